@@ -1,0 +1,31 @@
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP_CORE := $(VENV)/.stamp-core
+STAMP_DEV := $(VENV)/.stamp-dev
+
+.PHONY: demo test lint typecheck clean
+
+demo: $(STAMP_CORE)
+	$(BIN)/medlens run --bench demo --model random
+
+test: $(STAMP_DEV)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/mypy
+	$(BIN)/pytest -q
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(STAMP_CORE): pyproject.toml | $(VENV)/bin/python
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+# torch is pinned to the CPU build (2.13.0); an unpinned torch pulls a multi-GB CUDA build.
+$(STAMP_DEV): pyproject.toml | $(VENV)/bin/python
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@ $(STAMP_CORE)
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache .mypy_cache .ruff_cache

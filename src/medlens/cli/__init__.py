@@ -1,0 +1,30 @@
+"""The ``medlens`` command line: a thin typer app over the library.
+
+Each command lives in its own module under ``medlens.cli`` and registers itself on import.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from medlens.cli.common import app
+
+COMMAND_MODULES: tuple[str, ...] = (
+    "medlens.cli.listing",
+    "medlens.cli.run",
+    "medlens.cli.report",
+    "medlens.cli.slice",
+    "medlens.cli.compare",
+    "medlens.cli.export",
+)
+
+for _module in COMMAND_MODULES:
+    importlib.import_module(_module)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+__all__ = ["app", "main"]

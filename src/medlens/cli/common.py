@@ -1,0 +1,88 @@
+"""The typer app, the error-to-exit-code policy and the progress bar shared by all commands."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.text import Text
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from medlens.errors import MedlensError
+
+app = typer.Typer(
+    name="medlens",
+    help="Evaluate vision-language models on medical benchmarks and show where they fail.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+err_console = Console(stderr=True)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
+
+
+def command(name: str | None = None, **kwargs: Any) -> Callable[[F], F]:
+    """Register a command whose user errors print one line and exit 2, and Ctrl-C exits 130."""
+
+    def decorate(function: F) -> F:
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kw: Any) -> Any:
+            try:
+                return function(*args, **kw)
+            except MedlensError as exc:
+                fail(str(exc))
+            except KeyboardInterrupt:
+                err_console.print("interrupted; rerun the same command to resume", highlight=False)
+                raise typer.Exit(EXIT_INTERRUPTED) from None
+
+        app.command(name, **kwargs)(wrapper)
+        return function
+
+    return decorate
+
+
+def fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
+    """Print one error line on stderr and exit."""
+    print(f"medlens: error: {message}", file=sys.stderr)
+    raise typer.Exit(code)
+
+
+class RateColumn(ProgressColumn):
+    """Items per second."""
+
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text(f"{speed:,.1f} items/s" if speed else "- items/s")
+
+
+def progress_bar(description: str) -> Progress:
+    """A rich progress bar with count, items/s and ETA (on stderr, so stdout stays parseable)."""
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        RateColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=err_console,
+        transient=False,
+        refresh_per_second=4,
+    )

@@ -1,0 +1,34 @@
+"""`medlens benchmarks` and `medlens models`: what can be named in a spec."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from medlens.cli.common import command, console
+from medlens.registry import Registry
+
+
+def _print_registry(registry: Registry, title: str) -> None:
+    table = Table(title=title, title_justify="left")
+    table.add_column("name")
+    table.add_column("spec syntax")
+    table.add_column("what it is", overflow="fold")
+    for entry in registry:
+        table.add_row(entry.name, entry.syntax, entry.summary)
+    console.print(table)
+
+
+@command("benchmarks")
+def benchmarks() -> None:
+    """List benchmark loaders and their spec syntax."""
+    from medlens.sources import SOURCES
+
+    _print_registry(SOURCES, "benchmarks (--bench SPEC)")
+
+
+@command("models")
+def models() -> None:
+    """List model backends and their spec syntax."""
+    from medlens.models import MODELS
+
+    _print_registry(MODELS, "models (--model SPEC)")

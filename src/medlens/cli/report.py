@@ -1,0 +1,33 @@
+"""`medlens report`: a finished (or partial) run as text, json, md, html or xlsx."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from medlens.cli.common import command
+
+
+@command("report")
+def report(
+    run: Annotated[Path, typer.Argument(help="Run directory")],
+    format: Annotated[str, typer.Option("--format", "-f", help="text, json, md, html or xlsx")] = "text",
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file")] = None,
+) -> None:
+    """Report a run: overall and per-axis scores with CIs, baselines and failure rates."""
+    from medlens.errors import MedlensError
+    from medlens.report import render
+    from medlens.store import write_atomic
+
+    rendered = render(run, format)
+    if isinstance(rendered, bytes):
+        if output is None:
+            raise MedlensError(f"--format {format} is binary: give --output FILE")
+        output.write_bytes(rendered)
+    elif output is not None:
+        write_atomic(output, rendered)
+    else:
+        sys.stdout.write(rendered)

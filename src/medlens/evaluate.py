@@ -1,0 +1,159 @@
+"""One evaluation, start to finish: load, fingerprint, open or resume the run, execute, summarise."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from medlens.cache import with_cache
+from medlens.errors import SpecError
+from medlens.execute import RunSettings, run_local
+from medlens.extract import Mode
+from medlens.items import Item, describe
+from medlens.models import MODELS, ModelContext, load_model
+from medlens.prompts import PROMPT_STYLES
+from medlens.results import build_results
+from medlens.sources import load_benchmark
+from medlens.specs import parse_spec
+from medlens.store import Record, RunStore
+
+EXECUTORS = ("local", "ray")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What `medlens run` was asked to do."""
+
+    bench: str
+    model: str
+    out: Path = Path("runs")
+    name: str | None = None
+    limit: int | None = None
+    concurrency: int = 8
+    prompt: str = "medlens"
+    extract: Mode = "medlens"
+    probe: str | None = None
+    seed: int = 0
+    executor: str = "local"
+    ray_address: str | None = None
+    cache: bool = True
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    store: RunStore
+    results: dict[str, Any]
+    done_before: int
+    ran: int
+
+
+def default_name(options: RunOptions) -> str:
+    """`<benchmark>-<model>[-<probe>]`, with anything unsafe for a folder name replaced."""
+    bench, model = parse_spec(options.bench), parse_spec(options.model)
+    parts = [bench.name, model.name]
+    if model.argument:
+        parts.append(Path(model.argument.rstrip("/")).name)
+    if options.probe:
+        parts.append(options.probe)
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", "-".join(parts)).strip("_.")
+
+
+def validate(options: RunOptions) -> None:
+    if options.prompt not in PROMPT_STYLES:
+        raise SpecError(f"--prompt {options.prompt!r}: expected one of {', '.join(PROMPT_STYLES)}")
+    if options.extract not in ("medlens", "vlmeval"):
+        raise SpecError(f"--extract {options.extract!r}: expected medlens or vlmeval")
+    if options.executor not in EXECUTORS:
+        raise SpecError(f"--executor {options.executor!r}: expected one of {', '.join(EXECUTORS)}")
+    if options.concurrency < 1:
+        raise SpecError("--concurrency must be at least 1")
+    if options.limit is not None and options.limit < 0:
+        raise SpecError("--limit must not be negative")
+
+
+def prepare(options: RunOptions) -> tuple[RunStore, list[Item], Any, RunSettings, Any]:
+    """Everything that can fail on bad input happens here, before the run directory exists."""
+    validate(options)
+    MODELS.get(parse_spec(options.model).name)  # fail on a mistyped model before a long load
+    benchmark = load_benchmark(options.bench)
+    items = list(benchmark.items())
+    info = describe(benchmark, items)
+    probe = None
+    if options.probe:
+        from medlens.probes import get_probe
+
+        probe = get_probe(options.probe, options.seed)
+        items = [probe.apply_item(item) for item in items]
+    model = load_model(options.model, ModelContext(items=items, seed=options.seed))
+    settings = RunSettings(
+        prompt=options.prompt,
+        extract=options.extract,
+        concurrency=options.concurrency,
+        probe=options.probe,
+        seed=options.seed,
+    )
+    spec = {
+        "benchmark": info.to_json(),
+        "model": model.spec,
+        "prompt": options.prompt,
+        "extract": options.extract,
+        "probe": options.probe,
+        "seed": options.seed,
+        "params": dict(settings.params),
+    }
+    store = RunStore.open_or_create(options.out / (options.name or default_name(options)), spec, items)
+    return store, items, model, settings, probe
+
+
+def evaluate(
+    options: RunOptions,
+    on_start: Callable[[int, int], None] | None = None,
+    on_progress: Callable[[Record], None] | None = None,
+) -> RunOutcome:
+    """Run (or resume) an evaluation; returns the store and its freshly derived results."""
+    store, items, model, settings, probe = prepare(options)
+    try:
+        selected = items if options.limit is None else items[: options.limit]
+        done = store.done_ids()
+        todo = [item for item in selected if item.id not in done]
+        if on_start:
+            on_start(len(selected), len(selected) - len(todo))
+
+        def on_record(record: Record) -> None:
+            store.append(record)
+            if on_progress:
+                on_progress(record)
+
+        if todo:
+            asyncio.run(_execute(todo, items, model, settings, probe, options, on_record))
+    finally:
+        store.close()
+    results = build_results(store)
+    store.write_results(results)
+    return RunOutcome(store, results, done_before=len(done), ran=len(todo))
+
+
+async def _execute(
+    todo: list[Item],
+    items: list[Item],
+    model: Any,
+    settings: RunSettings,
+    probe: Any,
+    options: RunOptions,
+    on_record: Callable[[Record], None],
+) -> None:
+    if options.executor == "ray":
+        from medlens.executors.ray import run_ray
+
+        await run_ray(todo, options.model, settings, on_record, probe=probe, items=items,
+                      address=options.ray_address, cache=options.cache)
+        return
+    wrapped = with_cache(model) if options.cache else model
+    try:
+        await run_local(todo, wrapped, settings, on_record, probe)
+    finally:
+        await wrapped.aclose()

@@ -1,0 +1,134 @@
+"""The runner: item → request → model → extraction → score → record, with bounded concurrency.
+
+How an executor plugs in: an executor is an async function with the shape of :func:`run_local`:
+it receives the items still to do, a way to get a model, the :class:`RunSettings` and a callback
+``on_record(record)`` that it must call (in the driver process) once per finished item. The
+per-item work is :func:`process_item`; executors differ only in where that runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from medlens.errors import ItemError
+from medlens.extract import extract
+from medlens.items import Item, check_image
+from medlens.models.base import ImagePart, Message, Model, Request, Response, TextPart
+from medlens.prompts import build_prompt
+from medlens.scoring import item_scores, score
+from medlens.store import Record, canonical_json
+
+if TYPE_CHECKING:
+    from medlens.probes import Probe
+
+OnRecord = Callable[[Record], None]
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """Everything about a run that shapes each request and its scoring."""
+
+    prompt: str = "medlens"
+    extract: str = "medlens"
+    params: Mapping[str, Any] = field(default_factory=dict)
+    concurrency: int = 8
+    probe: str | None = None
+    seed: int = 0
+
+
+def build_request(item: Item, model_spec: str, settings: RunSettings, probe: Probe | None) -> Request:
+    """Read the item's images (checked to be images) and assemble messages and fingerprint."""
+    parts: list[TextPart | ImagePart] = []
+    for index, image in enumerate(item.images):
+        data: bytes | None = image.read_bytes()
+        if probe is not None and data is not None:
+            data = probe.apply_image(item, index, data)
+        if data is None:
+            continue
+        check_image(data, image.name or image.path)
+        parts.append(ImagePart(data=data, sha256=hashlib.sha256(data).hexdigest(), name=image.name))
+    parts.append(TextPart(build_prompt(item, settings.prompt)))
+    messages = (Message("user", tuple(parts)),)
+    return Request(item, messages, settings.params, fingerprint(model_spec, messages, settings.params))
+
+
+def fingerprint(model_spec: str, messages: Iterable[Message], params: Mapping[str, Any]) -> str:
+    """sha256 of canonical JSON: model spec (no secrets), messages with image hashes, parameters."""
+    payload = {
+        "model": model_spec,
+        "messages": [
+            [m.role, [p.text if isinstance(p, TextPart) else {"image": p.sha256} for p in m.parts]]
+            for m in messages
+        ],
+        "params": dict(params),
+    }
+    return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+
+
+def make_record(item: Item, request: Request | None, response: Response, extract_mode: str) -> Record:
+    """The record of one answered (or failed) item, scored under both extraction modes."""
+    record: Record = {
+        "id": item.id,
+        "fingerprint": request.fingerprint if request else None,
+        "output": response.text,
+        "latency": round(response.latency, 6),
+        "cached": response.cached,
+        "usage": dict(response.usage),
+        "error": None,
+        "extraction": None,
+        "score": None,
+        "vlmeval": None,
+        "scores": {},
+    }
+    if response.option_probs is not None:
+        record["option_probs"] = dict(response.option_probs)
+    if response.error is not None:
+        record["error"] = {"type": response.error.type, "message": response.error.message}
+        return record
+    extraction = extract(item, response.text, extract_mode)  # type: ignore[arg-type]
+    record["extraction"] = extraction.to_json()
+    record["score"] = score(item, extraction)
+    record["scores"] = item_scores(item, extraction)
+    compat = extract(item, response.text, "vlmeval")
+    record["vlmeval"] = {**compat.to_json(), "score": score(item, compat)}
+    return record
+
+
+async def process_item(item: Item, model: Model, settings: RunSettings, probe: Probe | None) -> Record:
+    """Do all the work for one item; item-level failures become an errored record."""
+    from medlens.models.base import ModelError
+
+    try:
+        request = build_request(item, model.spec, settings, probe)
+    except ItemError as exc:
+        failed = Response(text=None, error=ModelError(exc.kind, str(exc)))  # type: ignore[arg-type]
+        return make_record(item, None, failed, settings.extract)
+    started = time.perf_counter()
+    response = await model.generate(request)
+    if not response.latency and not response.cached:
+        from dataclasses import replace
+
+        response = replace(response, latency=time.perf_counter() - started)
+    return make_record(item, request, response, settings.extract)
+
+
+async def run_local(
+    items: Iterable[Item],
+    model: Model,
+    settings: RunSettings,
+    on_record: OnRecord,
+    probe: Probe | None = None,
+) -> None:
+    """Run items on this machine with at most `settings.concurrency` requests in flight."""
+    queue = iter(items)
+
+    async def worker() -> None:
+        for item in queue:
+            on_record(await process_item(item, model, settings, probe))
+
+    await asyncio.gather(*(worker() for _ in range(max(1, settings.concurrency))))

@@ -1,0 +1,93 @@
+"""The one protocol every model backend implements, and the request/response records."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from medlens.items import Item
+
+ErrorType = Literal[
+    "timeout", "rate_limit", "server", "connection", "protocol", "refused_by_api", "image", "input"
+]
+
+
+@dataclass(frozen=True)
+class TextPart:
+    text: str
+
+
+@dataclass(frozen=True)
+class ImagePart:
+    """An image already read for this request (at most `concurrency` of these exist at once)."""
+
+    data: bytes = field(repr=False)
+    """Encoded image bytes, exactly as stored in the benchmark (never re-encoded lossy)."""
+    sha256: str
+    name: str = ""
+
+
+Part = TextPart | ImagePart
+
+
+@dataclass(frozen=True)
+class Message:
+    role: Literal["system", "user", "assistant"]
+    parts: tuple[Part, ...]
+
+
+@dataclass(frozen=True)
+class Request:
+    """Everything a backend needs to answer one item."""
+
+    item: Item
+    """The item itself; baselines (oracle, prior) read its gold answer, real backends must not."""
+    messages: tuple[Message, ...]
+    params: Mapping[str, Any]
+    """Generation parameters (max_tokens, temperature, seed, …) as part of the fingerprint."""
+    fingerprint: str
+    """sha256 of canonical JSON: model spec without secrets, messages (image sha256s), params."""
+
+
+@dataclass(frozen=True)
+class ModelError:
+    type: ErrorType
+    message: str
+
+
+@dataclass(frozen=True)
+class Response:
+    text: str | None
+    error: ModelError | None = None
+    usage: Mapping[str, int] = field(default_factory=dict)
+    """Token counts: prompt_tokens, completion_tokens, total_tokens when the backend reports them."""
+    option_probs: Mapping[str, float] | None = None
+    """Probability per option letter when the backend can score options (for AUROC)."""
+    latency: float = 0.0
+    cached: bool = False
+    """True when the response came from the response cache rather than the backend."""
+
+
+class Model(Protocol):
+    """A backend: one async method that answers one request."""
+
+    spec: str
+    """Canonical model spec without secrets; part of every request fingerprint."""
+    deterministic: bool
+    """True when the same request always gives the same answer (greedy or seeded): cacheable."""
+
+    async def generate(self, request: Request) -> Response: ...
+
+    async def aclose(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class ModelContext:
+    """What a backend factory may know about the run it serves."""
+
+    items: Sequence[Item]
+    """The benchmark's items (baselines such as `prior` look at the gold answers)."""
+    seed: int = 0
+    params: Mapping[str, Any] = field(default_factory=dict)
+    """Generation parameters given on the command line."""

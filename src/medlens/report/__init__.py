@@ -1,0 +1,36 @@
+"""Reports of a run in several formats, found by name through a small lazy table."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+from medlens.errors import SpecError
+from medlens.store import RunStore
+
+FORMATS: dict[str, str] = {
+    "text": "medlens.report.text:render_text",
+    "json": "medlens.report.text:render_json",
+}
+
+
+def load_results(run_dir: Path) -> dict[str, Any]:
+    """Rebuild results.json from the run directory (it is derived, so always rebuildable)."""
+    from medlens.results import build_results
+
+    store = RunStore.open(run_dir)
+    results = build_results(store)
+    store.write_results(results)
+    return results
+
+
+def render(run_dir: Path, fmt: str) -> str | bytes:
+    """The report of the run at `run_dir` in format `fmt` (str for text formats, bytes for xlsx)."""
+    target = FORMATS.get(fmt)
+    if target is None:
+        raise SpecError(f"unknown report format {fmt!r} (known: {', '.join(FORMATS)})")
+    module_name, _, attr = target.partition(":")
+    renderer = getattr(importlib.import_module(module_name), attr)
+    output: str | bytes = renderer(Path(run_dir))
+    return output

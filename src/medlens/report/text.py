@@ -1,0 +1,100 @@
+"""Terminal (text) and JSON reports."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from medlens.report import load_results
+
+SMALL_N = 50
+
+
+def render_json(run_dir: Path) -> str:
+    """The results as one JSON object: overall, rates, by-axis cells and the rest of results.json."""
+    return json.dumps(load_results(run_dir), indent=2, ensure_ascii=False) + "\n"
+
+
+def fmt(value: float | None, digits: int = 3) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def fmt_ci(ci: list[float] | None) -> str:
+    return "–" if ci is None else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def render_text(run_dir: Path, width: int = 110) -> str:
+    """Summary tables for a terminal."""
+    results = load_results(run_dir)
+    console = Console(file=io.StringIO(), width=width, force_terminal=False, color_system=None)
+    for block in summary_blocks(results):
+        console.print(block)
+    output = console.file.getvalue()  # type: ignore[attr-defined]
+    return str(output)
+
+
+def summary_blocks(results: dict[str, Any]) -> list[Any]:
+    """The pieces of the text report, in order."""
+    spec = results["spec"]
+    bench = spec["benchmark"]
+    counts = results["counts"]
+    blocks: list[Any] = [
+        f"run {results['run']}: {bench['spec']} ({bench['split']}, {bench['n_items']} items) × "
+        f"{spec['model']}; prompt {spec['prompt']}, extract {spec['extract']}"
+        + (f", probe {spec['probe']}" if spec.get("probe") else ""),
+        f"records {counts['records']}/{counts['items']}, errors {counts['errors']}"
+        + (f", pending {counts['pending']}" if counts["pending"] else ""),
+    ]
+    if not results["has_answers"]:
+        blocks.append(
+            "This split has no answers: scores need the official answer key. Export the predictions "
+            f"with: medlens export {results['run']} --format gmai-submission"
+        )
+        return blocks
+    blocks.append(overall_table(results))
+    for axis, cells in results["by"].items():
+        blocks.append(axis_table(axis, cells))
+    return blocks
+
+
+def overall_table(results: dict[str, Any]) -> Table:
+    overall, rates = results["overall"], results["rates"]
+    table = Table(title="overall", title_justify="left")
+    for column in ("n", "score", "95% CI", "random", "vlmeval rules", "unparsed", "refused", "error"):
+        table.add_column(column, justify="right")
+    table.add_row(
+        str(overall["n"]),
+        fmt(overall["score"]),
+        fmt_ci(overall["ci"]),
+        fmt(overall["random"]),
+        fmt(overall["vlmeval_score"]),
+        fmt(rates["unparsed"]),
+        fmt(rates["refused"]),
+        fmt(rates["error"]),
+    )
+    return table
+
+
+def axis_table(axis: str, cells: dict[str, dict[str, Any]]) -> Table:
+    table = Table(title=f"by {axis} (* n < {SMALL_N})", title_justify="left")
+    table.add_column(axis, justify="left", overflow="fold", max_width=40)
+    for column in ("n", "score", "95% CI", "random", "vlmeval", "unparsed", "error"):
+        table.add_column(column, justify="right")
+    for value, c in cells.items():
+        flag = "*" if c["n"] < SMALL_N else ""
+        table.add_row(
+            value,
+            f"{c['n']}{flag}",
+            fmt(c["score"]),
+            fmt_ci(c["ci"]),
+            fmt(c["random"]),
+            fmt(c["vlmeval_score"]),
+            fmt(c["unparsed"]),
+            fmt(c["error"]),
+        )
+    return table

@@ -1,0 +1,197 @@
+"""results.json: every aggregate of a run, derived from its directory alone."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from medlens.items import CANONICAL_AXES, Item
+from medlens.metrics import bootstrap_ci, random_baseline
+from medlens.store import Record, RunStore
+
+MAX_AXIS_VALUES = 60
+STATUSES = ("ok", "unparsed", "refused", "empty")
+
+
+@dataclass(frozen=True)
+class ScoreTable:
+    """One row per item that has a record, as parallel numpy arrays."""
+
+    ids: list[str]
+    score: np.ndarray
+    """Main score; NaN for errored items and items without gold."""
+    vlmeval: np.ndarray
+    random: np.ndarray
+    status: np.ndarray
+    """`ok`/`unparsed`/`refused`/`empty`, or `error`."""
+    cluster: np.ndarray
+    meta: dict[str, np.ndarray]
+
+    @property
+    def scored(self) -> np.ndarray:
+        return ~np.isnan(self.score)
+
+
+def score_table(items: Sequence[Item], records: dict[str, Record]) -> ScoreTable:
+    """Join items with their records (items without a record are left out)."""
+    rows = [(item, records[item.id]) for item in items if item.id in records]
+    keys = sorted({k for item, _ in rows for k in item.meta})
+
+    def number(value: Any) -> float:
+        return float("nan") if value is None else float(value)
+
+    return ScoreTable(
+        ids=[item.id for item, _ in rows],
+        score=np.array([number(r.get("score")) for _, r in rows], dtype=float),
+        vlmeval=np.array([number((r.get("vlmeval") or {}).get("score")) for _, r in rows], dtype=float),
+        random=np.array([number(random_baseline(item)) for item, _ in rows], dtype=float),
+        status=np.array([_status(r) for _, r in rows], dtype=object),
+        cluster=np.array([item.meta.get("image_id", item.id) for item, _ in rows], dtype=object),
+        meta={k: np.array([item.meta.get(k, "") for item, _ in rows], dtype=object) for k in keys},
+    )
+
+
+def _status(record: Record) -> str:
+    if record.get("error") is not None:
+        return "error"
+    return str((record.get("extraction") or {}).get("status", "empty"))
+
+
+def cell(table: ScoreTable, mask: np.ndarray, seed: int = 0) -> dict[str, Any]:
+    """n, score, 95% CI, random baseline, rates and the VLMEvalKit-rules score of one slice."""
+    scored = mask & table.scored
+    n = int(scored.sum())
+    answered = mask & (table.status != "error")
+    total = int(mask.sum())
+    out: dict[str, Any] = {"n": n, "score": None, "ci": None, "random": None, "vlmeval_score": None}
+    if n:
+        values = table.score[scored]
+        clusters = table.cluster[scored]
+        lo, hi = bootstrap_ci(values, clusters if len(set(clusters)) < n else None, seed=seed)
+        out["score"] = float(values.mean())
+        out["ci"] = [float(lo), float(hi)]
+        baseline = table.random[scored]
+        if not np.isnan(baseline).all():
+            out["random"] = float(np.nanmean(baseline))
+        compat = table.vlmeval[scored]
+        if not np.isnan(compat).all():
+            out["vlmeval_score"] = float(np.nanmean(compat))
+    n_answered = int(answered.sum())
+    for status in ("unparsed", "refused", "empty"):
+        count = int((answered & (table.status == status)).sum())
+        out[status] = count / n_answered if n_answered else 0.0
+    out["error"] = int((mask & (table.status == "error")).sum()) / total if total else 0.0
+    return out
+
+
+def breakdown_axes(table: ScoreTable) -> list[str]:
+    """Axes worth a per-value table: canonical ones, and native fields with 2–60 values."""
+    axes = []
+    for key, values in table.meta.items():
+        distinct = len(set(values.tolist()) - {""})
+        if key == "image_id" or distinct == 0 or distinct > MAX_AXIS_VALUES:
+            continue
+        if key in CANONICAL_AXES or distinct >= 2:
+            axes.append(key)
+    return sorted(axes, key=lambda a: (a not in CANONICAL_AXES, CANONICAL_AXES.index(a) if a in CANONICAL_AXES else 0, a))
+
+
+def by_axis(table: ScoreTable, axes: Sequence[str]) -> dict[str, dict[str, dict[str, Any]]]:
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for axis in axes:
+        values = table.meta[axis]
+        out[axis] = {
+            str(value): cell(table, values == value)
+            for value in sorted(set(values.tolist()))
+            if value != ""
+        }
+    return out
+
+
+def closed_open(table: ScoreTable, axes: Sequence[str]) -> dict[str, Any] | None:
+    """Closed vs open scores and their difference (Δ = closed − open), overall and per axis."""
+    kind = table.meta.get("answer_type")
+    if kind is None or not {"closed", "open"} <= set(kind.tolist()):
+        return None
+
+    def delta(mask: np.ndarray) -> dict[str, Any]:
+        closed, opened = cell(table, mask & (kind == "closed")), cell(table, mask & (kind == "open"))
+        both = closed["score"] is not None and opened["score"] is not None
+        return {
+            "closed": closed["score"],
+            "open": opened["score"],
+            "delta": closed["score"] - opened["score"] if both else None,
+            "n_closed": closed["n"],
+            "n_open": opened["n"],
+        }
+
+    everything = np.ones(len(table.ids), dtype=bool)
+    per_axis = {
+        axis: {str(v): delta(table.meta[axis] == v) for v in sorted(set(table.meta[axis].tolist())) if v}
+        for axis in axes
+        if axis != "answer_type"
+    }
+    return {"overall": delta(everything), "by": per_axis}
+
+
+def secondary_means(records: dict[str, Record]) -> dict[str, float]:
+    """Mean of each secondary per-item metric (jaccard, token_f1, …) over the records that have it."""
+    sums: dict[str, list[float]] = {}
+    for record in records.values():
+        for name, value in (record.get("scores") or {}).items():
+            sums.setdefault(name, []).append(float(value))
+    return {name: float(np.mean(values)) for name, values in sorted(sums.items())}
+
+
+def usage_totals(records: dict[str, Record]) -> dict[str, Any]:
+    tokens: dict[str, int] = {}
+    for record in records.values():
+        for name, value in (record.get("usage") or {}).items():
+            tokens[name] = tokens.get(name, 0) + int(value)
+    latencies = [r["latency"] for r in records.values() if r.get("latency") and not r.get("cached")]
+    return {
+        "tokens": tokens,
+        "cached": sum(1 for r in records.values() if r.get("cached")),
+        "latency_mean": float(np.mean(latencies)) if latencies else None,
+        "latency_p95": float(np.percentile(latencies, 95)) if latencies else None,
+    }
+
+
+def build_results(store: RunStore) -> dict[str, Any]:
+    """Every aggregate of the run; written to results.json and read by every report."""
+    items = store.items()
+    records = store.records()
+    table = score_table(items, records)
+    everything = np.ones(len(table.ids), dtype=bool)
+    overall = cell(table, everything)
+    axes = breakdown_axes(table)
+    spec = store.run["spec"]
+    has_answers = bool(spec["benchmark"].get("has_answers", True))
+    sensitivity = None
+    if overall["score"] is not None and overall["vlmeval_score"] is not None:
+        sensitivity = {
+            "medlens": overall["score"],
+            "vlmeval": overall["vlmeval_score"],
+            "difference": overall["score"] - overall["vlmeval_score"],
+        }
+    return {
+        "run": store.path.name,
+        "spec": spec,
+        "has_answers": has_answers,
+        "counts": {
+            "items": len(items),
+            "records": len(table.ids),
+            "pending": len(items) - len(table.ids),
+            "errors": int((table.status == "error").sum()),
+        },
+        "overall": overall,
+        "rates": {k: overall[k] for k in ("unparsed", "refused", "empty", "error")},
+        "extraction_sensitivity": sensitivity,
+        "secondary": secondary_means(records),
+        "closed_open": closed_open(table, axes),
+        "by": by_axis(table, axes),
+        "usage": usage_totals(records),
+    }

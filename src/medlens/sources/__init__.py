@@ -1,0 +1,124 @@
+"""Benchmark loaders: one module per native format, found by name through a lazy registry."""
+
+from __future__ import annotations
+
+from medlens.items import Benchmark
+from medlens.registry import Registry
+from medlens.specs import parse_spec
+
+SOURCES: Registry = Registry("benchmark")
+SOURCES.add(
+    "demo",
+    "medlens.sources.demo:load_demo",
+    "demo",
+    "embedded demo built from medical images shipped in pydicom and scikit-image",
+)
+SOURCES.add(
+    "gmai",
+    "medlens.sources.vlmeval:load_gmai",
+    "gmai:PATH.tsv",
+    "GMAI-MMBench TSV (VLMEvalKit format; VAL with answers, TEST without)",
+)
+SOURCES.add(
+    "vlmeval",
+    "medlens.sources.vlmeval:load_vlmeval",
+    "vlmeval:PATH.tsv",
+    "any VLMEvalKit MCQ TSV (base64 images)",
+)
+SOURCES.add(
+    "jsonl",
+    "medlens.sources.jsonl:load_jsonl",
+    "jsonl:PATH.jsonl",
+    "medlens native: one Item per line, image paths relative to the file",
+)
+# Native formats of the seed benchmarks (issue 6); each module's docstring documents its schema.
+SOURCES.add(
+    "vqa-rad",
+    "medlens.sources.vqarad:load_vqarad",
+    "vqa-rad:DIR[?split=test|train&format=mevf|public]",
+    "VQA-RAD radiology VQA; MEVF data_RAD split (test 451) or the public JSON; "
+    "yes/no closed → yes_no, other answers → open; axes answer_type, question_type, image_organ",
+)
+SOURCES.add(
+    "slake",
+    "medlens.sources.slake:load_slake",
+    "slake:DIR[?split=test|validate|train&lang=en|zh|all]",
+    "SLAKE bilingual radiology VQA (English test 1,061); Chinese yes/no forms → yes/no; axes "
+    "modality, location, content_type, base_type, answer_type; organ boxes in meta",
+)
+SOURCES.add(
+    "pathvqa",
+    "medlens.sources.pathvqa:load_pathvqa",
+    "pathvqa:DIR[?file=test_aligned_subset.json]",
+    "PathVQA pathology VQA, aligned test subset (5,564); yes/no vs open; CMYK/grey → RGB",
+)
+SOURCES.add(
+    "pubmedqa",
+    "medlens.sources.pubmedqa:load_pubmedqa",
+    "pubmedqa:DIR[?split=test|train&context=abstract|none]",
+    "PubMedQA PQA-L yes/no/maybe (test 500); abstract as context, long answer never shown",
+)
+SOURCES.add(
+    "medqa",
+    "medlens.sources.medqa:load_medqa",
+    "medqa:FILE.jsonl",
+    "MedQA USMLE MCQ (4-option test 1,273); task axis = step1 / step2&3",
+)
+SOURCES.add(
+    "medmcqa",
+    "medlens.sources.medmcqa:load_medmcqa",
+    "medmcqa:FILE[?cop=1|0]",
+    "MedMCQA dev (4,183), opa..opd, cop 1-based (cop=0 for the HF export); subject axis",
+)
+SOURCES.add(
+    "mmlu",
+    "medlens.sources.mmlu:load_mmlu",
+    "mmlu:DIR[?split=test|dev&subjects=a,b,...]",
+    "MMLU clinical subjects, headerless CSVs (six subjects, test 1,089); subject axis",
+)
+SOURCES.add(
+    "omnimedvqa",
+    "medlens.sources.omnimedvqa:load_omnimedvqa",
+    "omnimedvqa:DIR[?access=open|restricted|all&dataset=NAME]",
+    "OmniMedVQA QA_information JSON (option_A..D, gt_answer text → letter); axes "
+    "modality_type, question_type, dataset → source",
+)
+SOURCES.add(
+    "medxpertqa",
+    "medlens.sources.medxpertqa:load_medxpertqa",
+    "medxpertqa:DIR[?config=mm|text&split=test|dev]",
+    "MedXpertQA (MM: 5 options + images; Text: 10 options); axes medical_task, "
+    "body_system, question_type",
+)
+SOURCES.add(
+    "mmbu",
+    "medlens.sources.mmbu:load_mmbu",
+    "mmbu:DIR|FILE.tsv[?template=basic|expert|full|all&mode=closed|open|all]",
+    "MMBU perception TSV (image_path): classification closed/open, box/mask-anchored, "
+    "detection (IoU≥0.5) as detect items; question_type → template; dataset → source",
+)
+SOURCES.add(
+    "medcmr",
+    "medlens.sources.medcmr:load_medcmr",
+    "medcmr:DIR|FILE[?kind=choice|open|all]",
+    "Med-CMR JSON/JSONL/TSV (field aliases documented in the module): 5-option MCQ and open "
+    "items; dimension axis SOD, FDD, SU, TP, CR, LTG, MSI",
+)
+SOURCES.add(
+    "imagefolder",
+    "medlens.sources.imagefolder:load_imagefolder",
+    "imagefolder:DIR[?split=NAME&question=TEXT]",
+    "one sub-folder per class → classify items, label set = folder names "
+    "(e.g. genomics pileup ref/het/hom-alt)",
+)
+
+
+def load_benchmark(text: str) -> Benchmark:
+    """Open the benchmark named by a spec such as ``gmai:data/GMAI_mm_bench_VAL.tsv``."""
+    spec = parse_spec(text)
+    loader = SOURCES.get(spec.name)
+    benchmark: Benchmark = loader(spec)
+    return benchmark
+
+
+__all__ = ["SOURCES", "load_benchmark"]

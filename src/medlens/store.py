@@ -1,0 +1,177 @@
+"""The run directory: run.json (first), items.jsonl, append-only records.jsonl, derived results.json."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from medlens import __version__
+from medlens.errors import MedlensError, RunMismatchError
+from medlens.items import Item
+
+SCHEMA_VERSION = 1
+Record = dict[str, Any]
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def spec_hash(spec: Mapping[str, Any]) -> str:
+    return hashlib.sha256(canonical_json(spec).encode("utf-8")).hexdigest()
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write a file so that readers see the old content or the new, never half of it."""
+    handle = tempfile.NamedTemporaryFile(
+        "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
+    )
+    try:
+        with handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(handle.name, path)
+    except BaseException:
+        Path(handle.name).unlink(missing_ok=True)
+        raise
+
+
+class RunStore:
+    """One run directory. Records are appended and flushed one completed item at a time."""
+
+    def __init__(self, path: Path, run: dict[str, Any]) -> None:
+        self.path = path
+        self.run = run
+        self._records: dict[str, Record] = {}
+        self._handle: IO[str] | None = None
+
+    # -- opening -----------------------------------------------------------------------------
+    @classmethod
+    def open(cls, path: Path | str, resume: bool = False) -> RunStore:
+        """Open an existing run; with `resume`, compact records.jsonl for appending."""
+        path = Path(path)
+        run_file = path / "run.json"
+        if not run_file.is_file():
+            raise MedlensError(f"{path}: not a medlens run directory (no run.json)")
+        try:
+            run = json.loads(run_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise MedlensError(f"{run_file}: unreadable ({exc})") from None
+        store = cls(path, run)
+        store._load_records(compact=resume)
+        return store
+
+    @classmethod
+    def open_or_create(cls, path: Path, spec: Mapping[str, Any], items: Iterable[Item]) -> RunStore:
+        """Resume the run at `path` if its spec matches, else create it; refuse to mix specs."""
+        if (path / "run.json").is_file():
+            store = cls.open(path, resume=True)
+            if store.run.get("spec_hash") != spec_hash(spec):
+                raise RunMismatchError(
+                    f"{path} holds a run with a different spec ({describe_difference(store.run['spec'], spec)}); "
+                    "use another --name or delete the directory"
+                )
+            if not (path / "items.jsonl").is_file():
+                store._write_items(items)
+            return store
+        return cls._create(path, spec, items)
+
+    @classmethod
+    def _create(cls, path: Path, spec: Mapping[str, Any], items: Iterable[Item]) -> RunStore:
+        from datetime import datetime, timezone
+
+        path.mkdir(parents=True, exist_ok=True)
+        run = {
+            "schema": SCHEMA_VERSION,
+            "medlens_version": __version__,
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "spec": dict(spec),
+            "spec_hash": spec_hash(spec),
+        }
+        write_atomic(path / "run.json", json.dumps(run, indent=2, ensure_ascii=False) + "\n")
+        store = cls(path, run)
+        store._write_items(items)
+        return store
+
+    def _write_items(self, items: Iterable[Item]) -> None:
+        lines = (json.dumps(item.to_json(), ensure_ascii=False) for item in items)
+        write_atomic(self.path / "items.jsonl", "".join(line + "\n" for line in lines))
+
+    # -- records -----------------------------------------------------------------------------
+    def _load_records(self, compact: bool) -> None:
+        """Read records.jsonl, ignoring a torn last line.
+
+        With `compact` (resuming), the file is rewritten without the torn line, without errored
+        records (their items are retried) and without duplicates, so it holds each item once.
+        """
+        file = self.path / "records.jsonl"
+        if not file.is_file():
+            return
+        raw = file.read_bytes()
+        latest: dict[str, Record] = {}
+        dirty = bool(raw) and not raw.endswith(b"\n")
+        for line in raw.splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                dirty = True  # a torn line left by a kill mid-write
+                continue
+            previous = latest.get(record["id"])
+            dirty = dirty or previous is not None or record.get("error") is not None
+            if previous is None or record.get("error") is None or previous.get("error") is not None:
+                latest[record["id"]] = record
+        if compact:
+            latest = {rid: r for rid, r in latest.items() if r.get("error") is None}
+            if dirty:
+                write_atomic(file, "".join(canonical_json(r) + "\n" for r in latest.values()))
+        self._records = latest
+
+    def records(self) -> dict[str, Record]:
+        """Latest record per item id (errored ones included while the run is open)."""
+        return self._records
+
+    def done_ids(self) -> set[str]:
+        return {rid for rid, record in self._records.items() if record.get("error") is None}
+
+    def append(self, record: Record) -> None:
+        if self._handle is None:
+            self._handle = open(self.path / "records.jsonl", "a", encoding="utf-8")
+        self._handle.write(canonical_json(record) + "\n")
+        self._handle.flush()
+        self._records[record["id"]] = record
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+    # -- items -------------------------------------------------------------------------------
+    def items(self) -> list[Item]:
+        file = self.path / "items.jsonl"
+        if not file.is_file():
+            raise MedlensError(f"{self.path}: run has no items.jsonl")
+        with open(file, encoding="utf-8") as handle:
+            return [Item.from_json(json.loads(line)) for line in handle if line.strip()]
+
+    def write_results(self, results: Mapping[str, Any]) -> None:
+        write_atomic(self.path / "results.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+
+
+def describe_difference(old: Mapping[str, Any], new: Mapping[str, Any], prefix: str = "") -> str:
+    """A short human list of the keys whose values differ between two specs."""
+    diffs = []
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if a == b:
+            continue
+        if isinstance(a, Mapping) and isinstance(b, Mapping):
+            diffs.append(describe_difference(a, b, f"{prefix}{key}."))
+        else:
+            diffs.append(f"{prefix}{key}: {json.dumps(a)} → {json.dumps(b)}")
+    return "; ".join(d for d in diffs if d)

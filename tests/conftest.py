@@ -1,0 +1,33 @@
+"""Shared test fixtures: where the real data lives, and a clean environment for every test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+REALDATA = REPO_ROOT.parent / "shared" / "realdata"
+
+
+def realdata_dir(name: str) -> Path:
+    """Path of one real data set under ../shared/realdata, or skip the test saying why."""
+    path = REALDATA / name
+    if not path.is_dir():
+        pytest.skip(f"real data folder {path} is absent (it ships beside the repository in shared/)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def _session_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One demo-benchmark build per test session (builds are byte-identical)."""
+    return tmp_path_factory.mktemp("medlens-data")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, _session_data: Path
+) -> None:
+    """Every test gets its own response cache and a test-session data dir, never the user's."""
+    monkeypatch.setenv("MEDLENS_CACHE", str(tmp_path_factory.mktemp("medlens-cache")))
+    monkeypatch.setenv("MEDLENS_DATA", str(_session_data))
