@@ -1,0 +1,171 @@
+"""Ingest benchmark: medlens's streaming TSV loader vs ``pandas.read_csv`` (what VLMEvalKit does).
+
+Builds a GMAI-format TSV of at least 800 MB from the real VQA-RAD images in ../shared/realdata
+(full-size PNGs, box/mask/contour overlays, image references, multi-answer rows; see
+tests/gmai_fixture.py), then measures, each in a fresh subprocess on a warm page cache:
+
+- ``read``:    reading the file in 1 MiB chunks (the I/O floor)
+- ``pandas``:  ``pandas.read_csv(path, sep="\\t")``
+- ``index``:   medlens iterating every item (no image decoded), and the time to the first item
+- ``decode``:  medlens iterating every item and decoding its image (VLMEvalKit's decode rules)
+
+Targets: index ≥ 5× faster than pandas, index peak RSS ≤ 150 MB, first item < 0.1 s.
+
+    .venv/bin/python bench/ingest.py                 # build in a temp dir, measure, delete
+    .venv/bin/python bench/ingest.py --path big.tsv  # reuse (or build) this file and keep it
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CHUNK = 1 << 20
+
+
+def peak_rss_mb() -> float:
+    """VmHWM of this process; ``ru_maxrss`` would report the forking parent's peak across exec."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")
+
+
+def measure_read(path: str) -> dict[str, float]:
+    start = time.perf_counter()
+    with open(path, "rb", buffering=0) as handle:
+        while handle.read(CHUNK):
+            pass
+    return {"wall_s": time.perf_counter() - start}
+
+
+def measure_pandas(path: str) -> dict[str, float]:
+    import pandas
+
+    start = time.perf_counter()
+    frame = pandas.read_csv(path, sep="\t")
+    return {"wall_s": time.perf_counter() - start, "rows": len(frame)}
+
+
+def measure_medlens(path: str, decode: bool) -> dict[str, float]:
+    start = time.perf_counter()
+    from medlens.items import decode_image
+    from medlens.sources import load_benchmark
+
+    imported = time.perf_counter()
+    first = 0.0
+    count = 0
+    for item in load_benchmark(f"gmai:{path}").items():
+        if count == 0:
+            first = time.perf_counter() - imported
+        if decode:
+            decode_image(item.images[0].read_bytes(), name=item.id).load()
+        count += 1
+    heavy = sorted(m for m in ("numpy", "pandas", "PIL", "torch") if m in sys.modules)
+    return {
+        "wall_s": time.perf_counter() - imported,
+        "first_item_s": first,
+        "import_s": imported - start,
+        "rows": count,
+        "heavy_modules": ",".join(heavy) or "none",  # type: ignore[dict-item]
+    }
+
+
+def child(phase: str, path: str) -> None:
+    """Run one measurement in this (fresh) process and print it as JSON."""
+    if phase == "read":
+        result = measure_read(path)
+    elif phase == "pandas":
+        result = measure_pandas(path)
+    else:
+        result = measure_medlens(path, decode=phase == "decode")
+    result["peak_rss_mb"] = peak_rss_mb()
+    print(json.dumps(result))
+
+
+def run_child(phase: str, path: str) -> dict[str, float]:
+    command = [sys.executable, __file__, "--child", phase, path]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def build(path: Path, min_mb: int, rows: int) -> None:
+    sys.path.insert(0, str(HERE.parent / "tests"))
+    from gmai_fixture import write_gmai_tsv
+
+    start = time.perf_counter()
+    written = write_gmai_tsv(
+        path, n_rows=rows, min_bytes=min_mb * 1_000_000, max_side=0, compress_level=1
+    )
+    owners = sum(1 for r in written if r.owner == r.index)
+    multi = sum(1 for r in written if r.kind == "multi_choice")
+    seconds, size_mb = time.perf_counter() - start, path.stat().st_size / 1e6
+    print(
+        f"built {path} in {seconds:.0f} s: {size_mb:,.0f} MB, {len(written):,} rows "
+        f"({owners:,} images, {len(written) - owners:,} references, {multi:,} multi-answer)"
+    )
+
+
+def report(results: dict[str, dict[str, float]], size_mb: float) -> None:
+    print(
+        f"\n{'phase':<8} {'wall s':>8} {'MB/s':>8} {'peak RSS MB':>12} {'first item s':>13}  rows"
+    )
+    for phase, r in results.items():
+        first = f"{r['first_item_s']:.4f}" if "first_item_s" in r else "-"
+        rows = f"{int(r['rows']):,}" if "rows" in r else "-"
+        print(
+            f"{phase:<8} {r['wall_s']:8.2f} {size_mb / r['wall_s']:8.0f} {r['peak_rss_mb']:12.0f} "
+            f"{first:>13}  {rows}"
+        )
+    pandas, index = results["pandas"], results["index"]
+    print(f"\nindex vs pandas: {pandas['wall_s'] / index['wall_s']:.1f}x faster (target >= 5x), "
+          f"{pandas['peak_rss_mb'] / index['peak_rss_mb']:.0f}x less peak RSS")  # fmt: skip
+    print(f"index peak RSS {index['peak_rss_mb']:.0f} MB (target <= 150); first item "
+          f"{index['first_item_s'] * 1000:.1f} ms (target < 100); medlens import "
+          f"{index['import_s'] * 1000:.0f} ms; heavy modules loaded while indexing: "
+          f"{index['heavy_modules']}")  # fmt: skip
+    print(f"decode every image: {results['decode']['wall_s']:.1f} s, "
+          f"{results['decode']['rows'] / results['decode']['wall_s']:.0f} images/s, "
+          f"peak RSS {results['decode']['peak_rss_mb']:.0f} MB")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--path", type=Path, help="TSV to use (built if absent); kept afterwards")
+    parser.add_argument("--min-mb", type=int, default=800)
+    parser.add_argument("--rows", type=int, default=1500)
+    parser.add_argument("--child", nargs=2, metavar=("PHASE", "PATH"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(*args.child)
+        return
+    keep = args.path is not None
+    folder = None if keep else tempfile.mkdtemp(prefix="medlens-ingest-")
+    path = args.path or Path(folder or ".") / "GMAI_mm_bench_VAL_big.tsv"
+    try:
+        if not path.exists():
+            build(path, args.min_mb, args.rows)
+        size_mb = path.stat().st_size / 1e6
+        run_child("read", str(path))  # warm the page cache so every phase reads from memory
+        results = {
+            phase: run_child(phase, str(path)) for phase in ("read", "pandas", "index", "decode")
+        }
+        assert results["pandas"]["rows"] == results["index"]["rows"], "row counts differ"
+        report(results, size_mb)
+    finally:
+        if not keep:
+            path.unlink(missing_ok=True)
+            os.rmdir(folder or ".")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,123 @@
+"""medlens native benchmarks: one ``Item.to_json()`` per line, image paths relative to the file.
+
+An image entry is an ``ImageRef.to_json()`` object or, for short, a plain path string (a
+``file`` image). Paths are resolved against the folder holding the ``.jsonl`` file and must stay
+inside it: a benchmark file cannot make medlens read ``../../etc/passwd`` and send it to a model.
+The file is checked line by line when it is opened (so a bad line fails before a run starts) and
+streamed again for every ``items()`` call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from medlens.errors import InputError
+from medlens.items import KINDS, Benchmark, Item
+from medlens.specs import Spec, check_options
+
+_PATH_SOURCES = ("file", "dicom", "tsv")
+
+
+def load_jsonl(spec: Spec) -> Benchmark:
+    """Open a medlens jsonl benchmark (``jsonl:PATH.jsonl[?split=NAME]``)."""
+    check_options(spec, {"split"})
+    path = os.path.abspath(os.path.expanduser(spec.argument))
+    if not spec.argument or not os.path.isfile(path):
+        raise InputError(spec.argument or "(no path)", None, "no such jsonl file")
+    has_answers, splits = False, set()
+    for item in iter_jsonl_items(path):
+        has_answers = has_answers or item.answer is not None
+        splits.add(item.meta.get("split", ""))
+    split = spec.option("split") or _common_split(splits, has_answers)
+    return Benchmark(
+        name=spec.name,
+        spec=spec.canonical(),
+        split=split,
+        has_answers=has_answers,
+        iter_items=lambda: iter_jsonl_items(path),
+        description=f"medlens jsonl {os.path.basename(path)} ({split})",
+    )
+
+
+def _common_split(splits: set[str], has_answers: bool) -> str:
+    """The split every item names in its meta, else ``val``/``test`` by whether gold is present."""
+    if len(splits) == 1 and (only := next(iter(splits))):
+        return only
+    return "val" if has_answers else "test"
+
+
+def iter_jsonl_items(path: str) -> Iterator[Item]:
+    """Stream and check the items of a jsonl file; InputError names the line and field."""
+    root = os.path.realpath(os.path.dirname(path))
+    seen: set[str] = set()
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            item = _parse_line(path, number, raw, root)
+            if item.id in seen:
+                raise InputError(path, f"line {number}, field 'id'", f"duplicate id {item.id!r}")
+            seen.add(item.id)
+            yield item
+    if not seen:
+        raise InputError(path, None, "empty file: no items")
+
+
+def _parse_line(path: str, number: int, raw: bytes, root: str) -> Item:
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        problem = f"bytes that are not UTF-8 at column {exc.start + 1}"
+        raise InputError(path, f"line {number}", problem) from None
+    except json.JSONDecodeError as exc:
+        problem = f"not valid JSON ({exc.msg} at column {exc.colno}; truncated line?)"
+        raise InputError(path, f"line {number}", problem) from None
+    if not isinstance(data, dict):
+        raise InputError(path, f"line {number}", "expected a JSON object (one item per line)")
+    _check_fields(path, number, data)
+    images = data.get("images") or []
+    if not isinstance(images, list):
+        raise InputError(path, f"line {number}, field 'images'", "expected a list of images")
+    data["images"] = [_image(path, number, i, entry, root) for i, entry in enumerate(images)]
+    try:
+        return Item.from_json(data)
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        raise InputError(path, f"line {number}", f"not an item ({exc})") from None
+
+
+def _check_fields(path: str, number: int, data: Mapping[str, Any]) -> None:
+    for name in ("id", "question", "kind"):
+        if name not in data:
+            raise InputError(path, f"line {number}, field {name!r}", "missing")
+    if data["kind"] not in KINDS:
+        problem = f"unknown kind {data['kind']!r} (known: {', '.join(KINDS)})"
+        raise InputError(path, f"line {number}, field 'kind'", problem)
+    if not isinstance(data["question"], str):
+        raise InputError(path, f"line {number}, field 'question'", "expected a string")
+    for name in ("options", "meta"):
+        if data.get(name) is not None and not isinstance(data[name], dict):
+            raise InputError(path, f"line {number}, field {name!r}", "expected an object")
+
+
+def _image(path: str, number: int, position: int, entry: Any, root: str) -> dict[str, Any]:
+    """The image entry as ``ImageRef.to_json()`` with its path made absolute and checked."""
+    where = f"line {number}, field 'images[{position}]'"
+    if isinstance(entry, str):
+        entry = {"source": "file", "path": entry}
+    if not isinstance(entry, dict) or entry.get("source") not in (*_PATH_SOURCES, "bytes"):
+        raise InputError(
+            path, where, "expected a path or an object with source file|dicom|tsv|bytes"
+        )
+    if entry["source"] == "bytes":
+        return entry
+    relative = entry.get("path")
+    if not isinstance(relative, str) or not relative:
+        raise InputError(path, where, "image has no path")
+    resolved = os.path.realpath(os.path.join(root, relative))
+    if os.path.commonpath([root, resolved]) != root:
+        problem = f"image path {relative!r} points outside the folder {root} of the benchmark file"
+        raise InputError(path, where, problem)
+    return {**entry, "path": resolved, "name": entry.get("name") or relative}

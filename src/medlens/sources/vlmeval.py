@@ -1,0 +1,305 @@
+"""GMAI-MMBench and other VLMEvalKit MCQ TSVs (base64 images), streamed row by row.
+
+The file is never held in memory: :class:`~medlens.sources.tsv_scan.TsvScanner` walks it once
+per ``items()`` call and every image becomes an ``ImageRef(source="tsv")`` byte range that is
+decoded only when a request is built. Behaviour follows VLMEvalKit (see VLMEVAL_COMPAT.md):
+
+- an image cell of at most 64 characters is the ``index`` of the row whose image it reuses
+  (one level, the target must hold an image; forward references are allowed and such a row is
+  yielded right after the row it refers to);
+- an empty image cell is kept as an item whose image fails to decode (the runner records it as
+  that item's error) rather than dropped silently as VLMEvalKit does;
+- options are the single-letter columns ``A``..``Z`` whose cell is non-empty and not ``nan``;
+- no ``answer`` column means the TEST split: ``answer=None`` and ``has_answers=False``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+
+from medlens.errors import InputError
+from medlens.items import GRANULARITIES, Benchmark, ImageRef, Item, ItemKind
+from medlens.sources.tsv_scan import Cell, TsvScanner
+from medlens.specs import Spec, check_options
+
+REFERENCE_MAX_CHARS = 64
+"""VLMEvalKit: an image cell this short is another row's index, not an image."""
+
+_AXIS_BY_HEADER = {
+    "clinicalvqatask": "task",
+    "department": "department",
+    "perceptualgranularity": "granularity",
+    "modality": "modality",
+    "source": "source",
+    "dataset": "source",
+    "sourcedataset": "source",
+}
+"""Normalised native header → canonical axis in ``Item.meta``."""
+
+_ROLE_HEADERS = {"index", "question", "image", "answer", "hint"}
+_MISSING_VALUES = {"", "nan"}
+
+
+def normalise_header(name: str) -> str:
+    """Header key for matching: lower case, without whitespace, ``-`` or ``_``."""
+    return re.sub(r"[\s_\-]+", "", name).lower()
+
+
+@dataclass(frozen=True)
+class TsvLayout:
+    """Which column holds what, read from the header row."""
+
+    path: str
+    names: tuple[str, ...]
+    index: int
+    question: int
+    image: int
+    answer: int | None
+    hint: int | None
+    options: tuple[tuple[str, int], ...]
+    """Option letter → column, in letter order."""
+    meta: tuple[tuple[str, int], ...]
+    """Native name → column for every other column (kept in ``Item.meta`` under that name)."""
+    axes: tuple[tuple[str, int], ...]
+    """Canonical axis → column."""
+
+
+def load_gmai(spec: Spec) -> Benchmark:
+    """Open a GMAI-MMBench TSV (``gmai:PATH.tsv[?split=NAME]``)."""
+    return _load(spec, "GMAI-MMBench")
+
+
+def load_vlmeval(spec: Spec) -> Benchmark:
+    """Open any VLMEvalKit MCQ TSV (``vlmeval:PATH.tsv[?split=NAME]``)."""
+    return _load(spec, "VLMEvalKit MCQ")
+
+
+def _load(spec: Spec, family: str) -> Benchmark:
+    check_options(spec, {"split"})
+    path = os.path.abspath(os.path.expanduser(spec.argument))
+    if not spec.argument or not os.path.isfile(path):
+        raise InputError(spec.argument or "(no path)", None, "no such TSV file")
+    layout = read_layout(path)
+    has_answers = layout.answer is not None
+    split = spec.option("split") or ("val" if has_answers else "test")
+    return Benchmark(
+        name=spec.name,
+        spec=spec.canonical(),
+        split=split,
+        has_answers=has_answers,
+        iter_items=lambda: iter_tsv_items(layout, split),
+        description=f"{family} {os.path.basename(path)} ({split})",
+    )
+
+
+def read_layout(path: str) -> TsvLayout:
+    """Read and check the header; also check that at least one data row follows it."""
+    with open(path, "rb") as handle:
+        scanner = TsvScanner(handle, path)
+        header = scanner.read_row()
+        if header is None:
+            raise InputError(path, None, "empty file: no header row")
+        names = tuple(_decode(path, "header", f"column {i + 1}", c) for i, c in enumerate(header))
+        layout = _layout_from_names(path, names)
+        scanner.names = names
+        if scanner.read_row(spanned={layout.image}) is None:
+            raise InputError(path, "row 1", "header only: the file has no data rows")
+    return layout
+
+
+def _layout_from_names(path: str, names: Sequence[str]) -> TsvLayout:
+    columns: dict[str, int] = {}
+    for number, name in enumerate(names):
+        key = normalise_header(name)
+        if key in columns:
+            first = names[columns[key]]
+            raise InputError(path, "header", f"columns {first!r} and {name!r} are the same column")
+        columns[key] = number
+    for required in ("index", "question", "image"):
+        if required not in columns:
+            raise InputError(path, "header", f"missing required column {required!r}")
+    letters = sorted(n.strip() for n in names if re.fullmatch(r"[A-Z]", n.strip()))
+    options = tuple((letter, columns[letter.lower()]) for letter in letters)
+    if not options:
+        raise InputError(path, "header", "no option columns (A, B, C, …)")
+    used = {columns[role] for role in _ROLE_HEADERS if role in columns} | {c for _, c in options}
+    meta = tuple((names[c], c) for c in range(len(names)) if c not in used)
+    axes = tuple((_AXIS_BY_HEADER[k], c) for k, c in columns.items() if k in _AXIS_BY_HEADER)
+    return TsvLayout(
+        path=path,
+        names=tuple(names),
+        index=columns["index"],
+        question=columns["question"],
+        image=columns["image"],
+        answer=columns.get("answer"),
+        hint=columns.get("hint"),
+        options=options,
+        meta=meta,
+        axes=axes,
+    )
+
+
+def iter_tsv_items(layout: TsvLayout, split: str) -> Iterator[Item]:
+    """Stream the items of a TSV in file order (a forward reference waits for its target)."""
+    # every index seen → the image its row owns (None for a row that references another)
+    owners: dict[str, ImageRef | None] = {}
+    waiting: dict[str, list[tuple[int, Item]]] = {}
+    with open(layout.path, "rb") as handle:
+        scanner = TsvScanner(handle, layout.path)
+        scanner.names = layout.names
+        scanner.read_row()
+        while (cells := scanner.read_row(spanned={layout.image})) is not None:
+            row = scanner.rows_read - 1
+            item, reference = _row_to_item(layout, row, cells, split)
+            if item.id in owners:
+                raise InputError(
+                    layout.path, f"row {row}, field 'index'", f"duplicate index {item.id!r}"
+                )
+            owners[item.id] = item.images[0] if reference is None and item.images else None
+            if reference is None:
+                yield item
+            elif reference in owners:
+                yield _with_image(layout, row, item, reference, owners)
+            else:
+                waiting.setdefault(reference, []).append((row, item))
+            for waiting_row, waiter in waiting.pop(item.id, []):
+                yield _with_image(layout, waiting_row, waiter, item.id, owners)
+    if waiting:
+        target, rows = min(waiting.items(), key=lambda pair: pair[1][0][0])
+        problem = f"refers to index {target!r}, which no row has"
+        raise InputError(layout.path, f"row {rows[0][0]}, field 'image'", problem)
+
+
+def _with_image(
+    layout: TsvLayout, row: int, item: Item, target: str, owners: dict[str, ImageRef | None]
+) -> Item:
+    """The item with the image of row ``target`` (which must own one)."""
+    image = owners[target]
+    if image is None:
+        problem = f"refers to index {target!r}, whose own image cell is a reference"
+        raise InputError(layout.path, f"row {row}, field 'image'", problem)
+    return replace(item, images=(image,), meta={**item.meta, "image_id": target})
+
+
+def _row_to_item(
+    layout: TsvLayout, row: int, cells: list[Cell], split: str
+) -> tuple[Item, str | None]:
+    """The item of one row, and the index its image cell refers to (None when it owns one)."""
+    if len(cells) != len(layout.names):
+        _wrong_width(layout, row, len(cells))
+
+    def text(column: int) -> str:
+        return _decode(layout.path, f"row {row}", layout.names[column], cells[column])
+
+    index, question = _required_text(layout, row, text)
+    present = ((letter, text(column)) for letter, column in layout.options)
+    options = {letter: value for letter, value in present if not _is_missing(value)}
+    kind: ItemKind = "choice"
+    answer: str | None = None
+    if layout.answer is not None:
+        where = f"row {row}, field {layout.names[layout.answer]!r}"
+        kind, answer = parse_gold(layout.path, where, text(layout.answer), options)
+    hint = text(layout.hint) if layout.hint is not None else ""
+    images, reference = _image_of(layout, cells[layout.image], index, text)
+    meta = _meta(layout, text, split)
+    if reference is None:
+        meta["image_id"] = index
+    item = Item(
+        id=index,
+        question=question,
+        kind=kind,
+        options=options,
+        answer=answer,
+        images=images,
+        context=None if _is_missing(hint) else hint,
+        meta=meta,
+    )
+    return item, reference
+
+
+def _required_text(layout: TsvLayout, row: int, text: Callable[[int], str]) -> tuple[str, str]:
+    """The row's index and question, which must not be empty."""
+    values = []
+    for column in (layout.index, layout.question):
+        value = text(column).strip()
+        if not value:
+            raise InputError(
+                layout.path, f"row {row}, field {layout.names[column]!r}", "empty cell"
+            )
+        values.append(value)
+    return values[0], values[1]
+
+
+def _image_of(
+    layout: TsvLayout, cell: Cell, index: str, text: Callable[[int], str]
+) -> tuple[tuple[ImageRef, ...], str | None]:
+    """The image a row owns, or the index of the row whose image it reuses."""
+    if cell.length > REFERENCE_MAX_CHARS:
+        return (ImageRef("tsv", layout.path, cell.offset, cell.length, name=index),), None
+    reference = text(layout.image).strip()
+    if reference:
+        return (), reference
+    # An empty cell is kept, not dropped: its image fails to decode, so the runner records
+    # that item's error and the report shows it.
+    return (ImageRef("tsv", layout.path, cell.offset, 0, name=index),), None
+
+
+def _meta(layout: TsvLayout, text: Callable[[int], str], split: str) -> dict[str, str]:
+    """Every native metadata column under its own name, plus the canonical axes."""
+    meta = {name: value for name, column in layout.meta if (value := text(column).strip())}
+    for axis, column in layout.axes:
+        value = text(column).strip()
+        if value:
+            meta[axis] = normalise_granularity(value) if axis == "granularity" else value
+    meta["split"] = split
+    return meta
+
+
+def _is_missing(value: str) -> bool:
+    return value.strip().lower() in _MISSING_VALUES
+
+
+def normalise_granularity(value: str) -> str:
+    """``Box Level`` → ``box``; values outside image/box/mask/contour are kept as written."""
+    word = re.sub(r"\s*level\s*$", "", value.strip(), flags=re.IGNORECASE).lower()
+    return word if word in GRANULARITIES else value.strip()
+
+
+def parse_gold(path: str, where: str, raw: str, options: dict[str, str]) -> tuple[ItemKind, str]:
+    """``(kind, answer)`` from a gold cell: ``B`` → choice; ``AC``, ``A,C``, ``A, C`` → ``AC``."""
+    compact = re.sub(r"[\s,]+", "", raw)
+    if not compact or compact.lower() == "nan":
+        raise InputError(path, where, "empty gold answer")
+    letters = sorted(set(compact))
+    missing = [letter for letter in letters if letter not in options]
+    if missing:
+        known = ", ".join(options) or "none"
+        raise InputError(
+            path, where, f"gold answer {raw.strip()!r} is not among the options ({known})"
+        )
+    return ("multi_choice" if len(letters) > 1 else "choice"), "".join(letters)
+
+
+def _wrong_width(layout: TsvLayout, row: int, width: int) -> None:
+    expected = len(layout.names)
+    if width < expected:
+        missing = layout.names[width]
+        problem = f"row has {width} fields, the header {expected} (truncated line?)"
+        raise InputError(layout.path, f"row {row}, field {missing!r}", problem)
+    problem = f"row has {width} fields, the header only {expected} (a stray tab?)"
+    raise InputError(layout.path, f"row {row}, field {f'column {expected + 1}'!r}", problem)
+
+
+def _decode(path: str, where: str, field: str, cell: Cell) -> str:
+    if cell.value is None:
+        raise InputError(
+            path, f"{where}, field {field!r}", f"cell of {cell.length} bytes is too long"
+        )
+    try:
+        return cell.value.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problem = f"bytes that are not UTF-8 at byte {cell.offset + exc.start} of the file"
+        raise InputError(path, f"{where}, field {field!r}", problem) from None
