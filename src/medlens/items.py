@@ -8,6 +8,7 @@ import hashlib
 import io
 import json
 import os
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -18,7 +19,15 @@ if TYPE_CHECKING:
     from PIL import Image
 
 ItemKind = Literal["choice", "multi_choice", "yes_no", "open", "classify", "detect", "report"]
-KINDS: tuple[str, ...] = ("choice", "multi_choice", "yes_no", "open", "classify", "detect", "report")
+KINDS: tuple[str, ...] = (
+    "choice",
+    "multi_choice",
+    "yes_no",
+    "open",
+    "classify",
+    "detect",
+    "report",
+)
 
 Box = tuple[float, float, float, float]
 Answer = str | tuple[Box, ...] | None
@@ -67,6 +76,8 @@ class ImageRef:
             if self.source == "bytes":
                 return self.data
             if self.source == "tsv":
+                if self.length == 0:
+                    raise ItemError("image", f"image {self.name or self.path}: empty image cell")
                 with open(self.path, "rb") as handle:
                     handle.seek(self.offset)
                     text = handle.read(self.length)
@@ -74,7 +85,9 @@ class ImageRef:
             with open(self.path, "rb") as handle:
                 return handle.read()
         except (OSError, binascii.Error, ValueError) as exc:
-            raise ItemError("image", f"image {self.name or self.path}: cannot read ({exc})") from None
+            raise ItemError(
+                "image", f"image {self.name or self.path}: cannot read ({exc})"
+            ) from None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"source": self.source, "name": self.name}
@@ -109,15 +122,17 @@ def decode_image(data: bytes, target_size: int = 0, name: str = "") -> Image.Ima
 
     label = name or "image"
     try:
-        if data[128:132] == b"DICM":
-            image = _dicom_to_pil(data)
-        else:
-            image = PILImage.open(io.BytesIO(data))
-            image.load()
-    except PILImage.DecompressionBombError as exc:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", PILImage.DecompressionBombWarning)
+            if data[128:132] == b"DICM":
+                image = _dicom_to_pil(data)
+            else:
+                image = PILImage.open(io.BytesIO(data))
+                image.load()
+    except (PILImage.DecompressionBombError, PILImage.DecompressionBombWarning) as exc:
         raise ItemError("image", f"{label}: refused, decompression bomb ({exc})") from None
     except (OSError, ValueError, SyntaxError) as exc:
-        raise ItemError("image", f"{label}: not a decodable image ({exc})") from None
+        raise ItemError("image", f"{label}: not a decodable image ({_reason(exc)})") from None
     if image.mode in ("RGBA", "P", "LA"):
         image = image.convert("RGB")
     if target_size > 0:
@@ -302,9 +317,21 @@ def check_image(data: bytes, name: str = "") -> tuple[int, int]:
     if data[128:132] == b"DICM":
         return (0, 0)
     try:
-        with PILImage.open(io.BytesIO(data)) as image:
-            return image.size
-    except PILImage.DecompressionBombError as exc:
+        with warnings.catch_warnings():
+            # Pillow only warns between its limit and twice the limit; medlens refuses both.
+            warnings.simplefilter("error", PILImage.DecompressionBombWarning)
+            with PILImage.open(io.BytesIO(data)) as image:
+                return image.size
+    except (PILImage.DecompressionBombError, PILImage.DecompressionBombWarning) as exc:
         raise ItemError("image", f"{label}: refused, decompression bomb ({exc})") from None
     except (OSError, ValueError, SyntaxError) as exc:
-        raise ItemError("image", f"{label}: not a decodable image ({exc})") from None
+        raise ItemError("image", f"{label}: not a decodable image ({_reason(exc)})") from None
+
+
+def _reason(exc: Exception) -> str:
+    """Pillow's message without the object address it embeds, so records stay reproducible."""
+    from PIL import UnidentifiedImageError
+
+    if isinstance(exc, UnidentifiedImageError):
+        return "unknown image format"
+    return str(exc) or type(exc).__name__

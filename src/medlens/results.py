@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from medlens.items import CANONICAL_AXES, Item
-from medlens.metrics import bootstrap_ci, random_baseline
+from medlens.metrics import bootstrap_ci, bootstrap_ci_groups, random_baseline
 from medlens.store import Record, RunStore
 
 MAX_AXIS_VALUES = 60
@@ -46,7 +46,9 @@ def score_table(items: Sequence[Item], records: dict[str, Record]) -> ScoreTable
     return ScoreTable(
         ids=[item.id for item, _ in rows],
         score=np.array([number(r.get("score")) for _, r in rows], dtype=float),
-        vlmeval=np.array([number((r.get("vlmeval") or {}).get("score")) for _, r in rows], dtype=float),
+        vlmeval=np.array(
+            [number((r.get("vlmeval") or {}).get("score")) for _, r in rows], dtype=float
+        ),
         random=np.array([number(random_baseline(item)) for item, _ in rows], dtype=float),
         status=np.array([_status(r) for _, r in rows], dtype=object),
         cluster=np.array([item.meta.get("image_id", item.id) for item, _ in rows], dtype=object),
@@ -60,26 +62,25 @@ def _status(record: Record) -> str:
     return str((record.get("extraction") or {}).get("status", "empty"))
 
 
-def cell(table: ScoreTable, mask: np.ndarray, seed: int = 0) -> dict[str, Any]:
-    """n, score, 95% CI, random baseline, rates and the VLMEvalKit-rules score of one slice."""
+def cell(
+    table: ScoreTable, mask: np.ndarray, ci: tuple[float, float] | None = None
+) -> dict[str, Any]:
+    """n, score, 95% CI, random baseline, rates and the VLMEvalKit-rules score of one slice.
+
+    `ci` may be given when it was computed for many slices at once (see :func:`by_axis`).
+    """
     scored = mask & table.scored
     n = int(scored.sum())
-    answered = mask & (table.status != "error")
-    total = int(mask.sum())
     out: dict[str, Any] = {"n": n, "score": None, "ci": None, "random": None, "vlmeval_score": None}
     if n:
         values = table.score[scored]
-        clusters = table.cluster[scored]
-        lo, hi = bootstrap_ci(values, clusters if len(set(clusters)) < n else None, seed=seed)
+        lo, hi = ci if ci is not None else bootstrap_ci(values, table.cluster[scored])
         out["score"] = float(values.mean())
         out["ci"] = [float(lo), float(hi)]
-        baseline = table.random[scored]
-        if not np.isnan(baseline).all():
-            out["random"] = float(np.nanmean(baseline))
-        compat = table.vlmeval[scored]
-        if not np.isnan(compat).all():
-            out["vlmeval_score"] = float(np.nanmean(compat))
-    n_answered = int(answered.sum())
+        out["random"] = _nanmean(table.random[scored])
+        out["vlmeval_score"] = _nanmean(table.vlmeval[scored])
+    answered = mask & (table.status != "error")
+    n_answered, total = int(answered.sum()), int(mask.sum())
     for status in ("unparsed", "refused", "empty"):
         count = int((answered & (table.status == status)).sum())
         out[status] = count / n_answered if n_answered else 0.0
@@ -87,24 +88,60 @@ def cell(table: ScoreTable, mask: np.ndarray, seed: int = 0) -> dict[str, Any]:
     return out
 
 
+def _nanmean(values: np.ndarray) -> float | None:
+    return None if np.isnan(values).all() else float(np.nanmean(values))
+
+
 def breakdown_axes(table: ScoreTable) -> list[str]:
-    """Axes worth a per-value table: canonical ones, and native fields with 2–60 values."""
+    """Axes worth a per-value table: canonical ones, and native fields with 2–60 values.
+
+    A native field that only renames a canonical axis (GMAI's "perceptual granularity" with
+    "Box Level" for `granularity` = "box") is left out: it would repeat the same table.
+    """
     axes = []
     for key, values in table.meta.items():
         distinct = len(set(values.tolist()) - {""})
         if key == "image_id" or distinct == 0 or distinct > MAX_AXIS_VALUES:
             continue
-        if key in CANONICAL_AXES or distinct >= 2:
+        if key in CANONICAL_AXES or (distinct >= 2 and not _renames_canonical(table, key)):
             axes.append(key)
-    return sorted(axes, key=lambda a: (a not in CANONICAL_AXES, CANONICAL_AXES.index(a) if a in CANONICAL_AXES else 0, a))
+    return sorted(
+        axes,
+        key=lambda a: (
+            a not in CANONICAL_AXES,
+            CANONICAL_AXES.index(a) if a in CANONICAL_AXES else 0,
+            a,
+        ),
+    )
+
+
+def _renames_canonical(table: ScoreTable, key: str) -> bool:
+    values = table.meta[key].tolist()
+    for axis in CANONICAL_AXES:
+        canonical = table.meta.get(axis)
+        if canonical is None:
+            continue
+        pairs = set(zip(values, canonical.tolist(), strict=True))
+        if len(pairs) == len(set(values)) == len(set(canonical.tolist())):
+            return True
+    return False
 
 
 def by_axis(table: ScoreTable, axes: Sequence[str]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per-value cells of each axis; the CIs of one axis come from one vectorised bootstrap."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
+    scored = table.scored
     for axis in axes:
         values = table.meta[axis]
+        labels = np.unique(values[scored].astype(str)) if scored.any() else np.array([], dtype=str)
+        cis: dict[str, tuple[float, float]] = {}
+        if labels.size:
+            lo, hi = bootstrap_ci_groups(
+                table.score[scored], values[scored].astype(str), table.cluster[scored]
+            )
+            cis = {str(label): (lo[i], hi[i]) for i, label in enumerate(labels)}
         out[axis] = {
-            str(value): cell(table, values == value)
+            str(value): cell(table, values == value, cis.get(str(value)))
             for value in sorted(set(values.tolist()))
             if value != ""
         }
@@ -118,7 +155,10 @@ def closed_open(table: ScoreTable, axes: Sequence[str]) -> dict[str, Any] | None
         return None
 
     def delta(mask: np.ndarray) -> dict[str, Any]:
-        closed, opened = cell(table, mask & (kind == "closed")), cell(table, mask & (kind == "open"))
+        closed, opened = (
+            cell(table, mask & (kind == "closed")),
+            cell(table, mask & (kind == "open")),
+        )
         both = closed["score"] is not None and opened["score"] is not None
         return {
             "closed": closed["score"],
@@ -130,7 +170,11 @@ def closed_open(table: ScoreTable, axes: Sequence[str]) -> dict[str, Any] | None
 
     everything = np.ones(len(table.ids), dtype=bool)
     per_axis = {
-        axis: {str(v): delta(table.meta[axis] == v) for v in sorted(set(table.meta[axis].tolist())) if v}
+        axis: {
+            str(v): delta(table.meta[axis] == v)
+            for v in sorted(set(table.meta[axis].tolist()))
+            if v
+        }
         for axis in axes
         if axis != "answer_type"
     }

@@ -57,15 +57,50 @@ def summary_blocks(results: dict[str, Any]) -> list[Any]:
         )
         return blocks
     blocks.append(overall_table(results))
+    blocks.extend(detail_lines(results))
     for axis, cells in results["by"].items():
         blocks.append(axis_table(axis, cells))
     return blocks
 
 
+def detail_lines(results: dict[str, Any]) -> list[str]:
+    """Extraction sensitivity, closed/open gap, secondary metrics and token usage, when present."""
+    lines = []
+    sensitivity = results.get("extraction_sensitivity")
+    if sensitivity:
+        lines.append(
+            f"extraction sensitivity: medlens {sensitivity['medlens']:.3f} vs VLMEvalKit rules "
+            f"{sensitivity['vlmeval']:.3f} (Δ {sensitivity['difference']:+.3f})"
+        )
+    gap = (results.get("closed_open") or {}).get("overall")
+    if gap and gap["delta"] is not None:
+        lines.append(
+            f"closed {gap['closed']:.3f} (n={gap['n_closed']}) vs open {gap['open']:.3f} "
+            f"(n={gap['n_open']}): Δ {gap['delta']:+.3f}"
+        )
+    if results.get("secondary"):
+        lines.append(
+            "secondary: " + ", ".join(f"{k} {v:.3f}" for k, v in results["secondary"].items())
+        )
+    tokens = results.get("usage", {}).get("tokens")
+    if tokens:
+        lines.append("tokens: " + ", ".join(f"{k} {v:,}" for k, v in sorted(tokens.items())))
+    return lines
+
+
 def overall_table(results: dict[str, Any]) -> Table:
     overall, rates = results["overall"], results["rates"]
     table = Table(title="overall", title_justify="left")
-    for column in ("n", "score", "95% CI", "random", "vlmeval rules", "unparsed", "refused", "error"):
+    for column in (
+        "n",
+        "score",
+        "95% CI",
+        "random",
+        "vlmeval rules",
+        "unparsed",
+        "refused",
+        "error",
+    ):
         table.add_column(column, justify="right")
     table.add_row(
         str(overall["n"]),
@@ -83,7 +118,7 @@ def overall_table(results: dict[str, Any]) -> Table:
 def axis_table(axis: str, cells: dict[str, dict[str, Any]]) -> Table:
     table = Table(title=f"by {axis} (* n < {SMALL_N})", title_justify="left")
     table.add_column(axis, justify="left", overflow="fold", max_width=40)
-    for column in ("n", "score", "95% CI", "random", "vlmeval", "unparsed", "error"):
+    for column in ("n", "score", "95% CI", "random", "vlmeval", "unparsed", "refused", "error"):
         table.add_column(column, justify="right")
     for value, c in cells.items():
         flag = "*" if c["n"] < SMALL_N else ""
@@ -95,6 +130,7 @@ def axis_table(axis: str, cells: dict[str, dict[str, Any]]) -> Table:
             fmt(c["random"]),
             fmt(c["vlmeval_score"]),
             fmt(c["unparsed"]),
+            fmt(c["refused"]),
             fmt(c["error"]),
         )
     return table
