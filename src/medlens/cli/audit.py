@@ -1,0 +1,77 @@
+"""`medlens audit`: n-gram contamination audit of a benchmark against a text corpus."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from medlens.cli.common import command, console
+
+if TYPE_CHECKING:
+    from medlens.audit import AuditReport
+
+
+@command("audit")
+def audit(
+    spec: Annotated[str, typer.Argument(help="Benchmark spec, e.g. medqa:data/test.jsonl")],
+    corpus: Annotated[
+        list[Path],
+        typer.Option("--corpus", help="Corpus file or folder (repeatable; read as UTF-8 text)"),
+    ],
+    n: Annotated[int, typer.Option("--n", min=1, help="n-gram length in word tokens")] = 8,
+    threshold: Annotated[
+        float,
+        typer.Option(
+            "--threshold",
+            min=0.0,
+            max=1.0,
+            help="Flag an item when this share of its n-grams is in the corpus",
+        ),
+    ] = 0.7,
+    show: Annotated[int, typer.Option("--show", help="Flagged items to list")] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout")] = False,
+) -> None:
+    """Audit contamination: share of each item's n-grams (question + options) found in a corpus."""
+    from medlens.audit import audit as run_audit
+    from medlens.sources import load_benchmark
+
+    report = run_audit(load_benchmark(spec), corpus, n=n, threshold=threshold)
+    if as_json:
+        sys.stdout.write(json.dumps(report.to_json(), ensure_ascii=False) + "\n")
+        return
+    _print_text(report, show)
+
+
+def _print_text(report: AuditReport, show: int) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    flagged = report.flagged()
+    audited = len(report.items)
+    console.print(
+        Text(
+            f"{report.spec}: {audited:,} items audited ({report.too_short:,} shorter than "
+            f"{report.n} tokens), corpus {report.corpus_files:,} files / {report.corpus_tokens:,} tokens"
+        )
+    )
+    rate = 100 * len(flagged) / audited if audited else 0.0
+    console.print(
+        Text(
+            f"flagged (≥ {100 * report.threshold:.0f}% of {report.n}-grams in corpus): "
+            f"{len(flagged):,} ({rate:.1f}%)"
+        )
+    )
+    table = Table(title=Text("by source"), title_justify="left")
+    for header in ("source", "n", "flagged", "rate %"):
+        table.add_column(header, justify="left" if header == "source" else "right")
+    for source, row in report.by_source().items():
+        table.add_row(
+            Text(source), f"{row['n']:,}", f"{row['flagged']:,}", f"{100 * row['rate']:.1f}"
+        )
+    console.print(table)
+    for item in sorted(flagged, key=lambda i: -i.overlap)[:show]:
+        console.print(Text(f"  {item.id}: {100 * item.overlap:.0f}% of {item.n_grams} n-grams"))

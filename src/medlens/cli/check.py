@@ -1,0 +1,67 @@
+"""`medlens check`: the integrity checklist of a benchmark (exit 1 when a check fails)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from medlens.cli.common import command, console
+
+if TYPE_CHECKING:
+    from medlens.check import CheckReport
+
+_STYLE = {"pass": "green", "fail": "bold red", "warn": "yellow", "info": "cyan"}
+
+
+@command("check")
+def check(
+    spec: Annotated[str, typer.Argument(help="Benchmark spec, e.g. slake:data/slake?split=test")],
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout")] = False,
+    against: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--against",
+            help="Another split's spec to test for shared images "
+            "(repeatable; default: the other splits the loader knows)",
+        ),
+    ] = None,
+    sample: Annotated[
+        int, typer.Option("--sample", help="Images to decode, sampled uniformly (0 = all)")
+    ] = 32,
+    strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too")] = False,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the image sample")] = 0,
+) -> None:
+    """Check a benchmark's integrity: counts, answers, images, gold in options, ids, axes, leakage."""
+    from medlens.check import run_checks, sibling_benchmarks
+    from medlens.sources import load_benchmark
+
+    benchmark = load_benchmark(spec)
+    if against:
+        others, skipped = [load_benchmark(text) for text in against], list[str]()
+    else:
+        others, skipped = sibling_benchmarks(benchmark)
+    report = run_checks(benchmark, others=others, skipped=skipped, sample_size=sample, seed=seed)
+    if as_json:
+        sys.stdout.write(json.dumps(report.to_json(strict), ensure_ascii=False) + "\n")
+    else:
+        _print_text(report, strict)
+    if report.failed(strict):
+        raise typer.Exit(1)
+
+
+def _print_text(report: CheckReport, strict: bool) -> None:
+    from rich.text import Text
+
+    console.print(Text(f"{report.spec} (split {report.split}): {report.n_items:,} items"))
+    for result in report.checks:
+        line = Text(f"{result.status.upper():5} ", style=_STYLE[result.status])
+        line.append(f"{result.name}: {result.summary}")
+        console.print(line)
+        for detail in result.details:
+            console.print(Text(f"      {detail}"))
+    failed = report.failed(strict)
+    verdict = f"FAILED: {', '.join(failed)}" if failed else "all checks passed"
+    console.print(Text(verdict, style="bold red" if failed else "bold green"))

@@ -1,0 +1,58 @@
+"""MedMCQA (Pal et al. 2022): Indian medical-entrance MCQs, JSON Lines with ``opa..opd``.
+
+``cop`` is 1-based in the raw release (1 = ``opa``); ``?cop=0`` reads the 0-based HF export.
+The dev split (4,183 questions) is the evaluation split. ``subject_name`` is the ``subject``
+axis; the explanation ``exp`` is never kept (it gives the answer away); ``choice_type``
+(single/multi) is kept, though every item has one correct option.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from medlens.errors import InputError
+from medlens.items import Benchmark, Item
+from medlens.sources import native
+from medlens.specs import Spec
+
+SPLITS = ("dev",)
+OPTION_KEYS = ("opa", "opb", "opc", "opd")
+
+
+def load_medmcqa(spec: Spec) -> Benchmark:
+    """``medmcqa:FILE[?cop=1|0]`` (a folder holding ``dev.json`` works too)."""
+    path = native.open_spec(spec, {"cop"}, want="any")
+    if path.is_dir():
+        path = native.first_existing(
+            [path / "dev.json", path / "dev.jsonl"], "MedMCQA dev file", path
+        )
+    base = int(native.choose_option(spec, "cop", ("1", "0"), "1"))
+
+    def iter_items() -> Iterator[Item]:
+        for where, record in native.read_records(path):
+            yield _item(record, path, where, base)
+
+    return native.make_benchmark(spec, "dev", iter_items, description=f"MedMCQA dev ({path.name})")
+
+
+def _item(record: native.Record, path: Path, where: str, base: int) -> Item:
+    options = native.letter_options([native.text(record, key, path, where) for key in OPTION_KEYS])
+    raw = native.text(record, "cop", path, where)
+    index = int(raw) - base if raw.isdigit() else -1
+    if not 0 <= index < len(OPTION_KEYS):
+        raise InputError(
+            path,
+            f"{where}, field 'cop'",
+            f"{raw!r} is not an option number ({base}–{base + len(OPTION_KEYS) - 1})",
+        )
+    meta = native.native_meta(record, skip=("question", "exp", "cop", *OPTION_KEYS))
+    meta.update(source="medmcqa", lang="en", split="dev", subject=meta.get("subject_name", ""))
+    return Item(
+        id=native.text(record, "id", path, where),
+        question=native.text(record, "question", path, where),
+        kind="choice",
+        options=options,
+        answer=native.LETTERS[index],
+        meta=meta,
+    )

@@ -1,0 +1,110 @@
+"""PubMedQA PQA-L (Jin et al. 2019): yes/no/maybe questions about a PubMed abstract.
+
+``test`` = the canonical 500-question split (``test_set.json``, labels from
+``test_ground_truth.json`` when present); ``train`` = the other 500 labelled questions of
+``ori_pqal.json``. The abstract (without its conclusion, ``LONG_ANSWER``, which gives the answer
+away) is the item's context unless ``?context=none`` (the reasoning-free setting).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from medlens.errors import InputError
+from medlens.items import Benchmark, Item
+from medlens.sources import native
+from medlens.specs import Spec
+
+SPLITS = ("train", "test")
+CONTEXTS = ("abstract", "none")
+ANSWERS = ("yes", "no", "maybe")
+_NOT_META = (
+    "QUESTION",
+    "CONTEXTS",
+    "LONG_ANSWER",
+    "final_decision",
+    "LABELS",
+    "reasoning_required_pred",
+    "reasoning_free_pred",
+)
+
+
+def load_pubmedqa(spec: Spec) -> Benchmark:
+    """``pubmedqa:DIR[?split=test|train&context=abstract|none]``."""
+    root = native.open_spec(spec, {"split", "context"})
+    split = native.choose_option(spec, "split", SPLITS, "test")
+    context = native.choose_option(spec, "context", CONTEXTS, "abstract")
+    every = native.first_existing([root / "ori_pqal.json"], "ori_pqal.json", root)
+    test = root / "test_set.json"
+    truth = root / "test_ground_truth.json"
+    if split == "test":
+        native.first_existing([test], "test_set.json", root)
+
+    def iter_items() -> Iterator[Item]:
+        labels = _ground_truth(truth) if truth.is_file() else {}
+        if split == "test":
+            records = _pmid_records(test)
+        else:
+            held_out = set(_pmid_records(test)) if test.is_file() else set(labels)
+            records = {k: v for k, v in _pmid_records(every).items() if k not in held_out}
+        source = test if split == "test" else every
+        for pmid, record in records.items():
+            yield _item(pmid, record, labels.get(pmid), source, split, context == "abstract")
+
+    return native.make_benchmark(
+        spec, split, iter_items, description=f"PubMedQA PQA-L {split} (context: {context})"
+    )
+
+
+def _pmid_records(path: Path) -> dict[str, dict[str, Any]]:
+    data = native.read_json(path)
+    if not isinstance(data, dict):
+        raise InputError(path, None, "expected a JSON object mapping PMID → record")
+    for pmid, record in data.items():
+        if not isinstance(record, dict):
+            raise InputError(path, f"PMID {pmid}", "expected a JSON object")
+    return data
+
+
+def _ground_truth(path: Path) -> dict[str, str]:
+    data = native.read_json(path)
+    if not isinstance(data, dict):
+        raise InputError(path, None, "expected a JSON object mapping PMID → yes/no/maybe")
+    return {str(k): str(v).strip().lower() for k, v in data.items()}
+
+
+def _item(
+    pmid: str, record: dict[str, Any], label: str | None, path: Path, split: str, with_context: bool
+) -> Item:
+    where = f"PMID {pmid}"
+    answer = label or native.text(record, "final_decision", path, where).lower()
+    if answer not in ANSWERS:
+        raise InputError(
+            path, f"{where}, field 'final_decision'", f"{answer!r} is not yes/no/maybe"
+        )
+    paragraphs = record.get("CONTEXTS") or []
+    if not isinstance(paragraphs, list):
+        raise InputError(path, f"{where}, field 'CONTEXTS'", "expected a list of paragraphs")
+    # The *_pred fields are annotators' labels that equal the answer: never kept.
+    meta = native.native_meta(record, skip=_NOT_META)
+    meta.update(answer_set="/".join(ANSWERS), source="pubmedqa", lang="en", split=split, pmid=pmid)
+    return Item(
+        id=pmid,
+        question=native.text(record, "QUESTION", path, where),
+        kind="yes_no",
+        answer=answer,
+        context=_abstract(paragraphs, record.get("LABELS")) if with_context else None,
+        meta=meta,
+    )
+
+
+def _abstract(paragraphs: list[Any], labels: Any) -> str:
+    """Paragraphs headed by their section labels, as the PubMedQA baselines show them."""
+    heads = labels if isinstance(labels, list) and len(labels) == len(paragraphs) else None
+    lines = [
+        f"{str(heads[index]).capitalize()}: {text}" if heads else str(text)
+        for index, text in enumerate(paragraphs)
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,79 @@
+"""SLAKE 1.0 (Liu et al. 2021): bilingual radiology VQA with per-image organ boxes.
+
+English test (the usual benchmark) = 1,061 questions. Chinese closed answers
+(是的/不是, 包含/不包含, 有/没有 …) become ``yes``/``no``. The organ boxes of
+``imgs/<img>/detection.json`` are kept on each item as ``meta["organ_boxes"]`` (JSON:
+organ → ``[x, y, w, h]`` in pixels) for the builder.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+from medlens.errors import InputError
+from medlens.items import Benchmark, Item
+from medlens.sources import native
+from medlens.specs import Spec
+
+SPLITS = ("train", "validate", "test")
+LANGS = ("en", "zh", "all")
+
+
+def load_slake(spec: Spec) -> Benchmark:
+    """``slake:DIR[?split=test|validate|train&lang=en|zh|all]``."""
+    root = native.open_spec(spec, {"split", "lang"})
+    split = native.choose_option(spec, "split", SPLITS, "test")
+    lang = native.choose_option(spec, "lang", LANGS, "en")
+    path = native.first_existing([root / f"{split}.json"], f"SLAKE {split} file", root)
+    images = native.first_existing([root / "imgs"], "image folder", root)
+
+    def iter_items() -> Iterator[Item]:
+        boxes: dict[str, str] = {}
+        for where, record in native.read_json_list(path):
+            if lang != "all" and record.get("q_lang") != lang:
+                continue
+            yield _item(record, path, where, images, split, boxes)
+
+    return native.make_benchmark(spec, split, iter_items, description=f"SLAKE {split} ({lang})")
+
+
+def _item(
+    record: native.Record, path: Path, where: str, images: Path, split: str, boxes: dict[str, str]
+) -> Item:
+    image_name = native.text(record, "img_name", path, where)
+    image = native.file_image(images, image_name, path, where)
+    folder = str(Path(image.path).parent)
+    if folder not in boxes:
+        boxes[folder] = json.dumps(organ_boxes(Path(folder)), separators=(",", ":"))
+    axes = {"source": "slake", "lang": native.text(record, "q_lang", path, where), "split": split,
+            "image_id": image_name, "organ_boxes": boxes[folder]}  # fmt: skip
+    return native.vqa_record_item(
+        record, path, where, item_id=native.text(record, "qid", path, where), image=image, axes=axes
+    )
+
+
+def organ_boxes(image_folder: Path) -> dict[str, list[float]]:
+    """Organ → ``[x, y, w, h]`` from ``detection.json`` beside an image (empty when absent)."""
+    path = image_folder / "detection.json"
+    if not path.is_file():
+        return {}
+    data = native.read_json(path)
+    if not isinstance(data, list):
+        raise InputError(path, None, "expected a list of {organ: [x, y, w, h]} objects")
+    boxes: dict[str, list[float]] = {}
+    for index, entry in enumerate(data):
+        if not isinstance(entry, dict):
+            raise InputError(path, f"record {index}", "expected {organ: [x, y, w, h]}")
+        for organ, box in entry.items():
+            if not (isinstance(box, list) and len(box) == 4):
+                raise InputError(path, f"record {index}, field {organ!r}", "expected [x, y, w, h]")
+            # Several boxes of one organ (e.g. two lesions) keep distinct keys.
+            key = (
+                organ
+                if organ not in boxes
+                else f"{organ} #{sum(k.startswith(organ) for k in boxes) + 1}"
+            )
+            boxes[key] = [float(v) for v in box]
+    return boxes
