@@ -6,6 +6,17 @@ from pathlib import Path
 
 import pytest
 
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Before any fixture runs (module- and session-scoped ones too), keep medlens off the user's
+    own cache and data folders; subprocesses started by tests inherit this."""
+    import os
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="medlens-tests-"))
+    os.environ["MEDLENS_CACHE"] = str(base / "cache")
+    os.environ["MEDLENS_DATA"] = str(base / "data")
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 REALDATA = REPO_ROOT.parent / "shared" / "realdata"
 
@@ -14,7 +25,9 @@ def realdata_dir(name: str) -> Path:
     """Path of one real data set under ../shared/realdata, or skip the test saying why."""
     path = REALDATA / name
     if not path.is_dir():
-        pytest.skip(f"real data folder {path} is absent (it ships beside the repository in shared/)")
+        pytest.skip(
+            f"real data folder {path} is absent (it ships beside the repository in shared/)"
+        )
     return path
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from medlens.errors import ItemError
 from medlens.extract import extract
-from medlens.items import Item, check_image
+from medlens.items import Item, check_image, rgb_image_bytes
 from medlens.models.base import ImagePart, Message, Model, Request, Response, TextPart
 from medlens.prompts import build_prompt
 from medlens.scoring import item_scores, score
@@ -41,7 +41,9 @@ class RunSettings:
     seed: int = 0
 
 
-def build_request(item: Item, model_spec: str, settings: RunSettings, probe: Probe | None) -> Request:
+def build_request(
+    item: Item, model_spec: str, settings: RunSettings, probe: Probe | None
+) -> Request:
     """Read the item's images (checked to be images) and assemble messages and fingerprint."""
     parts: list[TextPart | ImagePart] = []
     for index, image in enumerate(item.images):
@@ -50,11 +52,15 @@ def build_request(item: Item, model_spec: str, settings: RunSettings, probe: Pro
             data = probe.apply_image(item, index, data)
         if data is None:
             continue
+        if item.meta.get("convert_rgb") == "1":
+            data = rgb_image_bytes(data, image.name or image.path)
         check_image(data, image.name or image.path)
         parts.append(ImagePart(data=data, sha256=hashlib.sha256(data).hexdigest(), name=image.name))
     parts.append(TextPart(build_prompt(item, settings.prompt)))
     messages = (Message("user", tuple(parts)),)
-    return Request(item, messages, settings.params, fingerprint(model_spec, messages, settings.params))
+    return Request(
+        item, messages, settings.params, fingerprint(model_spec, messages, settings.params)
+    )
 
 
 def fingerprint(model_spec: str, messages: Iterable[Message], params: Mapping[str, Any]) -> str:
@@ -70,7 +76,9 @@ def fingerprint(model_spec: str, messages: Iterable[Message], params: Mapping[st
     return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
 
 
-def make_record(item: Item, request: Request | None, response: Response, extract_mode: str) -> Record:
+def make_record(
+    item: Item, request: Request | None, response: Response, extract_mode: str
+) -> Record:
     """The record of one answered (or failed) item, scored under both extraction modes."""
     record: Record = {
         "id": item.id,
@@ -99,7 +107,9 @@ def make_record(item: Item, request: Request | None, response: Response, extract
     return record
 
 
-async def process_item(item: Item, model: Model, settings: RunSettings, probe: Probe | None) -> Record:
+async def process_item(
+    item: Item, model: Model, settings: RunSettings, probe: Probe | None
+) -> Record:
     """Do all the work for one item; item-level failures become an errored record."""
     from medlens.models.base import ModelError
 

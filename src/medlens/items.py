@@ -335,3 +335,25 @@ def _reason(exc: Exception) -> str:
     if isinstance(exc, UnidentifiedImageError):
         return "unknown image format"
     return str(exc) or type(exc).__name__
+
+
+def rgb_image_bytes(data: bytes, name: str = "") -> bytes:
+    """The image as RGB: unchanged bytes when already RGB, else a lossless PNG of its RGB form.
+
+    Used for sources whose protocol asks for RGB (PathVQA's CMYK and greyscale JPEGs); items say
+    so with ``meta["convert_rgb"] = "1"``. VLMEvalKit's own rule keeps such modes as they are.
+    """
+    from PIL import Image as PILImage
+
+    try:
+        with PILImage.open(io.BytesIO(data)) as image:
+            if image.mode == "RGB":
+                return data
+            converted = image.convert("RGB")
+    except (OSError, ValueError, SyntaxError) as exc:
+        raise ItemError(
+            "image", f"{name or 'image'}: not a decodable image ({_reason(exc)})"
+        ) from None
+    buffer = io.BytesIO()
+    converted.save(buffer, format="PNG")
+    return buffer.getvalue()

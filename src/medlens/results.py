@@ -77,7 +77,7 @@ def cell(
         lo, hi = ci if ci is not None else bootstrap_ci(values, table.cluster[scored])
         out["score"] = float(values.mean())
         out["ci"] = [float(lo), float(hi)]
-        out["random"] = _nanmean(table.random[scored])
+        out["random"] = _baseline(table.random[scored])
         out["vlmeval_score"] = _nanmean(table.vlmeval[scored])
     answered = mask & (table.status != "error")
     n_answered, total = int(answered.sum()), int(mask.sum())
@@ -86,6 +86,11 @@ def cell(
         out[status] = count / n_answered if n_answered else 0.0
     out["error"] = int((mask & (table.status == "error")).sum()) / total if total else 0.0
     return out
+
+
+def _baseline(values: np.ndarray) -> float | None:
+    """Mean chance score; items without a chance level (open answers) count as 0 in a mix."""
+    return None if np.isnan(values).all() else float(np.nan_to_num(values, nan=0.0).mean())
 
 
 def _nanmean(values: np.ndarray) -> float | None:

@@ -11,7 +11,7 @@ from medlens.registry import Registry
 def _print_registry(registry: Registry, title: str) -> None:
     table = Table(title=title, title_justify="left")
     table.add_column("name")
-    table.add_column("spec syntax")
+    table.add_column("spec syntax", overflow="fold")
     table.add_column("what it is", overflow="fold")
     for entry in registry:
         table.add_row(entry.name, entry.syntax, entry.summary)
