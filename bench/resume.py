@@ -15,12 +15,14 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from benchfiles import write_jsonl_benchmark  # noqa: E402
+from benchfiles import write_jsonl_benchmark
 
 
 def timed_run(args: list[str]) -> tuple[float, str]:
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "medlens", "run", *args], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "medlens", "run", *args], capture_output=True, text=True
+    )
     elapsed = time.perf_counter() - started
     if proc.returncode != 0:
         raise SystemExit(f"medlens run failed ({proc.returncode}): {proc.stderr[-2000:]}")

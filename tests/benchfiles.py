@@ -21,7 +21,9 @@ AXES = {
 def write_png(path: Path, seed: int, size: int = 16) -> None:
     rng = random.Random(seed)
     image = Image.new("RGB", (size, size))
-    image.putdata([(rng.randrange(256), rng.randrange(256), rng.randrange(256)) for _ in range(size * size)])
+    image.putdata(
+        [(rng.randrange(256), rng.randrange(256), rng.randrange(256)) for _ in range(size * size)]
+    )
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
     path.write_bytes(buffer.getvalue())

@@ -41,7 +41,9 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_oracle_reaches_100_percent(bench: Path, tmp_path: Path) -> None:
-    result = runner.invoke(app, ["run", "--bench", f"jsonl:{bench}", "--model", "oracle", "--out", str(tmp_path)])
+    result = runner.invoke(
+        app, ["run", "--bench", f"jsonl:{bench}", "--model", "oracle", "--out", str(tmp_path)]
+    )
     assert result.exit_code == 0, result.output
     results = json.loads((tmp_path / "jsonl-oracle" / "results.json").read_text())
     assert results["overall"]["n"] == 400
@@ -50,7 +52,17 @@ def test_oracle_reaches_100_percent(bench: Path, tmp_path: Path) -> None:
 
 
 def test_rerun_resumes_without_model_calls(bench: Path, tmp_path: Path) -> None:
-    args = ["run", "--bench", f"jsonl:{bench}", "--model", "random", "--out", str(tmp_path), "--limit", "100"]
+    args = [
+        "run",
+        "--bench",
+        f"jsonl:{bench}",
+        "--model",
+        "random",
+        "--out",
+        str(tmp_path),
+        "--limit",
+        "100",
+    ]
     assert runner.invoke(app, args).exit_code == 0
     assert len(records(tmp_path / "jsonl-random")) == 100
     full = runner.invoke(app, args[:-2])
@@ -61,7 +73,17 @@ def test_rerun_resumes_without_model_calls(bench: Path, tmp_path: Path) -> None:
 
 
 def test_changed_spec_is_refused_with_exit_2(bench: Path, tmp_path: Path) -> None:
-    base = ["run", "--bench", f"jsonl:{bench}", "--model", "first", "--out", str(tmp_path), "--name", "x"]
+    base = [
+        "run",
+        "--bench",
+        f"jsonl:{bench}",
+        "--model",
+        "first",
+        "--out",
+        str(tmp_path),
+        "--name",
+        "x",
+    ]
     assert runner.invoke(app, [*base, "--limit", "5"]).exit_code == 0
     result = runner.invoke(app, [*base, "--prompt", "vlmeval"])
     assert result.exit_code == 2
@@ -77,7 +99,9 @@ def test_changed_spec_is_refused_with_exit_2(bench: Path, tmp_path: Path) -> Non
         (["--bench", "demo", "--model", "random", "--prompt", "fancy"], "--prompt 'fancy'"),
     ],
 )
-def test_bad_input_exits_2_without_run_directory(args: list[str], message: str, tmp_path: Path) -> None:
+def test_bad_input_exits_2_without_run_directory(
+    args: list[str], message: str, tmp_path: Path
+) -> None:
     result = runner.invoke(app, ["run", *args, "--out", str(tmp_path / "runs")])
     assert result.exit_code == 2, result.output
     assert message in result.output
@@ -85,7 +109,15 @@ def test_bad_input_exits_2_without_run_directory(args: list[str], message: str, 
 
 
 def test_subprocess_error_is_one_line_without_traceback(tmp_path: Path) -> None:
-    proc = medlens("run", "--bench", f"jsonl:{tmp_path}/missing.jsonl", "--model", "random", "--out", str(tmp_path))
+    proc = medlens(
+        "run",
+        "--bench",
+        f"jsonl:{tmp_path}/missing.jsonl",
+        "--model",
+        "random",
+        "--out",
+        str(tmp_path),
+    )
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 2
     assert err.strip().count("\n") == 0 and "Traceback" not in err
@@ -123,7 +155,16 @@ def test_sigkill_at_random_moments_loses_nothing(tmp_path: Path) -> None:
 
 def test_sigint_exits_130_and_resumes(tmp_path: Path) -> None:
     bench = write_jsonl_benchmark(tmp_path / "b", n_items=3000, seed=4)
-    spec = ["--bench", f"jsonl:{bench}", "--model", "first", "--concurrency", "1", "--out", str(tmp_path)]
+    spec = [
+        "--bench",
+        f"jsonl:{bench}",
+        "--model",
+        "first",
+        "--concurrency",
+        "1",
+        "--out",
+        str(tmp_path),
+    ]
     proc = medlens("run", *spec)
     wait_for_records(tmp_path / "jsonl-first" / "records.jsonl", 50, proc)
     proc.send_signal(signal.SIGINT)

@@ -24,8 +24,14 @@ def png(colour: int, size: int = 8) -> bytes:
 
 def mcq(item_id: str, answer: str = "B", image: bytes | None = None) -> Item:
     images = (ImageRef(source="bytes", data=image, name=f"img{item_id}"),) if image else ()
-    return Item(id=item_id, question="Which?", kind="choice", answer=answer,
-                options={"A": "one", "B": "two", "C": "three"}, images=images)
+    return Item(
+        id=item_id,
+        question="Which?",
+        kind="choice",
+        answer=answer,
+        options={"A": "one", "B": "two", "C": "three"},
+        images=images,
+    )
 
 
 @dataclass
@@ -52,7 +58,9 @@ def test_fingerprint_depends_on_pixels_and_model() -> None:
 
 
 def test_undecodable_image_becomes_an_item_error_record() -> None:
-    record = asyncio.run(process_item(mcq("1", image=b"not an image"), CountingModel(), RunSettings(), None))
+    record = asyncio.run(
+        process_item(mcq("1", image=b"not an image"), CountingModel(), RunSettings(), None)
+    )
     assert record["error"]["type"] == "image"
     assert record["score"] is None
 
@@ -90,7 +98,12 @@ def test_cache_answers_repeated_deterministic_requests(tmp_path: Path) -> None:
     first = asyncio.run(cached.generate(request))
     second = asyncio.run(cached.generate(request))
     assert inner.calls == ["1"]
-    assert (first.cached, second.cached, second.text, dict(second.usage)) == (False, True, "B", {"prompt_tokens": 3})
+    assert (first.cached, second.cached, second.text, dict(second.usage)) == (
+        False,
+        True,
+        "B",
+        {"prompt_tokens": 3},
+    )
 
 
 def test_nondeterministic_models_are_not_cached() -> None:

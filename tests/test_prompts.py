@@ -10,7 +10,9 @@ OPTIONS = {"A": "Normal", "B": "Diabetic retinopathy", "C": "Drusen", "D": "Glau
 
 
 def test_vlmeval_prompt_is_byte_identical() -> None:
-    item = Item(id="1", question="What does the fundus show?", kind="choice", options=OPTIONS, answer="C")
+    item = Item(
+        id="1", question="What does the fundus show?", kind="choice", options=OPTIONS, answer="C"
+    )
     assert build_prompt(item, "vlmeval") == (
         "Question: What does the fundus show?\n"
         "Options:\n"
@@ -23,8 +25,12 @@ def test_vlmeval_prompt_is_byte_identical() -> None:
 
 
 def test_vlmeval_prompt_puts_hint_first() -> None:
-    item = Item(id="1", question="Q?", kind="choice", options={"A": "x", "B": "y"}, context="A hint")
-    assert build_prompt(item, "vlmeval").startswith("Hint: A hint\nQuestion: Q?\nOptions:\nA. x\nB. y\n")
+    item = Item(
+        id="1", question="Q?", kind="choice", options={"A": "x", "B": "y"}, context="A hint"
+    )
+    assert build_prompt(item, "vlmeval").startswith(
+        "Hint: A hint\nQuestion: Q?\nOptions:\nA. x\nB. y\n"
+    )
 
 
 @pytest.mark.parametrize(
@@ -38,7 +44,9 @@ def test_vlmeval_prompt_puts_hint_first() -> None:
         ("classify", {"labels": "ref|het|hom-alt"}, "ref, het, hom-alt"),
     ],
 )
-def test_medlens_prompt_states_the_answer_format(kind: str, meta: dict[str, str], needle: str) -> None:
+def test_medlens_prompt_states_the_answer_format(
+    kind: str, meta: dict[str, str], needle: str
+) -> None:
     options = OPTIONS if kind in ("choice", "multi_choice") else {}
     item = Item(id="1", question="Q?", kind=kind, options=options, meta=meta)  # type: ignore[arg-type]
     text = build_prompt(item, "medlens")

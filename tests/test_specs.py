@@ -12,7 +12,12 @@ from medlens.specs import Spec, check_options, int_option, parse_spec
     [
         ("demo", "demo", "", {}),
         ("gmai:data/VAL.tsv", "gmai", "data/VAL.tsv", {}),
-        ("slake:data/slake?split=test&lang=en", "slake", "data/slake", {"split": "test", "lang": "en"}),
+        (
+            "slake:data/slake?split=test&lang=en",
+            "slake",
+            "data/slake",
+            {"split": "test", "lang": "en"},
+        ),
         (
             "openai:gpt-4o?base_url=http://127.0.0.1:8000/v1&api_key_env=KEY",
             "openai",

@@ -9,12 +9,20 @@ from medlens.errors import MedlensError, RunMismatchError
 from medlens.items import Item
 from medlens.store import RunStore
 
-ITEMS = [Item(id=str(i), question=f"Q{i}", kind="choice", options={"A": "a", "B": "b"}, answer="A") for i in range(3)]
+ITEMS = [
+    Item(id=str(i), question=f"Q{i}", kind="choice", options={"A": "a", "B": "b"}, answer="A")
+    for i in range(3)
+]
 SPEC = {"benchmark": {"content_hash": "abc"}, "model": "random?seed=0", "prompt": "medlens"}
 
 
 def record(item_id: str, error: dict[str, str] | None = None) -> dict[str, object]:
-    return {"id": item_id, "output": None if error else "A", "error": error, "score": None if error else 1.0}
+    return {
+        "id": item_id,
+        "output": None if error else "A",
+        "error": error,
+        "score": None if error else 1.0,
+    }
 
 
 def test_create_writes_run_json_and_items(tmp_path: Path) -> None:

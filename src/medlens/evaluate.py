@@ -12,7 +12,6 @@ from typing import Any
 from medlens.cache import with_cache
 from medlens.errors import SpecError
 from medlens.execute import RunSettings, run_local
-from medlens.extract import Mode
 from medlens.items import Item, describe
 from medlens.models import MODELS, ModelContext, load_model
 from medlens.prompts import PROMPT_STYLES
@@ -35,7 +34,7 @@ class RunOptions:
     limit: int | None = None
     concurrency: int = 8
     prompt: str = "medlens"
-    extract: Mode = "medlens"
+    extract: str = "medlens"
     probe: str | None = None
     seed: int = 0
     executor: str = "local"
@@ -105,7 +104,9 @@ def prepare(options: RunOptions) -> tuple[RunStore, list[Item], Any, RunSettings
         "seed": options.seed,
         "params": dict(settings.params),
     }
-    store = RunStore.open_or_create(options.out / (options.name or default_name(options)), spec, items)
+    store = RunStore.open_or_create(
+        options.out / (options.name or default_name(options)), spec, items
+    )
     return store, items, model, settings, probe
 
 
@@ -149,8 +150,16 @@ async def _execute(
     if options.executor == "ray":
         from medlens.executors.ray import run_ray
 
-        await run_ray(todo, options.model, settings, on_record, probe=probe, items=items,
-                      address=options.ray_address, cache=options.cache)
+        await run_ray(
+            todo,
+            options.model,
+            settings,
+            on_record,
+            probe=probe,
+            items=items,
+            address=options.ray_address,
+            cache=options.cache,
+        )
         return
     wrapped = with_cache(model) if options.cache else model
     try:

@@ -61,11 +61,16 @@ def answer_instruction(item: Item) -> str:
         return "Answer with yes or no (for example: Answer: yes)."
     if item.kind == "classify":
         labels = item.meta.get("labels", "").replace("|", ", ")
-        return f"Answer with exactly one of these labels: {labels}." if labels else "Answer with the label."
-    if item.kind == "detect":
         return (
-            "Answer with the bounding box as [x1, y1, x2, y2]"
-            + (" in coordinates normalised to 0-1." if item.meta.get("box_format") == "normalized" else " in pixels.")
+            f"Answer with exactly one of these labels: {labels}."
+            if labels
+            else "Answer with the label."
+        )
+    if item.kind == "detect":
+        return "Answer with the bounding box as [x1, y1, x2, y2]" + (
+            " in coordinates normalised to 0-1."
+            if item.meta.get("box_format") == "normalized"
+            else " in pixels."
         )
     if item.kind == "report":
         return "Write the report."

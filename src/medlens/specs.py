@@ -71,5 +71,7 @@ def _number_option(spec: Spec, key: str, default: float, kind: type) -> float:
     try:
         value: float = kind(raw)
     except ValueError:
-        raise SpecError(f"{spec.name}: option {key}={raw!r} is not a valid {kind.__name__}") from None
+        raise SpecError(
+            f"{spec.name}: option {key}={raw!r} is not a valid {kind.__name__}"
+        ) from None
     return value

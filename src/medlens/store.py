@@ -28,7 +28,7 @@ def spec_hash(spec: Mapping[str, Any]) -> str:
 
 def write_atomic(path: Path, text: str) -> None:
     """Write a file so that readers see the old content or the new, never half of it."""
-    handle = tempfile.NamedTemporaryFile(
+    handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed below, then renamed
         "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
     )
     try:
@@ -141,7 +141,8 @@ class RunStore:
 
     def append(self, record: Record) -> None:
         if self._handle is None:
-            self._handle = open(self.path / "records.jsonl", "a", encoding="utf-8")
+            # kept open across appends; closed by close()
+            self._handle = open(self.path / "records.jsonl", "a", encoding="utf-8")  # noqa: SIM115
         self._handle.write(canonical_json(record) + "\n")
         self._handle.flush()
         self._records[record["id"]] = record
@@ -160,7 +161,9 @@ class RunStore:
             return [Item.from_json(json.loads(line)) for line in handle if line.strip()]
 
     def write_results(self, results: Mapping[str, Any]) -> None:
-        write_atomic(self.path / "results.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+        write_atomic(
+            self.path / "results.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n"
+        )
 
 
 def describe_difference(old: Mapping[str, Any], new: Mapping[str, Any], prefix: str = "") -> str:

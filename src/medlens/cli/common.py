@@ -9,7 +9,6 @@ from typing import Any, TypeVar
 
 import typer
 from rich.console import Console
-from rich.text import Text
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -20,6 +19,7 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
 
 from medlens.errors import MedlensError
 

@@ -14,8 +14,12 @@ from medlens.cli.common import command
 @command("report")
 def report(
     run: Annotated[Path, typer.Argument(help="Run directory")],
-    format: Annotated[str, typer.Option("--format", "-f", help="text, json, md, html or xlsx")] = "text",
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file")] = None,
+    format: Annotated[
+        str, typer.Option("--format", "-f", help="text, json, md, html or xlsx")
+    ] = "text",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file")
+    ] = None,
 ) -> None:
     """Report a run: overall and per-axis scores with CIs, baselines and failure rates."""
     from medlens.errors import MedlensError

@@ -14,8 +14,12 @@ EXIT_TOO_MANY_ERRORS = 1
 
 @command("run")
 def run(
-    bench: Annotated[str, typer.Option("--bench", help="Benchmark spec, e.g. demo or gmai:FILE.tsv")],
-    model: Annotated[str, typer.Option("--model", help="Model spec, e.g. random or openai:NAME?base_url=URL")],
+    bench: Annotated[
+        str, typer.Option("--bench", help="Benchmark spec, e.g. demo or gmai:FILE.tsv")
+    ],
+    model: Annotated[
+        str, typer.Option("--model", help="Model spec, e.g. random or openai:NAME?base_url=URL")
+    ],
     name: Annotated[str | None, typer.Option(help="Run name (default: <bench>-<model>)")] = None,
     out: Annotated[Path, typer.Option(help="Folder holding run directories")] = Path("runs"),
     limit: Annotated[int | None, typer.Option(help="Only the first N items")] = None,
@@ -34,9 +38,19 @@ def run(
     from medlens.report.text import summary_blocks
 
     options = RunOptions(
-        bench=bench, model=model, out=out, name=name, limit=limit, concurrency=concurrency,
-        prompt=prompt, extract=extract, probe=probe, seed=seed,  # type: ignore[arg-type]
-        executor=executor, ray_address=ray_address, cache=cache,
+        bench=bench,
+        model=model,
+        out=out,
+        name=name,
+        limit=limit,
+        concurrency=concurrency,
+        prompt=prompt,
+        extract=extract,
+        probe=probe,
+        seed=seed,
+        executor=executor,
+        ray_address=ray_address,
+        cache=cache,
     )
     bar = progress_bar("medlens run")
     task = bar.add_task("evaluating", total=None)

@@ -78,7 +78,9 @@ class PriorModel(_Baseline):
 
     def __init__(self, spec: str, items: Sequence[Item]) -> None:
         super().__init__(spec)
-        counts = Counter(i.answer for i in items if i.kind == "choice" and isinstance(i.answer, str))
+        counts = Counter(
+            i.answer for i in items if i.kind == "choice" and isinstance(i.answer, str)
+        )
         ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
         self.ranking = [letter for letter, _ in ranked]
 
