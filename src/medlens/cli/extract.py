@@ -1,0 +1,103 @@
+"""`medlens extract`: read answers from model outputs given as JSON lines on stdin.
+
+One JSON line in (``{"output": "...", "options": {"A": "...", ...}}``), one JSON line out
+(``{"answer": ..., "status": ..., "method": ...}``), so users can see why an output was scored
+the way it was.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Iterator
+from enum import Enum
+from typing import Annotated, Any
+
+import typer
+
+from medlens.cli.common import command
+from medlens.errors import InputError
+from medlens.extract import Mode, extract
+from medlens.items import Item, ItemKind
+
+STDIN = "<stdin>"
+
+
+class ClosedKind(str, Enum):
+    choice = "choice"
+    multi_choice = "multi_choice"
+    yes_no = "yes_no"
+
+
+class ExtractMode(str, Enum):
+    medlens = "medlens"
+    vlmeval = "vlmeval"
+
+
+@command("extract")
+def extract_command(
+    kind: Annotated[ClosedKind, typer.Option("--kind", help="Question kind of every input line")],
+    mode: Annotated[
+        ExtractMode, typer.Option("--mode", help="medlens rules, or VLMEvalKit's exact matching")
+    ] = ExtractMode.medlens,
+    maybe: Annotated[
+        bool, typer.Option("--maybe", help="yes_no: accept 'maybe' as an answer (PubMedQA)")
+    ] = False,
+) -> None:
+    """Read answers from JSON lines {"output": ..., "options": {...}} on stdin, one JSON line out each."""
+    for item, output in parse_lines(sys.stdin, kind.value, maybe):
+        extraction = extract(item, output, _mode(mode))
+        sys.stdout.write(json.dumps(extraction.to_json(), ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+
+
+def _mode(mode: ExtractMode) -> Mode:
+    return "vlmeval" if mode is ExtractMode.vlmeval else "medlens"
+
+
+def parse_lines(
+    lines: Iterable[str], kind: ItemKind, maybe: bool = False
+) -> Iterator[tuple[Item, str | None]]:
+    """(item, output) per non-blank line; InputError naming the line for anything malformed."""
+    meta = {"answer_set": "yes/no/maybe"} if maybe else {}
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        record = _parse_record(line, number)
+        options = _options(record, number, required=kind != "yes_no")
+        yield (
+            Item(id=str(number), question="", kind=kind, options=options, meta=meta),
+            record["output"],
+        )
+
+
+def _parse_record(line: str, number: int) -> dict[str, Any]:
+    where = f"line {number}"
+    try:
+        record = json.loads(line.strip())
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            STDIN, where, f"not valid JSON ({exc.msg} at column {exc.colno})"
+        ) from None
+    if not isinstance(record, dict):
+        raise InputError(STDIN, where, "expected a JSON object with an 'output' field")
+    if "output" not in record:
+        raise InputError(STDIN, where, "field 'output' is missing")
+    if record["output"] is not None and not isinstance(record["output"], str):
+        raise InputError(STDIN, where, "field 'output' must be a string or null")
+    return record
+
+
+def _options(record: dict[str, Any], number: int, required: bool) -> dict[str, str]:
+    where = f"line {number}"
+    options = record.get("options")
+    if options is None or options == {}:
+        if required:
+            raise InputError(STDIN, where, "field 'options' is missing or empty")
+        return {}
+    if not isinstance(options, dict) or not all(
+        isinstance(key, str) and len(key) == 1 and key.isupper() and isinstance(value, str)
+        for key, value in options.items()
+    ):
+        raise InputError(STDIN, where, "field 'options' must map letters A-Z to option texts")
+    return options

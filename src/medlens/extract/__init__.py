@@ -1,0 +1,47 @@
+"""Deterministic answer extraction: model output text → Extraction(answer, status, method).
+
+``mode="medlens"`` reads what a careful reader would read (containers, conclusions, leading
+letters, negation-aware option mentions; never a guess). ``mode="vlmeval"`` reproduces
+VLMEvalKit's exact matching for closed kinds (see ``vlmeval.py``); it has no rules for free-text
+kinds, which are read the medlens way in both modes.
+"""
+
+from __future__ import annotations
+
+from medlens.extract.choice import extract_choice
+from medlens.extract.extraction import STATUSES, Extraction, Mode, Status
+from medlens.extract.open import extract_boxes, extract_label, extract_open, extract_report
+from medlens.extract.vlmeval import extract_vlmeval
+from medlens.extract.yes_no import extract_yes_no
+from medlens.items import Item
+
+__all__ = ["STATUSES", "Extraction", "Mode", "Status", "extract", "is_three_way"]
+
+
+def is_three_way(item: Item) -> bool:
+    """Yes/no/maybe (PubMedQA) rather than yes/no: declared by ``meta["answer_set"]``."""
+    return item.meta.get("answer_set") == "yes/no/maybe"
+
+
+def extract(item: Item, text: str | None, mode: Mode = "medlens") -> Extraction:
+    """Read the answer to `item` from `text`."""
+    if text is None or not text.strip():
+        return Extraction(None, "empty", "empty")
+    if item.kind in ("choice", "multi_choice"):
+        if mode == "vlmeval":
+            return extract_vlmeval(item.options, text)
+        return extract_choice(item.options, text, multi=item.kind == "multi_choice")
+    if item.kind == "yes_no":
+        if mode == "vlmeval" and item.options:
+            found = extract_vlmeval(item.options, text)
+            if found.answer is not None:
+                return Extraction(item.options[found.answer].strip().lower(), "ok", found.method)
+            return found
+        return extract_yes_no(item.options, text, three_way=is_three_way(item))
+    if item.kind == "classify":
+        return extract_label(item.options, item.meta, text)
+    if item.kind == "detect":
+        return extract_boxes(item.meta, text)
+    if item.kind == "report":
+        return extract_report(text)
+    return extract_open(text)

@@ -1,0 +1,287 @@
+"""Single- and multi-answer multiple choice: a hierarchy of deterministic rules.
+
+Order (the first rule that reads something decides): explicit containers (boxed, answer tag,
+JSON, "Final answer", "The answer is", "I would choose", 答案是/选) → an option declared correct
+("C is correct") → the concluding statement ("Therefore, …") → a leading letter or one option per
+line → option mentions anywhere (letter references and option texts, negation-aware).
+Two answers to a single-answer item, or a hedge ("B or C"), is ``unparsed``: never a guess.
+Written by hand because no maintained library parses free-text MCQ answers; the rules follow
+what a careful reader does, and every rule is named in ``Extraction.method``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from medlens.extract.containers import container_levels, normalize_output, sentences
+from medlens.extract.extraction import Extraction
+from medlens.extract.mentions import find_mentions, positive_letters
+from medlens.extract.refusal import is_refusal
+
+
+@dataclass(frozen=True)
+class Reading:
+    """Letters read from one piece of text."""
+
+    letters: tuple[str, ...]
+    hedged: bool = False
+    """Letters joined by "or" — a hedge between options, not a set."""
+    foreign: str = ""
+    """An option-shaped letter that is not an option of this item ("E" on a 4-option item)."""
+    end: int = 0
+    """Where the letters (and any option text after them) end in the text read."""
+
+
+_BARE = re.compile(r"^[(\[]?([A-Za-z])[)\]]?[.!]?$")
+_SPAN_PREFIX = re.compile(
+    r"^[\s*\"'“”‘’`:=>\-–—]*(?:either\s+|both\s+|probably\s+|likely\s+|clearly\s+)?"
+    r"(?:(?:the\s+)?(?:options?|choices?|letter|answers?)\s*[:：]?\s*|选项\s*)?",
+    re.I,
+)
+_SPAN_NEGATED = re.compile(r"^(?:not|never|neither|none\s+of)\b|^不", re.I)
+_LETTER = re.compile(r"([(\[]?)([A-Za-z])([)\]]?)(?![A-Za-z0-9'’_])")
+_SEPARATOR = re.compile(
+    r"\s*(?:,\s*(?:and|or)\b|,|/|&|\+|、|，|;|\band\b|\bor\b|和|与|以及|及|或者|或)\s*"
+    r"(?:(?:options?|choices?)\s+|选项\s*)?",
+    re.I,
+)
+_PACKED = re.compile(r"([A-Z]{2,10})(?![A-Za-z0-9])")
+_DELIMITED = re.compile(
+    r"^(?:\s*$|[.):：,;!。，]|\s*[-–—]|\s*\n|\s*(?:选项|项|是|为|正确)"
+    r"|\s+(?:because|since|as|given|due|is|was|would|seems|appears|fits|matches)\b)"
+)
+"""What may follow a letter that is an answer: punctuation, its option text (checked apart),
+a reason ("D because …"), or nothing. "A 45-year-old", "A normal fundus" are English."""
+_HEDGE_TAIL = re.compile(
+    r"[^.\n]*?\b(?:or\s+(?:possibly|perhaps|maybe|probably)|could\s+also\s+be|might\s+also\s+be|"
+    r"may\s+also\s+be|alternatively|or\s+else)\b[^.\n]*?\b(?:option\s+)?\(?((?-i:[A-Z]))\b",
+    re.I,
+)
+_CONCLUSION = re.compile(
+    r"^(?:therefore|thus|hence|so|in\s+conclusion|in\s+summary|to\s+summari[sz]e|overall|"
+    r"consequently|accordingly|based\s+on\s+(?:this|these|the\s+above)[^,]*|所以|因此|综上所述|综上|故)"
+    r"\b[,，:]?\s*",
+    re.I,
+)
+_BULLET = re.compile(r"^(?:[-*•]\s+|\d+[.)]\s+)")
+_CLOSING_LETTER = re.compile(r"[:：]\s*[(\[]?([A-Z])[)\]]?[.!。]?\s*$")
+"""A closing "…based on the image: B" states the answer last."""
+_LINE_REF = re.compile(
+    r"^\s*(?:[-*•]\s*|\d+[.)]\s*)?(?:options?\s+|选项\s*)?[(\[]?([A-Za-z])[)\]]?"
+    r"(?=[.):：]|\s*[-–—]|\s*$|\s+\S)(.*)$",
+    re.I,
+)
+
+
+def extract_choice(options: Mapping[str, str], text: str, multi: bool) -> Extraction:
+    """Read a letter (or, with `multi`, a sorted set of letters) from a model output."""
+    cleaned = normalize_output(text)
+    if not cleaned:
+        return Extraction(None, "empty", "empty")
+    bare = _BARE.match(cleaned)
+    if bare and bare.group(1).upper() in options:  # the common case, without the hierarchy
+        return Extraction(bare.group(1).upper(), "ok", "bare_letter")
+    for rule in (_from_containers, _from_affirmation, _from_conclusion, _from_leading):
+        found = rule(cleaned, options, multi)
+        if found is not None:
+            return found
+    found = _from_mentions(cleaned, options, multi)
+    if found is not None and found.status == "ok":
+        return found
+    if is_refusal(cleaned):
+        return Extraction(None, "refused", "refusal")
+    return found or Extraction(None, "unparsed", "no_answer_found")
+
+
+def _decide(reading: Reading, method: str, multi: bool) -> Extraction:
+    if not reading.letters:
+        return Extraction(None, "unparsed", f"{method}:not_an_option:{reading.foreign}")
+    if reading.hedged or (len(reading.letters) > 1 and not multi):
+        return Extraction(None, "unparsed", f"{method}:ambiguous")
+    return Extraction("".join(sorted(set(reading.letters))), "ok", method)
+
+
+def _from_containers(text: str, options: Mapping[str, str], multi: bool) -> Extraction | None:
+    """The last readable span of the most trusted container level (a restated answer wins)."""
+    for level in container_levels(text):
+        for span in reversed(level):
+            reading = read_span(span.text, options)
+            if reading is not None:
+                return _decide(reading, span.method, multi)
+    return None
+
+
+def read_span(span: str, options: Mapping[str, str]) -> Reading | None:
+    """Letters named at the start of a container's text, else the option it starts with."""
+    body = _SPAN_PREFIX.sub("", span, count=1).strip()
+    if not body or _SPAN_NEGATED.match(body):
+        return None
+    exact = _option_with_text(body.rstrip(".。!"), options)
+    if exact:
+        return Reading((exact,))
+    listed = _letters_at_start(body, options)
+    if listed is not None:
+        return listed
+    first_sentence = sentences(body)[0] if sentences(body) else body
+    letters = positive_letters(find_mentions(first_sentence, options))
+    return Reading(tuple(sorted(letters))) if letters else None
+
+
+def _option_with_text(candidate: str, options: Mapping[str, str]) -> str | None:
+    wanted = candidate.strip().lower()
+    for letter, option in options.items():
+        if option.strip().lower().rstrip(".") == wanted:
+            return letter
+    return None
+
+
+def _letters_at_start(body: str, options: Mapping[str, str]) -> Reading | None:
+    """A letter list, or packed letters ("AC", every one an option) at the start of `body`."""
+    packed = _PACKED.match(body)
+    if packed and set(packed.group(1)) <= set(options) and len(set(packed.group(1))) > 1:
+        return Reading(tuple(packed.group(1)), end=packed.end())
+    return _letter_list(body, options)
+
+
+def _letter_list(body: str, options: Mapping[str, str]) -> Reading | None:
+    """``B``, ``(c)``, ``A, C``, ``A and C``, ``A/C``, ``B or C``, ``B. Option text`` at the start."""
+    letters: list[str] = []
+    hedged, position = False, 0
+    while True:
+        match = _LETTER.match(body, position)
+        if match is None or not _is_letter_token(body, match, options):
+            break
+        letter = match.group(2).upper()
+        if letter not in options:
+            return Reading((), foreign=letter) if not letters and letter.isupper() else None
+        letters.append(letter)
+        position = _skip_option_text(body, match.end(), options[letter], match.group(2))
+        joint = _SEPARATOR.match(body, position)
+        if joint is None or _LETTER.match(body, joint.end()) is None:
+            break
+        hedged = hedged or bool(re.search(r"\bor\b|或", joint.group(0), re.I))
+        position = joint.end()
+    if not letters:
+        return None
+    # "C, but it could also be B" / "C (Drusen) or possibly B": a hedge, not an answer.
+    tail = _HEDGE_TAIL.match(body, position)
+    if tail and tail.group(1).upper() in options and tail.group(1).upper() not in letters:
+        hedged = True
+    return Reading(tuple(letters), hedged=hedged, end=position)
+
+
+def _is_letter_token(body: str, match: re.Match[str], options: Mapping[str, str]) -> bool:
+    """Upper case, bracketed or delimited letters are letters; a bare lower-case "a"/"i" followed
+    by a word is English ("a normal fundus"), as is "e.g."/"i.e."."""
+    letter, wrapped = match.group(2), bool(match.group(1) or match.group(3))
+    rest = body[match.end() :]
+    if re.match(r"\.[a-z]\.", rest):
+        return False
+    if letter.isupper() or wrapped or _DELIMITED.match(rest):
+        return True
+    if letter in "ai":
+        option = options.get(letter.upper(), "").strip().lower()
+        return bool(option) and rest.strip().lower().startswith(option)
+    return True
+
+
+def _skip_option_text(body: str, position: int, option: str, letter: str) -> int:
+    """Position after ``. Option text`` / ``: Option text`` / ``(Option text)`` following a letter.
+
+    After a bare "A"/"I" with no delimiter the text must match in case too: "A Normal" names
+    option A, "A normal fundus" is English.
+    """
+    text = re.escape(option.strip().rstrip("."))
+    if letter in "AI" and re.match(r"\s+\w", body[position:]):
+        match = re.compile(r"\s+" + text).match(body, position)
+    else:
+        match = re.compile(r"\s*[.):：\-–—]?\s*\(?" + text + r"\)?", re.I).match(body, position)
+    return match.end() if match else position
+
+
+def _from_affirmation(text: str, options: Mapping[str, str], multi: bool) -> Extraction | None:
+    """Options the output declares correct: "Option C is correct", "Drusen is the best answer"."""
+    letters = positive_letters(find_mentions(text, options), affirmed_only=True)
+    return _decide(Reading(tuple(sorted(letters))), "affirmed_option", multi) if letters else None
+
+
+def _from_conclusion(text: str, options: Mapping[str, str], multi: bool) -> Extraction | None:
+    """A closing ": B", else the last sentence that opens with a concluding word ("Therefore",
+    "So", "所以")."""
+    closing = _CLOSING_LETTER.search(text)
+    if closing and closing.group(1) in options:
+        return Extraction(closing.group(1), "ok", "conclusion")
+    for sentence in reversed(sentences(text)):
+        opener = _CONCLUSION.match(sentence)
+        if opener is None:
+            continue
+        rest = sentence[opener.end() :]
+        bare = _BARE.match(rest.strip())
+        if bare and bare.group(1) in options:
+            return Extraction(bare.group(1), "ok", "conclusion")
+        letters = positive_letters(find_mentions(rest, options))
+        if letters:
+            return _decide(Reading(tuple(sorted(letters))), "conclusion", multi)
+        return None
+    return None
+
+
+def _from_leading(text: str, options: Mapping[str, str], multi: bool) -> Extraction | None:
+    """An output that opens with its answer ("B. Diabetic retinopathy is …", "A, C"), or that
+    lists the chosen options one per line."""
+    lines = [_BULLET.sub("", line.strip()) for line in text.splitlines() if line.strip()]
+    listed = _letters_at_start(lines[0], options)
+    if listed is None or not listed.letters:
+        return None
+    if not _opens_with_answer(lines[0], listed):
+        return None
+    line_letters = [_line_letter(line, options) for line in lines[1:]]
+    later = {letter for letter in line_letters if letter}
+    if not later:
+        return _decide(listed, "leading_letter", multi)
+    if all(line_letters) and all(_is_bare_line(line, options) for line in lines):
+        return _decide(Reading((*listed.letters, *sorted(later))), "option_lines", multi)
+    return None
+
+
+def _opens_with_answer(line: str, listed: Reading) -> bool:
+    """The letter is bracketed, delimited or followed by its option text — not by a word:
+    "A 45-year-old patient …" and "A normal fundus" are English, not option A."""
+    token = _LETTER.match(line)
+    if len(listed.letters) > 1 or token is None:
+        return True
+    wrapped = bool(token.group(1) or token.group(3))
+    return wrapped or listed.end > token.end() or bool(_DELIMITED.match(line[token.end() :]))
+
+
+def _line_letter(line: str, options: Mapping[str, str]) -> str | None:
+    match = _LINE_REF.match(line)
+    if match is None or match.group(1).upper() not in options:
+        return None
+    letter, rest = match.group(1).upper(), match.group(2)
+    if _DELIMITED.match(rest) or rest.strip().lower().startswith(options[letter].strip().lower()):
+        return letter
+    return None
+
+
+def _is_bare_line(line: str, options: Mapping[str, str]) -> bool:
+    """A line that is only a letter, possibly with its option text."""
+    match = _LINE_REF.match(line)
+    if match is None:
+        return False
+    letter = match.group(1).upper()
+    rest = match.group(2).strip().strip(".):：-–— ").strip().lower().rstrip(".")
+    return not rest or rest == options.get(letter, "").strip().lower().rstrip(".")
+
+
+def _from_mentions(text: str, options: Mapping[str, str], multi: bool) -> Extraction | None:
+    """Options mentioned anywhere and not negated; the weakest rule, so ambiguity is common."""
+    mentions = find_mentions(text, options)
+    letters = positive_letters(mentions)
+    if not letters:
+        return None
+    by_text_only = all(m.by_text for m in mentions if m.letter in letters)
+    method = "option_text" if by_text_only else "option_mention"
+    return _decide(Reading(tuple(sorted(letters))), method, multi)

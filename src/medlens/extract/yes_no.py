@@ -1,0 +1,150 @@
+"""Yes/no and yes/no/maybe (PubMedQA) answers: containers → leading word → presence/absence
+statements ("There is no evidence of X" → no) → refusal.
+
+A "maybe" reading is an answer only on three-way items; on two-way items it is a hedge and
+stays ``unparsed``. Statements that support both readings are ``unparsed``, never a guess.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from medlens.extract.choice import extract_choice
+from medlens.extract.containers import container_levels, normalize_output, sentences
+from medlens.extract.extraction import Extraction
+from medlens.extract.refusal import is_refusal
+
+_WORD = re.compile(
+    r"^[\s\"'“”(\[:=\-]*(?:"
+    r"(?P<maybe>maybe|possibly|perhaps|uncertain|unclear|not\s+sure|not\s+certain|unknown|"
+    r"not\s+necessarily|"
+    r"inconclusive|可能|也许|或许|不确定|不一定|无法确定|不能确定|尚不清楚|不清楚)"
+    r"|(?P<no>no(?!\s+doubt)|nope|not|false|negative|incorrect|absent|不是|不对|不存在|没有|不|否|无|错)"
+    r"|(?P<yes>yes|yeah|yep|true|positive|correct|affirmative|present|是的|存在|正确|(?:是|有|对)(?=[的，,。.!！\s]|$))"
+    r")(?![a-z])",
+    re.I,
+)
+_BOTH = re.compile(r"^\W*(?:yes|no|maybe)\s*(?:and|or|/)\s*(?:yes|no|maybe)\b", re.I)
+
+_NO_CUES = re.compile(
+    r"\bno\s+(?:\w+\s+){0,2}?(?:evidence|signs?|indication|findings?|features?)\s+(?:of|for|to)\b"
+    r"|\bthere\s+(?:is|are|was|were)\s+no\b|\bthere\s+(?:is|are)n['’]t\b"
+    r"|\bno\s+(?:\w+\s+){1,3}?(?:is|are|was|were)\s+(?:seen|present|visible|identified|noted|"
+    r"detected|observed|demonstrated)\b"
+    r"|\b(?:is|are|was|were)\s+not\s+(?:\w+\s+)?(?:present|seen|visible|evident|identified|"
+    r"observed|noted|detected|shown|demonstrated|apparent)\b"
+    r"|(?<!\bI )(?<!\bwe )\b(?:does|do|did)\s*(?:not|n['’]t)\s+(?:show|have|demonstrate|reveal|contain|appear\s+to|"
+    r"suggest|support|indicate|exhibit|involve|affect|improve|increase|reduce|correlate)\b"
+    r"|\b(?:don't|don’t|do\s+not|can't|can’t|cannot)\s+see\s+(?:any|an?)\b"
+    r"|\bnegative\s+for\b|\babsence\s+of\b|\b(?:is|are)\s+absent\b|\bwithout\s+(?:any\s+)?"
+    r"(?:evidence|signs?)\s+of\b|\brules?\s+out\b"
+    r"|没有|未见|未发现|不存在|无明显|无证据",
+    re.I,
+)
+_YES_CUES = re.compile(
+    r"\bthere\s+(?:is|are|was|were)\s+(?:a|an|evidence|signs?|multiple|several|some|clear|"
+    r"significant|mild|moderate|severe|extensive|\d+)\b"
+    r"|\b(?:is|are|was|were)\s+(?:clearly\s+|also\s+)?(?:present|seen|visible|evident|identified|"
+    r"observed|noted|detected|shown|demonstrated|apparent)\b"
+    r"|\b(?:shows?|showing|demonstrates?|reveals?|displays?)\s+(?:clear\s+)?(?:evidence|signs?|"
+    r"findings?)\s+(?:of|for)\b|\bpositive\s+for\b"
+    r"|可见|存在(?!.*不)|显示有|提示有",
+    re.I,
+)
+_MAYBE_CUES = re.compile(
+    r"\b(?:maybe|possibly|perhaps|uncertain|unclear|inconclusive|equivocal|indeterminate)\b"
+    r"|\binsufficient\s+(?:evidence|data)\b|\bcannot\s+be\s+(?:determined|concluded|"
+    r"definitively)|\bmay\s+or\s+may\s+not\b|\bnot\s+(?:sure|certain|clear)\b|\bmixed\s+"
+    r"(?:evidence|results|findings)\b|\bremains\s+(?:unclear|controversial|uncertain)\b"
+    r"|可能|也许|或许|不确定|尚不清楚|无法确定",
+    re.I,
+)
+_ANSWER_WORD = re.compile(r"\b(yes|no)\b(?=\s*(?:[.!,;)]|$))", re.I)
+_DECLINED = (None, "declined")
+_POLAR_TEXTS = {"yes": "yes", "no": "no", "maybe": "maybe"}
+
+
+def extract_yes_no(options: Mapping[str, str], text: str, three_way: bool) -> Extraction:
+    """Read ``yes``/``no`` (or ``maybe`` when `three_way`) from a model output."""
+    cleaned = normalize_output(text)
+    if not cleaned:
+        return Extraction(None, "empty", "empty")
+    lettered = _from_letter_options(options, cleaned)
+    if lettered is not None:
+        return lettered
+    for rule in (_from_containers, _from_leading_word, _from_statements):
+        found = rule(cleaned)
+        if found == _DECLINED:
+            return Extraction(None, "refused", "refusal")
+        if found is not None:
+            return _decide(*found, three_way=three_way)
+    if is_refusal(cleaned):
+        return Extraction(None, "refused", "refusal")
+    return Extraction(None, "unparsed", "no_answer_found")
+
+
+def _decide(answer: str | None, method: str, *, three_way: bool) -> Extraction:
+    if answer is None:
+        return Extraction(None, "unparsed", f"{method}:ambiguous")
+    if answer == "maybe" and not three_way:
+        return Extraction(None, "unparsed", f"{method}:hedge")
+    return Extraction(answer, "ok", method)
+
+
+def _from_letter_options(options: Mapping[str, str], text: str) -> Extraction | None:
+    """Items that present yes/no as lettered options ("A. Yes  B. No") answered by letter."""
+    polar = {k: _POLAR_TEXTS.get(v.strip().lower().rstrip(".")) for k, v in options.items()}
+    if not options or None in polar.values():
+        return None
+    found = extract_choice(options, text, multi=False)
+    if found.status != "ok" or found.answer is None:
+        return None
+    return Extraction(polar[found.answer], "ok", f"option:{found.method}")
+
+
+def read_polar_word(span: str) -> str | None:
+    """yes/no/maybe named at the start of `span`, or None."""
+    if _BOTH.match(span):
+        return None
+    match = _WORD.match(span)
+    if match is None:
+        return None
+    return next(name for name in ("maybe", "no", "yes") if match.group(name))
+
+
+def _from_containers(text: str) -> tuple[str | None, str] | None:
+    for level in container_levels(text):
+        for span in reversed(level):
+            word = read_polar_word(span.text)
+            if word is not None:
+                return word, span.method
+    return None
+
+
+def _from_leading_word(text: str) -> tuple[str | None, str] | None:
+    """A leading "Yes, …", "No.", "Maybe", "是的", "没有"; "Yes and no" is ambiguous."""
+    if _BOTH.match(text):
+        return None, "leading_word"
+    word = read_polar_word(text)
+    if word is None:
+        return None
+    first = sentences(text)[0]
+    if word == "no" and is_refusal(first) and not _NO_CUES.search(first):
+        return _DECLINED  # "No, I cannot tell from this image" declines rather than answers
+    return word, "leading_word"
+
+
+def _from_statements(text: str) -> tuple[str | None, str] | None:
+    """Presence/absence statements and a standalone closing yes/no, all of which must agree."""
+    readings = set()
+    if _NO_CUES.search(text):
+        readings.add("no")
+    if _YES_CUES.search(_NO_CUES.sub(" ", text)):
+        readings.add("yes")
+    readings.update(word.lower() for word in _ANSWER_WORD.findall(text))
+    if _MAYBE_CUES.search(text):  # "unclear whether there is a fracture" is no "yes"
+        readings.add("maybe")
+    if not readings:
+        return None
+    return (readings.pop() if len(readings) == 1 else None), "statement"

@@ -1,0 +1,77 @@
+"""Per-item scores from an extraction: the main score and the secondary per-item metrics.
+
+Main score (``score``), None when the item has no gold answer:
+
+- ``choice``, ``yes_no``: 1/0 letter or word equality; ``multi_choice``: 1/0 exact set.
+- ``classify``: 1/0 label equality after normalisation (a gold letter is read as its option text).
+- ``open``: 1/0 exact match after SQuAD-style normalisation.
+- ``report``: ROUGE-L F-measure in [0, 1] (exact match of a report is meaningless).
+- ``detect``: 1/0 hit, i.e. IoU ≥ 0.5 between the first predicted box and a gold box.
+
+Unread answers (unparsed, refused, empty) score 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from medlens import metrics
+from medlens.extract import Extraction
+from medlens.extract.open import boxes_from_text
+from medlens.items import Item
+
+HIT_IOU = 0.5
+
+
+def score(item: Item, extraction: Extraction) -> float | None:
+    """The item's main score in [0, 1]; None without gold."""
+    if item.answer is None:
+        return None
+    if extraction.answer is None:
+        return 0.0
+    predicted, gold = extraction.answer, item.answer
+    if item.kind == "detect":
+        return 1.0 if _detect_iou(item, predicted) >= HIT_IOU else 0.0
+    assert isinstance(gold, str)
+    if item.kind == "multi_choice":
+        return metrics.exact_set(predicted, gold)
+    if item.kind == "report":
+        return metrics.rouge_l(predicted, gold)
+    if item.kind in ("open", "classify"):
+        return metrics.exact_match(predicted, _gold_text(item, gold))
+    return 1.0 if predicted.strip().lower() == gold.strip().lower() else 0.0
+
+
+def item_scores(item: Item, extraction: Extraction) -> dict[str, float]:
+    """Secondary per-item metrics: multi_choice → jaccard, recall; open → token_f1, bleu1, exact;
+    report → rouge_l, bleu4; detect → iou, hit50; other kinds (or no gold) → {}."""
+    names = _DETECT_SCORES if item.kind == "detect" else tuple(_SECONDARY.get(item.kind, ()))
+    if item.answer is None or not names:
+        return {}
+    if extraction.answer is None:
+        return dict.fromkeys(names, 0.0)
+    if item.kind == "detect":
+        overlap = _detect_iou(item, extraction.answer)
+        return {"iou": overlap, "hit50": 1.0 if overlap >= HIT_IOU else 0.0}
+    gold = item.answer
+    assert isinstance(gold, str)
+    return {name: fn(extraction.answer, gold) for name, fn in _SECONDARY[item.kind].items()}
+
+
+_SECONDARY: dict[str, dict[str, Callable[[str, str], float]]] = {
+    "multi_choice": {"jaccard": metrics.jaccard, "recall": metrics.recall},
+    "open": {"token_f1": metrics.token_f1, "bleu1": metrics.bleu1, "exact": metrics.exact_match},
+    "report": {"rouge_l": metrics.rouge_l, "bleu4": metrics.bleu4},
+}
+_DETECT_SCORES = ("iou", "hit50")
+
+
+def _gold_text(item: Item, gold: str) -> str:
+    """Classification gold given as an option letter is compared as that option's text."""
+    return item.options.get(gold, gold) if item.kind == "classify" else gold
+
+
+def _detect_iou(item: Item, predicted: str) -> float:
+    gold = item.answer
+    boxes = list(gold) if isinstance(gold, tuple) else boxes_from_text(str(gold))
+    return metrics.best_iou(boxes_from_text(predicted), boxes)
