@@ -2,14 +2,42 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
 from medlens.errors import InputError, ItemError, MedlensError, RunMismatchError, SpecError
 from medlens.items import Benchmark, BenchmarkInfo, ImageRef, Item, decode_image
 
+if TYPE_CHECKING:
+    from medlens.extract import Extraction
+    from medlens.metrics import bootstrap_ci, bootstrap_ci_groups, random_baseline
+    from medlens.sources import load_benchmark
+
+# Imported on first use, so that `import medlens` (and the TSV indexer) does not pull in numpy.
+# (The extraction function is `medlens.extract.extract`: the subpackage owns the name `extract`.)
+_LAZY = {
+    "Extraction": "medlens.extract",
+    "bootstrap_ci": "medlens.metrics",
+    "bootstrap_ci_groups": "medlens.metrics",
+    "random_baseline": "medlens.metrics",
+    "load_benchmark": "medlens.sources",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'medlens' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
+
 __all__ = [
     "Benchmark",
     "BenchmarkInfo",
+    "Extraction",
     "ImageRef",
     "InputError",
     "Item",
@@ -18,5 +46,9 @@ __all__ = [
     "RunMismatchError",
     "SpecError",
     "__version__",
+    "bootstrap_ci",
+    "bootstrap_ci_groups",
     "decode_image",
+    "load_benchmark",
+    "random_baseline",
 ]

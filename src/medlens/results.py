@@ -74,11 +74,13 @@ def cell(
     out: dict[str, Any] = {"n": n, "score": None, "ci": None, "random": None, "vlmeval_score": None}
     if n:
         values = table.score[scored]
-        lo, hi = ci if ci is not None else bootstrap_ci(values, table.cluster[scored])
+        lo, hi = ci if ci is not None else _envelope_ci(values, table.cluster[scored])
         out["score"] = float(values.mean())
         out["ci"] = [float(lo), float(hi)]
         out["random"] = _baseline(table.random[scored])
         out["vlmeval_score"] = _nanmean(table.vlmeval[scored])
+        if out["vlmeval_score"] is not None:  # extraction sensitivity of this slice
+            out["sensitivity"] = out["score"] - out["vlmeval_score"]
     answered = mask & (table.status != "error")
     n_answered, total = int(answered.sum()), int(mask.sum())
     for status in ("unparsed", "refused", "empty"):
@@ -86,6 +88,18 @@ def cell(
         out[status] = count / n_answered if n_answered else 0.0
     out["error"] = int((mask & (table.status == "error")).sum()) / total if total else 0.0
     return out
+
+
+def _envelope_ci(values: np.ndarray, clusters: np.ndarray) -> tuple[float, float]:
+    """The wider of the cluster-bootstrap and item-bootstrap CIs.
+
+    Questions sharing an image are correlated, so clusters are resampled (DESIGN.md). With only a
+    few clusters in a slice (one image asked about 9 times) the cluster bootstrap collapses to a
+    zero-width interval; it is never allowed to be narrower than the item-level one.
+    """
+    c_lo, c_hi = bootstrap_ci(values, clusters)
+    i_lo, i_hi = bootstrap_ci(values)
+    return min(c_lo, i_lo), max(c_hi, i_hi)
 
 
 def _baseline(values: np.ndarray) -> float | None:
@@ -141,9 +155,10 @@ def by_axis(table: ScoreTable, axes: Sequence[str]) -> dict[str, dict[str, dict[
         labels = np.unique(values[scored].astype(str)) if scored.any() else np.array([], dtype=str)
         cis: dict[str, tuple[float, float]] = {}
         if labels.size:
-            lo, hi = bootstrap_ci_groups(
-                table.score[scored], values[scored].astype(str), table.cluster[scored]
-            )
+            groups = values[scored].astype(str)
+            c_lo, c_hi = bootstrap_ci_groups(table.score[scored], groups, table.cluster[scored])
+            i_lo, i_hi = bootstrap_ci_groups(table.score[scored], groups)
+            lo, hi = np.minimum(c_lo, i_lo), np.maximum(c_hi, i_hi)  # see _envelope_ci
             cis = {str(label): (lo[i], hi[i]) for i, label in enumerate(labels)}
         out[axis] = {
             str(value): cell(table, values == value, cis.get(str(value)))

@@ -30,7 +30,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console()
+# Piped output (CI logs, files) gets tables 120 wide instead of rich's 80-column fallback.
+console = Console(width=None if sys.stdout.isatty() else 120)
 err_console = Console(stderr=True)
 
 F = TypeVar("F", bound=Callable[..., Any])
