@@ -12,6 +12,9 @@ from medlens.store import RunStore
 FORMATS: dict[str, str] = {
     "text": "medlens.report.text:render_text",
     "json": "medlens.report.text:render_json",
+    "md": "medlens.report.markdown:render",
+    "html": "medlens.report.html:render",
+    "xlsx": "medlens.report.xlsx:render",
 }
 
 

@@ -58,6 +58,13 @@ def summary_blocks(results: dict[str, Any]) -> list[Any]:
         return blocks
     blocks.append(overall_table(results))
     blocks.extend(detail_lines(results))
+    if results.get("leakage_suspects") is not None:
+        from medlens.report.sections import suspect_summary
+
+        blocks.append(
+            f"leakage suspects under probe {spec['probe']} (text-prior or leakage): "
+            + suspect_summary(results["leakage_suspects"])
+        )
     for axis, cells in results["by"].items():
         blocks.append(axis_table(axis, cells))
     return blocks

@@ -1,0 +1,91 @@
+"""`medlens compare`: paired comparison of two runs on the same items."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from medlens.cli.common import command, console
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from medlens.compare import Comparison, PairedCell
+
+
+@command("compare")
+def compare(
+    run_a: Annotated[Path, typer.Argument(help="First run directory (A, e.g. the base model)")],
+    run_b: Annotated[Path, typer.Argument(help="Second run directory (B, e.g. fine-tuned)")],
+    by: Annotated[str, typer.Option("--by", help="Also compare per value of these axes")] = "",
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout")] = False,
+) -> None:
+    """Compare two runs: B − A with paired bootstrap CI, exact McNemar p and win/tie/loss."""
+    from medlens.compare import compare_runs
+
+    axes = [a.strip() for a in by.split(",") if a.strip()]
+    result = compare_runs(run_a, run_b, axes)
+    if as_json:
+        sys.stdout.write(json.dumps(result.to_json(), ensure_ascii=False) + "\n")
+        return
+    _print_text(result)
+
+
+def _print_text(result: Comparison) -> None:
+    from rich.text import Text
+
+    a_name = _name("A", result.run_a, result.probe_a)
+    b_name = _name("B", result.run_b, result.probe_b)
+    console.print(Text(f"{a_name}\n{b_name}"), soft_wrap=True)
+    if result.only_a or result.only_b:
+        console.print(
+            Text(f"left out: {result.only_a} items scored only in A, {result.only_b} only in B")
+        )
+    if result.overall.n == 0:
+        console.print(Text("no items are scored in both runs (no gold answers, or disjoint runs)"))
+        return
+    console.print(paired_table([result.overall], "overall"))
+    for axis, cells in result.by.items():
+        console.print(paired_table(cells, f"by {axis}"))
+    if result.probe_a or result.probe_b:
+        console.print(
+            Text(
+                "random: expected score of a blind guess; a probed run far above it "
+                "answers without the information the probe removed"
+            )
+        )
+
+
+def _name(letter: str, path: str, probe: str | None) -> str:
+    return f"{letter}: {path}" + (f" (probe: {probe})" if probe else "")
+
+
+def paired_table(cells: Sequence[PairedCell], title: str) -> Table:
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=Text(title), title_justify="left")
+    headers = ("cell", "n", "A %", "B %", "chance %", "B−A", "95% CI", "W/T/L", "McNemar p")
+    for header in headers:
+        if header == "cell":
+            table.add_column(header, overflow="fold", ratio=1, min_width=8)
+        else:
+            table.add_column(header, justify="right", no_wrap=True)
+    for cell in cells:
+        table.add_row(
+            Text(", ".join(v for _, v in cell.key) or "overall"),
+            str(cell.n),
+            f"{100 * cell.score_a:.1f}",
+            f"{100 * cell.score_b:.1f}",
+            "–" if cell.random is None else f"{100 * cell.random:.1f}",
+            f"{100 * cell.difference:+.1f}",
+            f"{100 * cell.ci[0]:+.1f}…{100 * cell.ci[1]:+.1f}",
+            f"{cell.wins}/{cell.ties}/{cell.losses}",
+            "–" if cell.mcnemar_p is None else f"{cell.mcnemar_p:.3g}",
+        )
+    return table

@@ -1,0 +1,32 @@
+"""`medlens export`: a run as a GMAI TEST submission or a VLMEvalKit result set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from medlens.cli.common import command, console
+
+
+@command("export")
+def export(
+    run: Annotated[Path, typer.Argument(help="Run directory")],
+    format: Annotated[str, typer.Option("--format", "-f", help="gmai-submission or vlmeval")],
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="File (one-file exports) or directory; default RUN/export"
+        ),
+    ] = None,
+) -> None:
+    """Export predictions: the GMAI-MMBench submission xlsx or VLMEvalKit result files."""
+    from rich.text import Text
+
+    from medlens.export import export_run, write_export
+
+    files = export_run(run, format)
+    written = write_export(files, output or run / "export")
+    for path in written:
+        console.print(Text(str(path)))

@@ -1,0 +1,149 @@
+"""`medlens slice`: scores over any metadata axes (cross tables, the cube, the worst cells)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from medlens.cli.common import command, console
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from medlens.slices import Cell
+
+NO_ANSWERS = (
+    "no scored items: this split has no gold answers, so scores need the official answer key; "
+    "export predictions with `medlens export {run} --format gmai-submission`"
+)
+NO_MATCH = "no items with a record match the filter"
+ALL_ERRORED = "no scored items: every matching item errored (see `medlens report`)"
+
+
+@command("slice")
+def slice_run(
+    run: Annotated[Path, typer.Argument(help="Run directory")],
+    by: Annotated[str, typer.Option("--by", help="Axes to group by, comma-separated (at most 4)")],
+    where: Annotated[
+        str, typer.Option("--where", help="Filter: a=v, a!=v, a in (v|w); ',' = AND")
+    ] = "",
+    min_n: Annotated[int, typer.Option("--min-n", help="Cells with fewer items are marked")] = 50,
+    worst: Annotated[
+        int, typer.Option("--worst", help="List the K worst cells with n ≥ min-n")
+    ] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout")] = False,
+) -> None:
+    """Slice a run: n, score, 95% CI, random baseline and unparsed rate per cell."""
+    from medlens.slices import apply_where, cube, load_slice_table, parse_where, worst_cells
+
+    table = load_slice_table(run)
+    has_answers = table.has_answers
+    axes = [a.strip() for a in by.split(",") if a.strip()]
+    conditions = parse_where(where, table.axes)
+    cells = cube(apply_where(table, conditions), axes, min_n=min_n)
+    ranked = worst_cells(cells, worst, min_n) if worst else []
+    if as_json:
+        payload = {
+            "run": str(run),
+            "by": axes,
+            "where": where,
+            "min_n": min_n,
+            "cells": [c.to_json() for c in cells],
+            "worst": [c.to_json() for c in ranked],
+        }
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+        return
+    _print_text(cells, axes, ranked, min_n, where, None if has_answers else run)
+
+
+def _print_text(
+    cells: Sequence[Cell],
+    axes: list[str],
+    ranked: list[Cell],
+    min_n: int,
+    where: str,
+    answers_missing_in: Path | None,
+) -> None:
+    """Tables for a terminal; `answers_missing_in` is the run when its split has no answers."""
+    from rich.text import Text
+
+    from medlens.slices import cells_at
+
+    overall = cells[0]
+    heading = f"{overall.n} scored items" + (f" where {where}" if where else "")
+    console.print(Text(heading), soft_wrap=True)
+    if overall.n == 0:
+        if answers_missing_in is not None:
+            message = NO_ANSWERS.format(run=answers_missing_in)
+        else:
+            message = NO_MATCH if overall.records == 0 else ALL_ERRORED
+        console.print(Text(message), soft_wrap=True)
+        return
+    if len(axes) == 2:
+        console.print(cross_table_view(cells, axes[0], axes[1], min_n))
+    for axis in axes if len(axes) > 1 else []:
+        console.print(cell_table(cells_at(cells, [axis]), f"by {axis}", min_n))
+    console.print(cell_table(cells_at(cells, axes), " × ".join(axes), min_n))
+    if ranked:
+        console.print(cell_table(ranked, f"worst {len(ranked)} cells (n ≥ {min_n})", min_n))
+    if any(c.small for c in cells):
+        console.print(Text(f"* n < {min_n}: too few items to rank; read with care"), soft_wrap=True)
+
+
+def percent(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f}"
+
+
+def cell_table(cells: Sequence[Cell], title: str, min_n: int) -> Table:
+    """One row per cell: value(s), n, score, CI, random baseline, unparsed and error rates."""
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=Text(title), title_justify="left")
+    for name in ("cell", "n", "score %", "95% CI", "random %", "unparsed %", "error %"):
+        if name == "cell":
+            table.add_column(name, overflow="fold", ratio=1, min_width=8)
+        else:
+            table.add_column(name, justify="right", no_wrap=True)
+    for cell in cells:
+        label = ", ".join(value for _, value in cell.key) or "overall"
+        ci = f"{percent(cell.ci[0])}–{percent(cell.ci[1])}" if cell.ci else "–"
+        table.add_row(
+            Text(label + (" *" if cell.small else "")),
+            str(cell.n),
+            percent(cell.score),
+            ci,
+            percent(cell.random),
+            percent(cell.unparsed),
+            percent(cell.error),
+        )
+    return table
+
+
+def cross_table_view(cells: Sequence[Cell], row_axis: str, column_axis: str, min_n: int) -> Table:
+    """Score (n) for each row value × column value; small cells marked with *."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from medlens.slices import cross_table
+
+    rows, columns, grid = cross_table(cells, row_axis, column_axis)
+    table = Table(title=Text(f"{row_axis} × {column_axis}: score % (n)"), title_justify="left")
+    table.add_column(Text(row_axis))
+    for column in columns:
+        table.add_column(Text(column), justify="right")
+    for row in rows:
+        entries = []
+        for column in columns:
+            cell = grid.get((row, column))
+            if cell is None:
+                entries.append("")
+            else:
+                entries.append(f"{percent(cell.score)} ({cell.n}){' *' if cell.small else ''}")
+        table.add_row(Text(row), *entries)
+    return table

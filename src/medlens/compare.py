@@ -1,0 +1,205 @@
+"""Paired comparison of two runs on the same benchmark (base vs fine-tuned, prompt A vs B, probe).
+
+Items are matched by id. Differences are B − A, with a paired percentile-bootstrap 95% CI
+(resampling items, or whole images when questions share one), the exact McNemar p-value when
+both scores are binary, and per-item win/tie/loss counts from B's point of view.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from medlens.errors import RunMismatchError, SpecError
+
+PROBE_AXES = ("granularity", "modality", "department", "task")
+"""Axes shown by default when one run is a probe (e.g. blank image) of the other."""
+
+
+@dataclass(frozen=True)
+class PairedCell:
+    """The comparison restricted to one slice (or overall, with an empty key)."""
+
+    key: tuple[tuple[str, str], ...]
+    n: int
+    """Items scored in both runs."""
+    score_a: float
+    score_b: float
+    difference: float
+    """score_b − score_a."""
+    ci: tuple[float, float]
+    wins: int
+    """Items where B scores higher than A."""
+    ties: int
+    losses: int
+    mcnemar_p: float | None
+    """Exact (binomial) McNemar test on the discordant pairs; None unless both scores are 0/1."""
+    random: float | None
+
+    @property
+    def label(self) -> str:
+        return ", ".join(f"{a}={v}" for a, v in self.key) or "overall"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": dict(self.key),
+            "n": self.n,
+            "score_a": self.score_a,
+            "score_b": self.score_b,
+            "difference": self.difference,
+            "ci": list(self.ci),
+            "wins": self.wins,
+            "ties": self.ties,
+            "losses": self.losses,
+            "mcnemar_p": self.mcnemar_p,
+            "random": self.random,
+        }
+
+
+@dataclass(frozen=True)
+class Comparison:
+    run_a: str
+    run_b: str
+    probe_a: str | None
+    probe_b: str | None
+    only_a: int
+    """Items scored in A but not in B (left out of every figure)."""
+    only_b: int
+    overall: PairedCell
+    by: dict[str, list[PairedCell]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run_a": self.run_a,
+            "run_b": self.run_b,
+            "probe_a": self.probe_a,
+            "probe_b": self.probe_b,
+            "only_a": self.only_a,
+            "only_b": self.only_b,
+            "overall": self.overall.to_json(),
+            "by": {axis: [c.to_json() for c in cells] for axis, cells in self.by.items()},
+        }
+
+
+@dataclass(frozen=True)
+class _Paired:
+    """Both runs' scores on the shared scored items, with run A's metadata."""
+
+    a: np.ndarray
+    b: np.ndarray
+    random: np.ndarray
+    cluster: np.ndarray
+    meta: dict[str, np.ndarray]
+
+
+def compare_runs(
+    run_a: Path, run_b: Path, by: Sequence[str] = (), n_resamples: int = 1000, seed: int = 0
+) -> Comparison:
+    """Compare two run directories; refuses runs made on different benchmarks."""
+    from medlens.results import score_table
+    from medlens.store import RunStore
+
+    store_a, store_b = RunStore.open(run_a), RunStore.open(run_b)
+    check_same_benchmark(run_a, store_a.run, run_b, store_b.run)
+    table_a = score_table(store_a.items(), store_a.records())
+    table_b = score_table(store_b.items(), store_b.records())
+    ids_a = {i: n for n, i in enumerate(table_a.ids) if not np.isnan(table_a.score[n])}
+    ids_b = {i: n for n, i in enumerate(table_b.ids) if not np.isnan(table_b.score[n])}
+    shared = [i for i in table_a.ids if i in ids_a and i in ids_b]
+    rows_a = np.array([ids_a[i] for i in shared], dtype=np.intp)
+    rows_b = np.array([ids_b[i] for i in shared], dtype=np.intp)
+    paired = _Paired(
+        a=table_a.score[rows_a],
+        b=table_b.score[rows_b],
+        random=table_a.random[rows_a],
+        cluster=table_a.cluster[rows_a],
+        meta={k: v[rows_a] for k, v in table_a.meta.items()},
+    )
+    probes = store_a.run["spec"].get("probe"), store_b.run["spec"].get("probe")
+    axes = list(by) or ([a for a in PROBE_AXES if a in paired.meta] if any(probes) else [])
+    unknown = [a for a in axes if a not in paired.meta]
+    if unknown:
+        known = ", ".join(sorted(paired.meta)) or "none"
+        raise SpecError(f"--by: unknown axis {unknown[0]!r} (known axes: {known})")
+    everything = np.ones(len(shared), dtype=bool)
+    return Comparison(
+        run_a=str(run_a),
+        run_b=str(run_b),
+        probe_a=probes[0],
+        probe_b=probes[1],
+        only_a=len(ids_a) - len(shared),
+        only_b=len(ids_b) - len(shared),
+        overall=paired_cell(paired, everything, (), n_resamples, seed),
+        by={axis: _by_axis(paired, axis, n_resamples, seed) for axis in axes},
+    )
+
+
+def check_same_benchmark(
+    path_a: Path, run_a: dict[str, Any], path_b: Path, run_b: dict[str, Any]
+) -> None:
+    """Refuse to pair items of two different benchmarks (content hash of the items)."""
+    bench_a, bench_b = run_a["spec"]["benchmark"], run_b["spec"]["benchmark"]
+    if bench_a.get("content_hash") != bench_b.get("content_hash"):
+        raise RunMismatchError(
+            f"cannot compare: {path_a} ran on {bench_a.get('spec')} ({bench_a.get('n_items')} items, "
+            f"content {str(bench_a.get('content_hash'))[:12]}) but {path_b} ran on "
+            f"{bench_b.get('spec')} ({bench_b.get('n_items')} items, content "
+            f"{str(bench_b.get('content_hash'))[:12]}); paired comparison needs the same items"
+        )
+
+
+def _by_axis(paired: _Paired, axis: str, n_resamples: int, seed: int) -> list[PairedCell]:
+    values = paired.meta[axis]
+    return [
+        paired_cell(paired, values == value, ((axis, str(value)),), n_resamples, seed)
+        for value in sorted(set(values.tolist()) - {""})
+    ]
+
+
+def paired_cell(
+    paired: _Paired, mask: np.ndarray, key: tuple[tuple[str, str], ...], n_resamples: int, seed: int
+) -> PairedCell:
+    """All paired statistics of the items selected by `mask`."""
+    from medlens.metrics import bootstrap_ci
+
+    a, b = paired.a[mask], paired.b[mask]
+    n = int(mask.sum())
+    if n == 0:
+        nan = float("nan")
+        return PairedCell(key, 0, nan, nan, nan, (nan, nan), 0, 0, 0, None, None)
+    clusters = paired.cluster[mask]
+    shared_images = len(set(clusters.tolist())) < n
+    lo, hi = bootstrap_ci(
+        b - a, clusters if shared_images else None, n_resamples=n_resamples, seed=seed
+    )
+    baseline = paired.random[mask]
+    return PairedCell(
+        key=key,
+        n=n,
+        score_a=float(a.mean()),
+        score_b=float(b.mean()),
+        difference=float(b.mean() - a.mean()),
+        ci=(lo, hi),
+        wins=int((b > a).sum()),
+        ties=int((b == a).sum()),
+        losses=int((b < a).sum()),
+        mcnemar_p=mcnemar_exact(a, b),
+        random=None if np.isnan(baseline).all() else float(np.nanmean(baseline)),
+    )
+
+
+def mcnemar_exact(a: np.ndarray, b: np.ndarray) -> float | None:
+    """Two-sided exact McNemar p-value (binomial test on discordant pairs); None if not 0/1."""
+    from scipy.stats import binomtest
+
+    if not (np.isin(a, (0.0, 1.0)).all() and np.isin(b, (0.0, 1.0)).all()):
+        return None
+    b_only = int(((b == 1) & (a == 0)).sum())
+    a_only = int(((a == 1) & (b == 0)).sum())
+    if a_only + b_only == 0:
+        return 1.0
+    return float(binomtest(b_only, a_only + b_only, 0.5).pvalue)

@@ -1,0 +1,149 @@
+"""The ``replay:FILE`` model: answers read from earlier predictions instead of a live model.
+
+FILE is a VLMEvalKit prediction file (``.tsv``, ``.csv`` or ``.xlsx`` with ``index`` and
+``prediction`` columns) or another medlens run directory (its records' ``output``). Replaying
+the same predictions through medlens's extraction and scoring is how results are reproduced
+and compared with VLMEvalKit's own numbers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from medlens.errors import InputError, MedlensError, SpecError
+from medlens.models.base import ModelContext, ModelError, Request, Response
+from medlens.specs import Spec, check_options
+
+TABLE_SUFFIXES = (".tsv", ".csv", ".xlsx")
+_FLOAT_INDEX = re.compile(r"^(-?\d+)\.0+$")
+
+
+class ReplayModel:
+    """Looks up each item's prediction by item id."""
+
+    deterministic = True
+    # A dictionary lookup is cheaper than the response cache.
+    worth_caching = False
+
+    def __init__(self, spec: str, source: Path, predictions: Mapping[str, str]) -> None:
+        self.spec = spec
+        self.source = source
+        self.predictions = predictions
+
+    async def generate(self, request: Request) -> Response:
+        text = self.predictions.get(request.item.id)
+        if text is None:
+            message = f"no prediction for item {request.item.id!r} in {self.source}"
+            return Response(text=None, error=ModelError("input", message))
+        return Response(text=text)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def make_replay(spec: Spec, context: ModelContext) -> ReplayModel:
+    """Build the replay model for ``replay:FILE``; file problems raise InputError."""
+    check_options(spec, set())
+    if not spec.argument:
+        raise SpecError("replay needs a file or run directory: replay:PATH")
+    source = Path(spec.argument)
+    predictions = load_predictions(source)
+    canonical = f"replay:{source}?sha256={_digest(predictions)}"
+    return ReplayModel(canonical, source, predictions)
+
+
+def load_predictions(source: Path) -> dict[str, str]:
+    """Item id → prediction text from a prediction table or a medlens run directory."""
+    if source.is_dir():
+        return _run_predictions(source)
+    if not source.is_file():
+        raise InputError(source, None, "no such prediction file or run directory")
+    if source.suffix.lower() not in TABLE_SUFFIXES:
+        raise InputError(
+            source, None, f"unknown prediction format (use {', '.join(TABLE_SUFFIXES)})"
+        )
+    return _table_predictions(source)
+
+
+def _run_predictions(source: Path) -> dict[str, str]:
+    from medlens.store import RunStore
+
+    try:
+        store = RunStore.open(source)
+    except MedlensError as exc:
+        raise InputError(source, None, f"not a medlens run directory ({exc})") from None
+    return {
+        item_id: record["output"]
+        for item_id, record in store.records().items()
+        if record.get("error") is None and record.get("output") is not None
+    }
+
+
+def _table_predictions(source: Path) -> dict[str, str]:
+    """Read the two columns as text; empty prediction cells become empty strings."""
+    import pandas as pd
+
+    columns = _header(source)
+    index_column = _find_column(source, columns, "index")
+    prediction_column = _find_column(source, columns, "prediction")
+    wanted = [index_column, prediction_column]
+    try:
+        if source.suffix.lower() == ".xlsx":
+            frame = pd.read_excel(source, usecols=wanted, dtype=str, keep_default_na=False)
+        else:
+            separator = "\t" if source.suffix.lower() == ".tsv" else ","
+            frame = pd.read_csv(
+                source, sep=separator, usecols=wanted, dtype=str, keep_default_na=False
+            )
+    except (OSError, ValueError) as exc:
+        raise InputError(source, None, f"cannot read ({exc})") from None
+    predictions: dict[str, str] = {}
+    for row, (raw_index, text) in enumerate(
+        zip(frame[index_column], frame[prediction_column], strict=True)
+    ):
+        item_id = _normalise_index(raw_index)
+        where = f"row {row + 2}"  # 1-based, after the header line
+        if not item_id:
+            raise InputError(source, where, f"column {index_column!r} is empty")
+        if item_id in predictions:
+            raise InputError(source, where, f"column {index_column!r}: duplicate index {item_id!r}")
+        predictions[item_id] = text
+    return predictions
+
+
+def _header(source: Path) -> list[str]:
+    import pandas as pd
+
+    try:
+        if source.suffix.lower() == ".xlsx":
+            return [str(c) for c in pd.read_excel(source, nrows=0).columns]
+        separator = "\t" if source.suffix.lower() == ".tsv" else ","
+        return [str(c) for c in pd.read_csv(source, sep=separator, nrows=0).columns]
+    except (OSError, ValueError) as exc:
+        raise InputError(source, "header", f"cannot read ({exc})") from None
+
+
+def _find_column(source: Path, columns: list[str], name: str) -> str:
+    """The column called `name`, matched case-insensitively as VLMEvalKit does."""
+    for column in columns:
+        if column.strip().lower() == name:
+            return column
+    raise InputError(source, "header", f"no {name!r} column (columns: {', '.join(columns)})")
+
+
+def _normalise_index(raw: str) -> str:
+    """Spreadsheets turn the integer index 12 into 12.0; item ids are the integer text."""
+    text = raw.strip()
+    match = _FLOAT_INDEX.match(text)
+    return match.group(1) if match else text
+
+
+def _digest(predictions: Mapping[str, str]) -> str:
+    """Short content hash so that a changed prediction file is a different model spec."""
+    digest = hashlib.sha256()
+    for item_id in sorted(predictions):
+        digest.update(f"{item_id}\0{predictions[item_id]}\0".encode())
+    return digest.hexdigest()[:16]

@@ -1,0 +1,350 @@
+"""`report --format html`: one self-contained file (inline CSS/JS, PNG plots as data URIs).
+
+Model output is untrusted. Everything taken from the run is escaped with ``html.escape`` when
+written as markup, and the per-item data travels as JSON inside a ``<script
+type="application/json">`` element with ``<``, ``>``, ``&``, U+2028 and U+2029 written as
+``\\uXXXX`` escapes, so no value can close the element or start markup; the page script puts it
+into the DOM with ``textContent`` only.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from medlens.report.html_assets import SCRIPT, STYLE
+from medlens.report.sections import AxisRow, ReportData, build_report, percent, percent_ci
+from medlens.slices import DEFAULT_MIN_N, Cell
+
+MAX_OUTPUT_CHARS = 4000
+"""Longer model outputs are cut in the item browser (the run directory keeps them whole)."""
+PLOT_AXES = ("granularity", "department")
+Row = Sequence[tuple[str, float | str | None]]
+"""Table cells as (shown text, sort value or None)."""
+
+
+def esc(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def safe_json(value: Any) -> str:
+    """JSON that can sit inside a <script> element: no '<', '>', '&', U+2028 or U+2029 left."""
+    text = json.dumps(value, ensure_ascii=False)
+    for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
+                         ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):  # fmt: skip
+        text = text.replace(char, escape)
+    return text
+
+
+def render(run_dir: Path) -> str:
+    """The HTML report of the run at `run_dir`."""
+    run_dir = Path(run_dir)
+    data = build_report(run_dir)
+    body = [f"<h1>medlens report: {esc(run_dir.name)}</h1>", protocol_section(data)]
+    if data.has_answers:
+        body += [
+            overall_section(data),
+            plots_section(data),
+            axes_section(data),
+            worst_section(data),
+        ]
+    else:
+        body.append(
+            '<h2>Scores</h2><p class="answer-key">This split has no gold answers: '
+            "<strong>scores need the official answer key</strong>. Export the predictions for "
+            f"submission with <code>{esc(data.export_hint)}</code>.</p>"
+        )
+    body += [deficiency_section(data), sensitivity_section(data), limitations_section(data)]
+    body.append(browser_section(run_dir, data))
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>medlens report: {esc(run_dir.name)}</title><style>{STYLE}</style></head>"
+        f"<body>{''.join(body)}<script>{SCRIPT}</script></body></html>\n"
+    )
+
+
+def table_html(
+    headers: Sequence[str], rows: Sequence[Row], sortable: bool = True, text_columns: int = 1
+) -> str:
+    """A table; the first `text_columns` columns are left-aligned text."""
+    head = "".join(
+        f'<th class="text">{esc(h)}</th>' if i < text_columns else f"<th>{esc(h)}</th>"
+        for i, h in enumerate(headers)
+    )
+    lines = []
+    for row in rows:
+        cells = []
+        for i, (text, sort_value) in enumerate(row):
+            attributes = ' class="text"' if i < text_columns else ""
+            if sort_value is not None:
+                attributes += f' data-v="{esc(sort_value)}"'
+            cells.append(f"<td{attributes}>{esc(text)}</td>")
+        lines.append("<tr>" + "".join(cells) + "</tr>")
+    kind = ' class="sortable"' if sortable else ""
+    thead = f"<thead><tr>{head}</tr></thead>" if any(headers) else ""
+    return f"<table{kind}>{thead}<tbody>{''.join(lines)}</tbody></table>"
+
+
+def protocol_section(data: ReportData) -> str:
+    rows = [[(name, None), (value, None)] for name, value in data.protocol]
+    return "<h2>Protocol</h2>" + table_html(("", ""), rows, sortable=False, text_columns=2)
+
+
+def overall_section(data: ReportData) -> str:
+    overall = data.results["overall"]
+    row = [
+        (str(overall["n"]), overall["n"]),
+        (percent(overall["score"]), overall["score"]),
+        (percent_ci(overall.get("ci")), None),
+        (percent(overall.get("random")), overall.get("random")),
+    ]
+    table = table_html(("n", "score", "95% CI", "random baseline"), [row], False, 0)
+    return "<h2>Overall</h2>" + table
+
+
+def _number(value: float | None) -> float | str:
+    return "" if value is None else value
+
+
+def axis_rows(rows: Sequence[AxisRow]) -> list[Row]:
+    return [
+        [
+            (row.value + (" *" if row.small else ""), None),
+            (str(row.n), row.n),
+            (percent(row.score), _number(row.score)),
+            (percent_ci(row.ci), _number(row.ci[0] if row.ci else None)),
+            (percent(row.random), _number(row.random)),
+            (percent(row.unparsed), row.unparsed),
+            (percent(row.refused), row.refused),
+            (percent(row.error), row.error),
+        ]
+        for row in rows
+    ]
+
+
+def axes_section(data: ReportData) -> str:
+    headers = ("value", "n", "score", "95% CI", "random", "unparsed", "refused", "error")
+    parts = ["<h2>Breakdowns</h2>"]
+    for axis, rows in data.axes.items():
+        parts.append(f"<h3>By {esc(axis)}</h3>" + table_html(headers, axis_rows(rows)))
+    parts.append(
+        f'<p class="note">* n &lt; {DEFAULT_MIN_N}: wide CI, never ranked among the worst cells. '
+        "Click a column header to sort.</p>"
+    )
+    return "".join(parts)
+
+
+def worst_section(data: ReportData) -> str:
+    title = f"<h2>Worst cells (n ≥ {DEFAULT_MIN_N})</h2>"
+    if not data.worst:
+        return title + f'<p class="note">No cell of the cube has n ≥ {DEFAULT_MIN_N}.</p>'
+    rows = [_cell_row(cell) for cell in data.worst]
+    return title + table_html(("cell", "n", "score", "95% CI", "random", "unparsed"), rows)
+
+
+def _cell_row(cell: Cell) -> Row:
+    return [
+        (cell.label, None),
+        (str(cell.n), cell.n),
+        (percent(cell.score), _number(cell.score)),
+        (percent_ci(cell.ci), _number(cell.ci[0] if cell.ci else None)),
+        (percent(cell.random), _number(cell.random)),
+        (percent(cell.unparsed), cell.unparsed),
+    ]
+
+
+def deficiency_section(data: ReportData) -> str:
+    rows = [[(name, None), (value, None)] for name, value in data.deficiency]
+    return "<h2>Deficiency profile</h2>" + table_html(("measure", "value"), rows, False)
+
+
+def sensitivity_section(data: ReportData) -> str:
+    sensitivity = data.results.get("extraction_sensitivity")
+    if not sensitivity:
+        return '<h2>Extraction sensitivity</h2><p class="note">Not available.</p>'
+    rows: list[Row] = [[
+        ("overall", None),
+        (percent(sensitivity["medlens"]), sensitivity["medlens"]),
+        (percent(sensitivity["vlmeval"]), sensitivity["vlmeval"]),
+        (f"{100 * sensitivity['difference']:+.1f}", sensitivity["difference"]),
+    ]]  # fmt: skip
+    for row in data.axes.get("granularity", []):
+        if row.score is not None and row.vlmeval is not None:
+            gap = row.score - row.vlmeval
+            rows.append(
+                [
+                    (row.value, None),
+                    (percent(row.score), row.score),
+                    (percent(row.vlmeval), row.vlmeval),
+                    (f"{100 * gap:+.1f}", gap),
+                ]
+            )
+    mode = data.results["spec"]["extract"]
+    headers = (
+        "slice",
+        f"this run ({mode} extraction)",
+        "VLMEvalKit exact matching",
+        "difference (points)",
+    )
+    return "<h2>Extraction sensitivity</h2>" + table_html(headers, rows)
+
+
+def limitations_section(data: ReportData) -> str:
+    items = "".join(f"<li>{esc(note)}</li>" for note in data.limitations)
+    return f"<h2>Limitations</h2><ul>{items}</ul>"
+
+
+# -- plots -------------------------------------------------------------------------------------
+def plots_section(data: ReportData) -> str:
+    images = [score_plot(axis, data.axes[axis]) for axis in PLOT_AXES if data.axes.get(axis)]
+    if data.heatmap is not None and data.heatmap[0]:
+        images.append(heatmap_plot(*data.heatmap))
+    if not images:
+        return ""
+    tags = "".join(
+        f'<img alt="{esc(alt)}" src="data:image/png;base64,{png}">' for alt, png in images
+    )
+    return f'<h2>Plots</h2><div class="plots">{tags}</div>'
+
+
+def plot_text(text: str) -> str:
+    """Data as literal matplotlib text: a '$' would otherwise start mathtext (and can fail)."""
+    return text.replace("$", r"\$")
+
+
+def _png(figure: Any) -> str:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def score_plot(axis: str, rows: Sequence[AxisRow]) -> tuple[str, str]:
+    """Score per value with 95% CI bars; the random baseline of each value as a red tick."""
+    from matplotlib.figure import Figure
+
+    shown = [r for r in rows if r.score is not None]
+    figure = Figure(figsize=(7.0, 0.8 + 0.38 * max(1, len(shown))))
+    ax = figure.add_subplot()
+    positions = list(range(len(shown)))
+    scores = [100 * (r.score or 0.0) for r in shown]
+    low = [
+        s - 100 * (r.ci[0] if r.ci else (r.score or 0.0))
+        for s, r in zip(scores, shown, strict=True)
+    ]
+    high = [
+        100 * (r.ci[1] if r.ci else (r.score or 0.0)) - s
+        for s, r in zip(scores, shown, strict=True)
+    ]
+    ax.barh(positions, scores, xerr=[low, high], color="#5b8def", ecolor="#1d232b", capsize=3)
+    randoms = [
+        (p, 100 * r.random) for p, r in zip(positions, shown, strict=True) if r.random is not None
+    ]
+    if randoms:
+        ax.scatter(
+            [x for _, x in randoms],
+            [p for p, _ in randoms],
+            marker="|",
+            s=300,
+            color="#c0392b",
+            label="random baseline",
+            zorder=3,
+        )
+        ax.legend(loc="lower right", fontsize=8)
+    ax.set_yticks(positions, [plot_text(f"{r.value} (n={r.n})") for r in shown], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("score % (95% CI)")
+    ax.set_title(plot_text(f"score by {axis}"))
+    return f"score by {axis}", _png(figure)
+
+
+def heatmap_plot(
+    rows: list[str], columns: list[str], grid: dict[tuple[str, str], Cell]
+) -> tuple[str, str]:
+    """Department × granularity heat map of scores; each cell annotated with score and n."""
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    values = np.full((len(rows), len(columns)), np.nan)
+    for (row, column), cell in grid.items():
+        if cell.score is not None:
+            values[rows.index(row), columns.index(column)] = 100 * cell.score
+    figure = Figure(figsize=(1.6 + 1.3 * len(columns), 0.9 + 0.42 * len(rows)))
+    ax = figure.add_subplot()
+    image = ax.imshow(values, cmap="RdYlGn", vmin=0, vmax=100, aspect="auto")
+    for (row, column), cell in grid.items():
+        if cell.score is not None:
+            label = f"{100 * cell.score:.0f}\nn={cell.n}" + ("*" if cell.small else "")
+            ax.text(
+                columns.index(column), rows.index(row), label, ha="center", va="center", fontsize=7
+            )
+    ax.set_xticks(range(len(columns)), [plot_text(c) for c in columns], fontsize=8)
+    ax.set_yticks(range(len(rows)), [plot_text(r) for r in rows], fontsize=8)
+    ax.set_title("score % by department × granularity (* n < 50)")
+    figure.colorbar(image, ax=ax, fraction=0.04)
+    return "department × granularity heat map", _png(figure)
+
+
+# -- per-item browser --------------------------------------------------------------------------
+def browser_section(run_dir: Path, data: ReportData) -> str:
+    payload = items_payload(run_dir)
+    headers = ("id", "question", "options", "gold", "model output", "extraction", "score")
+    head = "".join(f"<th>{esc(h)}</th>" for h in headers)
+    return (
+        '<h2>Items</h2><div id="item-browser"><div id="browser-controls"></div>'
+        '<p id="browser-count" class="note"></p>'
+        f'<table id="item-table"><thead><tr>{head}</tr></thead><tbody></tbody></table></div>'
+        f'<script type="application/json" id="items-data">{safe_json(payload)}</script>'
+    )
+
+
+def items_payload(run_dir: Path) -> dict[str, Any]:
+    """Per item with a record: text fields, axes and outcome, for the browser script."""
+    from medlens.report.sections import PRIMARY_AXES
+    from medlens.store import RunStore
+
+    store = RunStore.open(run_dir)
+    records = store.records()
+    items = [item for item in store.items() if item.id in records]
+    axes = [a for a in PRIMARY_AXES if any(a in item.meta for item in items)]
+    rows: list[dict[str, Any]] = []
+    for item in items:
+        record = records[item.id]
+        extraction = record.get("extraction") or {}
+        output = record.get("output")
+        if record.get("error"):
+            output = f"[error: {record['error'].get('type')}] {record['error'].get('message', '')}"
+        if output and len(output) > MAX_OUTPUT_CHARS:
+            output = output[:MAX_OUTPUT_CHARS] + " … (cut)"
+        rows.append({
+            "id": item.id,
+            "question": item.question,
+            "options": "\n".join(f"{k}. {v}" for k, v in item.options.items()),
+            "gold": "" if item.answer is None else str(item.answer),
+            "output": output,
+            "extraction": f"{extraction.get('answer')} ({extraction.get('status')})" if extraction else "",
+            "score": record.get("score"),
+            "outcome": outcome(record),
+            "axes": {a: item.meta.get(a, "") for a in axes},
+        })  # fmt: skip
+    outcomes = sorted({str(row["outcome"]) for row in rows})
+    return {"axes": axes, "outcomes": outcomes, "items": rows}
+
+
+def outcome(record: dict[str, Any]) -> str:
+    """correct / wrong / partial / unparsed / refused / empty / error / no gold."""
+    if record.get("error") is not None:
+        return "error"
+    status = (record.get("extraction") or {}).get("status", "ok")
+    if status != "ok":
+        return str(status)
+    score = record.get("score")
+    if score is None:
+        return "no gold"
+    return "correct" if score == 1 else ("wrong" if score == 0 else "partial")

@@ -1,0 +1,184 @@
+"""`report --format md`: the full report as GitHub-flavoured markdown."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from medlens.report.sections import (
+    AxisRow,
+    ReportData,
+    build_report,
+    percent,
+    percent_ci,
+)
+from medlens.slices import DEFAULT_MIN_N, Cell
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#!~])")
+
+
+def md_text(value: object) -> str:
+    """Data as inert markdown text: one line, HTML entities escaped, markup characters escaped."""
+    one_line = " ".join(str(value).split())
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", one_line.replace("&", "&amp;"))
+
+
+def render(run_dir: Path) -> str:
+    """The markdown report of the run at `run_dir`."""
+    data = build_report(Path(run_dir))
+    parts = [f"# medlens report: {md_text(Path(run_dir).name)}", protocol_section(data)]
+    if not data.has_answers:
+        parts.append(no_answers_section(data))
+    else:
+        parts += [
+            overall_section(data),
+            axes_section(data),
+            worst_section(data.worst),
+            heatmap_section(data),
+        ]
+    parts += [deficiency_section(data), sensitivity_section(data), limitations_section(data)]
+    return "\n\n".join(p for p in parts if p) + "\n"
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], right_from: int = 1) -> str:
+    """A markdown table; cells must already be escaped."""
+    align = [":--" if i < right_from else "--:" for i in range(len(headers))]
+    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join(align) + " |"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def protocol_section(data: ReportData) -> str:
+    rows = [(md_text(name), md_text(value)) for name, value in data.protocol]
+    return "## Protocol\n\n" + table(("", ""), rows, right_from=2)
+
+
+def no_answers_section(data: ReportData) -> str:
+    return (
+        "## Scores\n\nThis split has no gold answers: **scores need the official answer key**. "
+        "Export the predictions for submission with:\n\n"
+        f"```\n{data.export_hint}\n```"
+    )
+
+
+def overall_section(data: ReportData) -> str:
+    overall = data.results["overall"]
+    ci = overall.get("ci")
+    row = (
+        str(overall["n"]),
+        percent(overall["score"]),
+        percent_ci(ci),
+        percent(overall.get("random")),
+        _above_random(overall["score"], overall.get("random"), ci),
+    )
+    headers = ("n", "score", "95% CI", "random baseline", "vs random")
+    return "## Overall\n\n" + table(headers, [row], right_from=0)
+
+
+def _above_random(score: float | None, random: float | None, ci: Sequence[float] | None) -> str:
+    if score is None or random is None:
+        return "–"
+    if ci and ci[0] > random:
+        return f"{100 * (score - random):+.1f} points, above chance"
+    if ci and ci[1] < random:
+        return f"{100 * (score - random):+.1f} points, below chance"
+    return f"{100 * (score - random):+.1f} points, not distinguishable from chance"
+
+
+def axis_table(axis: str, rows: Sequence[AxisRow]) -> str:
+    headers = ("value", "n", "score", "95% CI", "random", "unparsed", "refused", "error")
+    body = [
+        (
+            md_text(row.value) + (" \\*" if row.small else ""),
+            str(row.n),
+            percent(row.score),
+            percent_ci(row.ci),
+            percent(row.random),
+            percent(row.unparsed),
+            percent(row.refused),
+            percent(row.error),
+        )
+        for row in rows
+    ]
+    return f"### By {md_text(axis)}\n\n" + table(headers, body)
+
+
+def axes_section(data: ReportData) -> str:
+    if not data.axes:
+        return "## Breakdowns\n\nThe items carry no metadata axes."
+    tables = [axis_table(axis, rows) for axis, rows in data.axes.items()]
+    note = f"\\* n < {DEFAULT_MIN_N}: wide CI, never ranked among the worst cells."
+    return "## Breakdowns\n\n" + "\n\n".join(tables) + "\n\n" + note
+
+
+def worst_section(worst: Sequence[Cell]) -> str:
+    title = f"## Worst cells (n ≥ {DEFAULT_MIN_N})\n\n"
+    if not worst:
+        return title + f"No cell of the breakdown cube has n ≥ {DEFAULT_MIN_N}."
+    headers = ("cell", "n", "score", "95% CI", "random", "unparsed")
+    rows = [
+        (md_text(cell.label), str(cell.n), percent(cell.score), percent_ci(cell.ci),
+         percent(cell.random), percent(cell.unparsed))
+        for cell in worst
+    ]  # fmt: skip
+    return title + table(headers, rows)
+
+
+def heatmap_section(data: ReportData) -> str:
+    if data.heatmap is None:
+        return ""
+    rows, columns, grid = data.heatmap
+    body = []
+    for row in rows:
+        cells = []
+        for column in columns:
+            cell = grid.get((row, column))
+            cells.append("" if cell is None else f"{percent(cell.score)} ({cell.n})")
+        body.append((md_text(row), *cells))
+    headers = ("department \\\\ granularity", *(md_text(c) for c in columns))
+    return "## Department × granularity\n\nscore (n)\n\n" + table(headers, body)
+
+
+def deficiency_section(data: ReportData) -> str:
+    rows = [(md_text(name), md_text(value)) for name, value in data.deficiency]
+    return "## Deficiency profile\n\n" + table(("measure", "value"), rows)
+
+
+def sensitivity_section(data: ReportData) -> str:
+    sensitivity = data.results.get("extraction_sensitivity")
+    title = "## Extraction sensitivity\n\n"
+    if not sensitivity:
+        return (
+            title + "Not available (no scored items, or no VLMEvalKit-rules scores in the records)."
+        )
+    mode = data.results["spec"]["extract"]
+    rows = [
+        (
+            "overall",
+            percent(sensitivity["medlens"]),
+            percent(sensitivity["vlmeval"]),
+            f"{100 * sensitivity['difference']:+.1f}",
+        )
+    ]
+    for row in data.axes.get("granularity", []):
+        if row.score is not None and row.vlmeval is not None:
+            rows.append(
+                (
+                    md_text(row.value),
+                    percent(row.score),
+                    percent(row.vlmeval),
+                    f"{100 * (row.score - row.vlmeval):+.1f}",
+                )
+            )
+    headers = (
+        "slice",
+        f"this run ({md_text(mode)} extraction)",
+        "VLMEvalKit exact matching",
+        "difference (points)",
+    )
+    return title + table(headers, rows)
+
+
+def limitations_section(data: ReportData) -> str:
+    return "## Limitations\n\n" + "\n".join(f"- {note}" for note in data.limitations)

@@ -1,0 +1,235 @@
+"""The content of the full reports (markdown, HTML, xlsx), computed once from a run directory.
+
+Each renderer lays out the same sections: protocol; overall score vs random baseline; per-axis
+tables; the worst cells; the deficiency profile; extraction sensitivity; limitations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from medlens.slices import DEFAULT_MIN_N, MAX_AXES, Cell
+
+PRIMARY_AXES = ("granularity", "department", "task", "modality")
+"""The GMAI-MMBench lexical-tree axes, in the order the report shows them."""
+WORST_K = 10
+HEATMAP_AXES = ("department", "granularity")
+EXPORT_HINT = "medlens export {run} --format gmai-submission"
+
+LIMITATIONS = (
+    "Scores are multiple-choice (or closed-answer) accuracy. They do not measure free-text "
+    "answers, report writing, localisation (regions are drawn for the model, not found by it), "
+    "calibration or clinical safety.",
+    "Box, mask and contour questions mark the region on the image: they test recognition of a "
+    "marked region, not detection.",
+    "Items come from public datasets; the model may have seen images or questions in training. "
+    "This report contains no contamination audit.",
+    "The random baseline is the expected score of uniform guessing; answer-position bias is not "
+    "measured here (compare with a `--model prior` run).",
+    "One run, one prompt style and one seed: variation over prompts and sampling is not shown.",
+)
+
+
+@dataclass(frozen=True)
+class AxisRow:
+    """One value of one axis, as in results.json ``by``."""
+
+    value: str
+    n: int
+    score: float | None
+    ci: tuple[float, float] | None
+    random: float | None
+    vlmeval: float | None
+    unparsed: float
+    refused: float
+    error: float
+
+    @property
+    def small(self) -> bool:
+        return self.n < DEFAULT_MIN_N
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """Everything a full report shows."""
+
+    run: str
+    results: dict[str, Any]
+    protocol: tuple[tuple[str, str], ...]
+    axes: dict[str, list[AxisRow]]
+    """Primary axes first, then the other breakdowns (axes with one value are left out)."""
+    worst: list[Cell]
+    heatmap: tuple[list[str], list[str], dict[tuple[str, str], Cell]] | None
+    deficiency: tuple[tuple[str, str], ...]
+    limitations: tuple[str, ...]
+
+    @property
+    def has_answers(self) -> bool:
+        return bool(self.results["has_answers"])
+
+    @property
+    def export_hint(self) -> str:
+        return EXPORT_HINT.format(run=self.run)
+
+
+def build_report(run_dir: Path) -> ReportData:
+    """Rebuild results.json and derive every section of the report."""
+    import json
+
+    from medlens.report import load_results
+
+    results = load_results(run_dir)
+    run_json = json.loads((Path(run_dir) / "run.json").read_text(encoding="utf-8"))
+    axes = _axis_rows(results)
+    worst: list[Cell] = []
+    heatmap = None
+    if results["has_answers"] and results["overall"]["n"]:
+        # Benchmarks without the GMAI axes (VQA-RAD, SLAKE …) rank their own breakdowns.
+        cube_axes = [a for a in PRIMARY_AXES if a in axes] or list(axes)[:MAX_AXES]
+        worst, heatmap = _cube_views(run_dir, cube_axes)
+    return ReportData(
+        run=str(run_dir),
+        results=results,
+        protocol=protocol_rows(results, run_json),
+        axes=axes,
+        worst=worst,
+        heatmap=heatmap,
+        deficiency=deficiency_rows(results, axes),
+        limitations=LIMITATIONS + tuple(_dynamic_limitations(results, axes)),
+    )
+
+
+def protocol_rows(results: dict[str, Any], run_json: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """What was run, how, and when (from results.json and run.json)."""
+    spec = results["spec"]
+    bench = spec["benchmark"]
+    counts = results["counts"]
+    return (
+        ("benchmark", f"{bench.get('description') or bench['name']} ({bench['spec']})"),
+        ("split", str(bench["split"])),
+        (
+            "items",
+            f"{bench['n_items']} ({counts['records']} with a record, "
+            f"{counts['errors']} errored, {counts['pending']} pending)",
+        ),
+        ("model", str(spec["model"])),
+        ("prompt style", str(spec["prompt"])),
+        ("extraction", str(spec["extract"])),
+        ("probe", str(spec.get("probe") or "none")),
+        ("seed", str(spec.get("seed", 0))),
+        ("medlens version", str(run_json.get("medlens_version", ""))),
+        ("date", str(run_json.get("created", ""))),
+        ("benchmark content hash", str(bench.get("content_hash", ""))[:16]),
+    )
+
+
+def _axis_rows(results: dict[str, Any]) -> dict[str, list[AxisRow]]:
+    by: dict[str, dict[str, dict[str, Any]]] = results.get("by") or {}
+    order = [a for a in PRIMARY_AXES if a in by] + [a for a in by if a not in PRIMARY_AXES]
+    out: dict[str, list[AxisRow]] = {}
+    for axis in order:
+        if len(by[axis]) < 2 and axis not in PRIMARY_AXES:
+            continue
+        out[axis] = [_axis_row(value, cell) for value, cell in by[axis].items()]
+    return out
+
+
+def _axis_row(value: str, cell: dict[str, Any]) -> AxisRow:
+    ci = cell.get("ci")
+    return AxisRow(
+        value=value,
+        n=int(cell["n"]),
+        score=cell.get("score"),
+        ci=(float(ci[0]), float(ci[1])) if ci else None,
+        random=cell.get("random"),
+        vlmeval=cell.get("vlmeval_score"),
+        unparsed=float(cell.get("unparsed", 0.0)),
+        refused=float(cell.get("refused", 0.0)),
+        error=float(cell.get("error", 0.0)),
+    )
+
+
+def _cube_views(
+    run_dir: Path, axes: list[str]
+) -> tuple[list[Cell], tuple[list[str], list[str], dict[tuple[str, str], Cell]] | None]:
+    """Worst cells of the cube over the primary axes, and the department × granularity grid."""
+    from medlens.slices import cross_table, cube, load_slice_table, worst_cells
+
+    if not axes:
+        return [], None
+    cells = cube(load_slice_table(run_dir), axes)
+    worst = worst_cells(cells, WORST_K, DEFAULT_MIN_N)
+    heatmap = None
+    if all(a in axes for a in HEATMAP_AXES):
+        heatmap = cross_table(cells, *HEATMAP_AXES)
+    return worst, heatmap
+
+
+def deficiency_rows(
+    results: dict[str, Any], axes: dict[str, list[AxisRow]]
+) -> tuple[tuple[str, str], ...]:
+    """Unparsed, refusal, empty and error rates, and the box − image score gap."""
+    rates = results["rates"]
+    rows = [
+        ("unparsed rate", percent(rates.get("unparsed"))),
+        ("refusal rate", percent(rates.get("refused"))),
+        ("empty-answer rate", percent(rates.get("empty"))),
+        ("error rate (no answer from the model)", percent(rates.get("error"))),
+    ]
+    levels = {row.value: row for row in axes.get("granularity", [])}
+    box, image = levels.get("box"), levels.get("image")
+    if box and image and box.score is not None and image.score is not None:
+        gap = box.score - image.score
+        rows.append(
+            (
+                "box-level − image-level score",
+                f"{100 * gap:+.1f} points (box n={box.n}, image n={image.n})",
+            )
+        )
+    else:
+        rows.append(("box-level − image-level score", "– (needs both granularities)"))
+    suspects = results.get("leakage_suspects")
+    if suspects is not None:
+        probe = results["spec"]["probe"]
+        rows.append((f"leakage suspects under probe {probe}", suspect_summary(suspects)))
+    return tuple(rows)
+
+
+def suspect_summary(suspects: list[dict[str, Any]]) -> str:
+    """Slices whose score under an evidence-removing probe has a CI above chance."""
+    if not suspects:
+        return "none: no slice scores significantly above chance without its evidence"
+    return "; ".join(
+        f"{s['axis']}={s['value']} {percent(s['score'])} (CI {percent_ci(s['ci'])}, "
+        f"chance {percent(s['random'])}{', n<50' if s['small_n'] else ''})"
+        for s in suspects
+    )
+
+
+def _dynamic_limitations(results: dict[str, Any], axes: dict[str, list[AxisRow]]) -> list[str]:
+    notes = []
+    small = sum(1 for rows in axes.values() for row in rows if row.small)
+    if small:
+        notes.append(
+            f"{small} per-axis cells have n < {DEFAULT_MIN_N}: their CIs are wide and "
+            "they are never ranked among the worst cells."
+        )
+    counts = results["counts"]
+    if counts["errors"]:
+        notes.append(
+            f"{counts['errors']} items errored (no answer from the model) and are left "
+            "out of every score; their rate is in the deficiency profile."
+        )
+    if counts["pending"]:
+        notes.append(f"{counts['pending']} items have not been run yet.")
+    return notes
+
+
+def percent(value: float | None, digits: int = 1) -> str:
+    return "–" if value is None else f"{100 * value:.{digits}f}%"
+
+
+def percent_ci(ci: tuple[float, float] | list[float] | None) -> str:
+    return "–" if not ci else f"{100 * ci[0]:.1f}–{100 * ci[1]:.1f}"

@@ -1,0 +1,167 @@
+"""`report --format xlsx`, and the one safe way medlens writes spreadsheets.
+
+Every text cell is written as text: a model output such as ``=HYPERLINK(...)`` must never
+become a formula, and control characters that the xlsx format forbids are dropped.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from medlens.report.sections import ReportData, build_report
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from openpyxl import Workbook
+    from openpyxl.worksheet.worksheet import Worksheet
+
+_SHEET_NAME_FORBIDDEN = re.compile(r"[\[\]:*?/\\]")
+
+
+def render(run_dir: Path) -> bytes:
+    """The report workbook: protocol, overall, one sheet per axis, worst cells, items."""
+    from openpyxl import Workbook
+
+    data = build_report(Path(run_dir))
+    workbook = Workbook()
+    protocol = workbook.active
+    assert protocol is not None
+    protocol.title = "protocol"
+    write_rows(protocol, [("field", "value"), *data.protocol])
+    if data.has_answers:
+        _score_sheets(workbook, data)
+    else:
+        write_rows(
+            protocol,
+            [
+                (),
+                (
+                    "scores",
+                    "this split has no gold answers: scores need the "
+                    f"official answer key; export with: {data.export_hint}",
+                ),
+            ],
+        )
+    rows = [("measure", "value"), *data.deficiency]
+    write_rows(workbook.create_sheet("deficiency"), rows)
+    write_rows(
+        workbook.create_sheet("limitations"), [("limitation",), *((n,) for n in data.limitations)]
+    )
+    write_rows(workbook.create_sheet("items"), item_rows(Path(run_dir)))
+    return workbook_bytes(workbook)
+
+
+def _score_sheets(workbook: Workbook, data: ReportData) -> None:
+    overall = data.results["overall"]
+    ci = overall.get("ci") or [None, None]
+    write_rows(workbook.create_sheet("overall"), [
+        ("n", "score", "ci_low", "ci_high", "random", "vlmeval_score"),
+        (overall["n"], overall["score"], ci[0], ci[1], overall.get("random"), overall.get("vlmeval_score")),
+    ])  # fmt: skip
+    headers = ("value", "n", "score", "ci_low", "ci_high", "random", "vlmeval_score",
+               "unparsed", "refused", "error", "small")  # fmt: skip
+    used: set[str] = {"protocol", "overall"}
+    for axis, rows in data.axes.items():
+        body = [
+            (r.value, r.n, r.score, r.ci[0] if r.ci else None, r.ci[1] if r.ci else None,
+             r.random, r.vlmeval, r.unparsed, r.refused, r.error, r.small)
+            for r in rows
+        ]  # fmt: skip
+        write_rows(workbook.create_sheet(sheet_name(f"by {axis}", used)), [headers, *body])
+    worst = [
+        (
+            c.label,
+            c.n,
+            c.score,
+            c.ci[0] if c.ci else None,
+            c.ci[1] if c.ci else None,
+            c.random,
+            c.unparsed,
+        )
+        for c in data.worst
+    ]
+    write_rows(
+        workbook.create_sheet("worst cells"),
+        [("cell", "n", "score", "ci_low", "ci_high", "random", "unparsed"), *worst],
+    )
+
+
+def sheet_name(wanted: str, used: set[str]) -> str:
+    """A valid, unique sheet name (≤ 31 characters, none of []:*?/\\)."""
+    base = _SHEET_NAME_FORBIDDEN.sub("_", wanted)[:31]
+    name, number = base, 2
+    while name.lower() in {u.lower() for u in used}:
+        suffix = f" {number}"
+        name, number = base[: 31 - len(suffix)] + suffix, number + 1
+    used.add(name)
+    return name
+
+
+def item_rows(run_dir: Path) -> list[Sequence[Any]]:
+    from medlens.store import RunStore
+
+    store = RunStore.open(run_dir)
+    records = store.records()
+    items = [item for item in store.items() if item.id in records]
+    axes = sorted({key for item in items for key in item.meta})
+    header = ("id", "question", "gold", "output", "extracted", "status", "score", "vlmeval_answer",
+              "vlmeval_score", "error", *axes)  # fmt: skip
+    rows: list[Sequence[Any]] = [header]
+    for item in items:
+        record = records[item.id]
+        extraction = record.get("extraction") or {}
+        compat = record.get("vlmeval") or {}
+        error = record.get("error")
+        rows.append((
+            item.id, item.question, None if item.answer is None else str(item.answer),
+            record.get("output"), extraction.get("answer"), extraction.get("status"),
+            record.get("score"), compat.get("answer"), compat.get("score"),
+            f"{error.get('type')}: {error.get('message')}" if error else None,
+            *(item.meta.get(a) for a in axes),
+        ))  # fmt: skip
+    return rows
+
+
+def write_rows(sheet: Worksheet, rows: Iterable[Sequence[Any]]) -> None:
+    """Append rows; strings always stay strings (never formulas)."""
+    from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+
+    for values in rows:
+        sheet.append(
+            [ILLEGAL_CHARACTERS_RE.sub("", v) if isinstance(v, str) else v for v in values]
+        )
+        for cell in sheet[sheet.max_row]:
+            if cell.data_type == "f":
+                cell.data_type = "s"
+
+
+def workbook_bytes(workbook: Workbook) -> bytes:
+    buffer = io.BytesIO()
+    workbook.save(buffer)
+    return buffer.getvalue()
+
+
+def frame_xlsx(frame: pd.DataFrame) -> bytes:
+    """A data frame as a one-sheet workbook (header row, no index), written safely."""
+    from openpyxl import Workbook
+
+    workbook = Workbook()
+    sheet = workbook.active
+    assert sheet is not None
+    columns = [str(c) for c in frame.columns]
+    rows = (tuple(_plain(v) for v in row) for row in frame.itertuples(index=False, name=None))
+    write_rows(sheet, [columns, *rows])
+    return workbook_bytes(workbook)
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars → Python values; NaN → empty cell."""
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and value != value:
+        return None
+    return value
