@@ -7,26 +7,50 @@ from medlens.registry import Registry
 from medlens.specs import parse_spec
 
 MODELS: Registry = Registry("model")
-MODELS.add("random", "medlens.models.baselines:make_random", "random[?seed=N]",
-           "uniform random option (seeded): the chance baseline")
-MODELS.add("first", "medlens.models.baselines:make_first", "first",
-           "always the first option")
-MODELS.add("prior", "medlens.models.baselines:make_prior", "prior",
-           "always the benchmark's most frequent gold letter: exposes answer-position bias")
-MODELS.add("oracle", "medlens.models.baselines:make_oracle", "oracle",
-           "answers the gold answer; benchmark + scorer must reach 100%")
-MODELS.add("replay", "medlens.models.replay:make_replay", "replay:FILE",
-           "answers from a VLMEvalKit prediction file (tsv/xlsx/csv) or a medlens run directory")
-MODELS.add("openai", "medlens.models.openai:make_openai",
-           "openai:MODEL?base_url=URL&api_key_env=VAR[&max_tokens=&temperature=&seed=&system="
-           "&image_detail=&extra_body=JSON&connect_timeout=&read_timeout=&max_retries=&backoff=]",
-           "any OpenAI-compatible chat server (vLLM, SGLang, LMDeploy, Ollama, hosted APIs)")
-MODELS.add("hf", "medlens.models.hf:make_hf",
-           "hf:PATH[?device=cpu&dtype=float32&max_new_tokens=64&batch_size=8]",
-           "local transformers checkpoint (AutoProcessor + AutoModelForImageTextToText), batched")
-MODELS.add("vllm", "medlens.models.vllm:make_vllm",
-           "vllm:PATH[?max_tokens=&tensor_parallel_size=&gpu_memory_utilization=&max_model_len=]",
-           "offline vLLM engine (LLM.chat); needs the vllm extra")
+MODELS.add(
+    "random",
+    "medlens.models.baselines:make_random",
+    "random[?seed=N]",
+    "uniform random option (seeded): the chance baseline",
+)
+MODELS.add("first", "medlens.models.baselines:make_first", "first", "always the first option")
+MODELS.add(
+    "prior",
+    "medlens.models.baselines:make_prior",
+    "prior",
+    "always the benchmark's most frequent gold letter: exposes answer-position bias",
+)
+MODELS.add(
+    "oracle",
+    "medlens.models.baselines:make_oracle",
+    "oracle",
+    "answers the gold answer; benchmark + scorer must reach 100%",
+)
+MODELS.add(
+    "replay",
+    "medlens.models.replay:make_replay",
+    "replay:FILE",
+    "answers from a VLMEvalKit prediction file (tsv/xlsx/csv) or a medlens run directory",
+)
+MODELS.add(
+    "openai",
+    "medlens.models.openai:make_openai",
+    "openai:MODEL?base_url=URL&api_key_env=VAR[&max_tokens=&temperature=&seed=&system="
+    "&image_detail=&extra_body=JSON&connect_timeout=&read_timeout=&max_retries=&backoff=]",
+    "any OpenAI-compatible chat server (vLLM, SGLang, LMDeploy, Ollama, hosted APIs)",
+)
+MODELS.add(
+    "hf",
+    "medlens.models.hf:make_hf",
+    "hf:PATH[?device=cpu&dtype=float32&max_new_tokens=64&batch_size=8]",
+    "local transformers checkpoint (AutoProcessor + AutoModelForImageTextToText), batched",
+)
+MODELS.add(
+    "vllm",
+    "medlens.models.vllm:make_vllm",
+    "vllm:PATH[?max_tokens=&tensor_parallel_size=&gpu_memory_utilization=&max_model_len=]",
+    "offline vLLM engine (LLM.chat); needs the vllm extra",
+)
 
 
 def load_model(text: str, context: ModelContext) -> Model:

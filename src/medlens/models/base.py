@@ -91,3 +91,8 @@ class ModelContext:
     seed: int = 0
     params: Mapping[str, Any] = field(default_factory=dict)
     """Generation parameters given on the command line."""
+    concurrency: int = 0
+    """Requests the runner keeps in flight (0: unknown); backends size connection pools to it."""
+    describe_only: bool = False
+    """The caller needs only `Model.spec` (the Ray driver, whose workers build their own backend):
+    backends that load weights skip loading them."""

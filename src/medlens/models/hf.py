@@ -1,0 +1,209 @@
+"""Local transformers backend: ``AutoProcessor`` + ``AutoModelForImageTextToText``, batched.
+
+Concurrent ``generate`` calls are collected into batches (up to ``batch_size``, or whatever arrived
+while the previous batch ran) and each batch runs ``model.generate`` in a worker thread, so the
+event loop stays free. The processor's own chat template formats the prompt, which is what makes
+one backend serve LLaVA, Gemma 3 / MedGemma, Qwen2.5/3-VL and InternVL alike. Greedy decoding only:
+answers are reproducible and cacheable. Nothing is downloaded (``local_files_only``).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from medlens.errors import ItemError, SpecError
+from medlens.models.base import ImagePart, Message, ModelContext, ModelError, Request, Response
+from medlens.models.batching import BatchQueue
+from medlens.models.images import rgb_image
+from medlens.specs import Spec, check_options
+
+OPTIONS = {"device", "dtype", "max_new_tokens", "batch_size"}
+# device and batch size change where and how fast, not what is asked: left out of Model.spec.
+PLACEMENT_OPTIONS = frozenset({"device", "batch_size"})
+DTYPES = ("float32", "float16", "bfloat16", "auto")
+
+
+@dataclass(frozen=True)
+class HFSettings:
+    path: str
+    device: str = "cpu"
+    dtype: str = "float32"
+    max_new_tokens: int = 64
+    batch_size: int = 8
+
+
+def parse_settings(spec: Spec, params: dict[str, Any]) -> HFSettings:
+    check_options(spec, OPTIONS)
+    if not spec.argument:
+        raise SpecError("hf: give the model folder, e.g. hf:/models/medgemma-4b-it")
+    dtype = spec.option("dtype", "float32") or "float32"
+    if dtype not in DTYPES:
+        raise SpecError(f"hf: option dtype={dtype!r} must be one of {', '.join(DTYPES)}")
+    numbers: dict[str, int] = {}
+    defaults = {"max_new_tokens": int(params.get("max_tokens") or 64), "batch_size": 8}
+    for key, default in defaults.items():
+        raw = spec.option(key)
+        try:
+            numbers[key] = int(raw) if raw else default
+        except ValueError:
+            raise SpecError(f"hf: option {key}={raw!r} is not an integer") from None
+        if numbers[key] < 1:
+            raise SpecError(f"hf: option {key}={raw!r} must be at least 1")
+    device = spec.option("device", "cpu") or "cpu"
+    return HFSettings(
+        spec.argument, device, dtype, numbers["max_new_tokens"], numbers["batch_size"]
+    )
+
+
+def load(settings: HFSettings) -> tuple[Any, Any]:
+    """Processor and model from a local folder (or the local HF cache); never downloads."""
+    import torch
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+    from transformers.utils import logging as hf_logging
+
+    try:
+        device = torch.device(settings.device)
+    except RuntimeError as exc:
+        raise SpecError(
+            f"hf: option device={settings.device!r} is not a torch device ({exc})"
+        ) from None
+    if settings.path.startswith(("/", ".", "~")) and not os.path.isdir(settings.path):
+        raise SpecError(f"hf: no model folder at {settings.path}")
+    dtype = "auto" if settings.dtype == "auto" else getattr(torch, settings.dtype)
+    try:
+        processor = AutoProcessor.from_pretrained(settings.path, local_files_only=True)
+        model: Any = AutoModelForImageTextToText.from_pretrained(
+            settings.path, dtype=dtype, local_files_only=True
+        )
+    except (OSError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise SpecError(
+            f"hf: cannot load a vision-language model from {settings.path} ({first})"
+        ) from None
+    hf_logging.disable_progress_bar()  # medlens shows its own progress; keep stderr readable
+    tokenizer = getattr(processor, "tokenizer", processor)
+    tokenizer.padding_side = "left"  # decoder-only batches must be padded on the left
+    return processor, model.to(device).eval()
+
+
+def conversation(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
+    """medlens messages → the chat-template format with PIL images inside the content parts."""
+    turns: list[dict[str, Any]] = []
+    for message in messages:
+        content: list[dict[str, Any]] = []
+        for part in message.parts:
+            if isinstance(part, ImagePart):
+                content.append({"type": "image", "image": rgb_image(part.data, part.name)})
+            else:
+                content.append({"type": "text", "text": part.text})
+        turns.append({"role": message.role, "content": content})
+    return turns
+
+
+def image_count(request: Request) -> int:
+    return sum(isinstance(p, ImagePart) for m in request.messages for p in m.parts)
+
+
+class HFModel:
+    """A transformers vision-language model answering batches of requests greedily."""
+
+    deterministic = True
+    worth_caching = True
+
+    def __init__(self, spec: Spec, settings: HFSettings, processor: Any, model: Any) -> None:
+        public = {k: v for k, v in spec.options.items() if k not in PLACEMENT_OPTIONS}
+        self.spec = Spec(spec.name, spec.argument, public).canonical()
+        self.settings = settings
+        self.processor = processor
+        self.model = model
+        self._batches = BatchQueue(
+            lambda requests: self.answer_batch(requests), settings.batch_size, "hf"
+        )
+
+    async def generate(self, request: Request) -> Response:
+        return await self._batches.submit(request)
+
+    async def aclose(self) -> None:
+        await self._batches.aclose()
+
+    def answer_batch(self, requests: list[Request]) -> list[Response]:
+        """Answer requests grouped by image count (processors want uniform batches)."""
+        answers: dict[int, Response] = {}
+        groups: dict[int, list[int]] = {}
+        for index, request in enumerate(requests):
+            groups.setdefault(image_count(request), []).append(index)
+        for indices in groups.values():
+            for index, response in zip(
+                indices, self._answer_group([requests[i] for i in indices]), strict=True
+            ):
+                answers[index] = response
+        return [answers[index] for index in range(len(requests))]
+
+    def _answer_group(self, requests: list[Request]) -> list[Response]:
+        conversations: list[list[dict[str, Any]] | None] = []
+        failures: dict[int, Response] = {}
+        for index, request in enumerate(requests):
+            try:
+                conversations.append(conversation(request.messages))
+            except ItemError as exc:
+                conversations.append(None)
+                failures[index] = Response(None, error=ModelError("image", str(exc)))
+        ready = [c for c in conversations if c is not None]
+        produced = iter(self._generate(ready) if ready else [])
+        return [failures[i] if i in failures else next(produced) for i in range(len(requests))]
+
+    def _generate(self, conversations: list[list[dict[str, Any]]]) -> list[Response]:
+        """One batched greedy ``generate``; usage counts real (unpadded) tokens."""
+        import torch
+
+        started = time.perf_counter()
+        inputs = self.processor.apply_chat_template(
+            conversations,
+            add_generation_prompt=True,
+            tokenize=True,
+            return_dict=True,
+            return_tensors="pt",
+            processor_kwargs={"padding": True},
+        ).to(self.model.device)
+        if "pixel_values" in inputs:
+            inputs["pixel_values"] = inputs["pixel_values"].to(self.model.dtype)
+        with torch.inference_mode():
+            output = self.model.generate(
+                **inputs, max_new_tokens=self.settings.max_new_tokens, do_sample=False
+            )
+        prompt_length = inputs["input_ids"].shape[1]
+        new_tokens = output[:, prompt_length:]
+        texts = self.processor.batch_decode(new_tokens, skip_special_tokens=True)
+        prompt_counts = inputs["attention_mask"].sum(dim=1).tolist()
+        latency = (time.perf_counter() - started) / len(conversations)
+        return [
+            Response(text.strip(), usage=self._usage(int(prompt), row), latency=latency)
+            for text, prompt, row in zip(texts, prompt_counts, new_tokens, strict=True)
+        ]
+
+    def _usage(self, prompt_tokens: int, generated: Any) -> dict[str, int]:
+        """Generated tokens up to and including the first stop token (the rest is padding)."""
+        stops = self.model.generation_config.eos_token_id
+        stop_ids = set(stops if isinstance(stops, list) else [stops] if stops is not None else [])
+        completion = 0
+        for token in generated.tolist():
+            completion += 1
+            if token in stop_ids:
+                break
+        return {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion,
+            "total_tokens": prompt_tokens + completion,
+        }
+
+
+def make_hf(spec: Spec, context: ModelContext) -> HFModel:
+    """Factory for ``hf:PATH?device=cpu&dtype=float32&max_new_tokens=64&batch_size=8``."""
+    settings = parse_settings(spec, dict(context.params))
+    if context.describe_only:
+        return HFModel(spec, settings, None, None)
+    processor, model = load(settings)
+    return HFModel(spec, settings, processor, model)

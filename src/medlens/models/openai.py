@@ -1,0 +1,384 @@
+"""OpenAI-compatible Chat Completions backend (vLLM, SGLang, LMDeploy, Ollama, hosted APIs).
+
+One set of ``httpx.AsyncClient`` connections per backend (see ``connection_pool``); retries with
+exponential backoff and jitter on rate limits, 5xx, timeouts, dropped connections and malformed
+answers, honouring ``Retry-After``. An item that
+exhausts its retries comes back as ``Response.error``, never as a (wrong) answer. The API key is
+read from the environment variable the spec names and is kept out of the spec, errors and logs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import email.utils
+import json
+import logging
+import os
+import random
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from medlens.errors import ItemError, MedlensError, SpecError
+from medlens.models.base import (
+    ErrorType,
+    ImagePart,
+    Message,
+    ModelContext,
+    ModelError,
+    Request,
+    Response,
+    TextPart,
+)
+from medlens.models.connection_pool import ShardedClient
+from medlens.models.images import is_passthrough_png, png_data_url
+from medlens.specs import Spec, check_options
+
+log = logging.getLogger(__name__)
+
+# Options that change only how requests travel, not what is asked: kept out of Model.spec (and so
+# out of the fingerprint and the run spec), so a run resumed with a longer timeout is the same run.
+TRANSPORT_OPTIONS = frozenset(
+    {"connect_timeout", "read_timeout", "max_retries", "backoff", "backoff_max", "max_connections"}
+)
+REQUEST_OPTIONS = frozenset(
+    {
+        "base_url",
+        "api_key_env",
+        "max_tokens",
+        "temperature",
+        "seed",
+        "system",
+        "image_detail",
+        "extra_body",
+        "top_p",
+    }
+)
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+# Status codes that say the configuration is wrong for every item: stop the run instead.
+FATAL_STATUS = {
+    401: "rejected the API key",
+    403: "refused access",
+    404: "does not know this endpoint or model",
+}
+
+
+class ServerRejectedError(MedlensError):
+    """The server refuses every request (bad key, unknown model or URL)."""
+
+
+@dataclass(frozen=True)
+class OpenAISettings:
+    """The parsed ``openai:`` spec."""
+
+    model: str
+    base_url: str
+    api_key_env: str
+    body_defaults: Mapping[str, Any]
+    """Fields sent with every request: temperature, max_tokens, seed, extra body fields."""
+    system: str | None
+    image_detail: str | None
+    connect_timeout: float = 10.0
+    read_timeout: float = 120.0
+    max_retries: int = 6
+    backoff: float = 0.5
+    """Delay before the first retry, doubled per attempt (with jitter) up to ``backoff_max``."""
+    backoff_max: float = 30.0
+    max_connections: int = 0
+    """0 = size the connection pool to the run's concurrency."""
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """The outcome of one HTTP attempt: a final response, or a retryable failure."""
+
+    response: Response | None = None
+    error: ModelError | None = None
+    retry_after: float | None = None
+
+
+def _number(spec: Spec, key: str, kind: type, default: Any, low: float = 0.0) -> Any:
+    raw = spec.option(key)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise SpecError(f"openai: option {key}={raw!r} is not a {kind.__name__}") from None
+    if value < low:
+        raise SpecError(f"openai: option {key}={raw!r} must be at least {low:g}")
+    return value
+
+
+def _extra_body(spec: Spec) -> dict[str, Any]:
+    raw = spec.option("extra_body")
+    if not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise SpecError(f"openai: option extra_body is not valid JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise SpecError("openai: option extra_body must be a JSON object")
+    return value
+
+
+def parse_settings(spec: Spec, params: Mapping[str, Any]) -> OpenAISettings:
+    """Validate the spec's options; run-level `params` fill what the spec leaves open."""
+    if "api_key" in spec.options:
+        raise SpecError(
+            "openai: never put the API key in the spec; export it and name the variable with "
+            "api_key_env=VAR"
+        )
+    check_options(spec, set(REQUEST_OPTIONS | TRANSPORT_OPTIONS))
+    if not spec.argument:
+        raise SpecError("openai: name the model, e.g. openai:gpt-4o?base_url=http://host/v1")
+    body: dict[str, Any] = {"temperature": 0.0}
+    for key in ("max_tokens", "temperature", "seed", "top_p"):
+        if key in params:
+            body[key] = params[key]
+    body["temperature"] = _number(spec, "temperature", float, body["temperature"])
+    for key, kind in (("max_tokens", int), ("seed", int), ("top_p", float)):
+        value = _number(spec, key, kind, body.get(key))
+        if value is not None:
+            body[key] = value
+    body.update(_extra_body(spec))
+    detail = spec.option("image_detail") or None
+    if detail not in (None, "auto", "low", "high"):
+        raise SpecError(f"openai: option image_detail={detail!r} must be auto, low or high")
+    return OpenAISettings(
+        model=spec.argument,
+        base_url=(spec.option("base_url") or DEFAULT_BASE_URL).rstrip("/"),
+        api_key_env=spec.option("api_key_env") or "OPENAI_API_KEY",
+        body_defaults=body,
+        system=spec.option("system") or None,
+        image_detail=detail,
+        connect_timeout=_number(spec, "connect_timeout", float, 10.0, 0.001),
+        read_timeout=_number(spec, "read_timeout", float, 120.0, 0.001),
+        max_retries=_number(spec, "max_retries", int, 6),
+        backoff=_number(spec, "backoff", float, 0.5),
+        backoff_max=_number(spec, "backoff_max", float, 30.0),
+        max_connections=_number(spec, "max_connections", int, 0),
+    )
+
+
+def retry_after_seconds(headers: httpx.Headers) -> float | None:
+    """Seconds the server asks us to wait: ``retry-after-ms``, else ``Retry-After`` (s or date)."""
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(0.0, float(millis) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def backoff_delay(attempt: int, base: float, cap: float, retry_after: float | None) -> float:
+    """Exponential backoff with jitter (half fixed, half random), never shorter than Retry-After."""
+    ceiling = min(cap, base * (2**attempt))
+    delay = ceiling / 2 + random.uniform(0.0, ceiling / 2)
+    return max(delay, retry_after or 0.0)
+
+
+class OpenAIChatModel:
+    """Answers requests through ``POST {base_url}/chat/completions``."""
+
+    worth_caching = True
+
+    def __init__(self, spec: Spec, settings: OpenAISettings, concurrency: int) -> None:
+        public = {k: v for k, v in spec.options.items() if k not in TRANSPORT_OPTIONS}
+        self.spec = Spec(spec.name, spec.argument, public).canonical()
+        body = settings.body_defaults
+        self.deterministic = float(body.get("temperature", 0.0)) == 0.0 or "seed" in body
+        self.settings = settings
+        self._api_key = os.environ.get(settings.api_key_env, "")
+        self._url = settings.base_url + "/chat/completions"
+        headers = {"content-type": "application/json"}
+        if self._api_key:
+            headers["authorization"] = f"Bearer {self._api_key}"
+        size = settings.max_connections or max(1, concurrency)
+        self._client = ShardedClient(
+            size,
+            headers,
+            # pool=None: waiting for a free connection is never a timeout, only the server is.
+            httpx.Timeout(
+                connect=settings.connect_timeout,
+                read=settings.read_timeout,
+                write=settings.read_timeout,
+                pool=None,
+            ),
+        )
+
+    async def generate(self, request: Request) -> Response:
+        started = time.perf_counter()
+        try:
+            payload = await self._payload(request.messages)
+        except ItemError as exc:  # an undecodable image fails this item only
+            kind: ErrorType = "image" if exc.kind == "image" else "input"
+            return Response(None, error=ModelError(kind, self._redact(str(exc))))
+        settings = self.settings
+        last: Attempt = Attempt()
+        for attempt in range(settings.max_retries + 1):
+            last = await self._attempt(payload)
+            if last.response is not None:
+                return _with_latency(last.response, time.perf_counter() - started)
+            if attempt < settings.max_retries:
+                delay = backoff_delay(
+                    attempt, settings.backoff, settings.backoff_max, last.retry_after
+                )
+                log.debug("retry %d after %s in %.3fs", attempt + 1, last.error, delay)
+                await asyncio.sleep(delay)
+        assert last.error is not None
+        tries = settings.max_retries + 1
+        error = ModelError(
+            last.error.type, f"{last.error.message} (gave up after {tries} attempts)"
+        )
+        return Response(None, error=error, latency=time.perf_counter() - started)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def _payload(self, messages: tuple[Message, ...]) -> bytes:
+        """The JSON body, built once per item and reused by every retry."""
+        wire: list[dict[str, Any]] = []
+        if self.settings.system and not any(m.role == "system" for m in messages):
+            wire.append({"role": "system", "content": self.settings.system})
+        for message in messages:
+            wire.append({"role": message.role, "content": await self._content(message)})
+        body = {"model": self.settings.model, "messages": wire, **self.settings.body_defaults}
+        return json.dumps(body, ensure_ascii=False).encode("utf-8")
+
+    async def _content(self, message: Message) -> str | list[dict[str, Any]]:
+        if all(isinstance(part, TextPart) for part in message.parts):
+            return "".join(part.text for part in message.parts if isinstance(part, TextPart))
+        content: list[dict[str, Any]] = []
+        for part in message.parts:
+            if isinstance(part, TextPart):
+                content.append({"type": "text", "text": part.text})
+            elif isinstance(part, ImagePart):
+                content.append({"type": "image_url", "image_url": await self._image_url(part)})
+        return content
+
+    async def _image_url(self, part: ImagePart) -> dict[str, str]:
+        if is_passthrough_png(part.data):
+            url = png_data_url(part.data, part.name)
+        else:  # decoding + PNG encoding is real CPU work: keep it off the event loop
+            url = await asyncio.to_thread(png_data_url, part.data, part.name)
+        image_url = {"url": url}
+        if self.settings.image_detail:
+            image_url["detail"] = self.settings.image_detail
+        return image_url
+
+    async def _attempt(self, payload: bytes) -> Attempt:
+        """One POST; classify every way it can go wrong."""
+        read_timeout = self.settings.read_timeout
+        try:
+            reply = await self._client.post(self._url, content=payload)
+        except httpx.TimeoutException as exc:
+            return _retry("timeout", f"no answer within {read_timeout:g}s ({type(exc).__name__})")
+        except httpx.TransportError as exc:
+            return _retry("connection", f"connection failed: {type(exc).__name__}: {exc}")
+        status = reply.status_code
+        if status == 429:
+            return _retry(
+                "rate_limit", self._status_text(reply), retry_after_seconds(reply.headers)
+            )
+        if status >= 500:
+            return _retry("server", self._status_text(reply), retry_after_seconds(reply.headers))
+        if status in FATAL_STATUS:
+            raise ServerRejectedError(
+                f"openai: {self.settings.base_url} {FATAL_STATUS[status]} "
+                f"({self._status_text(reply)}; model {self.settings.model!r}, "
+                f"key from ${self.settings.api_key_env})"
+            )
+        if status >= 400:
+            kind: ErrorType = "refused_by_api" if _is_content_filter(reply) else "input"
+            return Attempt(Response(None, error=ModelError(kind, self._status_text(reply))))
+        return self._parse(reply)
+
+    def _parse(self, reply: httpx.Response) -> Attempt:
+        """A 200 answer → Response; malformed JSON or no choices are retryable protocol errors."""
+        try:
+            data = json.loads(reply.content)
+            choice = data["choices"][0]
+            message = choice["message"]
+            if not isinstance(message, dict):
+                raise TypeError("message is not an object")
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+            return _retry("protocol", f"malformed answer from server ({type(exc).__name__})")
+        if choice.get("finish_reason") == "content_filter":
+            return Attempt(Response(None, error=ModelError("refused_by_api", "content filter")))
+        # null content without a refusal is a real (empty) answer, e.g. every token was spent on
+        # hidden reasoning: retrying would get the same, and extraction reports it as `empty`.
+        text = _message_text(message) or ""
+        return Attempt(Response(text, usage=_usage(data.get("usage"))))
+
+    def _status_text(self, reply: httpx.Response) -> str:
+        detail = ""
+        try:
+            error = json.loads(reply.content).get("error")
+            detail = error.get("message", "") if isinstance(error, dict) else str(error or "")
+        except (ValueError, AttributeError):
+            detail = reply.text[:200]
+        text = f"HTTP {reply.status_code}" + (f": {detail[:300]}" if detail else "")
+        return self._redact(text)
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self._api_key, "***") if len(self._api_key) >= 4 else text
+
+
+def _retry(kind: ErrorType, message: str, retry_after: float | None = None) -> Attempt:
+    return Attempt(error=ModelError(kind, message), retry_after=retry_after)
+
+
+def _with_latency(response: Response, latency: float) -> Response:
+    return dataclasses.replace(response, latency=latency)
+
+
+def _is_content_filter(reply: httpx.Response) -> bool:
+    try:
+        error = json.loads(reply.content).get("error") or {}
+    except (ValueError, AttributeError):
+        return False
+    return isinstance(error, dict) and error.get("code") == "content_filter"
+
+
+def _message_text(message: Mapping[str, Any]) -> str | None:
+    """The assistant text; list-of-parts content is joined; a structured refusal is its text."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    refusal = message.get("refusal")
+    return refusal if isinstance(refusal, str) else None
+
+
+def _usage(raw: Any) -> dict[str, int]:
+    if not isinstance(raw, dict):
+        return {}
+    keys = ("prompt_tokens", "completion_tokens", "total_tokens")
+    return {key: int(raw[key]) for key in keys if isinstance(raw.get(key), int)}
+
+
+def make_openai(spec: Spec, context: ModelContext) -> OpenAIChatModel:
+    """Factory for ``openai:MODEL?base_url=URL&api_key_env=VAR&...``."""
+    settings = parse_settings(spec, context.params)
+    # The runner's semaphore bounds requests in flight; the pool only needs to be as large.
+    concurrency = int(context.concurrency or context.params.get("concurrency") or 128)
+    return OpenAIChatModel(spec, settings, concurrency)

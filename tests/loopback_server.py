@@ -1,0 +1,332 @@
+"""A real OpenAI-compatible chat server on 127.0.0.1 for tests and benchmarks, with injected faults.
+
+It answers ``POST /v1/chat/completions`` from the item's gold answer, found by a lookup the test
+supplies (:func:`gold_by_marker` reads a ``[[key]]`` marker in the prompt text;
+:func:`gold_by_pixels` hashes the decoded pixels of the first image, so image probes change the
+answers). With
+``accuracy`` < 1 a fixed, prompt-determined share of answers is wrong. Faults are drawn from a hash
+of (prompt, attempt number), so a fresh server replays the same faults for the same run.
+
+Bounded: it binds only to 127.0.0.1, serves at most ``max_requests`` requests and shuts itself
+down after ``lifetime`` seconds. Run ``python tests/loopback_server.py`` to serve from a separate
+process (it prints its base URL), as ``bench/overhead.py`` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import contextlib
+import hashlib
+import io
+import json
+import re
+import socket
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+FAULT_KINDS = ("rate_limit", "server_error", "slow", "malformed", "dropped", "empty_choices")
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """What the server understood of one request."""
+
+    body: Mapping[str, Any]
+    text: str
+    """All text parts of all messages, joined by newlines."""
+    image_urls: tuple[str, ...]
+    key: str
+    """sha256 of the canonical request body: the prompt identity used for every random draw."""
+
+
+GoldLookup = Callable[[ChatRequest], "str | None"]
+
+
+@dataclass(frozen=True)
+class Faults:
+    """Probability of each fault per attempt (the rest are answered normally)."""
+
+    rate_limit: float = 0.0
+    """429 with ``Retry-After`` (seconds) and ``retry-after-ms``."""
+    server_error: float = 0.0
+    """500 with a JSON error body."""
+    slow: float = 0.0
+    """Answer only after ``ServerConfig.slow_seconds`` (set it beyond the client's read timeout)."""
+    malformed: float = 0.0
+    """200 with truncated JSON."""
+    dropped: float = 0.0
+    """Connection closed without any response."""
+    empty_choices: float = 0.0
+    """200 with ``"choices": []``."""
+
+    def draw(self, unit: float) -> str | None:
+        """The fault for a uniform draw `unit` in [0, 1), or None."""
+        edge = 0.0
+        for kind in FAULT_KINDS:
+            edge += getattr(self, kind)
+            if unit < edge:
+                return kind
+        return None
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    gold: GoldLookup = field(default=lambda request: None)
+    accuracy: float = 1.0
+    faults: Faults = Faults()
+    slow_seconds: float = 0.5
+    retry_after: str = "0"
+    """Value of the ``Retry-After`` header on 429s."""
+    retry_after_ms: str | None = "5"
+    """Value of ``retry-after-ms`` (None: header left out)."""
+    api_key: str | None = None
+    """When set, requests without ``Authorization: Bearer <api_key>`` get 401."""
+    content_filter_marker: str | None = None
+    """Prompts containing this text end with ``finish_reason: content_filter``."""
+    max_requests: int = 200_000
+    lifetime: float = 900.0
+
+
+def unit_hash(*parts: object) -> float:
+    """A deterministic uniform number in [0, 1) from the given parts."""
+    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def gold_by_marker(golds: Mapping[str, str]) -> GoldLookup:
+    """Gold looked up by the ``[[key]]`` marker the test wrote into the question."""
+    pattern = re.compile(r"\[\[([^\]]+)\]\]")
+
+    def lookup(request: ChatRequest) -> str | None:
+        found = pattern.search(request.text)
+        return golds.get(found.group(1)) if found else None
+
+    return lookup
+
+
+def pixel_key(data: bytes) -> str:
+    """sha256 of decoded pixels (mode, size, bytes), as the server computes it for sent images."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as image:
+        image.load()
+        if image.mode in ("RGBA", "P", "LA"):
+            image = image.convert("RGB")
+        digest = hashlib.sha256(f"{image.mode}:{image.size[0]}x{image.size[1]}:".encode())
+        digest.update(image.tobytes())
+    return digest.hexdigest()
+
+
+def gold_by_pixels(golds: Mapping[str, str]) -> GoldLookup:
+    """Gold looked up by the pixel hash (:func:`pixel_key`) of the request's first image."""
+
+    def lookup(request: ChatRequest) -> str | None:
+        if not request.image_urls:
+            return None
+        url = request.image_urls[0]
+        data = base64.b64decode(url.split(",", 1)[1])
+        return golds.get(pixel_key(data))
+
+    return lookup
+
+
+def option_letters(text: str) -> list[str]:
+    """Option letters shown in the prompt (lines such as ``B. text``)."""
+    return sorted(set(re.findall(r"(?m)^([A-J])[.)] ", text)))
+
+
+def choose_answer(request: ChatRequest, gold: str | None, accuracy: float) -> str:
+    """Gold with probability `accuracy` (fixed per prompt); otherwise a wrong or guessed answer."""
+    letters = option_letters(request.text) or list("ABCD")
+    draw = unit_hash(request.key, "correct")
+    if gold is not None and draw < accuracy:
+        return gold
+    if gold in ("yes", "no"):
+        return "no" if gold == "yes" else "yes"
+    wrong = [letter for letter in letters if letter != gold] or letters
+    return wrong[int(unit_hash(request.key, "guess") * len(wrong))]
+
+
+def parse_chat(raw: bytes) -> ChatRequest:
+    body = json.loads(raw)
+    texts: list[str] = []
+    images: list[str] = []
+    for message in body["messages"]:
+        content = message["content"]
+        if isinstance(content, str):
+            texts.append(content)
+            continue
+        for part in content:
+            if part["type"] == "text":
+                texts.append(part["text"])
+            elif part["type"] == "image_url":
+                images.append(part["image_url"]["url"])
+    key = hashlib.sha256(raw).hexdigest()
+    return ChatRequest(body, "\n".join(texts), tuple(images), key)
+
+
+class _Listener(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 512  # room for every connection a concurrency-128 client opens at once
+
+
+class LoopbackServer:
+    """The server plus what it saw; use :func:`serve` to run one."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.stats: Counter[str] = Counter()
+        self.attempts: Counter[str] = Counter()
+        self.seen_headers: list[dict[str, str]] = []
+        self.last_body: Mapping[str, Any] | None = None
+        self._lock = threading.Lock()
+        self._httpd = _Listener(("127.0.0.1", 0), _make_handler(self))
+        self.port = self._httpd.server_address[1]
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+
+    def next_attempt(self, key: str) -> int:
+        with self._lock:
+            self.attempts[key] += 1
+            self.stats["requests"] += 1
+            return self.attempts[key] - 1
+
+    def count(self, what: str) -> None:
+        with self._lock:
+            self.stats[what] += 1
+
+    def start(self) -> None:
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        stopper = threading.Timer(self.config.lifetime, self.stop)
+        stopper.daemon = True
+        stopper.start()
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+@contextlib.contextmanager
+def serve(config: ServerConfig) -> Iterator[LoopbackServer]:
+    """Run a server in a background thread for the duration of the block."""
+    server = LoopbackServer(config)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def completion(answer: str | None, request: ChatRequest, finish: str = "stop") -> dict[str, Any]:
+    prompt_tokens = len(request.text) // 4 + 85 * len(request.image_urls)
+    completion_tokens = 0 if answer is None else max(1, len(answer) // 4)
+    return {
+        "id": "chatcmpl-" + request.key[:12],
+        "object": "chat.completion",
+        "created": 0,
+        "model": request.body.get("model", ""),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": answer},
+                "finish_reason": finish,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
+    config = server.config
+
+    class ChatHandler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body go out as separate writes
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet
+            return
+
+        def do_POST(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("content-length", "0")))
+            server.seen_headers.append({k.lower(): v for k, v in self.headers.items()})
+            if server.stats["requests"] >= config.max_requests:
+                return self._json(503, {"error": {"message": "request budget spent"}})
+            if not self.path.endswith("/chat/completions"):
+                return self._json(404, {"error": {"message": f"no route {self.path}"}})
+            if config.api_key and self.headers.get("authorization") != f"Bearer {config.api_key}":
+                return self._json(401, {"error": {"message": "invalid api key"}})
+            try:
+                request = parse_chat(raw)
+            except (ValueError, KeyError, TypeError) as exc:
+                return self._json(400, {"error": {"message": f"bad request: {exc}"}})
+            server.last_body = request.body
+            attempt = server.next_attempt(request.key)
+            fault = config.faults.draw(unit_hash(request.key, attempt, "fault"))
+            server.count(fault or "answered")
+            self._respond(request, fault)
+
+        def _respond(self, request: ChatRequest, fault: str | None) -> None:
+            if fault == "rate_limit":
+                headers = {"retry-after": config.retry_after}
+                if config.retry_after_ms is not None:
+                    headers["retry-after-ms"] = config.retry_after_ms
+                return self._json(429, {"error": {"message": "slow down"}}, headers)
+            if fault == "server_error":
+                return self._json(500, {"error": {"message": "internal error"}})
+            if fault == "dropped":
+                self.close_connection = True
+                with contextlib.suppress(OSError):
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                return None
+            if fault == "malformed":
+                return self._send(200, b'{"id": "chatcmpl-x", "choices": [{"index": 0, "mess')
+            if fault == "empty_choices":
+                return self._json(
+                    200, {"id": "chatcmpl-x", "object": "chat.completion", "choices": []}
+                )
+            if fault == "slow":
+                time.sleep(config.slow_seconds)
+            if config.content_filter_marker and config.content_filter_marker in request.text:
+                return self._json(200, completion(None, request, "content_filter"))
+            answer = choose_answer(request, config.gold(request), config.accuracy)
+            return self._json(200, completion(answer, request))
+
+        def _json(self, status: int, value: Any, headers: Mapping[str, str] | None = None) -> None:
+            self._send(status, json.dumps(value).encode(), headers)
+
+        def _send(self, status: int, data: bytes, headers: Mapping[str, str] | None = None) -> None:
+            try:
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+            except OSError:  # the client gave up (e.g. after its read timeout)
+                self.close_connection = True
+
+    return ChatHandler
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--lifetime", type=float, default=600.0)
+    args = parser.parse_args()
+    server = LoopbackServer(ServerConfig(lifetime=args.lifetime))
+    server.start()
+    print(server.base_url, flush=True)
+    time.sleep(args.lifetime)
+
+
+if __name__ == "__main__":
+    main()
