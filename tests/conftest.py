@@ -17,6 +17,7 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["MEDLENS_CACHE"] = str(base / "cache")
     os.environ["MEDLENS_DATA"] = str(base / "data")
 
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 REALDATA = REPO_ROOT.parent / "shared" / "realdata"
 

@@ -17,7 +17,9 @@ runner = CliRunner()
 
 
 def run_demo(model: str, out: Path, *extra: str) -> dict[str, object]:
-    result = runner.invoke(app, ["run", "--bench", "demo", "--model", model, "--out", str(out), *extra])
+    result = runner.invoke(
+        app, ["run", "--bench", "demo", "--model", model, "--out", str(out), *extra]
+    )
     assert result.exit_code == 0, result.output
     name = f"demo-{model.split('?')[0]}"
     results: dict[str, object] = json.loads((out / name / "results.json").read_text())

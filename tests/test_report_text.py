@@ -20,7 +20,18 @@ def random_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("report")
     bench = write_jsonl_benchmark(folder / "bench", n_items=600, n_images=60, seed=9)
     result = runner.invoke(
-        app, ["run", "--bench", f"jsonl:{bench}", "--model", "random", "--out", str(folder), "--name", "r"]
+        app,
+        [
+            "run",
+            "--bench",
+            f"jsonl:{bench}",
+            "--model",
+            "random",
+            "--out",
+            str(folder),
+            "--name",
+            "r",
+        ],
     )
     assert result.exit_code == 0, result.output
     return folder / "r"
@@ -56,7 +67,9 @@ def test_text_report_shows_overall_and_axis_tables(random_run: Path) -> None:
 
 def test_report_to_file_and_unknown_format(random_run: Path, tmp_path: Path) -> None:
     out = tmp_path / "r.json"
-    assert runner.invoke(app, ["report", str(random_run), "-f", "json", "-o", str(out)]).exit_code == 0
+    assert (
+        runner.invoke(app, ["report", str(random_run), "-f", "json", "-o", str(out)]).exit_code == 0
+    )
     assert json.loads(out.read_text())["overall"]["n"] == 600
     bad = runner.invoke(app, ["report", str(random_run), "-f", "pdf"])
     assert bad.exit_code == 2 and "unknown report format 'pdf'" in bad.output
@@ -69,9 +82,14 @@ def test_report_of_a_non_run_is_exit_2(tmp_path: Path) -> None:
 
 def test_split_without_answers_reports_that_scores_need_the_key(tmp_path: Path) -> None:
     bench = tmp_path / "test.jsonl"
-    items = [Item(id=str(i), question="Q?", kind="choice", options={"A": "x", "B": "y"}) for i in range(5)]
+    items = [
+        Item(id=str(i), question="Q?", kind="choice", options={"A": "x", "B": "y"})
+        for i in range(5)
+    ]
     bench.write_text("".join(json.dumps(i.to_json()) + "\n" for i in items))
-    result = runner.invoke(app, ["run", "--bench", f"jsonl:{bench}", "--model", "first", "--out", str(tmp_path)])
+    result = runner.invoke(
+        app, ["run", "--bench", f"jsonl:{bench}", "--model", "first", "--out", str(tmp_path)]
+    )
     assert result.exit_code == 0, result.output
     assert "scores need the official answer key" in result.output
     assert "medlens export" in result.output

@@ -12,9 +12,8 @@ import pytest
 
 from conftest import realdata_dir
 from medlens.errors import InputError, SpecError
-from medlens.items import Item
+from medlens.items import Item, rgb_image_bytes
 from medlens.sources import load_benchmark
-from medlens.items import rgb_image_bytes
 from medlens.sources.slake import organ_boxes
 
 

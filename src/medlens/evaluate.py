@@ -87,7 +87,13 @@ def prepare(options: RunOptions) -> tuple[RunStore, list[Item], Any, RunSettings
 
         probe = get_probe(options.probe, options.seed)
         items = [probe.apply_item(item) for item in items]
-    model = load_model(options.model, ModelContext(items=items, seed=options.seed))
+    context = ModelContext(
+        items=items,
+        seed=options.seed,
+        concurrency=options.concurrency,
+        describe_only=options.executor == "ray",  # Ray workers build their own backends
+    )
+    model = load_model(options.model, context)
     settings = RunSettings(
         prompt=options.prompt,
         extract=options.extract,
@@ -150,6 +156,7 @@ async def _execute(
     if options.executor == "ray":
         from medlens.executors.ray import run_ray
 
+        await model.aclose()  # the driver's backend only named the spec
         await run_ray(
             todo,
             options.model,

@@ -256,8 +256,8 @@ def bootstrap_ci_groups(
             sums, unit_group, sizes = by_cluster
     means = _typed_means(rng, sums, sizes, unit_group, n_resamples)
     if means is None:
-        means = _resample_means(rng, sums, unit_group, sizes, n_resamples)
-    return _percentiles(means, level)
+        means = resample_means(rng, sums, unit_group, sizes, n_resamples)
+    return percentiles(means, level)
 
 
 def _cluster_units(
@@ -314,7 +314,7 @@ def _typed_means(
         return total_sum / total_size
 
 
-def _resample_means(
+def resample_means(
     rng: np.random.Generator,
     sums: np.ndarray,
     unit_group: np.ndarray,
@@ -350,7 +350,7 @@ def _resample_means(
     return out
 
 
-def _percentiles(means: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+def percentiles(means: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
     tail = (1.0 - level) / 2.0 * 100.0
     if means.size == 0:
         return np.full(means.shape[1], np.nan), np.full(means.shape[1], np.nan)

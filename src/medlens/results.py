@@ -241,7 +241,7 @@ def build_results(store: RunStore) -> dict[str, Any]:
             "vlmeval": overall["vlmeval_score"],
             "difference": overall["score"] - overall["vlmeval_score"],
         }
-    return {
+    results = {
         "run": store.path.name,
         "spec": spec,
         "has_answers": has_answers,
@@ -259,3 +259,18 @@ def build_results(store: RunStore) -> dict[str, Any]:
         "by": by_axis(table, axes),
         "usage": usage_totals(records),
     }
+    if spec.get("probe"):
+        results["leakage_suspects"] = probe_suspects(spec["probe"], results)
+    return results
+
+
+def probe_suspects(probe: str, results: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """Slices scoring significantly above chance although the probe removed their evidence.
+
+    None for probes that remove no evidence (shuffle-options), where above-chance is expected.
+    """
+    from medlens.probes import EVIDENCE_PROBES, leakage_suspects
+
+    if probe not in EVIDENCE_PROBES:
+        return None
+    return [suspect.to_json() for suspect in leakage_suspects(results)]

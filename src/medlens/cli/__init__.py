@@ -16,6 +16,9 @@ COMMAND_MODULES: tuple[str, ...] = (
     "medlens.cli.slice",
     "medlens.cli.compare",
     "medlens.cli.export",
+    "medlens.cli.check",
+    "medlens.cli.audit",
+    "medlens.cli.extract",
 )
 
 for _module in COMMAND_MODULES:
