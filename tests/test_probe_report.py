@@ -35,7 +35,8 @@ def test_a_model_answering_without_the_image_is_flagged(tmp_path: Path) -> None:
 def test_a_guesser_is_not_flagged(tmp_path: Path) -> None:
     results, output = probe_run(tmp_path, "random", "no-image")
     assert results["leakage_suspects"] == [] or all(
-        s["small_n"] for s in results["leakage_suspects"]  # type: ignore[union-attr]
+        s["small_n"]
+        for s in results["leakage_suspects"]  # type: ignore[union-attr]
     )
     assert "leakage suspects under probe no-image" in output
 

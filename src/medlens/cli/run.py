@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from medlens.cli.common import command, console, err_console, progress_bar
+
+if TYPE_CHECKING:
+    from medlens.evaluate import RunOptions, RunOutcome
 
 EXIT_TOO_MANY_ERRORS = 1
 
@@ -34,7 +37,7 @@ def run(
     cache: Annotated[bool, typer.Option(help="Use the response cache")] = True,
 ) -> None:
     """Evaluate MODEL on BENCH; rerunning the same command resumes where it stopped."""
-    from medlens.evaluate import RunOptions, evaluate
+    from medlens.evaluate import RunOptions
     from medlens.report.text import summary_blocks
 
     options = RunOptions(
@@ -52,20 +55,7 @@ def run(
         ray_address=ray_address,
         cache=cache,
     )
-    bar = progress_bar("medlens run")
-    task = bar.add_task("evaluating", total=None)
-
-    def on_start(total: int, done: int) -> None:
-        bar.start()  # only once loading succeeded, so input errors stay one line
-        bar.update(task, total=total, completed=done)
-        if done:
-            bar.console.print(f"resuming: {done} of {total} items already answered")
-
-    try:
-        outcome = evaluate(options, on_start, lambda record: bar.advance(task))
-    finally:
-        if bar.live.is_started:
-            bar.stop()
+    outcome = evaluate_with_progress(options)
     for block in summary_blocks(outcome.results):
         console.print(block)
     err_console.print(f"run directory: {outcome.store.path}", highlight=False)
@@ -77,3 +67,23 @@ def run(
             highlight=False,
         )
         raise typer.Exit(EXIT_TOO_MANY_ERRORS)
+
+
+def evaluate_with_progress(options: RunOptions) -> RunOutcome:
+    """Run the evaluation under a progress bar that appears only once loading succeeded."""
+    from medlens.evaluate import evaluate
+
+    bar = progress_bar("medlens run")
+    task = bar.add_task("evaluating", total=None)
+
+    def on_start(total: int, done: int) -> None:
+        bar.start()  # after validation, so that input errors stay a single line
+        bar.update(task, total=total, completed=done)
+        if done:
+            bar.console.print(f"resuming: {done} of {total} items already answered")
+
+    try:
+        return evaluate(options, on_start, lambda record: bar.advance(task))
+    finally:
+        if bar.live.is_started:
+            bar.stop()
