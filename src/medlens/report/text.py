@@ -32,14 +32,16 @@ def render_text(run_dir: Path, width: int = 110) -> str:
     """Summary tables for a terminal."""
     results = load_results(run_dir)
     console = Console(file=io.StringIO(), width=width, force_terminal=False, color_system=None)
-    for block in summary_blocks(results):
+    for block in summary_blocks(results, run_dir):
         console.print(block)
     output = console.file.getvalue()  # type: ignore[attr-defined]
     return str(output)
 
 
-def summary_blocks(results: dict[str, Any]) -> list[Any]:
-    """The pieces of the text report, in order."""
+def summary_blocks(results: dict[str, Any], run_dir: Path | None = None) -> list[Any]:
+    """The pieces of the text report, in order (`run_dir` as the user should type it)."""
+    from medlens.report.sections import EXPORT_HINT
+
     spec = results["spec"]
     bench = spec["benchmark"]
     counts = results["counts"]
@@ -53,7 +55,7 @@ def summary_blocks(results: dict[str, Any]) -> list[Any]:
     if not results["has_answers"]:
         blocks.append(
             "This split has no answers: scores need the official answer key. Export the predictions "
-            f"with: medlens export {results['run']} --format gmai-submission"
+            "with:\n  " + EXPORT_HINT.format(run=run_dir if run_dir is not None else results["run"])
         )
         return blocks
     blocks.append(overall_table(results))
@@ -66,7 +68,8 @@ def summary_blocks(results: dict[str, Any]) -> list[Any]:
             + suspect_summary(results["leakage_suspects"])
         )
     for axis, cells in results["by"].items():
-        blocks.append(axis_table(axis, cells))
+        if len(cells) > 1:  # a one-value table would repeat the overall row
+            blocks.append(axis_table(axis, cells))
     return blocks
 
 
@@ -76,7 +79,8 @@ def detail_lines(results: dict[str, Any]) -> list[str]:
     sensitivity = results.get("extraction_sensitivity")
     if sensitivity:
         lines.append(
-            f"extraction sensitivity: medlens {sensitivity['medlens']:.3f} vs VLMEvalKit rules "
+            f"extraction sensitivity: this run ({results['spec']['extract']} extraction) "
+            f"{sensitivity['medlens']:.3f} vs VLMEvalKit rules "
             f"{sensitivity['vlmeval']:.3f} (Δ {sensitivity['difference']:+.3f})"
         )
     gap = (results.get("closed_open") or {}).get("overall")
