@@ -109,6 +109,9 @@ FUNDUS_CASES: list[tuple[str, str | None, str]] = [
     ("根据图像中的黄色沉积物，答案是C。", "C", "ok"),
     ("故选D", "D", "ok"),
     ("答案：Ｃ", "C", "ok"),
+    ("这是玻璃膜疣，答案C", "C", "ok"),
+    ("B选项错误，C选项正确", "C", "ok"),  # B is rejected, not read as the leading answer
+    ("B项错误", None, "unparsed"),
     ("选项C是正确的。", "C", "ok"),
     # chain of thought with a conclusion
     (LONG_COT + "\nTherefore, the answer is C.", "C", "ok"),
@@ -155,6 +158,19 @@ FUNDUS_CASES: list[tuple[str, str | None, str]] = [
     ("The fundus photograph shows diabetic retinopathy.", "B", "ok"),
     ("Diabetic retinopathy, moderate non-proliferative.", "B", "ok"),
     ("Glaucoma is ruled out. Diabetic retinopathy is ruled out. Drusen.", "C", "ok"),
+    # "X, not Y": the verbless "not" negates Y only
+    ("This is diabetic retinopathy, not glaucoma.", "B", "ok"),
+    ("Drusen, not glaucoma.", "C", "ok"),
+    ("The image is consistent with drusen, not diabetic retinopathy.", "C", "ok"),
+    ("Glaucoma, not likely.", None, "unparsed"),
+    # a leading letter that is rejected is not the answer
+    ("C is incorrect.", None, "unparsed"),
+    ("C is wrong.", None, "unparsed"),
+    ("B is not the answer.", None, "unparsed"),
+    ("Options A and C are incorrect.", None, "unparsed"),
+    ("Options B and D are correct.", None, "unparsed"),
+    ("Most likely B", "B", "ok"),
+    ("The answer is most likely B.", "B", "ok"),
     # articles and English words are not letters
     ("A 65-year-old with drusen.", "C", "ok"),
     ("A normal fundus.", "A", "ok"),
@@ -169,13 +185,22 @@ FUNDUS_CASES: list[tuple[str, str | None, str]] = [
     ("Both B and C are possible.", None, "unparsed"),
     ("Drusen and glaucoma are both visible.", None, "unparsed"),
     ("The answer is B or D, I cannot be sure.", None, "unparsed"),
+    ("I think it's B, but C is also possible.", None, "unparsed"),
+    ("B, though C is a possibility.", None, "unparsed"),
+    ("The answer is C, although D could also be considered.", None, "unparsed"),
+    ("B is possible.", None, "unparsed"),
     (LONG_COT, None, "unparsed"),
+    # an option-by-option review that keeps exactly one option ("C. Drusen: yes") answers it
     (
         "Let me analyze:\nA. Normal: no\nB. Diabetic retinopathy: no\nC. Drusen: yes\n"
         "D. Glaucoma: no",
-        None,
-        "unparsed",
+        "C",
+        "ok",
     ),
+    ("- A (Normal): no\n- B (Diabetic retinopathy): no\n- C (Drusen): yes\n- D: no", "C", "ok"),
+    ("A: No. B: No. C: Yes. D: No.", None, "unparsed"),  # not "A": it is rejected
+    ("C. Drusen is not the answer.", None, "unparsed"),
+    ("B is unlikely. Drusen are seen.", "C", "ok"),
     ("A. Normal\nB. Diabetic retinopathy\nC. Drusen\nD. Glaucoma", None, "unparsed"),
     ("The image is a color fundus photograph of the left eye.", None, "unparsed"),
     ("Hmm.", None, "unparsed"),

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from medlens.extract.containers import container_levels, normalize_output, sentences
 from medlens.extract.extraction import Extraction
-from medlens.extract.mentions import find_mentions, positive_letters
+from medlens.extract.mentions import find_mentions, negated_after, positive_letters
 from medlens.extract.refusal import is_refusal
 
 
@@ -36,7 +36,7 @@ class Reading:
 
 _BARE = re.compile(r"^[(\[]?([A-Za-z])[)\]]?[.!]?$")
 _SPAN_PREFIX = re.compile(
-    r"^[\s*\"'“”‘’`:=>\-–—]*(?:either\s+|both\s+|probably\s+|likely\s+|clearly\s+)?"
+    r"^[\s*\"'“”‘’`:=>\-–—]*(?:either\s+|both\s+|(?:most\s+)?(?:probably|likely)\s+|clearly\s+)?"
     r"(?:(?:the\s+)?(?:options?|choices?|letter|answers?)\s*[:：]?\s*|选项\s*)?",
     re.I,
 )
@@ -59,6 +59,19 @@ _HEDGE_TAIL = re.compile(
     r"may\s+also\s+be|alternatively|or\s+else)\b[^.\n]*?\b(?:option\s+)?\(?((?-i:[A-Z]))\b",
     re.I,
 )
+_HEDGE_LETTER_TAIL = re.compile(
+    r"[^.\n]*?\b(?:option\s+)?\(?((?-i:[A-Z]))\)?\s+(?:is|seems|(?:would|could|might|may)"
+    r"(?:\s+also)?\s+be)\s+(?:also\s+)?(?:possible|plausible|considered|a\s+possibility|"
+    r"an?\s+(?:option|alternative))\b",
+    re.I,
+)
+"""The other side of a hedge named after the answer: "B, but C is also possible"."""
+_ONLY_POSSIBLE = re.compile(
+    r"\s*(?:are|is|seem|seems|would\s+be|could\s+be|might\s+be|may\s+be)\s+(?:both\s+|all\s+)?"
+    r"(?:possible|plausible|possibilities|considerations)\b",
+    re.I,
+)
+"""Letters offered as possibilities ("Both B and C are possible") are a hedge, not an answer."""
 _CONCLUSION = re.compile(
     r"^(?:therefore|thus|hence|so|in\s+conclusion|in\s+summary|to\s+summari[sz]e|overall|"
     r"consequently|accordingly|based\s+on\s+(?:this|these|the\s+above)[^,]*|所以|因此|综上所述|综上|故)"
@@ -166,9 +179,10 @@ def _letter_list(body: str, options: Mapping[str, str]) -> Reading | None:
     if not letters:
         return None
     # "C, but it could also be B" / "C (Drusen) or possibly B": a hedge, not an answer.
-    tail = _HEDGE_TAIL.match(body, position)
-    if tail and tail.group(1).upper() in options and tail.group(1).upper() not in letters:
-        hedged = True
+    for pattern in (_HEDGE_TAIL, _HEDGE_LETTER_TAIL):
+        tail = pattern.match(body, position)
+        if tail and tail.group(1).upper() in options and tail.group(1).upper() not in letters:
+            hedged = True
     return Reading(tuple(letters), hedged=hedged, end=position)
 
 
@@ -232,11 +246,20 @@ def _from_leading(text: str, options: Mapping[str, str], multi: bool) -> Extract
     """An output that opens with its answer ("B. Diabetic retinopathy is …", "A, C"), or that
     lists the chosen options one per line."""
     lines = [_BULLET.sub("", line.strip()) for line in text.splitlines() if line.strip()]
-    listed = _letters_at_start(lines[0], options)
+    first = _SPAN_PREFIX.sub("", lines[0], count=1)  # "Options B and D …", "Both A and C"
+    listed = _letters_at_start(first, options)
     if listed is None or not listed.letters:
         return None
-    if not _opens_with_answer(lines[0], listed):
+    if not _opens_with_answer(first, listed):
         return None
+    if negated_after(first[listed.end :]):
+        # "C is incorrect. …" names C to reject it: only the other options can be the answer.
+        rest = {letter: text for letter, text in options.items() if letter not in listed.letters}
+        return _from_mentions(text, rest, multi) or Extraction(
+            None, "unparsed", "leading_letter:negated"
+        )
+    if _ONLY_POSSIBLE.match(first, listed.end):
+        return Extraction(None, "unparsed", "leading_letter:ambiguous")
     line_letters = [_line_letter(line, options) for line in lines[1:]]
     later = {letter for letter in line_letters if letter}
     if not later:

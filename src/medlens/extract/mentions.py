@@ -31,7 +31,8 @@ _LETTER_REF = re.compile(
     r"|[(\[]([A-Za-z])[)\]](?![\w'’])"
     r"|(?:^|\n)[ \t]*(?:[-*•][ \t]*)?([A-Z])(?:[.):：]|[ \t]+[-–—])"
     r"|\b([A-Z])(?=\s+(?:is|was|would\s+be|seems|appears)\s+(?:the\s+)?(?:in)?correct\b)"
-    r"|(?<![A-Za-z])([A-Z])(?:项|选项)?(?=(?:是|为)?(?:正确|对|错误|不对|不正确))",
+    r"|(?<![A-Za-z])([A-Z])(?=(?:\s*[、，,和与及或]\s*[A-Z])*\s*(?:项|选项)?(?:是|为)?(?:都|均)?"
+    r"(?:正确|对|错误|不对|不正确))",
     re.I,
 )
 _LETTER_UPPER_ONLY = (3, 4, 5)
@@ -47,19 +48,39 @@ _PRE_NEGATION = re.compile(
     r"wrong|incorrect|eliminate[sd]?|eliminating)\b|n['’]t\b|不是|并非|排除|没有|不像|而非|除了",
     re.I,
 )
+_VERB = r"(?:is|are|was|were|seems|appears|would\s+be|can\s+be|should\s+be|has\s+been|must\s+be)"
+_LIST_NEXT = r"\s*(?:,|/|&|\band\b|\bor\b|[、，和与及或])\s*\(?((?-i:[A-Z]))\)?(?![A-Za-z0-9_'’])"
+_LIST_TAIL = re.compile(_LIST_NEXT, re.I)
+_MORE_LETTERS = rf"(?:{_LIST_NEXT})*"
+"""The rest of a letter list, so that "A and C are incorrect" says it of A too."""
 _POST_NEGATION = re.compile(
-    r"^[\s\"')\]]*(?:\([A-Z]\)\s*)?[,:\-–—]?\s*(?:is|are|was|were|seems|appears|would\s+be|"
-    r"can\s+be|should\s+be|has\s+been|must\s+be)?\s*(?:also\s+)?(?:not\b|incorrect|wrong|unlikely|"
-    r"less\s+likely|excluded|ruled\s+out|false|inappropriate|eliminated)"
-    r"|^\s*(?:\([A-Z]\)\s*)?(?:是|为)?(?:错误|不对|不正确|不是|可以排除|被排除)",
+    rf"^[\s\"')\]]*(?:\([A-Z]\)\s*)?{_MORE_LETTERS}[,:\-–—]?\s*(?:"
+    rf"{_VERB}\s*(?:also\s+)?not\b"
+    rf"|(?:{_VERB}\s*)?(?:also\s+)?(?:incorrect|wrong|unlikely|less\s+likely|excluded|"
+    r"ruled\s+out|false|inappropriate|eliminated)"
+    # A verbless "not" negates the mention only when nothing else follows it: in "drusen,
+    # not glaucoma" it negates glaucoma (the next clause), not drusen.
+    r"|(?:also\s+)?not\b(?=\s*(?:$|[.;,!?)\n]|(?:the\s+)?(?:correct|right|true|likely|answer|"
+    r"appropriate|consistent|present|seen)\b))"
+    r"|(?<=[:\-–—])\s*no\b(?=\s*(?:$|[.;,!?)\n])))"  # "A: no" in an option-by-option review
+    rf"|^\s*(?:\([A-Z]\)\s*)?{_MORE_LETTERS}\s*(?:项|选项)?(?:是|为)?(?:都|均)?"
+    r"(?:错误|不对|不正确|不是|可以排除|被排除)",
     re.I,
 )
+
+
+def negated_after(text: str) -> bool:
+    """Whether `text`, read right after an option mention, negates it ("… is incorrect")."""
+    return _POST_NEGATION.search(text) is not None
+
+
 _POST_AFFIRMATION = re.compile(
-    r"^[\s\"')\]]*(?:\([A-Z]\)\s*)?[:\-–—]?\s*(?:is|are|would\s+be|seems\s+to\s+be|"
+    rf"^[\s\"')\]]*(?:\([A-Z]\)\s*)?{_MORE_LETTERS}[:\-–—]?\s*(?:is|are|would\s+be|seems\s+to\s+be|"
     r"appears\s+to\s+be|=)?\s*(?:the\s+)?(?:correct|right|best|true|most\s+(?:likely|appropriate|"
     r"accurate|consistent|probable)|answer)\b"
     r"|^\s*(?:is|would\s+be)\s+my\s+(?:final\s+)?(?:answer|choice|pick)\b"
-    r"|^\s*(?:\([A-Z]\)\s*)?(?:是|为)?(?:正确|对)",
+    r"|^[\s\"')\]]*[:\-–—]\s*yes\b(?=\s*(?:$|[.;,!?)\n]))"  # "C: yes" in the same review
+    rf"|^\s*(?:\([A-Z]\)\s*)?{_MORE_LETTERS}\s*(?:项|选项)?(?:是|为)?(?:都|均)?(?:正确|对)",
     re.I,
 )
 
@@ -86,6 +107,15 @@ def _letter_mentions(text: str, options: Mapping[str, str]) -> list[Mention]:
         if letter in options:
             start, end = match.start(group), match.end(group)
             mentions.append(Mention(letter, start, end, polarity(text, start, end), False))
+        # "options B and D are correct": the option word covers every letter of its list
+        position = match.end()
+        while group == 1 and (more := _LIST_TAIL.match(text, position)) is not None:
+            position = more.end()
+            if more.group(1) in options:
+                start, end = more.start(1), more.end(1)
+                mentions.append(
+                    Mention(more.group(1), start, end, polarity(text, start, end), False)
+                )
     return mentions
 
 

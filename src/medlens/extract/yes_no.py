@@ -16,11 +16,12 @@ from medlens.extract.extraction import Extraction
 from medlens.extract.refusal import is_refusal
 
 _WORD = re.compile(
-    r"^[\s\"'“”(\[:=\-]*(?:"
+    r"^[\s\"'“”(\[:=\-]*(?:(?:absolutely|definitely|certainly|clearly)\s+)?(?:"
     r"(?P<maybe>maybe|possibly|perhaps|uncertain|unclear|not\s+sure|not\s+certain|unknown|"
     r"not\s+necessarily|"
     r"inconclusive|可能|也许|或许|不确定|不一定|无法确定|不能确定|尚不清楚|不清楚)"
-    r"|(?P<no>no(?!\s+doubt)|nope|not|false|negative|incorrect|absent|不是|不对|不存在|没有|不|否|无|错)"
+    r"|(?P<no>no(?!\s+doubt)|nope|i\s+(?:don['’]t|do\s+not)\s+think\s+so|"
+    r"not|false|negative|incorrect|absent|不是|不对|不存在|没有|不|否|无|错)"
     r"|(?P<yes>yes|yeah|yep|true|positive|correct|affirmative|present|是的|存在|正确|(?:是|有|对)(?=[的，,。.!！\s]|$))"
     r")(?![a-z])",
     re.I,
