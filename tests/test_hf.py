@@ -6,7 +6,6 @@ is downloaded: tokenizers are trained on a few sentences, weights are random.
 
 from __future__ import annotations
 
-import asyncio
 import io
 import os
 from pathlib import Path
@@ -22,11 +21,11 @@ transformers = pytest.importorskip("transformers")
 from PIL import Image  # noqa: E402
 
 from medlens.errors import SpecError  # noqa: E402
-from medlens.execute import RunSettings, build_request  # noqa: E402
 from medlens.items import ImageRef, Item  # noqa: E402
 from medlens.models import load_model  # noqa: E402
 from medlens.models.base import ModelContext, Response  # noqa: E402
 from medlens.models.hf import HFModel  # noqa: E402
+from model_calls import answer_items, answer_requests, requests_for, with_broken_image  # noqa: E402
 
 SENTENCES = [
     "Question: Which organ is shown in the image? Options: A. liver B. lung C. heart D. kidney",
@@ -81,6 +80,17 @@ def tiny_text(config_class: type, vocab: int, **extra: object) -> object:
     )
 
 
+def tiny_vision(config_class: type) -> object:
+    return config_class(
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        image_size=224,
+        patch_size=28,
+    )
+
+
 def build_llava(folder: Path) -> Path:
     from transformers import (
         CLIPVisionConfig,
@@ -108,14 +118,7 @@ def build_llava(folder: Path) -> Path:
     )
     ids = tokenizer.convert_tokens_to_ids  # type: ignore[attr-defined]
     config = LlavaConfig(
-        vision_config=CLIPVisionConfig(
-            hidden_size=32,
-            intermediate_size=64,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            image_size=224,
-            patch_size=28,
-        ),
+        vision_config=tiny_vision(CLIPVisionConfig),  # type: ignore[arg-type]
         text_config=tiny_text(LlamaConfig, len(tokenizer), pad_token_id=ids("<pad>")),  # type: ignore[arg-type]
         image_token_index=ids("<image>"),
         image_seq_length=64,
@@ -177,14 +180,7 @@ def build_gemma3(folder: Path) -> Path:
     )
     config = Gemma3Config(
         text_config=text,  # type: ignore[arg-type]
-        vision_config=SiglipVisionConfig(
-            hidden_size=32,
-            intermediate_size=64,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            image_size=224,
-            patch_size=28,
-        ),
+        vision_config=tiny_vision(SiglipVisionConfig),  # type: ignore[arg-type]
         mm_tokens_per_image=16,
         boi_token_index=ids("<start_of_image>"),
         eoi_token_index=ids("<end_of_image>"),
@@ -233,19 +229,6 @@ def item(key: str, images: tuple[bytes, ...] = ()) -> Item:
     )
 
 
-def answer(backend: HFModel, items: list[Item], together: bool = True) -> list[Response]:
-    async def go() -> list[Response]:
-        requests = [build_request(it, backend.spec, RunSettings(), None) for it in items]
-        if together:
-            out = list(await asyncio.gather(*(backend.generate(r) for r in requests)))
-        else:
-            out = [await backend.generate(r) for r in requests]
-        await backend.aclose()
-        return out
-
-    return asyncio.run(go())
-
-
 def load(path: Path, options: str = "") -> HFModel:
     backend = load_model(f"hf:{path}?max_new_tokens=6{options}", ModelContext(items=()))
     assert isinstance(backend, HFModel)
@@ -254,7 +237,7 @@ def load(path: Path, options: str = "") -> HFModel:
 
 def test_generates_for_images_and_text_with_usage(tiny_model: Path) -> None:
     items = [item("a", (png((200, 10, 10)),)), item("b", (png((10, 200, 10)),)), item("c")]
-    responses = answer(load(tiny_model), items)
+    responses = answer_items(load(tiny_model), items)
     for response in responses:
         assert response.error is None and isinstance(response.text, str)
         assert response.usage["prompt_tokens"] > 10
@@ -269,8 +252,8 @@ def test_batched_answers_equal_one_at_a_time_answers(tiny_model: Path) -> None:
         for i in range(5)
     ]
     backend = load(tiny_model, "&batch_size=4")
-    batched = answer(backend, items, together=True)
-    single = answer(load(tiny_model, "&batch_size=1"), items, together=False)
+    batched = answer_items(backend, items, together=True)
+    single = answer_items(load(tiny_model, "&batch_size=1"), items, together=False)
     assert [r.text for r in batched] == [r.text for r in single]
     assert [r.usage for r in batched] == [r.usage for r in single]
 
@@ -285,25 +268,15 @@ def test_batches_really_form(tiny_model: Path, monkeypatch: pytest.MonkeyPatch) 
         return original(requests)  # type: ignore[arg-type]
 
     monkeypatch.setattr(backend, "answer_batch", spy)
-    answer(backend, [item(f"q{i}", (png((i, 2, 3)),)) for i in range(7)])
+    answer_items(backend, [item(f"q{i}", (png((i, 2, 3)),)) for i in range(7)])
     assert sum(sizes) == 7 and max(sizes) == 3
 
 
 def test_broken_image_fails_only_its_item(tiny_model: Path) -> None:
     backend = load(tiny_model)
-
-    async def go() -> list[Response]:
-        good = build_request(item("a", (png((1, 2, 3)),)), backend.spec, RunSettings(), None)
-        bad = build_request(item("b", (png((4, 5, 6)),)), backend.spec, RunSettings(), None)
-        part = bad.messages[0].parts[0]
-        broken = type(part)(data=b"GIF89a-not-really", sha256="x", name="broken.gif")  # type: ignore[call-arg]
-        message = type(bad.messages[0])("user", (broken, *bad.messages[0].parts[1:]))
-        bad = type(bad)(bad.item, (message,), bad.params, bad.fingerprint)
-        out = list(await asyncio.gather(backend.generate(good), backend.generate(bad)))
-        await backend.aclose()
-        return out
-
-    good, bad = asyncio.run(go())
+    good, bad = requests_for(backend, [item("a", (png((1, 2, 3)),)), item("b", (png((4, 5, 6)),))])
+    bad = with_broken_image(bad, b"GIF89a-not-really", "broken.gif")
+    good, bad = answer_requests(backend, [good, bad])
     assert good.error is None and good.text is not None
     assert bad.error is not None and bad.error.type == "image" and "broken.gif" in bad.error.message
 

@@ -6,7 +6,6 @@ last test builds a tiny LLaVA (see test_hf.py) and answers through a real ``vllm
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import importlib.util
 import io
@@ -19,12 +18,12 @@ import pytest
 from PIL import Image
 
 from medlens.errors import SpecError
-from medlens.execute import RunSettings, build_request
 from medlens.items import ImageRef, Item
 from medlens.models import load_model
-from medlens.models.base import ModelContext, Response
+from medlens.models.base import ModelContext
 from medlens.models.vllm import VLLMModel, parse_settings
 from medlens.specs import parse_spec
+from model_calls import answer_items, answer_requests, requests_for, with_broken_image
 
 HAS_VLLM = importlib.util.find_spec("vllm") is not None
 
@@ -69,16 +68,6 @@ def fake_model(options: str = "") -> tuple[VLLMModel, RecordingEngine]:
     return VLLMModel(spec, parse_settings(spec, {}), engine, sampling=None), engine
 
 
-def run(backend: VLLMModel, items: list[Item]) -> list[Response]:
-    async def go() -> list[Response]:
-        requests = [build_request(it, backend.spec, RunSettings(), None) for it in items]
-        out = list(await asyncio.gather(*(backend.generate(r) for r in requests)))
-        await backend.aclose()
-        return out
-
-    return asyncio.run(go())
-
-
 def test_missing_vllm_is_a_clear_spec_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "vllm", None)  # makes `import vllm` raise ImportError
     with pytest.raises(SpecError, match=r"vllm package is not installed.*openai:"):
@@ -106,7 +95,7 @@ def test_needs_a_model_path() -> None:
 def test_requests_are_batched_into_llm_chat_with_png_data_urls() -> None:
     images = [png((i * 50, 0, 0)) for i in range(5)]
     backend, engine = fake_model("max_tokens=8&batch_size=3")
-    responses = run(backend, [item(f"q{i}", (images[i],)) for i in range(5)])
+    responses = answer_items(backend, [item(f"q{i}", (images[i],)) for i in range(5)])
     assert sorted(len(call) for call in engine.calls) == [2, 3]
     first = engine.calls[0][0][0]
     assert first["role"] == "user"
@@ -119,19 +108,9 @@ def test_requests_are_batched_into_llm_chat_with_png_data_urls() -> None:
 
 def test_broken_image_fails_only_its_item() -> None:
     backend, engine = fake_model()
-
-    async def go() -> list[Response]:
-        good = build_request(item("a", (png((1, 2, 3)),)), backend.spec, RunSettings(), None)
-        bad = build_request(item("b", (png((4, 5, 6)),)), backend.spec, RunSettings(), None)
-        part = bad.messages[0].parts[0]
-        broken = type(part)(data=b"GIF89a-not-really", sha256="x", name="bad.gif")  # type: ignore[call-arg]
-        message = type(bad.messages[0])("user", (broken, *bad.messages[0].parts[1:]))
-        bad = type(bad)(bad.item, (message,), bad.params, bad.fingerprint)
-        out = list(await asyncio.gather(backend.generate(good), backend.generate(bad)))
-        await backend.aclose()
-        return out
-
-    good, bad = asyncio.run(go())
+    good, bad = requests_for(backend, [item("a", (png((1, 2, 3)),)), item("b", (png((4, 5, 6)),))])
+    bad = with_broken_image(bad, b"GIF89a-not-really", "bad.gif")
+    good, bad = answer_requests(backend, [good, bad])
     assert good.text == "Answer: A" and bad.error is not None and bad.error.type == "image"
     assert [len(call) for call in engine.calls] == [1]
 
@@ -154,6 +133,6 @@ def test_real_vllm_engine_answers_a_tiny_llava(tmp_path: Path) -> None:  # pragm
         ModelContext(items=()),
     )
     assert isinstance(backend, VLLMModel)
-    responses = run(backend, [item("a", (png((9, 9, 9)),)), item("b")])
+    responses = answer_items(backend, [item("a", (png((9, 9, 9)),)), item("b")])
     assert all(r.error is None and r.text is not None for r in responses)
     assert all(r.usage["prompt_tokens"] > 0 for r in responses)

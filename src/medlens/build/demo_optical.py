@@ -24,6 +24,7 @@ from medlens.build.scene import Scene
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
+    from PIL import Image
 
 
 def dark_lines(grey: npt.NDArray[np.float64], size: int, depth: float) -> npt.NDArray[np.bool_]:
@@ -33,6 +34,31 @@ def dark_lines(grey: npt.NDArray[np.float64], size: int, depth: float) -> npt.ND
 
     lifted = ndimage.grey_closing(grey, size=(size, size)) - grey
     return np.asarray(lifted > depth, dtype=bool)
+
+
+def fundus_photograph(
+    name: str,
+    image_id: str,
+    image: Image.Image,
+    regions: tuple[Region, ...],
+    findings: tuple[str, ...],
+    absent: tuple[str, ...],
+) -> Scene:
+    """A retinal picture from skimage's ``name``: what every fundus scene has in common."""
+    return Scene(
+        image_id=image_id,
+        source=f"skimage/{name}",
+        modality="Fundus Photography",
+        department="Ophthalmology",
+        body_region="eye (retina)",
+        image=image,
+        regions=regions,
+        region_wrong=("heart", "lymph node", "colon (tissue section)", "knee", "abdomen"),
+        findings=findings,
+        absent=absent,
+        region_task="Anatomy Identification",
+        domain="eye",
+    )
 
 
 def fundus_scene() -> Scene:
@@ -57,19 +83,13 @@ def fundus_scene() -> Scene:
             outline=False,
         ),
     )
-    return Scene(
-        image_id="fundus_retina",
-        source="skimage/retina.jpg",
-        modality="Fundus Photography",
-        department="Ophthalmology",
-        body_region="eye (retina)",
-        image=image,
-        regions=regions,
-        region_wrong=("heart", "lymph node", "colon (tissue section)", "knee", "abdomen"),
+    return fundus_photograph(
+        "retina.jpg",
+        "fundus_retina",
+        image,
+        regions,
         findings=("optic disc", "retinal blood vessels", "macula"),
         absent=("cotton-wool spot", "laser photocoagulation scar"),
-        region_task="Anatomy Identification",
-        domain="eye",
     )
 
 
@@ -96,19 +116,13 @@ def microaneurysm_scene() -> Scene:
         Region("retinal blood vessel", vessel_blobs, "none"),
         Region("retina without lesions or large vessels", background, "area", outline=False),
     )
-    return Scene(
-        image_id="fundus_microaneurysms",
-        source="skimage/microaneurysms.png",
-        modality="Fundus Photography",
-        department="Ophthalmology",
-        body_region="eye (retina)",
-        image=image,
-        regions=regions,
-        region_wrong=("heart", "lymph node", "colon (tissue section)", "knee", "abdomen"),
+    return fundus_photograph(
+        "microaneurysms.png",
+        "fundus_microaneurysms",
+        image,
+        regions,
         findings=("microaneurysms", "retinal blood vessels"),
         absent=("optic disc", "hard exudate"),
-        region_task="Anatomy Identification",
-        domain="eye",
     )
 
 

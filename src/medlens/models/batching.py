@@ -12,10 +12,13 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
-from medlens.models.base import ModelError, Request, Response
+from medlens.errors import ItemError
+from medlens.models.base import ImagePart, Message, ModelError, Request, Response
 
 AnswerBatch = Callable[[list[Request]], list[Response]]
+Prepared = TypeVar("Prepared")
 
 
 @dataclass(frozen=True)
@@ -66,3 +69,69 @@ class BatchQueue:
             for pending, response in zip(batch, responses, strict=True):
                 if not pending.future.done():
                     pending.future.set_result(response)
+
+
+def token_usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
+    """``Response.usage`` from the token counts an engine reports."""
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+
+
+def chat_turns(
+    messages: tuple[Message, ...], image_content: Callable[[ImagePart], dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """medlens messages → chat-format turns; ``image_content`` is how this engine takes images."""
+    turns: list[dict[str, Any]] = []
+    for message in messages:
+        content = [
+            image_content(part)
+            if isinstance(part, ImagePart)
+            else {"type": "text", "text": part.text}
+            for part in message.parts
+        ]
+        turns.append({"role": message.role, "content": content})
+    return turns
+
+
+class BatchedModel:
+    """A local engine behind a :class:`BatchQueue`: ``generate`` queues, ``answer_batch`` answers."""
+
+    def __init__(self, batch_size: int, label: str) -> None:
+        # Looked up per batch, so a test can replace ``answer_batch`` on the instance.
+        self._batches = BatchQueue(lambda requests: self.answer_batch(requests), batch_size, label)
+
+    async def generate(self, request: Request) -> Response:
+        return await self._batches.submit(request)
+
+    async def aclose(self) -> None:
+        await self._batches.aclose()
+
+    def answer_batch(self, requests: list[Request]) -> list[Response]:
+        raise NotImplementedError
+
+
+def answer_prepared(
+    requests: list[Request],
+    prepare: Callable[[tuple[Message, ...]], Prepared],
+    answer: Callable[[list[Prepared]], list[Response]],
+) -> list[Response]:
+    """Answer in one call every request whose messages ``prepare`` could convert, in order.
+
+    A request whose images cannot be read (``ItemError``) fails alone, as an ``image`` error.
+    """
+    responses: dict[int, Response] = {}
+    ready: list[Prepared] = []
+    positions: list[int] = []
+    for index, request in enumerate(requests):
+        try:
+            ready.append(prepare(request.messages))
+            positions.append(index)
+        except ItemError as exc:
+            responses[index] = Response(None, error=ModelError("image", str(exc)))
+    if ready:
+        for index, response in zip(positions, answer(ready), strict=True):
+            responses[index] = response
+    return [responses[index] for index in range(len(requests))]

@@ -14,9 +14,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from medlens.errors import ItemError, SpecError
-from medlens.models.base import ImagePart, Message, ModelContext, ModelError, Request, Response
-from medlens.models.batching import BatchQueue
+from medlens.errors import SpecError
+from medlens.models.base import ImagePart, Message, ModelContext, Request, Response
+from medlens.models.batching import BatchedModel, answer_prepared, chat_turns, token_usage
 from medlens.models.images import rgb_image
 from medlens.specs import Spec, check_options
 
@@ -91,43 +91,28 @@ def load(settings: HFSettings) -> tuple[Any, Any]:
 
 def conversation(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     """medlens messages → the chat-template format with PIL images inside the content parts."""
-    turns: list[dict[str, Any]] = []
-    for message in messages:
-        content: list[dict[str, Any]] = []
-        for part in message.parts:
-            if isinstance(part, ImagePart):
-                content.append({"type": "image", "image": rgb_image(part.data, part.name)})
-            else:
-                content.append({"type": "text", "text": part.text})
-        turns.append({"role": message.role, "content": content})
-    return turns
+    return chat_turns(
+        messages, lambda part: {"type": "image", "image": rgb_image(part.data, part.name)}
+    )
 
 
 def image_count(request: Request) -> int:
     return sum(isinstance(p, ImagePart) for m in request.messages for p in m.parts)
 
 
-class HFModel:
+class HFModel(BatchedModel):
     """A transformers vision-language model answering batches of requests greedily."""
 
     deterministic = True
     worth_caching = True
 
     def __init__(self, spec: Spec, settings: HFSettings, processor: Any, model: Any) -> None:
+        super().__init__(settings.batch_size, "hf")
         public = {k: v for k, v in spec.options.items() if k not in PLACEMENT_OPTIONS}
         self.spec = Spec(spec.name, spec.argument, public).canonical()
         self.settings = settings
         self.processor = processor
         self.model = model
-        self._batches = BatchQueue(
-            lambda requests: self.answer_batch(requests), settings.batch_size, "hf"
-        )
-
-    async def generate(self, request: Request) -> Response:
-        return await self._batches.submit(request)
-
-    async def aclose(self) -> None:
-        await self._batches.aclose()
 
     def answer_batch(self, requests: list[Request]) -> list[Response]:
         """Answer requests grouped by image count (processors want uniform batches)."""
@@ -143,17 +128,7 @@ class HFModel:
         return [answers[index] for index in range(len(requests))]
 
     def _answer_group(self, requests: list[Request]) -> list[Response]:
-        conversations: list[list[dict[str, Any]] | None] = []
-        failures: dict[int, Response] = {}
-        for index, request in enumerate(requests):
-            try:
-                conversations.append(conversation(request.messages))
-            except ItemError as exc:
-                conversations.append(None)
-                failures[index] = Response(None, error=ModelError("image", str(exc)))
-        ready = [c for c in conversations if c is not None]
-        produced = iter(self._generate(ready) if ready else [])
-        return [failures[i] if i in failures else next(produced) for i in range(len(requests))]
+        return answer_prepared(requests, conversation, self._generate)
 
     def _generate(self, conversations: list[list[dict[str, Any]]]) -> list[Response]:
         """One batched greedy ``generate``; usage counts real (unpadded) tokens."""
@@ -193,11 +168,7 @@ class HFModel:
             completion += 1
             if token in stop_ids:
                 break
-        return {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion,
-            "total_tokens": prompt_tokens + completion,
-        }
+        return token_usage(prompt_tokens, completion)
 
 
 def make_hf(spec: Spec, context: ModelContext) -> HFModel:

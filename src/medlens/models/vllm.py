@@ -12,17 +12,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from medlens.errors import ItemError, SpecError
-from medlens.models.base import (
-    ImagePart,
-    Message,
-    ModelContext,
-    ModelError,
-    Request,
-    Response,
-    TextPart,
-)
-from medlens.models.batching import BatchQueue
+from medlens.errors import SpecError
+from medlens.models.base import ImagePart, Message, ModelContext, Request, Response
+from medlens.models.batching import BatchedModel, answer_prepared, chat_turns, token_usage
 from medlens.models.images import png_data_url
 from medlens.specs import Spec, check_options
 
@@ -94,69 +86,41 @@ def engine(settings: VLLMSettings) -> tuple[Any, Any]:
 
 def openai_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     """medlens messages → OpenAI-style chat messages with PNG data URLs (what LLM.chat takes)."""
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        content: list[dict[str, Any]] = []
-        for part in message.parts:
-            if isinstance(part, TextPart):
-                content.append({"type": "text", "text": part.text})
-            elif isinstance(part, ImagePart):
-                url = png_data_url(part.data, part.name)
-                content.append({"type": "image_url", "image_url": {"url": url}})
-        out.append({"role": message.role, "content": content})
-    return out
+    return chat_turns(messages, _image_url)
 
 
-class VLLMModel:
+def _image_url(part: ImagePart) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": png_data_url(part.data, part.name)}}
+
+
+class VLLMModel(BatchedModel):
     """Answers batches of requests with one offline vLLM engine."""
 
     worth_caching = True
 
     def __init__(self, spec: Spec, settings: VLLMSettings, llm: Any, sampling: Any) -> None:
+        super().__init__(int(settings.numbers["batch_size"]) or 64, "vllm")
         public = {k: v for k, v in spec.options.items() if k not in ENGINE_OPTIONS}
         self.spec = Spec(spec.name, spec.argument, public).canonical()
         self.deterministic = settings.numbers["temperature"] == 0.0 or "seed" in spec.options
         self.llm = llm
         self.sampling = sampling
-        size = int(settings.numbers["batch_size"]) or 64
-        self._batches = BatchQueue(lambda requests: self.answer_batch(requests), size, "vllm")
-
-    async def generate(self, request: Request) -> Response:
-        return await self._batches.submit(request)
-
-    async def aclose(self) -> None:
-        await self._batches.aclose()
 
     def answer_batch(self, requests: list[Request]) -> list[Response]:
         """One ``LLM.chat`` call for every request whose images could be prepared."""
-        answers: dict[int, Response] = {}
-        conversations: list[list[dict[str, Any]]] = []
-        positions: list[int] = []
-        for index, request in enumerate(requests):
-            try:
-                conversations.append(openai_messages(request.messages))
-                positions.append(index)
-            except ItemError as exc:
-                answers[index] = Response(None, error=ModelError("image", str(exc)))
-        if conversations:
-            started = time.perf_counter()
-            outputs = self.llm.chat(conversations, sampling_params=self.sampling, use_tqdm=False)
-            latency = (time.perf_counter() - started) / len(conversations)
-            for index, output in zip(positions, outputs, strict=True):
-                answers[index] = response_of(output, latency)
-        return [answers[index] for index in range(len(requests))]
+        return answer_prepared(requests, openai_messages, self._chat)
+
+    def _chat(self, conversations: list[list[dict[str, Any]]]) -> list[Response]:
+        started = time.perf_counter()
+        outputs = self.llm.chat(conversations, sampling_params=self.sampling, use_tqdm=False)
+        latency = (time.perf_counter() - started) / len(conversations)
+        return [response_of(output, latency) for output in outputs]
 
 
 def response_of(output: Any, latency: float) -> Response:
     """A vLLM ``RequestOutput`` → Response with token usage."""
     completion = output.outputs[0]
-    prompt_tokens = len(output.prompt_token_ids or ())
-    completion_tokens = len(completion.token_ids or ())
-    usage = {
-        "prompt_tokens": prompt_tokens,
-        "completion_tokens": completion_tokens,
-        "total_tokens": prompt_tokens + completion_tokens,
-    }
+    usage = token_usage(len(output.prompt_token_ids or ()), len(completion.token_ids or ()))
     return Response(completion.text, usage=usage, latency=latency)
 
 

@@ -1,0 +1,26 @@
+"""`medlens run` as the tests call it: one named run through typer's runner."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner, Result
+
+from medlens.cli import app
+
+
+def run_args(bench: str, model: str, out: Path, name: str, *extra: str) -> list[str]:
+    """The arguments of ``medlens run`` for the run ``out/name``."""
+    return ["run", "--bench", bench, "--model", model, "--out", str(out), "--name", name, *extra]
+
+
+def invoke_run(bench: str, model: str, out: Path, name: str, *extra: str) -> Result:
+    """``medlens run`` for the run ``out/name``, whatever its exit code."""
+    return CliRunner().invoke(app, run_args(bench, model, out, name, *extra))
+
+
+def named_run(bench: str, model: str, out: Path, name: str, *extra: str) -> Path:
+    """``medlens run`` for the run ``out/name``, which must succeed; the run folder."""
+    result = invoke_run(bench, model, out, name, *extra)
+    assert result.exit_code == 0, result.output
+    return out / name
