@@ -23,6 +23,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from cli_runs import invoke_run, named_run
 from gmai_fixture import write_gmai_tsv
 from medlens.cli import app
 
@@ -158,9 +159,7 @@ def test_gmai_submission_for_a_test_split(tmp_path: Path) -> None:
     frame = read_tsv(tsv)
     predictions = pd.DataFrame({"index": frame["index"], "prediction": ["=1+1", *(["B"] * 29)]})
     predictions.to_csv(tmp_path / "pred.csv", index=False)
-    run = runner.invoke(app, ["run", "--bench", f"gmai:{tsv}", "--model", f"replay:{tmp_path / 'pred.csv'}",
-                              "--out", str(tmp_path), "--name", "test"])  # fmt: skip
-    assert run.exit_code == 0, run.output
+    named_run(f"gmai:{tsv}", f"replay:{tmp_path / 'pred.csv'}", tmp_path, "test")
     out = tmp_path / "submission.xlsx"
     result = runner.invoke(
         app, ["export", str(tmp_path / "test"), "--format", "gmai-submission", "-o", str(out)]
@@ -182,21 +181,7 @@ def test_gmai_submission_for_a_test_split(tmp_path: Path) -> None:
 def test_vlmeval_export_of_a_test_split_names_the_answer_key(tmp_path: Path) -> None:
     tsv = tmp_path / "GMAI_TEST.tsv"
     write_gmai_tsv(tsv, n_rows=12, with_answers=False)
-    run = runner.invoke(
-        app,
-        [
-            "run",
-            "--bench",
-            f"gmai:{tsv}",
-            "--model",
-            "first",
-            "--out",
-            str(tmp_path),
-            "--name",
-            "t",
-        ],
-    )
-    assert run.exit_code == 0, run.output
+    named_run(f"gmai:{tsv}", "first", tmp_path, "t")
     result = runner.invoke(app, ["export", str(tmp_path / "t"), "--format", "vlmeval"])
     assert result.exit_code == 2
     assert "official answer key" in result.output and "gmai-submission" in result.output
@@ -211,8 +196,8 @@ def test_item_without_prediction_is_a_miss_with_a_log(tmp_path: Path) -> None:
     pd.DataFrame({"index": frame["index"][1:], "prediction": frame["answer"][1:]}).to_csv(
         tmp_path / "pred.tsv", sep="\t", index=False
     )
-    run = runner.invoke(app, ["run", "--bench", f"gmai:{tsv}", "--model", f"replay:{tmp_path / 'pred.tsv'}",
-                              "--extract", "vlmeval", "--out", str(tmp_path), "--name", "v"])  # fmt: skip
+    model = f"replay:{tmp_path / 'pred.tsv'}"
+    run = invoke_run(f"gmai:{tsv}", model, tmp_path, "v", "--extract", "vlmeval")
     assert run.exit_code in (0, 1), run.output
     runner.invoke(
         app, ["export", str(tmp_path / "v"), "--format", "vlmeval", "-o", str(tmp_path / "x")]
@@ -265,21 +250,7 @@ def test_benchmarks_without_gmai_breakdowns_get_the_overall_csv(tmp_path: Path) 
     from benchfiles import write_jsonl_benchmark
 
     bench = write_jsonl_benchmark(tmp_path / "bench", n_items=40, n_images=4, seed=1)
-    run = runner.invoke(
-        app,
-        [
-            "run",
-            "--bench",
-            f"jsonl:{bench}",
-            "--model",
-            "first",
-            "--out",
-            str(tmp_path),
-            "--name",
-            "j",
-        ],
-    )
-    assert run.exit_code == 0, run.output
+    named_run(f"jsonl:{bench}", "first", tmp_path, "j")
     result = runner.invoke(
         app, ["export", str(tmp_path / "j"), "--format", "vlmeval", "-o", str(tmp_path / "x")]
     )

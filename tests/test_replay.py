@@ -8,16 +8,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
 
 from benchfiles import write_jsonl_benchmark
-from medlens.cli import app
+from cli_runs import named_run
 from medlens.errors import InputError, SpecError
 from medlens.items import Item
 from medlens.models import ModelContext, Request, load_model
 from medlens.models.replay import ReplayModel, load_predictions
-
-runner = CliRunner()
 
 
 def ask(model: ReplayModel, item_id: str) -> tuple[str | None, str | None]:
@@ -99,13 +96,8 @@ def test_spec_changes_when_the_predictions_change(tmp_path: Path) -> None:
 
 def test_replaying_a_run_reproduces_it(tmp_path: Path) -> None:
     bench = write_jsonl_benchmark(tmp_path / "bench", n_items=60, n_images=6, seed=2)
-    common = ["--bench", f"jsonl:{bench}", "--out", str(tmp_path)]
-    first = runner.invoke(app, ["run", *common, "--model", "random", "--name", "original"])
-    assert first.exit_code == 0, first.output
-    again = runner.invoke(
-        app, ["run", *common, "--model", f"replay:{tmp_path / 'original'}", "--name", "replayed"]
-    )
-    assert again.exit_code == 0, again.output
+    original = named_run(f"jsonl:{bench}", "random", tmp_path, "original")
+    named_run(f"jsonl:{bench}", f"replay:{original}", tmp_path, "replayed")
 
     def outputs(name: str) -> dict[str, tuple[str, float]]:
         lines = (tmp_path / name / "records.jsonl").read_text(encoding="utf-8").splitlines()
@@ -134,3 +126,26 @@ def test_run_directory_skips_errored_records(tmp_path: Path) -> None:
     store.append({"id": "1", "output": None, "error": {"type": "timeout", "message": "t"}})
     store.close()
     assert load_predictions(tmp_path / "run") == {"0": "A"}
+
+
+def test_a_run_of_another_benchmark_is_refused(tmp_path: Path) -> None:
+    """Ids overlap across benchmarks (VQA-RAD qids, GMAI indices): pairing by id alone would
+    score unrelated predictions (walkthrough: a GMAI run replayed onto VQA-RAD)."""
+    from medlens.store import RunStore
+
+    def items(question: str) -> list[Item]:
+        return [
+            Item(id=str(i), question=f"{question} {i}?", kind="choice", options={"A": "x"})
+            for i in range(3)
+        ]
+
+    spec = {"benchmark": {"spec": "gmai:a.tsv", "content_hash": "h"}, "model": "m"}
+    store = RunStore.open_or_create(tmp_path / "run", spec, items("Which organ"))
+    store.append({"id": "1", "output": "A", "error": None})
+    store.close()
+    with pytest.raises(InputError, match=r"run, item '0': recorded on gmai:a\.tsv"):
+        load_model(f"replay:{tmp_path / 'run'}", ModelContext(items=items("Is there")))
+    # same questions, or questions an options-only probe removed: accepted
+    load_model(f"replay:{tmp_path / 'run'}", ModelContext(items=items("Which organ")))
+    blank = [Item(id="0", question="", kind="choice", options={"A": "x"})]
+    load_model(f"replay:{tmp_path / 'run'}", ModelContext(items=blank))

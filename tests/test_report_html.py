@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from cli_runs import named_run
 from gmai_fixture import write_gmai_tsv
 from medlens.cli import app
 from medlens.report.html import safe_json
@@ -56,9 +57,7 @@ def evil_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pd.DataFrame({"index": frame["index"], "prediction": predictions}).to_csv(
         folder / "p.tsv", sep="\t", index=False
     )
-    done = runner.invoke(app, ["run", "--bench", f"gmai:{tsv}", "--model", f"replay:{folder / 'p.tsv'}",
-                               "--out", str(folder), "--name", "evil"])  # fmt: skip
-    assert done.exit_code == 0, done.output
+    named_run(f"gmai:{tsv}", f"replay:{folder / 'p.tsv'}", folder, "evil")
     page = folder / "report.html"
     result = runner.invoke(
         app, ["report", str(folder / "evil"), "--format", "html", "--output", str(page)]
@@ -157,21 +156,7 @@ def test_safe_json_round_trips_without_markup_characters(value: object) -> None:
 def test_test_split_html_names_the_export(tmp_path: Path) -> None:
     tsv = tmp_path / "GMAI_TEST.tsv"
     write_gmai_tsv(tsv, n_rows=12, with_answers=False)
-    done = runner.invoke(
-        app,
-        [
-            "run",
-            "--bench",
-            f"gmai:{tsv}",
-            "--model",
-            "first",
-            "--out",
-            str(tmp_path),
-            "--name",
-            "t",
-        ],
-    )
-    assert done.exit_code == 0, done.output
+    named_run(f"gmai:{tsv}", "first", tmp_path, "t")
     result = runner.invoke(app, ["report", str(tmp_path / "t"), "--format", "html"])
     assert result.exit_code == 0, result.output
     assert "scores need the official answer key" in result.output

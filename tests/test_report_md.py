@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from cli_runs import invoke_run
 from conftest import realdata_dir
 from gmai_fixture import write_gmai_tsv
 from medlens.cli import app
@@ -26,9 +27,7 @@ SECTIONS = (
 
 
 def run(tmp: Path, bench: str, model: str, name: str, *extra: str) -> Path:
-    result = runner.invoke(
-        app, ["run", "--bench", bench, "--model", model, "--out", str(tmp), "--name", name, *extra]
-    )
+    result = invoke_run(bench, model, tmp, name, *extra)
     assert result.exit_code in (0, 1), result.output
     return tmp / name
 

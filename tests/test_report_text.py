@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from benchfiles import write_jsonl_benchmark
+from cli_runs import named_run
 from medlens.cli import app
 from medlens.items import Item
 
@@ -19,22 +20,7 @@ runner = CliRunner()
 def random_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("report")
     bench = write_jsonl_benchmark(folder / "bench", n_items=600, n_images=60, seed=9)
-    result = runner.invoke(
-        app,
-        [
-            "run",
-            "--bench",
-            f"jsonl:{bench}",
-            "--model",
-            "random",
-            "--out",
-            str(folder),
-            "--name",
-            "r",
-        ],
-    )
-    assert result.exit_code == 0, result.output
-    return folder / "r"
+    return named_run(f"jsonl:{bench}", "random", folder, "r")
 
 
 def test_json_report_has_the_documented_shape(random_run: Path) -> None:

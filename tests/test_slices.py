@@ -13,6 +13,7 @@ from scipy.stats import binom
 from typer.testing import CliRunner
 
 from benchfiles import write_jsonl_benchmark
+from cli_runs import named_run
 from medlens.cli import app
 from medlens.errors import SpecError
 from medlens.items import Item
@@ -272,23 +273,9 @@ def test_cli_test_split_says_scores_need_the_answer_key(tmp_path: Path) -> None:
 
 def test_cli_on_a_real_run(tmp_path: Path) -> None:
     bench = write_jsonl_benchmark(tmp_path / "bench", n_items=300, n_images=30, seed=4)
-    done = runner.invoke(
-        app,
-        [
-            "run",
-            "--bench",
-            f"jsonl:{bench}",
-            "--model",
-            "random",
-            "--out",
-            str(tmp_path),
-            "--name",
-            "r",
-        ],
-    )
-    assert done.exit_code == 0, done.output
+    run_dir = named_run(f"jsonl:{bench}", "random", tmp_path, "r")
     result = runner.invoke(
-        app, ["slice", str(tmp_path / "r"), "--by", "department,granularity,modality", "--json"]
+        app, ["slice", str(run_dir), "--by", "department,granularity,modality", "--json"]
     )
     data = json.loads(result.output)
     assert data["cells"][0]["n"] == 300

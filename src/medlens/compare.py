@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from medlens.errors import RunMismatchError, SpecError
+from medlens.slices import key_label
 
 PROBE_AXES = ("granularity", "modality", "department", "task")
 """Axes shown by default when one run is a probe (e.g. blank image) of the other."""
@@ -42,7 +43,7 @@ class PairedCell:
 
     @property
     def label(self) -> str:
-        return ", ".join(f"{a}={v}" for a, v in self.key) or "overall"
+        return key_label(self.key)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -71,11 +72,15 @@ class Comparison:
     only_b: int
     overall: PairedCell
     by: dict[str, list[PairedCell]]
+    settings: str = ""
+    """How the runs' prompt / extraction / seed / parameters differ ("" when only model and
+    probe do): such a difference is part of B − A."""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "run_a": self.run_a,
             "run_b": self.run_b,
+            "settings_differ": self.settings,
             "probe_a": self.probe_a,
             "probe_b": self.probe_b,
             "only_a": self.only_a,
@@ -135,6 +140,16 @@ def compare_runs(
         only_b=len(ids_b) - len(shared),
         overall=paired_cell(paired, everything, (), n_resamples, seed),
         by={axis: _by_axis(paired, axis, n_resamples, seed) for axis in axes},
+        settings=_setting_differences(store_a.run["spec"], store_b.run["spec"]),
+    )
+
+
+def _setting_differences(spec_a: dict[str, Any], spec_b: dict[str, Any]) -> str:
+    from medlens.store import describe_difference
+
+    compared = ("prompt", "extract", "seed", "params")
+    return describe_difference(
+        {k: spec_a.get(k) for k in compared}, {k: spec_b.get(k) for k in compared}
     )
 
 
@@ -165,6 +180,7 @@ def paired_cell(
 ) -> PairedCell:
     """All paired statistics of the items selected by `mask`."""
     from medlens.metrics import bootstrap_ci
+    from medlens.results import baseline_mean
 
     a, b = paired.a[mask], paired.b[mask]
     n = int(mask.sum())
@@ -176,7 +192,7 @@ def paired_cell(
     lo, hi = bootstrap_ci(
         b - a, clusters if shared_images else None, n_resamples=n_resamples, seed=seed
     )
-    baseline = paired.random[mask]
+    baseline = paired.random[mask]  # open items count as 0 chance, as in results.json
     return PairedCell(
         key=key,
         n=n,
@@ -188,7 +204,7 @@ def paired_cell(
         ties=int((b == a).sum()),
         losses=int((b < a).sum()),
         mcnemar_p=mcnemar_exact(a, b),
-        random=None if np.isnan(baseline).all() else float(np.nanmean(baseline)),
+        random=baseline_mean(baseline),
     )
 
 

@@ -54,10 +54,32 @@ def export_run(run_dir: Path, fmt: str) -> list[ExportFile]:
     items, records = store.items(), store.records()
     stem = Path(run_dir).resolve().name
     if fmt == "gmai-submission":
+        probe = store.run["spec"].get("probe")
+        if probe:
+            raise MedlensError(
+                f"{run_dir}: a --probe {probe} run answered altered items; "
+                "its predictions are no submission (export the run without the probe)"
+            )
         return [ExportFile(f"{stem}_submission.xlsx", submission_xlsx(items, records))]
     if not store.run["spec"]["benchmark"].get("has_answers", True):
         raise MedlensError(f"{run_dir}: {NO_ANSWER_KEY}")
     return vlmeval_result_set(items, records, stem)
+
+
+def incomplete_warning(run_dir: Path) -> str | None:
+    """One line when the export leaves items out (never run) or empty (errored), else None."""
+    from medlens.store import RunStore
+
+    store = RunStore.open(run_dir)
+    items, records = store.items(), store.records()
+    pending = sum(1 for item in items if item.id not in records)
+    errored = sum(1 for record in records.values() if record.get("error") is not None)
+    if not pending and not errored:
+        return None
+    parts = [f"{pending} of {len(items)} items have no record and are left out"] if pending else []
+    if errored:
+        parts.append(f"{errored} errored items have an empty prediction")
+    return f"warning: {'; '.join(parts)}; rerun the same `medlens run` to complete the run"
 
 
 def write_export(files: Sequence[ExportFile], output: Path) -> list[Path]:
@@ -66,6 +88,8 @@ def write_export(files: Sequence[ExportFile], output: Path) -> list[Path]:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_bytes(files[0].content)
         return [output]
+    if output.suffix.lower() in (".xlsx", ".csv", ".tsv") and not output.is_dir():
+        raise MedlensError(f"{output}: this export writes {len(files)} files; give a directory")
     output.mkdir(parents=True, exist_ok=True)
     written = []
     for file in files:

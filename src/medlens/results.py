@@ -77,7 +77,7 @@ def cell(
         lo, hi = ci if ci is not None else _envelope_ci(values, table.cluster[scored])
         out["score"] = float(values.mean())
         out["ci"] = [float(lo), float(hi)]
-        out["random"] = _baseline(table.random[scored])
+        out["random"] = baseline_mean(table.random[scored])
         out["vlmeval_score"] = _nanmean(table.vlmeval[scored])
         if out["vlmeval_score"] is not None:  # extraction sensitivity of this slice
             out["sensitivity"] = out["score"] - out["vlmeval_score"]
@@ -102,7 +102,7 @@ def _envelope_ci(values: np.ndarray, clusters: np.ndarray) -> tuple[float, float
     return min(c_lo, i_lo), max(c_hi, i_hi)
 
 
-def _baseline(values: np.ndarray) -> float | None:
+def baseline_mean(values: np.ndarray) -> float | None:
     """Mean chance score; items without a chance level (open answers) count as 0 in a mix."""
     return None if np.isnan(values).all() else float(np.nan_to_num(values, nan=0.0).mean())
 
@@ -115,14 +115,19 @@ def breakdown_axes(table: ScoreTable) -> list[str]:
     """Axes worth a per-value table: canonical ones, and native fields with 2–60 values.
 
     A native field that only renames a canonical axis (GMAI's "perceptual granularity" with
-    "Box Level" for `granularity` = "box") is left out: it would repeat the same table.
+    "Box Level" for `granularity` = "box"), or a native field kept before it, is left out: it
+    would repeat the same table.
     """
-    axes = []
+    axes: list[str] = []
     for key, values in table.meta.items():
         distinct = len(set(values.tolist()) - {""})
         if key == "image_id" or distinct == 0 or distinct > MAX_AXIS_VALUES:
             continue
-        if key in CANONICAL_AXES or (distinct >= 2 and not _renames_canonical(table, key)):
+        if key not in CANONICAL_AXES and _structured(values):
+            continue  # JSON kept for other uses (SLAKE's KG `triple`), not a category
+        if key in CANONICAL_AXES or (
+            distinct >= 2 and not _renames(table, key, [*CANONICAL_AXES, *axes])
+        ):
             axes.append(key)
     return sorted(
         axes,
@@ -134,11 +139,16 @@ def breakdown_axes(table: ScoreTable) -> list[str]:
     )
 
 
-def _renames_canonical(table: ScoreTable, key: str) -> bool:
+def _structured(values: np.ndarray) -> bool:
+    return any(str(v).startswith(("[", "{")) for v in set(values.tolist()))
+
+
+def _renames(table: ScoreTable, key: str, others: Sequence[str]) -> bool:
+    """True when `key` pairs one to one with one of `others` (the same partition of items)."""
     values = table.meta[key].tolist()
-    for axis in CANONICAL_AXES:
+    for axis in others:
         canonical = table.meta.get(axis)
-        if canonical is None:
+        if canonical is None or axis == key:
             continue
         pairs = set(zip(values, canonical.tolist(), strict=True))
         if len(pairs) == len(set(values)) == len(set(canonical.tolist())):
@@ -234,13 +244,12 @@ def build_results(store: RunStore) -> dict[str, Any]:
     axes = breakdown_axes(table)
     spec = store.run["spec"]
     has_answers = bool(spec["benchmark"].get("has_answers", True))
+    medlens, vlmeval = overall["score"], overall["vlmeval_score"]
+    if spec.get("extract") == "vlmeval" and vlmeval is not None:
+        medlens = medlens_reading(items, records)  # the main score is VLMEvalKit's already
     sensitivity = None
-    if overall["score"] is not None and overall["vlmeval_score"] is not None:
-        sensitivity = {
-            "medlens": overall["score"],
-            "vlmeval": overall["vlmeval_score"],
-            "difference": overall["score"] - overall["vlmeval_score"],
-        }
+    if medlens is not None and vlmeval is not None:
+        sensitivity = {"medlens": medlens, "vlmeval": vlmeval, "difference": medlens - vlmeval}
     results = {
         "run": store.path.name,
         "spec": spec,
@@ -262,6 +271,25 @@ def build_results(store: RunStore) -> dict[str, Any]:
     if spec.get("probe"):
         results["leakage_suspects"] = probe_suspects(spec["probe"], results)
     return results
+
+
+def medlens_reading(items: Sequence[Item], records: dict[str, Record]) -> float | None:
+    """Mean score under medlens's extraction of a run scored with ``--extract vlmeval``.
+
+    Re-read from the stored outputs, so the extraction sensitivity is shown in both modes.
+    """
+    from medlens.extract import extract
+    from medlens.scoring import score
+
+    values = []
+    for item in items:
+        record = records.get(item.id)
+        if record is None or record.get("error") is not None or record.get("score") is None:
+            continue
+        value = score(item, extract(item, record.get("output"), "medlens"))
+        if value is not None:
+            values.append(value)
+    return float(np.mean(values)) if values else None
 
 
 def probe_suspects(probe: str, results: dict[str, Any]) -> list[dict[str, Any]] | None:

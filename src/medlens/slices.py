@@ -67,6 +67,11 @@ class SliceTable:
     """False for splits without gold answers (nothing can be scored)."""
 
 
+def key_label(key: Sequence[tuple[str, str]]) -> str:
+    """A cell's key as text, ``modality=CT, task=VQA``; the empty key is ``overall``."""
+    return ", ".join(f"{axis}={value}" for axis, value in key) or "overall"
+
+
 @dataclass(frozen=True)
 class Cell:
     """One cell of a cube: the items whose axes equal `key` (the overall cell has an empty key)."""
@@ -90,7 +95,7 @@ class Cell:
 
     @property
     def label(self) -> str:
-        return ", ".join(f"{axis}={value}" for axis, value in self.key) or "overall"
+        return key_label(self.key)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -141,9 +146,7 @@ def slice_table(scores: ScoreTable) -> SliceTable:
 def parse_where(text: str, known_axes: Sequence[str]) -> tuple[Condition, ...]:
     """Parse ``axis=value``, ``axis!=value``, ``axis in (a|b)``, ``axis not in (a|b)``; ``,`` = AND."""
     conditions = []
-    for term in (t.strip() for t in text.split(",")):
-        if not term:
-            continue
+    for term in _where_terms(text):
         found = _IN.match(term)
         if found:
             values = tuple(v.strip() for v in found["values"].split("|") if v.strip())
@@ -159,6 +162,18 @@ def parse_where(text: str, known_axes: Sequence[str]) -> tuple[Condition, ...]:
         check_axes([condition.axis], known_axes, "--where")
         conditions.append(condition)
     return tuple(conditions)
+
+
+def _where_terms(text: str) -> list[str]:
+    """Split on the commas outside parentheses; a piece that is no condition continues the value
+    before it (VQA-RAD's question types read ``PRES, POS``)."""
+    terms: list[str] = []
+    for piece in re.split(r",(?![^()]*\))", text):
+        if terms and piece.strip() and not (_IN.match(piece.strip()) or _COMPARE.match(piece)):
+            terms[-1] += "," + piece
+        else:
+            terms.append(piece)
+    return [t.strip() for t in terms if t.strip()]
 
 
 def check_axes(axes: Sequence[str], known_axes: Sequence[str], flag: str) -> None:
@@ -230,7 +245,9 @@ def _group(
         SELECT row_number() OVER (ORDER BY gid{keys}) - 1 AS cell, * FROM (
           SELECT {grouping} AS gid{keys},
             count({_SCORE}) AS n, avg({_SCORE}) AS score,
-            avg({_RANDOM}) FILTER (WHERE {scored}) AS random,
+            -- as results.cell: open items (no chance level) count as 0 beside closed ones
+            CASE WHEN count({_RANDOM}) FILTER (WHERE {scored}) > 0
+              THEN avg(coalesce({_RANDOM}, 0)) FILTER (WHERE {scored}) END AS random,
             avg({_VLMEVAL}) FILTER (WHERE {scored}) AS vlmeval,
             count(*) AS total,
             count(*) FILTER (WHERE {_STATUS} <> 'error') AS answered,

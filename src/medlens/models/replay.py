@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from medlens.errors import InputError, MedlensError, SpecError
 from medlens.models.base import ModelContext, ModelError, Request, Response
 from medlens.specs import Spec, check_options
+
+if TYPE_CHECKING:
+    from medlens.items import Item
 
 TABLE_SUFFIXES = (".tsv", ".csv", ".xlsx")
 _FLOAT_INDEX = re.compile(r"^(-?\d+)\.0+$")
@@ -51,6 +55,8 @@ def make_replay(spec: Spec, context: ModelContext) -> ReplayModel:
         raise SpecError("replay needs a file or run directory: replay:PATH")
     source = Path(spec.argument)
     predictions = load_predictions(source)
+    if source.is_dir():
+        check_same_questions(source, context.items)
     canonical = f"replay:{source}?sha256={_digest(predictions)}"
     return ReplayModel(canonical, source, predictions)
 
@@ -66,6 +72,25 @@ def load_predictions(source: Path) -> dict[str, str]:
             source, None, f"unknown prediction format (use {', '.join(TABLE_SUFFIXES)})"
         )
     return _table_predictions(source)
+
+
+def check_same_questions(run_dir: Path, items: Sequence[Item]) -> None:
+    """Refuse a run of another benchmark: matching by id alone would pair unrelated questions
+    (VQA-RAD's qids and GMAI's indices overlap). Empty questions (options-only probe) pass."""
+    from medlens.store import RunStore
+
+    store = RunStore.open(run_dir)
+    theirs = {item.id: item.question for item in store.items()}
+    for item in items:
+        question = theirs.get(item.id)
+        if question and item.question and question != item.question:
+            bench = store.run["spec"]["benchmark"].get("spec", "another benchmark")
+            raise InputError(
+                run_dir,
+                f"item {item.id!r}",
+                f"recorded on {bench}, where this id asks another question; "
+                "replay a run of the same benchmark",
+            )
 
 
 def _run_predictions(source: Path) -> dict[str, str]:

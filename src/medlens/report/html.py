@@ -13,16 +13,27 @@ import base64
 import html
 import io
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from medlens.report.html_assets import SCRIPT, STYLE
-from medlens.report.sections import AxisRow, ReportData, build_report, percent, percent_ci
+from medlens.report.sections import (
+    AxisRow,
+    ReportData,
+    build_report,
+    closed_open_rows,
+    percent,
+    percent_ci,
+    secondary_text,
+)
 from medlens.slices import DEFAULT_MIN_N, Cell
 
 MAX_OUTPUT_CHARS = 4000
 """Longer model outputs are cut in the item browser (the run directory keeps them whole)."""
+BROWSER_AXES = 6
+"""Breakdown axes (GMAI's first) that get a filter in the per-item browser."""
 PLOT_AXES = ("granularity", "department")
 Row = Sequence[tuple[str, float | str | None]]
 """Table cells as (shown text, sort value or None)."""
@@ -51,6 +62,7 @@ def render(run_dir: Path) -> str:
             overall_section(data),
             plots_section(data),
             axes_section(data),
+            closed_open_section(data),
             worst_section(data),
         ]
     else:
@@ -105,7 +117,17 @@ def overall_section(data: ReportData) -> str:
         (percent(overall.get("random")), overall.get("random")),
     ]
     table = table_html(("n", "score", "95% CI", "random baseline"), [row], False, 0)
-    return "<h2>Overall</h2>" + table
+    secondary = secondary_text(data.results)
+    extra = f'<p class="note">{esc(secondary)}</p>' if secondary else ""
+    return "<h2>Overall</h2>" + table + extra
+
+
+def closed_open_section(data: ReportData) -> str:
+    rows: list[Row] = [[(cell, None) for cell in row] for row in closed_open_rows(data.results)]
+    if not rows:
+        return ""
+    headers = ("slice", "closed score (n)", "open score (n)", "closed − open (points)")
+    return "<h2>Closed vs open answers</h2>" + table_html(headers, rows)
 
 
 def _number(value: float | None) -> float | str:
@@ -174,7 +196,9 @@ def sensitivity_section(data: ReportData) -> str:
         (percent(sensitivity["vlmeval"]), sensitivity["vlmeval"]),
         (f"{100 * sensitivity['difference']:+.1f}", sensitivity["difference"]),
     ]]  # fmt: skip
-    for row in data.axes.get("granularity", []):
+    mode = data.results["spec"]["extract"]
+    # per-slice medlens readings exist only when medlens extraction scored the run
+    for row in data.axes.get("granularity", []) if mode == "medlens" else []:
         if row.score is not None and row.vlmeval is not None:
             gap = row.score - row.vlmeval
             rows.append(
@@ -185,18 +209,21 @@ def sensitivity_section(data: ReportData) -> str:
                     (f"{100 * gap:+.1f}", gap),
                 ]
             )
-    mode = data.results["spec"]["extract"]
     headers = (
         "slice",
-        f"this run ({mode} extraction)",
-        "VLMEvalKit exact matching",
+        f"medlens extraction{' (this run)' if mode == 'medlens' else ''}",
+        f"VLMEvalKit exact matching{' (this run)' if mode == 'vlmeval' else ''}",
         "difference (points)",
     )
     return "<h2>Extraction sensitivity</h2>" + table_html(headers, rows)
 
 
 def limitations_section(data: ReportData) -> str:
-    items = "".join(f"<li>{esc(note)}</li>" for note in data.limitations)
+    # the notes are markdown-flavoured: `code` spans become <code> after escaping
+    items = "".join(
+        "<li>" + re.sub(r"`([^`]+)`", r"<code>\1</code>", esc(note)) + "</li>"
+        for note in data.limitations
+    )
     return f"<h2>Limitations</h2><ul>{items}</ul>"
 
 
@@ -281,9 +308,12 @@ def heatmap_plot(
     for (row, column), cell in grid.items():
         if cell.score is not None:
             label = f"{100 * cell.score:.0f}\nn={cell.n}" + ("*" if cell.small else "")
+            # white on the dark ends of RdYlGn (< 20 % and > 85 %), black in between
+            dark = cell.score < 0.2 or cell.score > 0.85
             ax.text(
-                columns.index(column), rows.index(row), label, ha="center", va="center", fontsize=7
-            )
+                columns.index(column), rows.index(row), label, ha="center", va="center",
+                fontsize=7, color="white" if dark else "black",
+            )  # fmt: skip
     ax.set_xticks(range(len(columns)), [plot_text(c) for c in columns], fontsize=8)
     ax.set_yticks(range(len(rows)), [plot_text(r) for r in rows], fontsize=8)
     ax.set_title("score % by department × granularity (* n < 50)")
@@ -293,7 +323,7 @@ def heatmap_plot(
 
 # -- per-item browser --------------------------------------------------------------------------
 def browser_section(run_dir: Path, data: ReportData) -> str:
-    payload = items_payload(run_dir)
+    payload = items_payload(run_dir, list(data.axes)[:BROWSER_AXES])
     headers = ("id", "question", "options", "gold", "model output", "extraction", "score")
     head = "".join(f"<th>{esc(h)}</th>" for h in headers)
     return (
@@ -304,15 +334,19 @@ def browser_section(run_dir: Path, data: ReportData) -> str:
     )
 
 
-def items_payload(run_dir: Path) -> dict[str, Any]:
-    """Per item with a record: text fields, axes and outcome, for the browser script."""
+def items_payload(run_dir: Path, axes: Sequence[str] | None = None) -> dict[str, Any]:
+    """Per item with a record: text fields, axes and outcome, for the browser script.
+
+    `axes` get a filter each (default: the GMAI axes the items have).
+    """
     from medlens.report.sections import PRIMARY_AXES
     from medlens.store import RunStore
 
     store = RunStore.open(run_dir)
     records = store.records()
     items = [item for item in store.items() if item.id in records]
-    axes = [a for a in PRIMARY_AXES if any(a in item.meta for item in items)]
+    if axes is None:
+        axes = [a for a in PRIMARY_AXES if any(a in item.meta for item in items)]
     rows: list[dict[str, Any]] = []
     for item in items:
         record = records[item.id]
@@ -328,13 +362,21 @@ def items_payload(run_dir: Path) -> dict[str, Any]:
             "options": "\n".join(f"{k}. {v}" for k, v in item.options.items()),
             "gold": "" if item.answer is None else str(item.answer),
             "output": output,
-            "extraction": f"{extraction.get('answer')} ({extraction.get('status')})" if extraction else "",
+            "extraction": _extraction_text(extraction),
             "score": record.get("score"),
             "outcome": outcome(record),
             "axes": {a: item.meta.get(a, "") for a in axes},
         })  # fmt: skip
     outcomes = sorted({str(row["outcome"]) for row in rows})
     return {"axes": axes, "outcomes": outcomes, "items": rows}
+
+
+def _extraction_text(extraction: dict[str, Any]) -> str:
+    """``C (ok)``; ``– (unparsed)`` when nothing was read (never Python's ``None``)."""
+    if not extraction:
+        return ""
+    answer = extraction.get("answer")
+    return f"{'–' if answer is None else answer} ({extraction.get('status')})"
 
 
 def outcome(record: dict[str, Any]) -> str:

@@ -28,6 +28,8 @@ td.text, th.text { text-align: left; }
 #browser-controls label { font-size: 13px; color: #56606b; }
 #item-table td { text-align: left; max-width: 360px; white-space: pre-wrap;
                  word-break: break-word; }
+#item-table th { text-align: left; }
+#item-table td:first-child { white-space: nowrap; }
 #item-table tr.hit td.score { color: #1a7f37; }
 #item-table tr.miss td.score { color: #c0392b; }
 code { background: #f3f5f7; padding: 1px 4px; }

@@ -10,8 +10,10 @@ from medlens.report.sections import (
     AxisRow,
     ReportData,
     build_report,
+    closed_open_rows,
     percent,
     percent_ci,
+    secondary_text,
 )
 from medlens.slices import DEFAULT_MIN_N, Cell
 
@@ -34,6 +36,7 @@ def render(run_dir: Path) -> str:
         parts += [
             overall_section(data),
             axes_section(data),
+            closed_open_section(data),
             worst_section(data.worst),
             heatmap_section(data),
         ]
@@ -73,7 +76,17 @@ def overall_section(data: ReportData) -> str:
         _above_random(overall["score"], overall.get("random"), ci),
     )
     headers = ("n", "score", "95% CI", "random baseline", "vs random")
-    return "## Overall\n\n" + table(headers, [row], right_from=0)
+    secondary = secondary_text(data.results)
+    extra = f"\n\n{md_text(secondary)}" if secondary else ""
+    return "## Overall\n\n" + table(headers, [row], right_from=0) + extra
+
+
+def closed_open_section(data: ReportData) -> str:
+    rows = [tuple(md_text(cell) for cell in row) for row in closed_open_rows(data.results)]
+    if not rows:
+        return ""
+    headers = ("slice", "closed score (n)", "open score (n)", "closed − open (points)")
+    return "## Closed vs open answers\n\n" + table(headers, rows)
 
 
 def _above_random(score: float | None, random: float | None, ci: Sequence[float] | None) -> str:
@@ -161,7 +174,8 @@ def sensitivity_section(data: ReportData) -> str:
             f"{100 * sensitivity['difference']:+.1f}",
         )
     ]
-    for row in data.axes.get("granularity", []):
+    # per-slice medlens readings exist only when medlens extraction scored the run
+    for row in data.axes.get("granularity", []) if mode == "medlens" else []:
         if row.score is not None and row.vlmeval is not None:
             rows.append(
                 (
@@ -173,8 +187,8 @@ def sensitivity_section(data: ReportData) -> str:
             )
     headers = (
         "slice",
-        f"this run ({md_text(mode)} extraction)",
-        "VLMEvalKit exact matching",
+        f"medlens extraction{' (this run)' if mode == 'medlens' else ''}",
+        f"VLMEvalKit exact matching{' (this run)' if mode == 'vlmeval' else ''}",
         "difference (points)",
     )
     return title + table(headers, rows)

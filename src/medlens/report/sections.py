@@ -30,6 +30,11 @@ LIMITATIONS = (
     "measured here (compare with a `--model prior` run).",
     "One run, one prompt style and one seed: variation over prompts and sampling is not shown.",
 )
+OPEN_LIMITATION = (
+    "Open answers are scored by exact match after normalisation (token F1 and BLEU-1 are "
+    "secondary): a correct paraphrase counts as wrong. Localisation, report writing, calibration "
+    "and clinical safety are not measured."
+)
 
 
 @dataclass(frozen=True)
@@ -97,7 +102,7 @@ def build_report(run_dir: Path) -> ReportData:
         worst=worst,
         heatmap=heatmap,
         deficiency=deficiency_rows(results, axes),
-        limitations=LIMITATIONS + tuple(_dynamic_limitations(results, axes)),
+        limitations=_static_limitations(results, axes) + tuple(_dynamic_limitations(results, axes)),
     )
 
 
@@ -189,7 +194,8 @@ def deficiency_rows(
             )
         )
     else:
-        rows.append(("box-level − image-level score", "– (needs both granularities)"))
+        why = "no scores" if box and image else "needs both granularities"
+        rows.append(("box-level − image-level score", f"– ({why})"))
     suspects = results.get("leakage_suspects")
     if suspects is not None:
         probe = results["spec"]["probe"]
@@ -202,16 +208,63 @@ def suspect_summary(suspects: list[dict[str, Any]]) -> str:
     if not suspects:
         return "none: no slice scores significantly above chance without its evidence"
     return "; ".join(
-        f"{s['axis']}={s['value']} {percent(s['score'])} (CI {percent_ci(s['ci'])}, "
+        f"{'overall' if s['axis'] == 'overall' else s['axis'] + '=' + s['value']} "
+        f"{percent(s['score'])} (CI {percent_ci(s['ci'])}, "
         f"chance {percent(s['random'])}{', n<50' if s['small_n'] else ''})"
         for s in suspects
+    )
+
+
+def _static_limitations(results: dict[str, Any], axes: dict[str, list[AxisRow]]) -> tuple[str, ...]:
+    """The fixed notes, minus those that do not apply (open answers, no region questions)."""
+    notes = list(LIMITATIONS)
+    if results.get("closed_open"):
+        notes[0] = OPEN_LIMITATION
+    if not {"box", "mask", "contour"} & {row.value for row in axes.get("granularity", [])}:
+        notes.remove(LIMITATIONS[1])
+    return tuple(notes)
+
+
+def closed_open_cells(results: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(slice label, results.json closed/open cell): overall, then every value of every axis."""
+    gap = results.get("closed_open")
+    if not gap:
+        return []
+    cells = [("overall", gap["overall"])]
+    for axis, values in (gap.get("by") or {}).items():
+        if len(values) > 1:  # one value (lang=en) would repeat the overall row
+            cells += [(f"{axis}={value}", cell) for value, cell in values.items()]
+    return cells
+
+
+def closed_open_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """(slice, closed score (n), open score (n), Δ points) as text, for md and html."""
+    rows = []
+    for label, cell in closed_open_cells(results):
+        delta = cell.get("delta")
+        rows.append((
+            label,
+            f"{percent(cell.get('closed'))} ({cell.get('n_closed', 0)})",
+            f"{percent(cell.get('open'))} ({cell.get('n_open', 0)})",
+            "–" if delta is None else f"{100 * delta:+.1f}",
+        ))  # fmt: skip
+    return rows
+
+
+def secondary_text(results: dict[str, Any]) -> str:
+    """The secondary per-item metrics' means in one line, or "" when there are none."""
+    secondary = results.get("secondary") or {}
+    if not secondary:
+        return ""
+    return "Secondary per-item metrics (means): " + ", ".join(
+        f"{name} {value:.3f}" for name, value in secondary.items()
     )
 
 
 def _dynamic_limitations(results: dict[str, Any], axes: dict[str, list[AxisRow]]) -> list[str]:
     notes = []
     small = sum(1 for rows in axes.values() for row in rows if row.small)
-    if small:
+    if small and results["has_answers"]:  # without gold every cell has n = 0
         notes.append(
             f"{small} per-axis cells have n < {DEFAULT_MIN_N}: their CIs are wide and "
             "they are never ranked among the worst cells."

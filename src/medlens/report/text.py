@@ -79,7 +79,7 @@ def detail_lines(results: dict[str, Any]) -> list[str]:
     sensitivity = results.get("extraction_sensitivity")
     if sensitivity:
         lines.append(
-            f"extraction sensitivity: this run ({results['spec']['extract']} extraction) "
+            f"extraction sensitivity ({results['spec']['extract']} scored this run): medlens "
             f"{sensitivity['medlens']:.3f} vs VLMEvalKit rules "
             f"{sensitivity['vlmeval']:.3f} (Δ {sensitivity['difference']:+.3f})"
         )
@@ -110,6 +110,7 @@ def overall_table(results: dict[str, Any]) -> Table:
         "vlmeval rules",
         "unparsed",
         "refused",
+        "empty",
         "error",
     ):
         table.add_column(column, justify="right")
@@ -121,6 +122,7 @@ def overall_table(results: dict[str, Any]) -> Table:
         fmt(overall["vlmeval_score"]),
         fmt(rates["unparsed"]),
         fmt(rates["refused"]),
+        fmt(rates.get("empty", 0.0)),
         fmt(rates["error"]),
     )
     return table

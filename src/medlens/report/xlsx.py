@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from medlens.report.sections import ReportData, build_report
+from medlens.report.sections import ReportData, build_report, closed_open_cells
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -88,6 +88,13 @@ def _score_sheets(workbook: Workbook, data: ReportData) -> None:
         workbook.create_sheet("worst cells"),
         [("cell", "n", "score", "ci_low", "ci_high", "random", "unparsed"), *worst],
     )
+    gap = [
+        (label, c["closed"], c["n_closed"], c["open"], c["n_open"], c["delta"])
+        for label, c in closed_open_cells(data.results)
+    ]
+    if gap:
+        columns = ("slice", "closed", "n_closed", "open", "n_open", "closed_minus_open")
+        write_rows(workbook.create_sheet("closed vs open"), [columns, *gap])
 
 
 def sheet_name(wanted: str, used: set[str]) -> str:
