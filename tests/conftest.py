@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from medlens.items import Item
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -30,6 +34,13 @@ def realdata_dir(name: str) -> Path:
             f"real data folder {path} is absent (it ships beside the repository in shared/)"
         )
     return path
+
+
+def items_of(spec: str) -> list[Item]:
+    """Every item of the benchmark ``spec``, loaded as ``medlens run`` loads it."""
+    from medlens.sources import load_benchmark
+
+    return list(load_benchmark(spec).items())
 
 
 @pytest.fixture(scope="session")

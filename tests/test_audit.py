@@ -123,6 +123,12 @@ def test_missing_corpus_path_is_an_input_error(tmp_path: Path) -> None:
         audit(load_benchmark(medqa_spec()), [tmp_path / "absent"])
 
 
+def test_empty_corpus_folder_is_an_input_error_not_a_clean_result(tmp_path: Path) -> None:
+    (tmp_path / "crawl").mkdir()
+    result = runner.invoke(app, ["audit", medqa_spec(), "--corpus", str(tmp_path / "crawl")])
+    assert result.exit_code == 2 and "corpus folder holds no files" in result.output
+
+
 def test_text_report_lists_flagged_items(tmp_path: Path) -> None:
     item = next(load_benchmark(medqa_spec()).items())
     corpus = tmp_path / "c.txt"

@@ -53,6 +53,8 @@ def test_check_passes_on_real_data(folder: str, template: str) -> None:
     code, report = check_json(template.format(realdata_dir(folder)))
     assert code == 0 and report["ok"] is True and report["failed"] == []
     assert statuses(report)["duplicate_ids"] == "pass"
+    # the text checklist stays readable: long values (SLAKE's organ-box JSON) are cut short
+    assert all(len(line) < 400 for line in named(report, "axis_counts")["details"])
 
 
 def test_check_reports_vqarad_image_leakage_as_a_warning() -> None:
@@ -132,6 +134,8 @@ def test_answers_on_a_test_split_and_missing_on_val_fail() -> None:
     train = load_benchmark(f"slake:{realdata_dir('slake')}?split=train")
     report = run_checks(train)
     assert report.failed() == ["answers"] and report.n_items == 4919
+    [answers] = [check for check in report.checks if check.name == "answers"]
+    assert answers.details == ("item 1622",)  # the failing item is named, not only counted
 
 
 @pytest.mark.parametrize(

@@ -81,6 +81,7 @@ def test_bad_images_are_item_errors_and_the_run_goes_on(tmp_path: Path) -> None:
     path.write_text(HEADER + "".join(rows))
     proc = run_medlens(f"gmai:{path}", tmp_path / "runs")
     assert proc.returncode == 1, proc.stderr  # finished, but errors exceed --max-error-rate 0
+    assert "image errors: 2 (e.g. item 2: " in proc.stderr  # says why, not only how many
     records = [
         json.loads(line) for line in (tmp_path / "runs" / "gmai-first" / "records.jsonl").open()
     ]
@@ -89,3 +90,10 @@ def test_bad_images_are_item_errors_and_the_run_goes_on(tmp_path: Path) -> None:
     assert sorted(r["id"] for r in records) == ["1", "2", "3", "4"]
     again = run_medlens(f"gmai:{path}", tmp_path / "runs", "--max-error-rate", "0.5")
     assert again.returncode == 0, again.stderr  # the two bad items are retried, fail again: 50%
+
+
+@pytest.mark.parametrize("rate", ["-1", "1.5"])
+def test_max_error_rate_outside_0_1_is_refused(rate: str, tmp_path: Path) -> None:
+    proc = run_medlens("demo", tmp_path / "runs", "--max-error-rate", rate)
+    assert proc.returncode == 2 and "--max-error-rate" in proc.stderr, proc.stderr
+    assert not (tmp_path / "runs").exists()

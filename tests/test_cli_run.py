@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from benchfiles import write_jsonl_benchmark
+from cli_runs import invoke_run, named_run
 from medlens.cli import app
 
 runner = CliRunner()
@@ -73,19 +74,8 @@ def test_rerun_resumes_without_model_calls(bench: Path, tmp_path: Path) -> None:
 
 
 def test_changed_spec_is_refused_with_exit_2(bench: Path, tmp_path: Path) -> None:
-    base = [
-        "run",
-        "--bench",
-        f"jsonl:{bench}",
-        "--model",
-        "first",
-        "--out",
-        str(tmp_path),
-        "--name",
-        "x",
-    ]
-    assert runner.invoke(app, [*base, "--limit", "5"]).exit_code == 0
-    result = runner.invoke(app, [*base, "--prompt", "vlmeval"])
+    named_run(f"jsonl:{bench}", "first", tmp_path, "x", "--limit", "5")
+    result = invoke_run(f"jsonl:{bench}", "first", tmp_path, "x", "--prompt", "vlmeval")
     assert result.exit_code == 2
     assert 'prompt: "medlens" → "vlmeval"' in result.output
 

@@ -80,6 +80,16 @@ def test_prior_answers_the_most_frequent_gold_letter() -> None:
     assert {prior.answer(i) for i in items} == {"C"}
 
 
+def test_prior_answers_the_majority_yes_no_answer() -> None:
+    """It counted letters only, so on VQA-RAD (133 no, 118 yes) it answered "yes" like `first`."""
+    items = [
+        Item(id=str(i), question="q", kind="yes_no", answer="no" if i % 3 else "yes")
+        for i in range(9)
+    ]
+    prior = make_prior(parse_spec("prior"), ModelContext(items))
+    assert {prior.answer(i) for i in items} == {"no"}
+
+
 def test_random_is_seeded_and_spread() -> None:
     items = [mcq(str(i)) for i in range(300)]
     first = make_random(parse_spec("random"), ModelContext(items, seed=1))

@@ -27,7 +27,6 @@ from loopback_server import (
     serve,
 )
 from medlens.errors import SpecError
-from medlens.execute import RunSettings, build_request
 from medlens.items import ImageRef, Item
 from medlens.models import load_model
 from medlens.models.base import ModelContext, Response
@@ -38,6 +37,7 @@ from medlens.models.openai import (
     backoff_delay,
     retry_after_seconds,
 )
+from model_calls import answer_items, answer_requests, requests_for, with_broken_image
 
 KEY = "sk-test-0123456789abcdef-secret"
 FAST = "connect_timeout=2&read_timeout=0.3&backoff=0.001&backoff_max=0.01"
@@ -80,14 +80,7 @@ def model(
 
 
 def ask(backend: OpenAIChatModel, items: list[Item]) -> list[Response]:
-    async def go() -> list[Response]:
-        try:
-            requests = [build_request(it, backend.spec, RunSettings(), None) for it in items]
-            return list(await asyncio.gather(*(backend.generate(r) for r in requests)))
-        finally:
-            await backend.aclose()
-
-    return asyncio.run(go())
+    return answer_items(backend, items)
 
 
 @pytest.fixture(autouse=True)
@@ -116,6 +109,9 @@ def server() -> Iterator[LoopbackServer]:
         ("extra_body=%7Bnope", "extra_body is not valid JSON"),
         ("extra_body=%5B1%5D", "extra_body must be a JSON object"),
         ("image_detail=ultra", "image_detail='ultra' must be auto, low or high"),
+        ("base_url=notaurl", "base_url='notaurl' is not an http:// or https:// URL"),
+        ("base_url=ftp://127.0.0.1:9/v1", "is not an http:// or https:// URL"),
+        ("api_key_env=MEDLENS_UNSET_KEY", "variable .MEDLENS_UNSET_KEY is not set"),
     ],
 )
 def test_bad_options_name_the_option(options: str, message: str) -> None:
@@ -281,19 +277,9 @@ def test_wrong_key_stops_the_run_without_showing_the_key(monkeypatch: pytest.Mon
 
 def test_undecodable_image_fails_only_that_item(server: LoopbackServer) -> None:
     backend = model(server)
-
-    async def go() -> list[Response]:
-        good = build_request(item("q1", "B"), backend.spec, RunSettings(), None)
-        bad = build_request(item("q2", "C", (png(),)), backend.spec, RunSettings(), None)
-        part = bad.messages[0].parts[0]
-        broken = type(part)(data=b"\x00not an image" * 4, sha256="x", name="broken.jpg")  # type: ignore[call-arg]
-        message = type(bad.messages[0])("user", (broken, *bad.messages[0].parts[1:]))
-        bad = type(bad)(bad.item, (message,), bad.params, bad.fingerprint)
-        out = [await backend.generate(good), await backend.generate(bad)]
-        await backend.aclose()
-        return out
-
-    good, bad = asyncio.run(go())
+    good, bad = requests_for(backend, [item("q1", "B"), item("q2", "C", (png(),))])
+    bad = with_broken_image(bad, b"\x00not an image" * 4, "broken.jpg")
+    good, bad = answer_requests(backend, [good, bad], together=False)
     assert good.text == "B"
     assert bad.error is not None and bad.error.type == "image" and "broken.jpg" in bad.error.message
 
@@ -439,31 +425,31 @@ def write_benchmark(folder: Path, n_items: int) -> tuple[Path, dict[str, str]]:
 
 
 def run_cli(bench: Path, server: LoopbackServer, out: Path, name: str) -> dict[str, Any]:
-    from typer.testing import CliRunner
-
-    from medlens.cli import app
+    from cli_runs import invoke_run
 
     spec = (
         f"openai:tiny-vlm?base_url={server.base_url}&api_key_env=MEDLENS_TEST_KEY"
-        "&connect_timeout=2&read_timeout=0.25&max_retries=12&backoff=0.002&backoff_max=0.02"
+        "&connect_timeout=2&read_timeout=1&max_retries=12&backoff=0.002&backoff_max=0.02"
     )
-    args = [
-        "run",
-        "--bench",
-        f"jsonl:{bench}",
-        "--model",
-        spec,
-        "--out",
-        str(out),
-        "--name",
-        name,
-        "--concurrency",
-        "32",
-    ]
-    result = CliRunner().invoke(app, args)
+    result = invoke_run(f"jsonl:{bench}", spec, out, name, "--concurrency", "32")
     assert result.exit_code == 0, result.output
     assert KEY not in result.output
     return dict(json.loads((out / name / "results.json").read_text()))
+
+
+def test_rejected_key_from_the_cli_is_exit_2_with_no_run_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cli_runs import invoke_run
+
+    monkeypatch.setenv("OTHER_KEY", "sk-wrong-key-123456")
+    bench, _ = write_benchmark(tmp_path / "bench", 3)
+    with serve(ServerConfig(api_key=KEY)) as running:
+        spec = f"openai:tiny-vlm?base_url={running.base_url}&api_key_env=OTHER_KEY&{FAST}"
+        result = invoke_run(f"jsonl:{bench}", spec, tmp_path / "runs", "rejected")
+    assert result.exit_code == 2 and "rejected the API key" in result.output, result.output
+    assert "sk-wrong" not in result.output
+    assert not (tmp_path / "runs").exists()
 
 
 def records_of(run_dir: Path) -> list[dict[str, Any]]:
@@ -474,7 +460,7 @@ def records_of(run_dir: Path) -> list[dict[str, Any]]:
 def test_fault_run_of_2000_items_matches_a_fault_free_run(tmp_path: Path) -> None:
     bench, golds = write_benchmark(tmp_path / "bench", 2000)
     faults = Faults(rate_limit=0.10, server_error=0.05, slow=0.05, malformed=0.02, dropped=0.02)
-    common = {"gold": gold_by_marker(golds), "accuracy": 0.8, "api_key": KEY, "slow_seconds": 0.5}
+    common = {"gold": gold_by_marker(golds), "accuracy": 0.8, "api_key": KEY, "slow_seconds": 2.0}
     with serve(ServerConfig(faults=faults, **common)) as faulty:  # type: ignore[arg-type]
         faulty_results = run_cli(bench, faulty, tmp_path / "runs", "faulty")
         stats = dict(faulty.stats)
@@ -482,7 +468,9 @@ def test_fault_run_of_2000_items_matches_a_fault_free_run(tmp_path: Path) -> Non
         clean_results = run_cli(bench, clean, tmp_path / "runs", "clean")
     for kind in ("rate_limit", "server_error", "slow", "malformed", "dropped"):
         assert stats.get(kind, 0) > 0, kind
-    assert stats["answered"] == 2000  # each item got exactly one real answer
+    # Every item got a real answer; a loaded machine may time out a normal answer too, so the
+    # server can answer more often than that. "Exactly once" is checked on the records below.
+    assert stats["answered"] >= 2000
     faulty_records, clean_records = (records_of(tmp_path / "runs" / n) for n in ("faulty", "clean"))
     assert sorted(r["id"] for r in faulty_records) == sorted(golds)
     assert all(r["error"] is None for r in faulty_records)
@@ -501,29 +489,14 @@ def test_fault_run_of_2000_items_matches_a_fault_free_run(tmp_path: Path) -> Non
 
 def test_exhausted_retries_exit_1_and_resume_retries_them(tmp_path: Path) -> None:
     bench, golds = write_benchmark(tmp_path / "bench", 40)
-    from typer.testing import CliRunner
-
-    from medlens.cli import app
+    from cli_runs import invoke_run
 
     def invoke(server: LoopbackServer) -> Any:
         spec = (
             f"openai:m?base_url={server.base_url}&api_key_env=MEDLENS_TEST_KEY"
             "&read_timeout=0.3&max_retries=0&backoff=0.001"
         )
-        return CliRunner().invoke(
-            app,
-            [
-                "run",
-                "--bench",
-                f"jsonl:{bench}",
-                "--model",
-                spec,
-                "--out",
-                str(tmp_path / "runs"),
-                "--name",
-                "r",
-            ],
-        )
+        return invoke_run(f"jsonl:{bench}", spec, tmp_path / "runs", "r")
 
     # One listener so the base_url (part of the run spec) stays the same across both attempts.
     config = ServerConfig(gold=gold_by_marker(golds), faults=Faults(server_error=0.3))

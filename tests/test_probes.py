@@ -261,6 +261,41 @@ def test_no_suspects_when_every_ci_includes_chance() -> None:
     assert leakage_suspects({}) == []
 
 
+def test_an_axis_with_one_value_on_every_item_is_not_a_second_suspect() -> None:
+    """lang=en / split=test repeat the overall cell; listing them buried the real slices."""
+    results = {
+        "overall": cell(500, 0.55, 0.51, 0.59, 1 / 3),
+        "by": {
+            "lang": {"en": cell(500, 0.55, 0.51, 0.59, 1 / 3)},
+            "year": {
+                "1997": cell(7, 0.86, 0.57, 1.0, 1 / 3),
+                "2001": cell(10, 0.4, 0.1, 0.7, 1 / 3),
+            },
+            "source": {"pubmedqa": cell(480, 0.55, 0.51, 0.59, 1 / 3)},  # some items lack it
+        },
+    }
+    assert [(s.axis, s.value) for s in leakage_suspects(results)] == [
+        ("overall", "all"),
+        ("source", "pubmedqa"),
+        ("year", "1997"),
+    ]
+
+
+def test_image_probes_refuse_a_benchmark_without_images(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from medlens.cli import app
+
+    bench = tmp_path / "text.jsonl"
+    item = Item(id="1", question="Q?", kind="yes_no", answer="yes")
+    bench.write_text(json.dumps(item.to_json()) + "\n", encoding="utf-8")
+    args = ["run", "--bench", f"jsonl:{bench}", "--model", "prior", "--out", str(tmp_path / "r")]
+    refused = CliRunner().invoke(app, [*args, "--probe", "no-image"])
+    assert refused.exit_code == 2 and "has no images" in refused.output
+    assert not (tmp_path / "r").exists()
+    assert CliRunner().invoke(app, [*args, "--probe", "options-only"]).exit_code == 0
+
+
 def write_image_benchmark(folder: Path, n_items: int) -> tuple[str, dict[str, str], dict[str, str]]:
     """Items with one distinct image each; golds by marker and by pixel hash."""
     folder.mkdir(parents=True, exist_ok=True)

@@ -20,6 +20,7 @@ from medlens.evaluate import RunOptions, evaluate  # noqa: E402
 from medlens.executors.ray import (  # noqa: E402
     WORKER_NAME_PREFIX,
     RayExecutorError,
+    connect,
     needs_gpu,
     placement,
     shard_items,
@@ -293,3 +294,10 @@ def test_cli_in_a_fresh_process_starts_and_stops_its_own_local_cluster(tmp_path:
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert len(records(tmp_path / "runs" / "fresh")) == 16
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1:1", "ray://127.0.0.1:1"])
+def test_an_unreachable_address_fails_at_once(address: str) -> None:
+    # Ray alone would retry for minutes behind a frozen progress bar.
+    with pytest.raises(RayExecutorError, match="cannot reach the cluster at"):
+        connect(address)

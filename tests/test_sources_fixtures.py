@@ -8,13 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from conftest import items_of
 from medlens.errors import InputError, SpecError
-from medlens.items import Item
 from medlens.sources import load_benchmark
-
-
-def items_of(spec: str) -> list[Item]:
-    return list(load_benchmark(spec).items())
 
 
 def png(colour: tuple[int, int, int] = (200, 10, 10)) -> bytes:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from cli_runs import named_run
 from conftest import realdata_dir
 from medlens.cli import app
 
@@ -38,11 +39,8 @@ EXPECTED_RANDOM = {
 
 
 def run_results(spec: str, model: str, out: Path) -> dict[str, Any]:
-    result = runner.invoke(
-        app, ["run", "--bench", spec, "--model", model, "--out", str(out), "--name", "run"]
-    )
-    assert result.exit_code == 0, result.output
-    results: dict[str, Any] = json.loads((out / "run" / "results.json").read_text())
+    run_dir = named_run(spec, model, out, "run")
+    results: dict[str, Any] = json.loads((run_dir / "results.json").read_text())
     return results
 
 

@@ -8,14 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import realdata_dir
+from conftest import items_of, realdata_dir
 from medlens.errors import InputError, SpecError
-from medlens.items import Item
 from medlens.sources import load_benchmark
-
-
-def items_of(spec: str) -> list[Item]:
-    return list(load_benchmark(spec).items())
 
 
 def test_pubmedqa_test_is_500_yes_no_maybe_with_the_abstract() -> None:

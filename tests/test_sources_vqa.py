@@ -10,15 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import realdata_dir
+from conftest import items_of, realdata_dir
 from medlens.errors import InputError, SpecError
-from medlens.items import Item, rgb_image_bytes
+from medlens.items import rgb_image_bytes
 from medlens.sources import load_benchmark
 from medlens.sources.slake import organ_boxes
-
-
-def items_of(spec: str) -> list[Item]:
-    return list(load_benchmark(spec).items())
 
 
 def test_vqarad_test_split_is_the_451_mevf_questions() -> None:

@@ -70,3 +70,44 @@ def test_changed_spec_refuses_and_says_what_differs(tmp_path: Path) -> None:
 def test_open_non_run_is_user_error(tmp_path: Path) -> None:
     with pytest.raises(MedlensError, match="not a medlens run directory"):
         RunStore.open(tmp_path)
+
+
+def test_run_files_get_the_mode_of_a_plain_open(tmp_path: Path) -> None:
+    """Atomic writes went through mkstemp (0600): teammates could not read a shared run."""
+    import os
+
+    mask = os.umask(0o022)
+    try:
+        store = RunStore.open_or_create(tmp_path / "r", SPEC, ITEMS)
+        store.append(record("0"))
+        store.close()
+        store.write_results({"overall": {}})
+    finally:
+        os.umask(mask)
+    for name in ("run.json", "items.jsonl", "records.jsonl", "results.json"):
+        assert (tmp_path / "r" / name).stat().st_mode & 0o777 == 0o644, name
+
+
+@pytest.mark.parametrize("content", ['{"x": 1}', "[1, 2]", '{"spec": "demo"}'])
+def test_a_run_json_without_spec_is_user_error(tmp_path: Path, content: str) -> None:
+    """A foreign or hand-edited run.json made every command end in a KeyError traceback."""
+    (tmp_path / "run.json").write_text(content)
+    with pytest.raises(MedlensError, match=r"run\.json: not a medlens run file"):
+        RunStore.open(tmp_path)
+
+
+def test_damaged_run_files_never_end_in_a_traceback(tmp_path: Path) -> None:
+    """A record line without an id is dropped (its item runs again); an items.jsonl line that
+    is no item names the file and line (both were KeyError tracebacks)."""
+    store = RunStore.open_or_create(tmp_path / "r", SPEC, ITEMS)
+    for item_id in ("0", "1"):
+        store.append(record(item_id))
+    store.close()
+    with open(tmp_path / "r" / "records.jsonl", "a") as handle:
+        handle.write('{"foo": 1}\n[1]\n')
+    assert RunStore.open(tmp_path / "r").done_ids() == {"0", "1"}
+    items = (tmp_path / "r" / "items.jsonl").read_text().splitlines()
+    items[1] = '{"id": "1", "question": "Q1"}'
+    (tmp_path / "r" / "items.jsonl").write_text("\n".join(items) + "\n")
+    with pytest.raises(MedlensError, match=r"items\.jsonl, line 2: not an item \(missing field"):
+        RunStore.open(tmp_path / "r").items()

@@ -156,10 +156,14 @@ def corpus_files(paths: Iterable[Path]) -> Iterator[Path]:
     """The files named, and every file under the folders named (sorted, hidden ones skipped)."""
     for path in paths:
         if path.is_dir():
+            found = False
             for child in sorted(path.rglob("*")):
                 hidden = any(part.startswith(".") for part in child.relative_to(path).parts)
                 if child.is_file() and not hidden:
+                    found = True
                     yield child
+            if not found:  # an audit of nothing would report "no contamination"
+                raise InputError(path, None, "corpus folder holds no files")
         elif path.is_file():
             yield path
         else:

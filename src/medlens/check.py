@@ -87,6 +87,8 @@ class _Tally:
     def __init__(self, sample_size: int, seed: int) -> None:
         self.count = 0
         self.with_answer = 0
+        self.without_answer: list[str] = []
+        """Ids of the first items without a gold answer (bounded)."""
         self.ids: set[bytes] = set()
         self.duplicate_ids: list[str] = []
         self.gold_problems: list[str] = []
@@ -102,6 +104,8 @@ class _Tally:
     def add(self, item: Item) -> None:
         self.count += 1
         self.with_answer += item.answer is not None
+        if item.answer is None and len(self.without_answer) < 1000:
+            self.without_answer.append(item.id)
         self.kinds[item.kind] += 1
         digest = hashlib.blake2b(item.id.encode("utf-8"), digest_size=8).digest()
         if digest in self.ids:
@@ -209,7 +213,9 @@ def _answers_check(tally: _Tally, has_answers: bool) -> CheckResult:
     missing = tally.count - tally.with_answer
     data = {"with_answer": tally.with_answer, "without_answer": missing}
     if has_answers and missing:
-        return CheckResult("answers", "fail", f"{missing:,} items lack a gold answer", data=data)
+        summary = f"{missing:,} item(s) lack a gold answer"
+        details = tuple(f"item {item_id}" for item_id in tally.without_answer[:_SHOWN])
+        return CheckResult("answers", "fail", summary, details, data)
     if not has_answers and tally.with_answer:
         summary = f"{tally.with_answer:,} items carry answers on a split that hides them (TEST)"
         return CheckResult("answers", "fail", summary, data=data)
@@ -309,7 +315,7 @@ def _axis_counts_check(tally: _Tally) -> CheckResult:
     details = []
     for key in ordered:
         small = sum(1 for n in axes[key].values() if n < SMALL_N)
-        top = ", ".join(f"{v or '∅'} {n:,}" for v, n in list(axes[key].items())[:6])
+        top = ", ".join(f"{_shown(v)} {n:,}" for v, n in list(axes[key].items())[:6])
         more = (
             f" … ({len(axes[key])} values, {small} with n < {SMALL_N})"
             if len(axes[key]) > 6
@@ -324,6 +330,13 @@ def _axis_counts_check(tally: _Tally) -> CheckResult:
         tuple(details),
         {"axes": {k: axes[k] for k in ordered}, "small_n": SMALL_N},
     )
+
+
+def _shown(value: str, width: int = 40) -> str:
+    """An axis value for the text checklist: long ones (SLAKE's organ-box JSON) cut short."""
+    if not value:
+        return "∅"
+    return value if len(value) <= width else value[: width - 1] + "…"
 
 
 class _ContentHashes:

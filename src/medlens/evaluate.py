@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import re
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from medlens.cache import with_cache
-from medlens.errors import SpecError
+from medlens.errors import MedlensError, SpecError
 from medlens.execute import RunSettings, run_local
 from medlens.items import Item, describe
 from medlens.models import MODELS, ModelContext, load_model
@@ -83,9 +84,14 @@ def prepare(options: RunOptions) -> tuple[RunStore, list[Item], Any, RunSettings
     info = describe(benchmark, items)
     probe = None
     if options.probe:
-        from medlens.probes import get_probe
+        from medlens.probes import IMAGE_PROBES, get_probe
 
         probe = get_probe(options.probe, options.seed)
+        if options.probe in IMAGE_PROBES and not any(item.images for item in items):
+            raise SpecError(
+                f"--probe {options.probe}: {options.bench} has no images, so the probe would "
+                "change nothing (text probes: options-only, shuffle-options)"
+            )
         items = [probe.apply_item(item) for item in items]
     context = ModelContext(
         items=items,
@@ -122,6 +128,8 @@ def evaluate(
     on_progress: Callable[[Record], None] | None = None,
 ) -> RunOutcome:
     """Run (or resume) an evaluation; returns the store and its freshly derived results."""
+    out_existed = options.out.exists()
+    run_existed = (options.out / (options.name or default_name(options)) / "run.json").exists()
     store, items, model, settings, probe = prepare(options)
     try:
         selected = items if options.limit is None else items[: options.limit]
@@ -137,6 +145,14 @@ def evaluate(
 
         if todo:
             asyncio.run(_execute(todo, items, model, settings, probe, options, on_record))
+    except MedlensError:
+        store.close()
+        if not run_existed and not store.records():
+            # Bad input met by the first request (a rejected API key): leave no run behind.
+            shutil.rmtree(store.path, ignore_errors=True)
+            if not out_existed and not any(options.out.iterdir()):
+                options.out.rmdir()
+        raise
     finally:
         store.close()
     results = build_results(store)

@@ -97,24 +97,29 @@ class NoImage(KeepItem):
 
 
 @dataclass(frozen=True)
-class OptionsOnly:
-    """Question and context text removed; options (and images) kept."""
+class KeepImages:
+    """Base for text probes: the images are sent unchanged."""
 
     seed: int = 0
-    name: str = "options-only"
-
-    def apply_item(self, item: Item) -> Item:
-        return replace(item, question="", context=None)
 
     def apply_image(self, item: Item, index: int, data: bytes) -> bytes | None:
         return data
 
 
 @dataclass(frozen=True)
-class ShuffleOptions:
+class OptionsOnly(KeepImages):
+    """Question and context text removed; options (and images) kept."""
+
+    name: str = "options-only"
+
+    def apply_item(self, item: Item) -> Item:
+        return replace(item, question="", context=None)
+
+
+@dataclass(frozen=True)
+class ShuffleOptions(KeepImages):
     """Option texts permuted over the same letters per item (seeded); the gold follows its text."""
 
-    seed: int = 0
     name: str = "shuffle-options"
 
     def apply_item(self, item: Item) -> Item:
@@ -127,9 +132,6 @@ class ShuffleOptions:
         options = {new: item.options[old] for new, old in zip(letters, order, strict=True)}
         moved = {old: new for new, old in zip(letters, order, strict=True)}
         return replace(item, options=options, answer=_remap(item.answer, moved))
-
-    def apply_image(self, item: Item, index: int, data: bytes) -> bytes | None:
-        return data
 
 
 def _remap(answer: Any, moved: Mapping[str, str]) -> Any:
@@ -173,6 +175,8 @@ PROBES.add(
 
 # Probes that take away evidence: a score above chance under them is suspicious.
 EVIDENCE_PROBES = frozenset({"blank-image", "noise-image", "no-image", "options-only"})
+IMAGE_PROBES = frozenset({"blank-image", "noise-image", "no-image"})
+"""Probes that act on images only: on a text-only benchmark they would change nothing."""
 
 
 def get_probe(name: str, seed: int = 0) -> Probe:
@@ -217,7 +221,10 @@ def leakage_suspects(results: Mapping[str, Any], min_n: int = 50) -> list[Leakag
     cells: list[tuple[str, str, Mapping[str, Any]]] = []
     if isinstance(results.get("overall"), Mapping):
         cells.append(("overall", "all", results["overall"]))
+    n_all = (results.get("overall") or {}).get("n")
     for axis, values in (results.get("by") or {}).items():
+        if len(values) == 1 and next(iter(values.values())).get("n") == n_all:
+            continue  # one value on every item (lang=en, split=test): the overall cell again
         cells.extend((axis, str(value), summary) for value, summary in values.items())
     suspects = [s for s in (_suspect(a, v, c, min_n) for a, v, c in cells) if s is not None]
     return sorted(suspects, key=lambda s: (s.small_n, -(s.ci[0] - s.random), s.axis, s.value))

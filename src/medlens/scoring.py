@@ -58,9 +58,16 @@ def item_scores(item: Item, extraction: Extraction) -> dict[str, float]:
     return {name: fn(extraction.answer, gold) for name, fn in _SECONDARY[item.kind].items()}
 
 
+def _open_bleu1(predicted: str, gold: str) -> float:
+    """BLEU-1 over SQuAD-normalised texts, like token F1 and exact match: the gold itself scores
+    1 whatever its case or final full stop (VQA-RAD's "On the right shoulder." scored 0.78)."""
+    p, g = metrics.normalize_answer(predicted), metrics.normalize_answer(gold)
+    return (1.0 if p == g else 0.0) if not p or not g else metrics.bleu1(p, g)
+
+
 _SECONDARY: dict[str, dict[str, Callable[[str, str], float]]] = {
     "multi_choice": {"jaccard": metrics.jaccard, "recall": metrics.recall},
-    "open": {"token_f1": metrics.token_f1, "bleu1": metrics.bleu1, "exact": metrics.exact_match},
+    "open": {"token_f1": metrics.token_f1, "bleu1": _open_bleu1, "exact": metrics.exact_match},
     "report": {"rouge_l": metrics.rouge_l, "bleu4": metrics.bleu4},
 }
 _DETECT_SCORES = ("iou", "hit50")

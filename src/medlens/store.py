@@ -36,10 +36,18 @@ def write_atomic(path: Path, text: str) -> None:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+        # mkstemp makes the file 0600; give it the mode a plain open() would (shared run folders)
+        os.chmod(handle.name, 0o666 & ~_umask())
         os.replace(handle.name, path)
     except BaseException:
         Path(handle.name).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 class RunStore:
@@ -63,6 +71,8 @@ class RunStore:
             run = json.loads(run_file.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise MedlensError(f"{run_file}: unreadable ({exc})") from None
+        if not isinstance(run, dict) or not isinstance(run.get("spec"), dict):
+            raise MedlensError(f"{run_file}: not a medlens run file (no spec object)")
         store = cls(path, run)
         store._load_records(compact=resume)
         return store
@@ -122,6 +132,9 @@ class RunStore:
             except ValueError:
                 dirty = True  # a torn line left by a kill mid-write
                 continue
+            if not isinstance(record, dict) or "id" not in record:
+                dirty = True  # not a record (damaged by hand): its item is run again
+                continue
             previous = latest.get(record["id"])
             dirty = dirty or previous is not None or record.get("error") is not None
             if previous is None or record.get("error") is None or previous.get("error") is not None:
@@ -157,8 +170,17 @@ class RunStore:
         file = self.path / "items.jsonl"
         if not file.is_file():
             raise MedlensError(f"{self.path}: run has no items.jsonl")
+        items = []
         with open(file, encoding="utf-8") as handle:
-            return [Item.from_json(json.loads(line)) for line in handle if line.strip()]
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    items.append(Item.from_json(json.loads(line)))
+                except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                    problem = f"missing field {exc}" if isinstance(exc, KeyError) else exc
+                    raise MedlensError(f"{file}, line {number}: not an item ({problem})") from None
+        return items
 
     def write_results(self, results: Mapping[str, Any]) -> None:
         write_atomic(

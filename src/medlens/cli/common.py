@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -30,8 +31,9 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-# Piped output (CI logs, files) gets tables 120 wide instead of rich's 80-column fallback.
-console = Console(width=None if sys.stdout.isatty() else 120)
+# Piped output (CI logs, files) gets tables 120 wide instead of rich's 80-column fallback,
+# unless $COLUMNS asks for a width.
+console = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 120)
 err_console = Console(stderr=True)
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -42,6 +42,8 @@ def _print_text(result: Comparison) -> None:
     a_name = _name("A", result.run_a, result.probe_a)
     b_name = _name("B", result.run_b, result.probe_b)
     console.print(Text(f"{a_name}\n{b_name}"), soft_wrap=True)
+    if result.settings:
+        console.print(Text(f"note: the runs also differ in {result.settings}"), soft_wrap=True)
     if result.only_a or result.only_b:
         console.print(
             Text(f"left out: {result.only_a} items scored only in A, {result.only_b} only in B")

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from medlens.cli.common import command, console
+from medlens.cli.common import command, console, err_console
 
 
 @command("export")
@@ -24,9 +24,12 @@ def export(
     """Export predictions: the GMAI-MMBench submission xlsx or VLMEvalKit result files."""
     from rich.text import Text
 
-    from medlens.export import export_run, write_export
+    from medlens.export import export_run, incomplete_warning, write_export
 
     files = export_run(run, format)
     written = write_export(files, output or run / "export")
     for path in written:
         console.print(Text(str(path)))
+    warning = incomplete_warning(run)
+    if warning:
+        err_console.print(Text(warning), soft_wrap=True)

@@ -27,11 +27,16 @@ def report(
     from medlens.store import write_atomic
 
     rendered = render(run, format)
-    if isinstance(rendered, bytes):
-        if output is None:
+    if output is None:
+        if isinstance(rendered, bytes):
             raise MedlensError(f"--format {format} is binary: give --output FILE")
-        output.write_bytes(rendered)
-    elif output is not None:
-        write_atomic(output, rendered)
-    else:
         sys.stdout.write(rendered)
+        return
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(rendered, bytes):
+            output.write_bytes(rendered)
+        else:
+            write_atomic(output, rendered)
+    except OSError as exc:
+        raise MedlensError(f"{output}: cannot write the report ({exc.strerror})") from None

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -37,9 +39,12 @@ def run(
     cache: Annotated[bool, typer.Option(help="Use the response cache")] = True,
 ) -> None:
     """Evaluate MODEL on BENCH; rerunning the same command resumes where it stopped."""
+    from medlens.errors import SpecError
     from medlens.evaluate import RunOptions
     from medlens.report.text import summary_blocks
 
+    if not 0.0 <= max_error_rate <= 1.0:
+        raise SpecError(f"--max-error-rate {max_error_rate:g}: expected a rate from 0 to 1")
     options = RunOptions(
         bench=bench,
         model=model,
@@ -56,17 +61,31 @@ def run(
         cache=cache,
     )
     outcome = evaluate_with_progress(options)
-    for block in summary_blocks(outcome.results):
+    for block in summary_blocks(outcome.results, outcome.store.path):
         console.print(block)
     err_console.print(f"run directory: {outcome.store.path}", highlight=False)
     error_rate = outcome.results["rates"]["error"]
     if error_rate > max_error_rate:
+        for line in error_lines(outcome.store.records().values()):
+            err_console.print(line, highlight=False, markup=False, soft_wrap=True)
         err_console.print(
             f"error rate {error_rate:.3f} exceeds --max-error-rate {max_error_rate}; "
             "rerun to retry the failed items",
             highlight=False,
         )
         raise typer.Exit(EXIT_TOO_MANY_ERRORS)
+
+
+def error_lines(records: Iterable[Mapping[str, Any]]) -> list[str]:
+    """One line per error type with its count and one example, so "every item failed" says why."""
+    examples: dict[str, str] = {}
+    counts: Counter[str] = Counter()
+    for record in records:
+        error = record.get("error")
+        if error:
+            counts[error["type"]] += 1
+            examples.setdefault(error["type"], f"item {record['id']}: {error['message']}")
+    return [f"{kind} errors: {n} (e.g. {examples[kind]})" for kind, n in counts.most_common()]
 
 
 def evaluate_with_progress(options: RunOptions) -> RunOutcome:

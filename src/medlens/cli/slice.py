@@ -58,7 +58,7 @@ def slice_run(
         }
         sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
         return
-    _print_text(cells, axes, ranked, min_n, where, None if has_answers else run)
+    _print_text(cells, axes, ranked, min_n, where, None if has_answers else run, worst)
 
 
 def _print_text(
@@ -68,6 +68,7 @@ def _print_text(
     min_n: int,
     where: str,
     answers_missing_in: Path | None,
+    worst: int = 0,
 ) -> None:
     """Tables for a terminal; `answers_missing_in` is the run when its split has no answers."""
     from rich.text import Text
@@ -90,7 +91,10 @@ def _print_text(
         console.print(cell_table(cells_at(cells, [axis]), f"by {axis}", min_n))
     console.print(cell_table(cells_at(cells, axes), " × ".join(axes), min_n))
     if ranked:
-        console.print(cell_table(ranked, f"worst {len(ranked)} cells (n ≥ {min_n})", min_n))
+        title = f"worst {len(ranked)} cells (n ≥ {min_n})"
+        console.print(cell_table(ranked, title, min_n, named=True))
+    elif worst:
+        console.print(Text(f"worst cells: none has n ≥ {min_n} (see --min-n)"), soft_wrap=True)
     if any(c.small for c in cells):
         console.print(Text(f"* n < {min_n}: too few items to rank; read with care"), soft_wrap=True)
 
@@ -99,8 +103,11 @@ def percent(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.1f}"
 
 
-def cell_table(cells: Sequence[Cell], title: str, min_n: int) -> Table:
-    """One row per cell: value(s), n, score, CI, random baseline, unparsed and error rates."""
+def cell_table(cells: Sequence[Cell], title: str, min_n: int, named: bool = False) -> Table:
+    """One row per cell: value(s), n, score, CI, random baseline, unparsed and error rates.
+
+    `named` labels cells ``axis=value`` (for lists mixing axes, like the worst cells).
+    """
     from rich.table import Table
     from rich.text import Text
 
@@ -111,7 +118,7 @@ def cell_table(cells: Sequence[Cell], title: str, min_n: int) -> Table:
         else:
             table.add_column(name, justify="right", no_wrap=True)
     for cell in cells:
-        label = ", ".join(value for _, value in cell.key) or "overall"
+        label = cell.label if named else ", ".join(value for _, value in cell.key) or "overall"
         ci = f"{percent(cell.ci[0])}–{percent(cell.ci[1])}" if cell.ci else "–"
         table.add_row(
             Text(label + (" *" if cell.small else "")),

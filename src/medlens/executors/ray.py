@@ -15,6 +15,8 @@ import contextlib
 import logging
 import math
 import os
+import re
+import socket
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -107,6 +109,8 @@ def shard_items(items: Sequence[Item], workers: int) -> list[list[Item]]:
 
 def connect(address: str | None) -> bool:
     """Join `address`, or start a local cluster; True when this call started Ray."""
+    if address:
+        check_reachable(address)
     if ray.is_initialized():
         return False
     try:
@@ -120,6 +124,18 @@ def connect(address: str | None) -> bool:
             f"ray: cannot reach the cluster at {address or 'local'} ({exc})"
         ) from None
     return True
+
+
+def check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Fail in seconds when nothing listens at a ``host:port`` address; Ray itself retries for
+    minutes with no message. Other forms ("auto") are left to Ray."""
+    found = re.fullmatch(r"(?:ray://)?\[?([^\[\]/]+?)\]?:(\d+)", address.strip())
+    if found is None:
+        return
+    try:
+        socket.create_connection((found.group(1), int(found.group(2))), timeout=timeout).close()
+    except OSError as exc:
+        raise RayExecutorError(f"ray: cannot reach the cluster at {address} ({exc})") from None
 
 
 async def run_ray(

@@ -74,12 +74,13 @@ class FirstModel(_Baseline):
 
 
 class PriorModel(_Baseline):
-    """Always the benchmark's most frequent gold letter (when it is an option of the item)."""
+    """Always the benchmark's most frequent gold letter (when it is an option of the item), or
+    its majority yes/no answer (VQA-RAD's "no", PubMedQA's "yes")."""
 
     def __init__(self, spec: str, items: Sequence[Item]) -> None:
         super().__init__(spec)
         counts = Counter(
-            i.answer for i in items if i.kind == "choice" and isinstance(i.answer, str)
+            i.answer for i in items if i.kind in ("choice", "yes_no") and isinstance(i.answer, str)
         )
         ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
         self.ranking = [letter for letter, _ in ranked]

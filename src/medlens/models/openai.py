@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import random
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -150,10 +151,22 @@ def parse_settings(spec: Spec, params: Mapping[str, Any]) -> OpenAISettings:
     detail = spec.option("image_detail") or None
     if detail not in (None, "auto", "low", "high"):
         raise SpecError(f"openai: option image_detail={detail!r} must be auto, low or high")
+    base_url = (spec.option("base_url") or DEFAULT_BASE_URL).rstrip("/")
+    if not re.match(r"https?://[^/?#\s]+", base_url):
+        raise SpecError(
+            f"openai: option base_url={base_url!r} is not an http:// or https:// URL "
+            "(e.g. base_url=http://127.0.0.1:8000/v1)"
+        )
+    key_env = spec.option("api_key_env")
+    if key_env and not os.environ.get(key_env):
+        # Named on purpose, so a missing key is a mistake (leave api_key_env out for no key).
+        raise SpecError(
+            f"openai: api_key_env={key_env}: environment variable ${key_env} is not set"
+        )
     return OpenAISettings(
         model=spec.argument,
-        base_url=(spec.option("base_url") or DEFAULT_BASE_URL).rstrip("/"),
-        api_key_env=spec.option("api_key_env") or "OPENAI_API_KEY",
+        base_url=base_url,
+        api_key_env=key_env or "OPENAI_API_KEY",
         body_defaults=body,
         system=spec.option("system") or None,
         image_detail=detail,
