@@ -15,7 +15,7 @@ import hashlib
 import re
 import unicodedata
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -176,8 +176,9 @@ def audit(
     *,
     n: int = DEFAULT_N,
     threshold: float = DEFAULT_THRESHOLD,
+    on_tokens: Callable[[int], None] | None = None,
 ) -> AuditReport:
-    """Overlap of every item's n-grams with the corpus."""
+    """Overlap of every item's n-grams with the corpus; ``on_tokens(k)`` reports corpus progress."""
     import numpy as np
 
     hasher = _TokenHasher()
@@ -185,7 +186,7 @@ def audit(
     every = np.concatenate(chunks) if chunks else np.empty(0, dtype=np.uint64)
     unique, position = np.unique(every, return_inverse=True)
     seen = np.zeros(len(unique), dtype=bool)
-    files, corpus_tokens = _scan_corpus(corpus, unique, seen, hasher, n)
+    files, corpus_tokens = _scan_corpus(corpus, unique, seen, hasher, n, on_tokens)
     hits = seen[position]
     overlaps = []
     for item_id, source, (lo, hi) in zip(ids, sources, spans, strict=True):
@@ -225,6 +226,7 @@ def _scan_corpus(
     seen: npt.NDArray[np.bool_],
     hasher: _TokenHasher,
     n: int,
+    on_tokens: Callable[[int], None] | None = None,
 ) -> tuple[int, int]:
     """Mark in ``seen`` the benchmark n-grams found in the corpus; returns (files, tokens)."""
     files = total = 0
@@ -233,6 +235,8 @@ def _scan_corpus(
         for batch, fresh in _token_batches(path, n):
             total += fresh
             _mark(ngram_hashes(hasher(batch), n), unique, seen)
+            if on_tokens is not None:
+                on_tokens(fresh)
     return files, total
 
 

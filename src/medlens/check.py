@@ -17,7 +17,7 @@ import importlib
 import random
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -172,10 +172,12 @@ def run_checks(
     skipped: Sequence[str] = (),
     sample_size: int = DEFAULT_SAMPLE,
     seed: int = 0,
+    on_item: Callable[[], None] | None = None,
 ) -> CheckReport:
     """Stream the benchmark once and return its checklist; ``others`` are checked for leakage.
 
-    ``skipped`` names other splits that could not be opened (reported, not failed).
+    ``skipped`` names other splits that could not be opened (reported, not failed);
+    ``on_item`` is called after each item (progress).
     """
     tally = _Tally(sample_size, seed)
     hashes = _ContentHashes() if others else None
@@ -183,6 +185,8 @@ def run_checks(
         tally.add(item)
         if hashes is not None:
             hashes.add(item)
+        if on_item is not None:
+            on_item()
     checks = [
         _count_check(tally),
         _answers_check(tally, benchmark.has_answers),

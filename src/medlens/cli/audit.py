@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from medlens.cli.common import command, console
+from medlens.cli.common import command, console, progress_bar
 
 if TYPE_CHECKING:
     from medlens.audit import AuditReport
@@ -39,7 +39,12 @@ def audit(
     from medlens.audit import audit as run_audit
     from medlens.sources import load_benchmark
 
-    report = run_audit(load_benchmark(spec), corpus, n=n, threshold=threshold)
+    benchmark = load_benchmark(spec)
+    with progress_bar("medlens audit", unit="tokens") as bar:
+        task = bar.add_task("corpus", total=None)
+        report = run_audit(
+            benchmark, corpus, n=n, threshold=threshold, on_tokens=lambda k: bar.advance(task, k)
+        )
     if as_json:
         sys.stdout.write(json.dumps(report.to_json(), ensure_ascii=False) + "\n")
         return

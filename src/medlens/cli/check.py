@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from medlens.cli.common import command, console
+from medlens.cli.common import command, console, progress_bar
 
 if TYPE_CHECKING:
     from medlens.check import CheckReport
@@ -43,7 +43,16 @@ def check(
         others, skipped = [load_benchmark(text) for text in against], list[str]()
     else:
         others, skipped = sibling_benchmarks(benchmark)
-    report = run_checks(benchmark, others=others, skipped=skipped, sample_size=sample, seed=seed)
+    with progress_bar("medlens check") as bar:
+        task = bar.add_task("checking", total=None)
+        report = run_checks(
+            benchmark,
+            others=others,
+            skipped=skipped,
+            sample_size=sample,
+            seed=seed,
+            on_item=lambda: bar.advance(task),
+        )
     if as_json:
         sys.stdout.write(json.dumps(report.to_json(strict), ensure_ascii=False) + "\n")
     else:

@@ -69,20 +69,24 @@ def fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
 
 
 class RateColumn(ProgressColumn):
-    """Items per second."""
+    """Units (items, tokens …) per second."""
+
+    def __init__(self, unit: str) -> None:
+        super().__init__()
+        self.unit = unit
 
     def render(self, task: Task) -> Text:
         speed = task.finished_speed or task.speed
-        return Text(f"{speed:,.1f} items/s" if speed else "- items/s")
+        return Text(f"{speed:,.1f} {self.unit}/s" if speed else f"- {self.unit}/s")
 
 
-def progress_bar(description: str) -> Progress:
-    """A rich progress bar with count, items/s and ETA (on stderr, so stdout stays parseable)."""
+def progress_bar(description: str, unit: str = "items") -> Progress:
+    """A rich progress bar with count, rate and ETA (on stderr, so stdout stays parseable)."""
     return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
-        RateColumn(),
+        RateColumn(unit),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
         console=err_console,
