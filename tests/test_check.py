@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from benchfiles import write_jsonl_benchmark
+from cli_runs import invoke_run
 from conftest import realdata_dir
 from medlens.check import gold_problem, run_checks, sibling_specs, suspicious_variants
 from medlens.cli import app
@@ -246,3 +248,46 @@ def test_gmai_val_and_test_tsvs_pass_with_granularity_coverage(tmp_path: Path) -
     assert named(report, "leakage[test]")["status"] == "warn"  # the same source images
     code, report = check_json(f"gmai:{tmp_path / 'test.tsv'}")
     assert code == 0 and named(report, "answers")["summary"] == "no answers (TEST split)"
+    gold = named(report, "gold_in_options")
+    assert gold["status"] == "info" and gold["summary"] == "no gold answers to check (TEST split)"
+
+
+def broken_gmai_tsv(
+    tmp_path: Path, duplicate: Sequence[int], bad_gold: Sequence[int]
+) -> tuple[Path, list[str]]:
+    """A GMAI TSV whose rows `duplicate` repeat row 0's index and rows `bad_gold` answer "Z";
+    the path and the index of every row."""
+    from gmai_fixture import write_gmai_tsv
+
+    realdata_dir("vqa_rad")
+    path = tmp_path / "broken.tsv"
+    write_gmai_tsv(path, n_rows=12)  # rows 4 and 9 reuse the images of rows 3 and 8
+    header, *lines = path.read_text(encoding="utf-8").splitlines()
+    names = header.split("\t")
+    rows = [line.split("\t") for line in lines]
+    for number in duplicate:
+        rows[number][names.index("index")] = rows[0][names.index("index")]
+    for number in bad_gold:
+        rows[number][names.index("answer")] = "Z"
+    path.write_text("\n".join([header, *("\t".join(r) for r in rows)]) + "\n", encoding="utf-8")
+    return path, [row[names.index("index")] for row in rows]
+
+
+def test_gmai_whole_file_problems_are_listed_by_check_and_refused_by_run(tmp_path: Path) -> None:
+    path, ids = broken_gmai_tsv(tmp_path, duplicate=(2, 6), bad_gold=(5, 10))
+    code, report = check_json(f"gmai:{path}")
+    assert code == 1 and report["failed"] == ["duplicate_ids", "gold_in_options"]
+    assert report["n_items"] == 12
+    assert named(report, "duplicate_ids")["details"] == [ids[0], ids[0]]  # both repeats
+    gold = named(report, "gold_in_options")
+    problem = "gold 'Z' is not among the options"
+    assert gold["details"] == [f"{ids[5]}: {problem}", f"{ids[10]}: {problem}"]
+    text = runner.invoke(app, ["check", f"gmai:{path}", "--against", f"gmai:{path}"])
+    assert text.exit_code == 1 and "FAILED: duplicate_ids, gold_in_options" in text.stdout
+    # `medlens run` still refuses the file, naming the first bad row (exit 2, one line).
+    for duplicate, bad_gold, where in [((2,), (), "row 3, field 'index'"),
+                                       ((), (5,), "row 6, field 'answer'")]:  # fmt: skip
+        path, _ = broken_gmai_tsv(tmp_path, duplicate, bad_gold)
+        result = invoke_run(f"gmai:{path}", "random", tmp_path / "runs", "broken")
+        assert result.exit_code == 2 and where in result.output
+        assert len(result.output.strip().splitlines()) == 1

@@ -9,7 +9,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from medlens import metrics
+from medlens import bootstrap, metrics
 from medlens.items import Item
 
 RNG = np.random.default_rng(20260829)
@@ -227,11 +227,11 @@ def test_random_baseline(item: Item, expected: float | None) -> None:
 
 
 def test_bootstrap_matches_scipy_percentile_bootstrap() -> None:
-    from scipy.stats import bootstrap
+    from scipy.stats import bootstrap as scipy_bootstrap
 
     for values in (RNG.random(400), (RNG.random(400) < 0.3).astype(float)):
-        ours = metrics.bootstrap_ci(values, n_resamples=4000, seed=1)
-        theirs = bootstrap(
+        ours = bootstrap.bootstrap_ci(values, n_resamples=4000, seed=1)
+        theirs = scipy_bootstrap(
             (values,), np.mean, n_resamples=4000, method="percentile", random_state=1
         ).confidence_interval
         width = theirs.high - theirs.low
@@ -241,17 +241,17 @@ def test_bootstrap_matches_scipy_percentile_bootstrap() -> None:
 
 def test_bootstrap_is_seeded_and_respects_level() -> None:
     values = RNG.random(300)
-    assert metrics.bootstrap_ci(values, seed=3) == metrics.bootstrap_ci(values, seed=3)
-    assert metrics.bootstrap_ci(values, seed=3) != metrics.bootstrap_ci(values, seed=4)
-    lo95, hi95 = metrics.bootstrap_ci(values)
-    lo50, hi50 = metrics.bootstrap_ci(values, level=0.5)
+    assert bootstrap.bootstrap_ci(values, seed=3) == bootstrap.bootstrap_ci(values, seed=3)
+    assert bootstrap.bootstrap_ci(values, seed=3) != bootstrap.bootstrap_ci(values, seed=4)
+    lo95, hi95 = bootstrap.bootstrap_ci(values)
+    lo50, hi50 = bootstrap.bootstrap_ci(values, level=0.5)
     assert lo95 < lo50 < values.mean() < hi50 < hi95
 
 
 def test_bootstrap_edge_cases() -> None:
-    assert all(math.isnan(v) for v in metrics.bootstrap_ci(np.array([])))
-    assert metrics.bootstrap_ci(np.array([1.0])) == (1.0, 1.0)
-    assert metrics.bootstrap_ci(np.ones(50)) == (1.0, 1.0)
+    assert all(math.isnan(v) for v in bootstrap.bootstrap_ci(np.array([])))
+    assert bootstrap.bootstrap_ci(np.array([1.0])) == (1.0, 1.0)
+    assert bootstrap.bootstrap_ci(np.ones(50)) == (1.0, 1.0)
 
 
 def test_cluster_bootstrap_widens_for_correlated_clusters() -> None:
@@ -259,25 +259,25 @@ def test_cluster_bootstrap_widens_for_correlated_clusters() -> None:
     per_image = (RNG.random(200) < 0.6).astype(float)
     values = np.repeat(per_image, 5)
     clusters = np.repeat(np.arange(200), 5).astype(str)
-    plain = np.subtract(*metrics.bootstrap_ci(values)[::-1])
-    clustered = np.subtract(*metrics.bootstrap_ci(values, clusters)[::-1])
+    plain = np.subtract(*bootstrap.bootstrap_ci(values)[::-1])
+    clustered = np.subtract(*bootstrap.bootstrap_ci(values, clusters)[::-1])
     assert clustered / plain == pytest.approx(math.sqrt(5), rel=0.2)
 
 
 def test_singleton_clusters_equal_the_plain_bootstrap() -> None:
     values = RNG.random(300)
     ids = np.array([f"img{i}" for i in range(300)], dtype=object)
-    assert metrics.bootstrap_ci(values, ids) == metrics.bootstrap_ci(values)
+    assert bootstrap.bootstrap_ci(values, ids) == bootstrap.bootstrap_ci(values)
 
 
 def test_grouped_bootstrap_matches_separate_calls_in_distribution() -> None:
     groups = np.array(["ct", "mri", "xray"])[RNG.integers(0, 3, 3000)]
     shift = np.select([groups == "ct", groups == "mri"], [0.2, 0.5], 0.8)
     for values in ((RNG.random(3000) < shift).astype(float), RNG.random(3000) * shift):
-        lo, hi = metrics.bootstrap_ci_groups(values, groups, n_resamples=2000)
+        lo, hi = bootstrap.bootstrap_ci_groups(values, groups, n_resamples=2000)
         for k, name in enumerate(np.unique(groups)):
             subset = values[groups == name]
-            alone = metrics.bootstrap_ci(subset, n_resamples=2000, seed=9)
+            alone = bootstrap.bootstrap_ci(subset, n_resamples=2000, seed=9)
             width = alone[1] - alone[0]
             assert lo[k] == pytest.approx(alone[0], abs=0.08 * width)
             assert hi[k] == pytest.approx(alone[1], abs=0.08 * width)
@@ -287,8 +287,8 @@ def test_grouped_cluster_bootstrap_widths() -> None:
     groups = np.repeat(np.array(["a", "b"]), 1000)
     values = np.repeat((RNG.random(400) < 0.5).astype(float), 5)
     clusters = np.repeat(np.arange(400), 5)
-    lo, hi = metrics.bootstrap_ci_groups(values, groups, clusters)
-    lo_plain, hi_plain = metrics.bootstrap_ci_groups(values, groups)
+    lo, hi = bootstrap.bootstrap_ci_groups(values, groups, clusters)
+    lo_plain, hi_plain = bootstrap.bootstrap_ci_groups(values, groups)
     assert ((hi - lo) / (hi_plain - lo_plain)) == pytest.approx([math.sqrt(5)] * 2, rel=0.25)
 
 
@@ -296,11 +296,86 @@ def test_cluster_bootstrap_of_continuous_scores_widens_too() -> None:
     # Continuous scores (e.g. ROUGE-L) take the resampling path rather than the typed one.
     values = np.repeat(RNG.random(300), 4)
     clusters = np.repeat(np.arange(300), 4)
-    plain = np.subtract(*metrics.bootstrap_ci(values)[::-1])
-    clustered = np.subtract(*metrics.bootstrap_ci(values, clusters)[::-1])
+    plain = np.subtract(*bootstrap.bootstrap_ci(values)[::-1])
+    clustered = np.subtract(*bootstrap.bootstrap_ci(values, clusters)[::-1])
     assert clustered / plain == pytest.approx(2.0, rel=0.2)
     assert (
-        metrics.bootstrap_ci(values, clusters)[0]
+        bootstrap.bootstrap_ci(values, clusters)[0]
         < values.mean()
-        < metrics.bootstrap_ci(values, clusters)[1]
+        < bootstrap.bootstrap_ci(values, clusters)[1]
     )
+
+
+# ---------------------------------------------------------------- group_cis: the reported CI
+
+
+def test_group_cis_of_independent_binary_values_are_binomial_quantiles() -> None:
+    from scipy.stats import binom
+
+    groups = RNG.integers(0, 4, 500)
+    values = (RNG.random(500) < 0.1 + 0.2 * groups).astype(float)
+    lo, hi = bootstrap.group_cis(values, groups, np.arange(500).astype(str))
+    for g in range(4):
+        n, k = int((groups == g).sum()), int(values[groups == g].sum())
+        assert lo[g] == binom.ppf(0.025, n, k / n) / n
+        assert hi[g] == binom.ppf(0.975, n, k / n) / n
+    # the exact limit of what resampling gives
+    mc_lo, mc_hi = bootstrap.bootstrap_ci_groups(values, groups, n_resamples=4000)
+    assert np.abs(mc_lo - lo).max() < 0.03 and np.abs(mc_hi - hi).max() < 0.03
+
+
+@pytest.mark.parametrize("kind", ["binary", "fractional"])
+def test_group_cis_of_a_group_do_not_depend_on_the_other_groups(kind: str) -> None:
+    n = 900
+    values = (RNG.random(n) < 0.5).astype(float) if kind == "binary" else RNG.random(n).round(2)
+    groups = RNG.integers(0, 3, n)
+    clusters = (np.arange(n) // 3).astype(str)  # three questions per image
+    lo, hi = bootstrap.group_cis(values, groups, clusters)
+    for g in range(3):
+        alone = groups == g
+        order = RNG.permutation(int(alone.sum()))  # item order does not matter either
+        a_lo, a_hi = bootstrap.group_cis(
+            values[alone][order], groups[alone], clusters[alone][order]
+        )
+        assert (a_lo[0], a_hi[0]) == (lo[g], hi[g])
+    # with other groups around, the same group keeps its interval
+    more = np.concatenate([groups, np.full(50, 7)])
+    m_lo, m_hi = bootstrap.group_cis(
+        np.concatenate([values, np.ones(50)]), more, np.concatenate([clusters, ["x"] * 50])
+    )
+    assert (m_lo[:3] == lo).all() and (m_hi[:3] == hi).all()
+
+
+def test_group_cis_are_never_narrower_than_the_item_level_interval() -> None:
+    # One image asked about 9 times: the cluster bootstrap alone would give a zero width.
+    values = np.array([1.0, 0, 1, 1, 0, 1, 0, 1, 1])
+    lo, hi = bootstrap.group_cis(values, np.zeros(9), np.zeros(9))
+    plain_lo, plain_hi = bootstrap.group_cis(values, np.zeros(9))
+    assert (lo[0], hi[0]) == (plain_lo[0], plain_hi[0]) and hi[0] - lo[0] > 0.4
+    fractional = values * 0.5 + 0.25
+    lo, hi = bootstrap.group_cis(fractional, np.zeros(9), np.zeros(9))
+    assert lo[0] < fractional.mean() < hi[0]
+
+
+def test_group_cis_widen_for_correlated_images_and_follow_the_bootstrap() -> None:
+    per_image = (RNG.random(200) < 0.6).astype(float)
+    values, clusters = np.repeat(per_image, 5), np.repeat(np.arange(200), 5)
+    plain = np.subtract(*bootstrap.group_cis(values, np.zeros(1000))[::-1])
+    clustered = np.subtract(*bootstrap.group_cis(values, np.zeros(1000), clusters)[::-1])
+    assert clustered[0] / plain[0] == pytest.approx(math.sqrt(5), rel=0.2)
+    continuous = RNG.random(400)
+    lo, hi = bootstrap.group_cis(continuous, np.zeros(400))
+    ref_lo, ref_hi = bootstrap.bootstrap_ci(continuous, n_resamples=4000, seed=5)
+    width = ref_hi - ref_lo
+    assert lo[0] == pytest.approx(ref_lo, abs=0.08 * width)
+    assert hi[0] == pytest.approx(ref_hi, abs=0.08 * width)
+
+
+def test_group_cis_edge_cases() -> None:
+    assert bootstrap.group_cis(np.array([]), np.array([])) == (pytest.approx([]), pytest.approx([]))
+    assert bootstrap.group_cis(np.ones(3), np.array(["a", "a", "b"])) == (
+        pytest.approx([1.0, 1.0]),
+        pytest.approx([1.0, 1.0]),
+    )
+    lo, hi = bootstrap.group_cis(np.array([0.25, 0.75]), np.array(["a", "a"]), np.array([1, 1]))
+    assert lo[0] == pytest.approx(0.25) and hi[0] == pytest.approx(0.75)

@@ -14,10 +14,11 @@ from typer.testing import CliRunner
 
 from benchfiles import write_jsonl_benchmark
 from cli_runs import named_run
+from conftest import realdata_dir
+from medlens.bootstrap import bootstrap_ci
 from medlens.cli import app
 from medlens.errors import SpecError
 from medlens.items import Item
-from medlens.metrics import bootstrap_ci
 from medlens.results import build_results
 from medlens.slices import (
     Cell,
@@ -146,6 +147,7 @@ def test_cube_levels_match_results_json(run: Path) -> None:
             assert cell.score == pytest.approx(reference["score"])
             assert cell.random == pytest.approx(reference["random"])
             assert cell.unparsed == pytest.approx(reference["unparsed"])
+            assert cell.ci == tuple(reference["ci"])
     # 2^3 groupings; the item without "mod" is in no mod cell.
     assert {len(c.key) for c in cells} == {0, 1, 2, 3}
     assert sum(c.n for c in cells_at(cells, ["mod"])) == 898
@@ -315,7 +317,7 @@ def test_fractional_scores_use_resampling(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("q", [0.025, 0.5, 0.975])
 def test_binomial_quantile_equals_scipy_binom_ppf(q: float) -> None:
-    from medlens.slices import binomial_quantile
+    from medlens.bootstrap import binomial_quantile
 
     n = np.repeat(np.arange(1, 80), 80)
     k = np.tile(np.arange(80), 79)
@@ -332,3 +334,67 @@ def test_cli_explains_empty_results(tmp_path: Path, run: Path) -> None:
     assert "every matching item errored" in errored.output
     too_many = runner.invoke(app, ["slice", str(run), "--by", "dept,level,mod,dept,level"])
     assert too_many.exit_code == 2 and "at most 4 axes" in too_many.output
+
+
+# -- one CI per cell, whichever command shows it -------------------------------------------------
+def assert_slice_cis_equal_results(run_dir: Path, results: dict[str, Any]) -> int:
+    """Every cell of `slice --by AXIS --json`, for each axis of results.json, has its exact CI."""
+    checked = 0
+    for axis, values in results["by"].items():
+        result = runner.invoke(app, ["slice", str(run_dir), "--by", axis, "--json"])
+        assert result.exit_code == 0, result.output
+        for cell in json.loads(result.output)["cells"]:
+            expected = values[cell["key"][axis]] if cell["key"] else results["overall"]
+            assert cell["n"] == expected["n"]
+            assert cell["ci"] == expected["ci"], f"{axis}={cell['key'].get(axis, '(overall)')}"
+            checked += 1
+    return checked
+
+
+def results_json(run_dir: Path) -> dict[str, Any]:
+    return json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
+
+
+def test_slice_and_report_show_one_ci_for_the_demo(tmp_path: Path) -> None:
+    run_dir = named_run("demo", "random", tmp_path, "demo")
+    assert assert_slice_cis_equal_results(run_dir, results_json(run_dir)) > 20
+
+
+def test_slice_and_report_show_one_ci_with_shared_images(tmp_path: Path) -> None:
+    bench = write_jsonl_benchmark(tmp_path / "bench", n_items=400, n_images=25, seed=8)
+    run_dir = named_run(f"jsonl:{bench}", "random", tmp_path, "shared")
+    results = results_json(run_dir)
+    assert assert_slice_cis_equal_results(run_dir, results) > 10
+    # Clusters mattered: some interval is wider than the item-level (binomial) one.
+    overall = results["overall"]
+    n, k = overall["n"], round(overall["score"] * overall["n"])
+    assert (
+        overall["ci"][1] - overall["ci"][0]
+        > (binom.ppf(0.975, n, k / n) - binom.ppf(0.025, n, k / n)) / n
+    )
+
+
+def test_slice_and_report_show_one_ci_on_vqa_rad(tmp_path: Path) -> None:
+    folder = realdata_dir("vqa_rad")
+    run_dir = named_run(f"vqa-rad:{folder}", "random", tmp_path, "vqarad")
+    assert assert_slice_cis_equal_results(run_dir, results_json(run_dir)) > 20
+
+
+def test_slice_and_report_show_one_ci_for_fractional_scores(tmp_path: Path) -> None:
+    rng = random.Random(11)
+    rows = [
+        {"meta": {"dept": rng.choice(["A", "B", "C"]), "level": rng.choice(["x", "y"]),
+                  "image_id": str(i // 3)},
+         "score": rng.choice([0.0, 0.1, 0.2, 0.3, 1 / 3, 0.7, 1.0])}
+        for i in range(240)
+    ]  # fmt: skip
+    rows += [
+        {"meta": {"dept": "D", "level": "x", "image_id": "one"}, "score": score}
+        for score in (0.0, 0.1, 0.3, 1.0)
+    ]
+    run_dir = write_run(tmp_path / "run", rows)
+    results = build_results(RunStore.open(run_dir))
+    assert assert_slice_cis_equal_results(run_dir, results) == (1 + 4) + (1 + 2)
+    # One image asked about four times: the item-level interval keeps it from zero width.
+    low, high = results["by"]["dept"]["D"]["ci"]
+    assert low < 0.35 < high

@@ -130,6 +130,90 @@ def test_scanner_skips_bom_and_blank_lines(tmp_path: Path) -> None:
         assert scanner.read_row() is None
 
 
+def random_raw_cell(chooser: random.Random) -> bytes:
+    """A cell as it may appear in a file: plain (quotes inside allowed) or quoted, short or long."""
+    size = 4200 if chooser.random() < 0.05 else chooser.choice([0, 1, 3, 8, 70, 300])
+    text = "".join(chooser.choice(["a", "é", " ", '"', "\r", "QUJD"]) for _ in range(size))
+    if chooser.random() < 0.25:
+        special = "".join(chooser.choice(["x", "\t", "\n", "\r\n", '""']) for _ in range(4))
+        return f'"{text.replace(chr(34), chr(34) * 2)}{special}"'.encode()
+    return text.lstrip('"').rstrip("\r").encode()
+
+
+def random_raw_table(seed: int) -> bytes:
+    chooser = random.Random(seed)
+    rows = []
+    for _ in range(20):
+        width = 6 if chooser.random() < 0.9 else chooser.choice([1, 5, 7])
+        newline = chooser.choice([b"\n", b"\r\n"]) + chooser.choice([b"", b"", b"\n"])
+        rows.append(b"\t".join(random_raw_cell(chooser) for _ in range(width)) + newline)
+    return b"".join(rows)[: None if seed % 3 else -1]  # some files end without a newline
+
+
+def scan_all(path: Path, chunk_size: int, spanned: set[int]) -> list[list[tuple]]:
+    """Every row as ``(offset, length, value)`` triples, then the error message if one is raised."""
+    rows: list[list[tuple]] = []
+    with open(path, "rb") as handle:
+        scanner = TsvScanner(handle, str(path), chunk_size=chunk_size)
+        try:
+            while (row := scanner.read_row(spanned=spanned)) is not None:
+                rows.append([(c.offset, c.length, c.value) for c in row])
+        except InputError as exc:
+            rows.append([(str(exc),)])
+    return rows
+
+
+@pytest.mark.parametrize("spanned", [set(), {0}, {2}, {5}, {1, 3}])
+@pytest.mark.parametrize("seed", range(4))
+def test_short_cell_fast_path_reads_what_the_cell_by_cell_path_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, spanned: set[int]
+) -> None:
+    path = tmp_path / "t.tsv"
+    path.write_bytes(random_raw_table(seed))
+    sizes = [*range(3, 12), 64, 4096, 1 << 20]
+    fast = {size: scan_all(path, size, spanned) for size in sizes}
+    monkeypatch.setattr(TsvScanner, "_split_short_cells", lambda *args: None)
+    slow = {size: scan_all(path, size, spanned) for size in sizes}
+    assert fast == slow
+    assert all(rows == slow[3] for rows in slow.values())
+
+
+def test_short_cell_fast_path_takes_plain_runs_and_leaves_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    image = "QUJD" * 3000
+    lines = [
+        f"1\tplain\t{image}\ta\tb\r\n",  # both runs fast, the last one ends in CRLF
+        f'2\t"quoted"\t{image}\ta\t"b"\n',  # a quoted cell: both runs cell by cell
+        f'3\tsay "hi"\t{image}\t\t\n',  # quotes inside a plain cell and empty cells: fast
+    ]
+    path = tmp_path / "t.tsv"
+    path.write_bytes("".join(lines).encode())
+    taken: list[str | None] = []
+    original = TsvScanner._split_short_cells
+
+    def recording(self: TsvScanner, row: list, stop: int | None) -> str | None:
+        terminator = original(self, row, stop)
+        taken.append(terminator)
+        return terminator
+
+    monkeypatch.setattr(TsvScanner, "_split_short_cells", recording)
+    rows = scan_all(path, 1 << 20, {2})
+    assert taken[:2] == ["tab", "newline"] and taken[-2:] == ["tab", "newline"]
+    assert None in taken[2:-2]
+    assert [[v for _, _, v in row] for row in rows] == [
+        [b"1", b"plain", None, b"a", b"b"],
+        [b"2", b"quoted", None, b"a", b"b"],
+        [b"3", b'say "hi"', None, b"", b""],
+    ]
+    raw = path.read_bytes()
+    for row in rows:
+        for offset, length, value in row:
+            quoted = raw[offset - 1 : offset] == b'"'
+            expected = value.replace(b'"', b'""') if quoted and value else value
+            assert value is None or raw[offset : offset + length] == expected
+
+
 # --- round trip on a GMAI-format TSV built from real VQA-RAD images ----------------------------
 
 

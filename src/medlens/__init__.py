@@ -10,16 +10,18 @@ from medlens.errors import InputError, ItemError, MedlensError, RunMismatchError
 from medlens.items import Benchmark, BenchmarkInfo, ImageRef, Item, decode_image
 
 if TYPE_CHECKING:
+    from medlens.bootstrap import bootstrap_ci, bootstrap_ci_groups, group_cis
     from medlens.extract import Extraction
-    from medlens.metrics import bootstrap_ci, bootstrap_ci_groups, random_baseline
+    from medlens.metrics import random_baseline
     from medlens.sources import load_benchmark
 
 # Imported on first use, so that `import medlens` (and the TSV indexer) does not pull in numpy.
 # (The extraction function is `medlens.extract.extract`: the subpackage owns the name `extract`.)
 _LAZY = {
     "Extraction": "medlens.extract",
-    "bootstrap_ci": "medlens.metrics",
-    "bootstrap_ci_groups": "medlens.metrics",
+    "bootstrap_ci": "medlens.bootstrap",
+    "bootstrap_ci_groups": "medlens.bootstrap",
+    "group_cis": "medlens.bootstrap",
     "random_baseline": "medlens.metrics",
     "load_benchmark": "medlens.sources",
 }
@@ -49,6 +51,7 @@ __all__ = [
     "bootstrap_ci",
     "bootstrap_ci_groups",
     "decode_image",
+    "group_cis",
     "load_benchmark",
     "random_baseline",
 ]

@@ -179,7 +179,7 @@ def paired_cell(
     paired: _Paired, mask: np.ndarray, key: tuple[tuple[str, str], ...], n_resamples: int, seed: int
 ) -> PairedCell:
     """All paired statistics of the items selected by `mask`."""
-    from medlens.metrics import bootstrap_ci
+    from medlens.bootstrap import bootstrap_ci
     from medlens.results import baseline_mean
 
     a, b = paired.a[mask], paired.b[mask]

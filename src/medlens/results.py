@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from medlens.bootstrap import group_cis
 from medlens.items import CANONICAL_AXES, Item
-from medlens.metrics import bootstrap_ci, bootstrap_ci_groups, random_baseline
+from medlens.metrics import random_baseline
 from medlens.store import Record, RunStore
 
 MAX_AXIS_VALUES = 60
@@ -74,7 +75,7 @@ def cell(
     out: dict[str, Any] = {"n": n, "score": None, "ci": None, "random": None, "vlmeval_score": None}
     if n:
         values = table.score[scored]
-        lo, hi = ci if ci is not None else _envelope_ci(values, table.cluster[scored])
+        lo, hi = ci if ci is not None else _ci(values, table.cluster[scored])
         out["score"] = float(values.mean())
         out["ci"] = [float(lo), float(hi)]
         out["random"] = baseline_mean(table.random[scored])
@@ -90,16 +91,10 @@ def cell(
     return out
 
 
-def _envelope_ci(values: np.ndarray, clusters: np.ndarray) -> tuple[float, float]:
-    """The wider of the cluster-bootstrap and item-bootstrap CIs.
-
-    Questions sharing an image are correlated, so clusters are resampled (DESIGN.md). With only a
-    few clusters in a slice (one image asked about 9 times) the cluster bootstrap collapses to a
-    zero-width interval; it is never allowed to be narrower than the item-level one.
-    """
-    c_lo, c_hi = bootstrap_ci(values, clusters)
-    i_lo, i_hi = bootstrap_ci(values)
-    return min(c_lo, i_lo), max(c_hi, i_hi)
+def _ci(values: np.ndarray, clusters: np.ndarray) -> tuple[float, float]:
+    """The CI of one slice's mean (`metrics.group_cis`: the same in every command)."""
+    lo, hi = group_cis(values, np.zeros(values.size, dtype=np.intp), clusters)
+    return float(lo[0]), float(hi[0])
 
 
 def baseline_mean(values: np.ndarray) -> float | None:
@@ -157,18 +152,17 @@ def _renames(table: ScoreTable, key: str, others: Sequence[str]) -> bool:
 
 
 def by_axis(table: ScoreTable, axes: Sequence[str]) -> dict[str, dict[str, dict[str, Any]]]:
-    """Per-value cells of each axis; the CIs of one axis come from one vectorised bootstrap."""
+    """Per-value cells of each axis; the CIs of one axis come from one `group_cis` call."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
     scored = table.scored
+    clusters = np.unique(table.cluster[scored].astype(str), return_inverse=True)[1].ravel()
     for axis in axes:
         values = table.meta[axis]
         labels = np.unique(values[scored].astype(str)) if scored.any() else np.array([], dtype=str)
         cis: dict[str, tuple[float, float]] = {}
         if labels.size:
             groups = values[scored].astype(str)
-            c_lo, c_hi = bootstrap_ci_groups(table.score[scored], groups, table.cluster[scored])
-            i_lo, i_hi = bootstrap_ci_groups(table.score[scored], groups)
-            lo, hi = np.minimum(c_lo, i_lo), np.maximum(c_hi, i_hi)  # see _envelope_ci
+            lo, hi = group_cis(table.score[scored], groups, clusters)
             cis = {str(label): (lo[i], hi[i]) for i, label in enumerate(labels)}
         out[axis] = {
             str(value): cell(table, values == value, cis.get(str(value)))

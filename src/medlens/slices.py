@@ -1,15 +1,11 @@
 """The lexical tree: filter, group and cube a run over its metadata axes, with honest n and CIs.
 
 Group-bys run in DuckDB over an Arrow table (one row per item with a record). Each cell gets
-the same statistics as ``results.json`` (see ``medlens.results.cell``): n, score, a 95%
-percentile-bootstrap CI (clustered by ``image_id`` when questions share an image), random
-baseline and unparsed/refused/empty/error rates.
-
-The bootstrap is computed per cell without resampling rows one by one. For a cell of n
-independent binary scores with k correct, the bootstrap mean is exactly Binomial(n, k/n) / n,
-so its percentile CI is read from binomial quantiles (the limit of infinitely many resamples).
-Other cells (clusters, fractional scores) are resampled unit by unit, all cells at once, by
-drawing indices within each cell's slice of a cell-sorted array.
+the same statistics as ``results.json`` (see ``medlens.results.cell``): n, score, a 95% CI,
+random baseline and unparsed/refused/empty/error rates. The CI is ``metrics.mean_cis`` over the
+cell's units (its images, and its items when scores are fractional) as DuckDB collapses them:
+the method and the numbers of ``metrics.group_cis``, which ``results.json`` uses, so a cell
+shows the same interval in ``slice`` and in ``report``.
 """
 
 from __future__ import annotations
@@ -219,15 +215,16 @@ def cube(
     check_axes(axes, table.axes, "--by")
     if len(set(axes)) != len(axes):
         raise SpecError("--by: an axis is named twice")
-    stats, units = _group(table, list(axes))
-    lo, hi = _cell_cis(stats, units, n_resamples, seed)
+    stats, by_image, by_value = _group(table, list(axes))
+    lo, hi = _cell_cis(stats, by_image, by_value, n_resamples, seed)
     return _cells(stats, list(axes), lo, hi, min_n)
 
 
 def _group(
     table: SliceTable, axes: list[str]
-) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """Per-cell aggregates and per-cell resampling units (cluster score sum, size, count)."""
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray] | None]:
+    """Per-cell aggregates and resampling units: (cell, score sum, size, count) per image, and
+    per score value when some score is not 0/1 (else None)."""
     import duckdb
 
     connection = duckdb.connect()
@@ -263,8 +260,19 @@ def _group(
           FROM rows WHERE {scored} {cluster_group})
         SELECT c.cell, u.s, u.m, count(*) AS k FROM u JOIN cells c ON {join}
         GROUP BY c.cell, u.s, u.m ORDER BY c.cell, u.s, u.m""").to_arrow_table()
+    by_value = None
+    fractional = f"SELECT count(*) FROM rows WHERE {_SCORE} NOT IN (0, 1)"
+    if connection.execute(fractional).fetchall()[0][0]:
+        value_group = f"GROUP BY {_SCORE}, {cube_clause}" if axes else f"GROUP BY {_SCORE}"
+        by_value = _columns(
+            connection.sql(f"""
+            WITH u AS (
+              SELECT {grouping} AS gid{keys}, {_SCORE} AS s, count(*) AS k
+              FROM rows WHERE {scored} {value_group})
+            SELECT c.cell, u.s, 1.0 AS m, u.k FROM u JOIN cells c ON {join}""").to_arrow_table()
+        )
     connection.close()
-    return stats, _columns(units)
+    return stats, _columns(units), by_value
 
 
 def _columns(table: pa.Table) -> dict[str, np.ndarray]:
@@ -286,72 +294,31 @@ def _quote(name: str) -> str:
 
 
 def _cell_cis(
-    stats: Mapping[str, np.ndarray], units: Mapping[str, np.ndarray], n_resamples: int, seed: int
+    stats: Mapping[str, np.ndarray],
+    by_image: Mapping[str, np.ndarray],
+    by_value: Mapping[str, np.ndarray] | None,
+    n_resamples: int,
+    seed: int,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Lower and upper 95% bounds per cell (NaN for cells without scored items)."""
-    n_cells = len(stats["cell"])
-    cell, s, m, k = (units[name].astype(float) for name in ("cell", "s", "m", "k"))
-    cell = cell.astype(int)
-    # A cell is "binary" when every unit is one item scored 0 or 1.
-    irregular = (m != 1) | ((s != 0) & (s != 1))
-    needs_sampling = np.bincount(cell, weights=irregular, minlength=n_cells) > 0
-    lo, hi = np.full(n_cells, np.nan), np.full(n_cells, np.nan)
-    n = stats["n"].astype(int)
-    binary = (~needs_sampling) & (n > 0)
-    if binary.any():
-        lo[binary], hi[binary] = binomial_percentile_ci(n[binary], stats["score"][binary])
-    sampled = np.flatnonzero(needs_sampling)
-    if sampled.size:
-        chosen = np.isin(cell, sampled)
-        bounds = resampled_ci(
-            cell[chosen], s[chosen], m[chosen], k[chosen].astype(int), n_resamples, seed
+    """Lower and upper bounds per cell (NaN for cells without scored items)."""
+    from medlens.bootstrap import Units, mean_cis
+
+    def units(columns: Mapping[str, np.ndarray]) -> Units:
+        return Units(
+            columns["cell"].astype(np.intp),
+            columns["s"].astype(float),
+            columns["m"].astype(float),
+            columns["k"].astype(np.int64),
         )
-        lo[sampled], hi[sampled] = bounds[0], bounds[1]
-        # Never narrower than the item-level interval (one image asked about 9 times would
-        # otherwise give a zero-width CI); binomial bounds are conservative for fractional scores.
-        item_lo, item_hi = binomial_percentile_ci(n[sampled], stats["score"][sampled])
-        lo[sampled], hi[sampled] = np.fmin(lo[sampled], item_lo), np.fmax(hi[sampled], item_hi)
-    return lo, hi
 
-
-def binomial_percentile_ci(n: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile-bootstrap CI of a mean of n binary values with mean p, without resampling."""
-    tail = (1.0 - CONFIDENCE) / 2
-    n = np.asarray(n, dtype=np.int64)
-    p = np.clip(np.asarray(p, dtype=float), 0.0, 1.0)
-    return binomial_quantile(tail, n, p) / n, binomial_quantile(1.0 - tail, n, p) / n
-
-
-def binomial_quantile(q: float, n: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """Smallest k with P(Binomial(n, p) ≤ k) ≥ q, per element, by bisection on scipy's CDF.
-
-    Same values as ``scipy.stats.binom.ppf``; ``scipy.special`` alone imports in a third of
-    the time of ``scipy.stats``, which matters for a command that answers in about a second.
-    """
-    from scipy.special import bdtr
-
-    low, high = np.zeros(n.shape, dtype=np.int64), n.copy()
-    while (open_ := low < high).any():
-        middle = (low + high) // 2
-        reached = bdtr(middle, n, p) >= q * (1 - 1e-12)
-        high = np.where(open_ & reached, middle, high)
-        low = np.where(open_ & ~reached, middle + 1, low)
-    return low.astype(float)
-
-
-def resampled_ci(
-    cell: np.ndarray, s: np.ndarray, m: np.ndarray, k: np.ndarray, n_resamples: int, seed: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile CI of sum(s)/sum(m) per cell, resampling units (rows repeated k times) in-cell.
-
-    Bounds come back in order of the distinct values of `cell`.
-    """
-    from medlens.metrics import percentiles, resample_means
-
-    codes = np.unique(cell, return_inverse=True)[1].ravel()
-    rng = np.random.default_rng(seed)
-    means = resample_means(rng, np.repeat(s, k), np.repeat(codes, k), np.repeat(m, k), n_resamples)
-    return percentiles(means, CONFIDENCE)
+    return mean_cis(
+        units(by_image),
+        None if by_value is None else units(by_value),
+        len(stats["cell"]),
+        n_resamples=n_resamples,
+        seed=seed,
+        level=CONFIDENCE,
+    )
 
 
 def _cells(

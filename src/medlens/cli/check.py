@@ -38,9 +38,12 @@ def check(
     from medlens.check import run_checks, sibling_benchmarks
     from medlens.sources import load_benchmark
 
-    benchmark = load_benchmark(spec)
+    # Lenient: whole-file problems a loader can tolerate become failed checks listing every
+    # offending row, not an error at the first (`medlens run` still refuses such a file).
+    benchmark = load_benchmark(spec, lenient=True)
     if against:
-        others, skipped = [load_benchmark(text) for text in against], list[str]()
+        others = [load_benchmark(text, lenient=True) for text in against]
+        skipped = list[str]()
     else:
         others, skipped = sibling_benchmarks(benchmark)
     with progress_bar("medlens check") as bar:

