@@ -4,6 +4,7 @@ import asyncio
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PIL import Image
@@ -138,3 +139,31 @@ def test_concurrency_is_bounded(concurrency: int) -> None:
     items = [mcq(str(i)) for i in range(40)]
     asyncio.run(run_local(items, SlowModel(), RunSettings(concurrency=concurrency), lambda r: None))
     assert peak == concurrency
+
+
+def test_cache_opens_concurrently_from_many_processes(tmp_path: Path) -> None:
+    """Ray workers open one new cache file at the same moment; none may fail with 'database is
+    locked' (switching to WAL takes a lock that SQLite's busy timeout does not wait for)."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    for round_ in range(3):
+        path = tmp_path / f"c{round_}.sqlite"
+        barrier = context.Barrier(6)
+        workers = [
+            context.Process(target=_open_cache_and_write, args=(path, i, barrier)) for i in range(6)
+        ]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(60)
+        assert [w.exitcode for w in workers] == [0] * 6
+        cache = ResponseCache(path)
+        assert all(cache.get(f"f{i}") is not None for i in range(6))
+
+
+def _open_cache_and_write(path: Path, index: int, barrier: Any) -> None:
+    barrier.wait()
+    cache = ResponseCache(path)
+    cache.put(f"f{index}", Response(text="A"))
+    cache.close()

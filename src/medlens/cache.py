@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 from medlens.models.base import Model, Request, Response
@@ -20,17 +21,37 @@ def cache_dir() -> Path:
     return Path(user_cache_dir("medlens"))
 
 
+BUSY_TIMEOUT_S = 30.0
+
+
 class ResponseCache:
     """Fingerprint → response text, usage and option probabilities (never secrets or images)."""
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS responses (fingerprint TEXT PRIMARY KEY, value TEXT NOT NULL)"
+        self._db = sqlite3.connect(
+            path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_S
         )
+        self._setup()
+
+    def _setup(self) -> None:
+        """WAL mode and the table, retried: several processes (Ray workers) may open the cache at
+        once, and switching the journal mode takes a lock that SQLite's busy timeout does not
+        wait for."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._db.execute(
+                    "CREATE TABLE IF NOT EXISTS responses "
+                    "(fingerprint TEXT PRIMARY KEY, value TEXT NOT NULL)"
+                )
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     def get(self, fingerprint: str) -> Response | None:
         row = self._db.execute(
