@@ -246,6 +246,11 @@ def completion(answer: str | None, request: ChatRequest, finish: str = "stop") -
 
 
 def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
+    """The request handler class bound to one server's config and counters.
+
+    Over 60 lines because it is a class definition (one method per HTTP concern) closed over
+    `server`; http.server wants a handler class, not an instance.
+    """
     config = server.config
 
     class ChatHandler(BaseHTTPRequestHandler):

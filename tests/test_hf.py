@@ -131,6 +131,11 @@ def build_llava(folder: Path) -> Path:
 
 
 def build_gemma3(folder: Path) -> Path:
+    """A tiny random Gemma 3 model + processor saved to `folder` (no download).
+
+    Over 60 lines because Gemma 3 needs every size, token id and template set explicitly
+    (HF_OFFLINE_NOTES.md); split up, the values that must agree would sit apart.
+    """
     from transformers import (
         Gemma3Config,
         Gemma3ForConditionalGeneration,
