@@ -19,8 +19,8 @@ from conftest import realdata_dir
 from gmai_fixture import write_gmai_tsv
 from medlens.errors import InputError, ItemError, SpecError
 from medlens.items import Item, decode_image
-from medlens.sources import load_benchmark
-from medlens.sources.tsv_scan import TsvScanner
+from medlens.sources import load_benchmark, tsv_scan
+from medlens.sources.tsv_scan import Row, TsvScanner
 from medlens.sources.vlmeval import normalise_granularity
 
 # --- helpers -----------------------------------------------------------------------------------
@@ -84,50 +84,67 @@ def random_cell(chooser: random.Random) -> str:
     return "".join(chooser.choice(alphabet) for _ in range(chooser.randrange(0, 8)))
 
 
-@pytest.mark.parametrize("chunk_size", [1, 2, 3, 7, 64, 1 << 20])
+def read_rows(path: Path, span: int | None = None) -> list[Row]:
+    with TsvScanner(str(path)) as scanner:
+        return list(iter(lambda: scanner.read_row(span=span), None))
+
+
+@pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("newline", ["\n", "\r\n"])
-def test_scanner_reads_what_csv_writes(tmp_path: Path, chunk_size: int, newline: str) -> None:
-    chooser = random.Random(chunk_size)
+def test_scanner_reads_what_csv_writes(tmp_path: Path, seed: int, newline: str) -> None:
+    chooser = random.Random(seed)
     table = [[random_cell(chooser) or "v" for _ in range(4)] for _ in range(40)]
     buffer = io.StringIO(newline="")
     csv.writer(buffer, delimiter="\t", lineterminator=newline).writerows(table)
     path = tmp_path / "t.tsv"
     path.write_bytes(buffer.getvalue().encode("utf-8"))
-    with open(path, "rb") as handle:
-        scanner = TsvScanner(handle, str(path), chunk_size=chunk_size)
-        read = []
-        while (row := scanner.read_row()) is not None:
-            read.append([c.value.decode("utf-8") for c in row if c.value is not None])
+    read = [[(v or b"").decode("utf-8") for v in row.values] for row in read_rows(path)]
     assert read == table
 
 
-@pytest.mark.parametrize("chunk_size", [*range(3, 12), 64, 1 << 20])
-def test_scanner_spans_long_cells_without_keeping_them(tmp_path: Path, chunk_size: int) -> None:
+def test_scanner_spans_long_cells_without_keeping_them(tmp_path: Path) -> None:
     long_cell = "QUJD" * 500
     data = f'a\t{long_cell}\tz\r\nb\t{"r" * 64}\ty\n"c"\t"{long_cell}"\tw\nd\t{long_cell}\r\n'
     path = tmp_path / "t.tsv"
     path.write_bytes(data.encode())
     raw = path.read_bytes()
-    with open(path, "rb") as handle:
-        scanner = TsvScanner(handle, str(path), chunk_size=chunk_size)
-        rows = [scanner.read_row(spanned={1}) for _ in range(4)]
-        assert scanner.read_row(spanned={1}) is None
-    assert [r[1].value for r in rows if r] == [None, b"r" * 64, None, None]
+    rows = read_rows(path, span=1)
+    assert [r.values[1] for r in rows] == [None, b"r" * 64, None, None]
     for row in rows:
-        assert row is not None
-        cell = row[1]
-        assert raw[cell.offset : cell.offset + cell.length].decode() in (long_cell, "r" * 64)
-    assert [r[2].value for r in rows[:3] if r] == [b"z", b"y", b"w"]
+        offset, length = row.offset(1), row.lengths[1]
+        assert raw[offset : offset + length].decode() in (long_cell, "r" * 64)
+    assert [r.values[2] for r in rows[:3]] == [b"z", b"y", b"w"]
+    assert len(rows[3].values) == 2
 
 
 def test_scanner_skips_bom_and_blank_lines(tmp_path: Path) -> None:
     path = tmp_path / "t.tsv"
     path.write_bytes(b"\xef\xbb\xbfindex\tq\r\n\r\n\n1\tx\n\n")
-    with open(path, "rb") as handle:
-        scanner = TsvScanner(handle, str(path), chunk_size=2)
-        assert [c.value for c in scanner.read_row() or []] == [b"index", b"q"]
-        assert [c.value for c in scanner.read_row() or []] == [b"1", b"x"]
-        assert scanner.read_row() is None
+    assert [row.values for row in read_rows(path)] == [[b"index", b"q"], [b"1", b"x"]]
+    (tmp_path / "empty.tsv").write_bytes(b"")
+    assert read_rows(tmp_path / "empty.tsv") == []
+
+
+def test_scanner_hands_mapped_pages_back_as_it_goes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pages of a memory-mapped file count as the process's memory until they are handed back."""
+    if not Path("/proc/self/status").exists():
+        pytest.skip("needs /proc/self/status (Linux) to read the process's mapped file pages")
+    monkeypatch.setattr(tsv_scan, "RELEASE_BYTES", 1 << 20)
+    image = "QUJD" * 250_000  # 1 MB a row, 64 MB in all
+    path = tmp_path / "t.tsv"
+    path.write_bytes(b"".join(f"{n}\t{image}\tx\n".encode() for n in range(64)))
+    resident = []
+    with TsvScanner(str(path)) as scanner:
+        while scanner.read_row(span=1) is not None:
+            resident.append(rss_file_kb())
+    assert max(resident) - resident[0] < 16_000, "mapped pages were kept"
+
+
+def rss_file_kb() -> int:
+    with open("/proc/self/status", encoding="ascii") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("RssFile:"))
 
 
 def random_raw_cell(chooser: random.Random) -> bytes:
@@ -150,61 +167,61 @@ def random_raw_table(seed: int) -> bytes:
     return b"".join(rows)[: None if seed % 3 else -1]  # some files end without a newline
 
 
-def scan_all(path: Path, chunk_size: int, spanned: set[int]) -> list[list[tuple]]:
+def scan_all(path: Path, span: int | None) -> list[list[tuple]]:
     """Every row as ``(offset, length, value)`` triples, then the error message if one is raised."""
     rows: list[list[tuple]] = []
-    with open(path, "rb") as handle:
-        scanner = TsvScanner(handle, str(path), chunk_size=chunk_size)
+    with TsvScanner(str(path)) as scanner:
         try:
-            while (row := scanner.read_row(spanned=spanned)) is not None:
-                rows.append([(c.offset, c.length, c.value) for c in row])
+            while (row := scanner.read_row(span=span)) is not None:
+                offsets = [row.offset(column) for column in range(len(row.values))]
+                rows.append(list(zip(offsets, row.lengths, row.values, strict=True)))
         except InputError as exc:
             rows.append([(str(exc),)])
     return rows
 
 
-@pytest.mark.parametrize("spanned", [set(), {0}, {2}, {5}, {1, 3}])
-@pytest.mark.parametrize("seed", range(4))
-def test_short_cell_fast_path_reads_what_the_cell_by_cell_path_reads(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, spanned: set[int]
+@pytest.mark.parametrize("span", [None, 0, 2, 5])
+@pytest.mark.parametrize("seed", range(8))
+def test_split_path_reads_what_the_cell_by_cell_path_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, span: int | None
 ) -> None:
     path = tmp_path / "t.tsv"
     path.write_bytes(random_raw_table(seed))
-    sizes = [*range(3, 12), 64, 4096, 1 << 20]
-    fast = {size: scan_all(path, size, spanned) for size in sizes}
-    monkeypatch.setattr(TsvScanner, "_split_short_cells", lambda *args: None)
-    slow = {size: scan_all(path, size, spanned) for size in sizes}
-    assert fast == slow
-    assert all(rows == slow[3] for rows in slow.values())
+    fast = scan_all(path, span)
+    monkeypatch.setattr(TsvScanner, "_split_plain_row", lambda *args: None)
+    assert fast == scan_all(path, span)
 
 
-def test_short_cell_fast_path_takes_plain_runs_and_leaves_the_rest(
+def test_split_path_takes_plain_rows_and_leaves_the_rest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     image = "QUJD" * 3000
     lines = [
-        f"1\tplain\t{image}\ta\tb\r\n",  # both runs fast, the last one ends in CRLF
-        f'2\t"quoted"\t{image}\ta\t"b"\n',  # a quoted cell: both runs cell by cell
-        f'3\tsay "hi"\t{image}\t\t\n',  # quotes inside a plain cell and empty cells: fast
+        f"1\tplain\t{image}\ta\tb\r\n",  # split path, the row ends in CRLF
+        f'2\t"quoted"\t{image}\ta\tb\n',  # a quoted cell before the image: cell by cell
+        f'3\tplain\t{image}\ta\t"b"\n',  # a quoted cell after it: cell by cell
+        f'4\tsay "hi"\t{image}\t\t\n',  # quotes inside a plain cell and empty cells: split
+        "5\tshort\n",  # too few cells to reach the image column: cell by cell
     ]
     path = tmp_path / "t.tsv"
     path.write_bytes("".join(lines).encode())
-    taken: list[str | None] = []
-    original = TsvScanner._split_short_cells
+    taken: list[bool] = []
+    original = TsvScanner._split_plain_row
 
-    def recording(self: TsvScanner, row: list, stop: int | None) -> str | None:
-        terminator = original(self, row, stop)
-        taken.append(terminator)
-        return terminator
+    def recording(self: TsvScanner, span: int | None, keep_limit: int) -> Row | None:
+        row = original(self, span, keep_limit)
+        taken.append(row is not None)
+        return row
 
-    monkeypatch.setattr(TsvScanner, "_split_short_cells", recording)
-    rows = scan_all(path, 1 << 20, {2})
-    assert taken[:2] == ["tab", "newline"] and taken[-2:] == ["tab", "newline"]
-    assert None in taken[2:-2]
+    monkeypatch.setattr(TsvScanner, "_split_plain_row", recording)
+    rows = scan_all(path, 2)
+    assert taken == [True, False, False, True, False]
     assert [[v for _, _, v in row] for row in rows] == [
         [b"1", b"plain", None, b"a", b"b"],
         [b"2", b"quoted", None, b"a", b"b"],
-        [b"3", b'say "hi"', None, b"", b""],
+        [b"3", b"plain", None, b"a", b"b"],
+        [b"4", b'say "hi"', None, b"", b""],
+        [b"5", b"short"],
     ]
     raw = path.read_bytes()
     for row in rows:
@@ -481,15 +498,19 @@ def test_first_item_comes_before_the_rest_of_the_file_is_read(
     big = base64.b64encode(random.Random(2).randbytes(3_000_000)).decode()
     path = write_tsv(tmp_path / "many.tsv", [cells(str(n), image=big) for n in range(8)])
     read: list[int] = []
-    original = TsvScanner._fill
+    original = TsvScanner.read_row
 
-    def counting_fill(self: TsvScanner, keep_from: int) -> bool:
-        read.append(self._chunk_size)
-        return original(self, keep_from)
+    def counting_read_row(
+        self: TsvScanner, span: int | None = None, keep_limit: int = 64
+    ) -> Row | None:
+        row = original(self, span, keep_limit)
+        read.append(sum(row.lengths) if row else 0)
+        return row
 
-    monkeypatch.setattr(TsvScanner, "_fill", counting_fill)
+    monkeypatch.setattr(TsvScanner, "read_row", counting_read_row)
     iterator = load_benchmark(f"gmai:{path}").items()
+    read.clear()  # what loading read: the header and the first row, to check them
     assert next(iterator).id == "0"
-    assert sum(read) < 3 * len(big), f"{sum(read):,} bytes read for the first item"
+    assert sum(read) < 2 * len(big), f"{sum(read):,} bytes read for the first item"
     assert [i.id for i in iterator] == [str(n) for n in range(1, 8)]
     assert sum(read) > 8 * len(big)

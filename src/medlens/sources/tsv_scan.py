@@ -3,9 +3,14 @@
 Written by hand because no library does both things the VLMEvalKit loader needs: Python's ``csv``
 module decodes every byte of the multi-megabyte base64 image cells into ``str`` objects (too slow
 and too much memory on an 800 MB file) and cannot say at which byte offset a cell starts, and
-``pandas.read_csv`` holds the whole table in memory. This scanner reads big chunks and finds
-tabs, newlines and quotes with ``bytes.find`` (memchr, C speed), so long cells are skipped
-without being copied; for them it keeps only ``(offset, length)``.
+``pandas.read_csv`` holds the whole table in memory.
+
+The file is memory-mapped and searched with ``find`` (memchr, C speed), so a long cell is skipped
+without being copied; for it the scanner keeps only where it lies. Mapped pages behind the
+current row are handed back to the kernel every :data:`RELEASE_BYTES`, so the memory the process
+holds stays flat however large the file is. Mapping rather than reading in chunks means a row is
+never split across two reads, so nearly every row is cut with two ``split`` calls (see
+:meth:`TsvScanner._split_plain_row`).
 
 Dialect (what VLMEvalKit's ``pandas.read_csv(sep="\\t")`` accepts): cells separated by tabs, rows
 by ``\\n`` or ``\\r\\n``; a cell that starts with ``"`` is quoted and may contain tabs, newlines and
@@ -14,225 +19,168 @@ by ``\\n`` or ``\\r\\n``; a cell that starts with ``"`` is quoted and may contai
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from typing import BinaryIO, Literal, NamedTuple
+import mmap
+import os
+from typing import Literal, NamedTuple
 
 from medlens.errors import InputError
 
 TAB, NEWLINE, QUOTE, CR = b"\t", b"\n", b'"', b"\r"
+TAB_QUOTE = TAB + QUOTE
 BOM = b"\xef\xbb\xbf"
-CHUNK_SIZE = 1 << 20
-SHORT_WINDOW = 1 << 12
-"""Bytes looked at to split a row's run of short cells in one call (longer runs go cell by cell)."""
+HEAD_WINDOW = 1 << 12
+"""Bytes looked at to cut the cells before the spanned one with one ``split`` (else cell by cell)."""
+RELEASE_BYTES = 1 << 24
+"""Mapped bytes read past before they are handed back to the kernel."""
 
 Terminator = Literal["tab", "newline", "eof"]
 
 
-class Cell(NamedTuple):
-    """One cell of a row: where its text lies in the file, and the text when it was kept.
+class Row(NamedTuple):
+    """The cells of one row, as parallel lists (one object per row, not one per cell)."""
 
-    A ``NamedTuple`` rather than a frozen dataclass: a row has a dozen or more cells, and one is
-    built in half the time (on a GMAI file the difference is about 7% of indexing it).
-    """
+    values: list[bytes | None]
+    """Each cell's content (quotes unescaped), or ``None`` for a spanned cell too long to keep."""
+    lengths: list[int]
+    """Bytes of each cell's content in the file (inside the quotes of a quoted cell, no ``\\r``)."""
+    start: int
+    """Absolute byte offset of the row."""
+    offsets: list[int] | None = None
+    """Absolute byte offset of each cell's content; ``None`` when no cell is quoted."""
 
-    offset: int
-    """Absolute byte offset of the cell's content (after an opening quote)."""
-    length: int
-    """Bytes of content in the file (between the quotes for a quoted cell, without ``\\r``)."""
-    value: bytes | None
-    """The content (quotes unescaped), or ``None`` for a spanned cell longer than the keep limit."""
+    def offset(self, column: int) -> int:
+        """Absolute byte offset of a cell's content (after an opening quote)."""
+        if self.offsets is not None:
+            return self.offsets[column]
+        return self.start + sum(self.lengths[:column]) + column  # plain cells, one tab apart
 
 
 class TsvScanner:
-    """Reads rows one at a time; never holds more than one chunk plus the kept cells of a row."""
+    """Reads the rows of a TSV file one at a time; use it as a context manager."""
 
-    def __init__(self, handle: BinaryIO, path: str, chunk_size: int = CHUNK_SIZE) -> None:
-        self._handle = handle
+    def __init__(self, path: str) -> None:
         self._path = path
-        self._chunk_size = chunk_size
-        self._buf = b""
-        self._base = 0
-        """Absolute file offset of ``_buf[0]``."""
-        self._pos = 0
-        self._eof = False
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            self._buf: mmap.mmap | bytes = (
+                mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+            )
+        self._pos = len(BOM) if self._buf[: len(BOM)] == BOM else 0
+        self._released = 0
+        """Mapped bytes before this offset have been handed back."""
         self.rows_read = 0
         """Rows returned so far, the header included."""
-        self.names: Sequence[str] = ()
+        self.names: tuple[str, ...] = ()
         """Column names used in error messages (set by the caller once the header is known)."""
-        while len(self._buf) < len(BOM) and self._fill(0):
-            pass
-        if self._buf.startswith(BOM):
-            self._pos = len(BOM)
 
-    def read_row(self, spanned: Collection[int] = (), keep_limit: int = 64) -> list[Cell] | None:
+    def __enter__(self) -> TsvScanner:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if isinstance(self._buf, mmap.mmap):
+            self._buf.close()
+
+    def read_row(self, span: int | None = None, keep_limit: int = 64) -> Row | None:
         """The next non-empty row, or ``None`` at the end of the file.
 
-        Cells whose column number is in ``spanned`` keep their text only when it is at most
-        ``keep_limit`` bytes long; their bytes are skipped, not copied.
+        Column ``span`` keeps its text only when it is at most ``keep_limit`` bytes long; longer
+        text is skipped, not copied.
         """
         if not self._skip_blank_lines():
             return None
-        stops = sorted(spanned)
-        cells: list[Cell] = []
-        while True:
-            column = len(cells)
-            keep = column not in spanned
-            terminator: Terminator | None = None
-            if keep:
-                stop = next((s for s in stops if s > column), None)
-                terminator = self._split_short_cells(cells, stop)
-            if terminator is None:
-                cell, terminator = self._read_cell(keep, keep_limit, column)
-                cells.append(cell)
-            if terminator != "tab":
-                self.rows_read += 1
-                return cells
+        row = self._split_plain_row(span, keep_limit) or self._read_cells(span, keep_limit)
+        self.rows_read += 1
+        if self._pos - self._released >= RELEASE_BYTES:
+            self._release_behind()
+        return row
 
-    def _split_short_cells(self, cells: list[Cell], stop: int | None) -> Terminator | None:
-        """Append the cells up to column ``stop`` (or the end of the row) with one ``split``.
+    def _split_plain_row(self, span: int | None, keep_limit: int) -> Row | None:
+        """The row cut with one ``split`` on each side of column ``span``, or None if unusual.
 
-        The per-cell path costs a few Python calls per cell, which dominate on a file whose rows
-        are a dozen short cells around one huge image. This path only takes runs that lie wholly
-        in the buffer with no quoted cell and no newline inside; it returns ``None`` (and changes
-        nothing) otherwise, so the per-cell path decides every unusual case.
+        Calls per cell dominate on a file whose rows are a dozen short cells around one huge
+        image; this path takes a row with no quoted cell (the common case) in a few calls, and
+        returns ``None`` (changing nothing) for anything else, which :meth:`_read_cells` decides.
         """
         buf, pos = self._buf, self._pos
-        high = min(len(buf), pos + SHORT_WINDOW)
-        if stop is None:
-            end = buf.find(NEWLINE, pos, high)
-            if end < 0:
+        end = buf.find(NEWLINE, pos)
+        end = len(buf) if end < 0 else end
+        content_end = end - 1 if buf[end - 1 : end] == CR else end
+        values: list[bytes | None] = []
+        lengths: list[int] = []
+        start = pos
+        """Where the cells after the spanned one begin (without one: where the row begins)."""
+        if span is not None:
+            head = buf[pos : min(pos + HEAD_WINDOW, content_end)]
+            *before, rest = head.split(TAB, span)
+            cell = pos + len(head) - len(rest)
+            if len(before) < span or _has_quoted_cell(buf[pos : cell + 1]):
                 return None
-            content_end = end - 1 if end > pos and buf[end - 1] == CR[0] else end
-            region = buf[pos:content_end]
-            parts = region.split(TAB)
-            terminator: Terminator = "newline"
-        else:
-            count = stop - len(cells)
-            parts = buf[pos:high].split(TAB, count)
-            if len(parts) <= count:
-                return None
-            del parts[count]
-            region = TAB.join(parts)
-            end = pos + len(region)
-            terminator = "tab"
-            if NEWLINE in region:
-                return None
-        if region[:1] == QUOTE or TAB + QUOTE in region:
+            tab = buf.find(TAB, cell, content_end)
+            cell_end = content_end if tab < 0 else tab
+            values = [*before, buf[cell:cell_end] if cell_end - cell <= keep_limit else None]
+            lengths = [*map(len, before), cell_end - cell]
+            start = content_end + 1 if tab < 0 else tab + 1
+        tail = buf[start:content_end]
+        if _has_quoted_cell(tail):
             return None
-        offset = self._base + pos
-        for part in parts:
-            cells.append(Cell(offset, len(part), part))
-            offset += len(part) + 1
+        if start <= content_end:
+            cells = tail.split(TAB)
+            values += cells
+            lengths += map(len, cells)
         self._pos = end + 1
-        return terminator
+        return Row(values, lengths, pos)
 
-    def _fill(self, keep_from: int) -> bool:
-        """Drop ``_buf[:keep_from]`` and append the next chunk; False at the end of the file."""
-        chunk = self._handle.read(self._chunk_size)
-        self._buf = self._buf[keep_from:] + chunk
-        self._base += keep_from
-        self._pos -= keep_from
-        if not chunk:
-            self._eof = True
-        return bool(chunk)
-
-    def _skip_blank_lines(self) -> bool:
-        """Move past empty lines; False when nothing but blank lines is left."""
+    def _read_cells(self, span: int | None, keep_limit: int) -> Row:
+        """The row read cell by cell: quoted cells, and every case the split path leaves."""
+        offsets: list[int] = []
+        row = Row([], [], self._pos, offsets)
         while True:
-            if self._pos >= len(self._buf) - 1 and not self._eof:
-                self._fill(self._pos)
-            if self._pos >= len(self._buf):
-                return False
-            if self._buf[self._pos : self._pos + 1] == NEWLINE:
-                self._pos += 1
-            elif self._buf[self._pos : self._pos + 2] == CR + NEWLINE:
-                self._pos += 2
+            column = len(row.values)
+            quoted = self._buf[self._pos : self._pos + 1] == QUOTE
+            if quoted:
+                offset, length, terminator = self._read_quoted(column)
             else:
-                return True
+                offset, length, terminator = self._read_plain()
+            value: bytes | None = None
+            if column != span or length <= keep_limit:
+                value = self._buf[offset : offset + length]
+                value = value.replace(QUOTE + QUOTE, QUOTE) if quoted else value
+            row.values.append(value)
+            row.lengths.append(length)
+            offsets.append(offset)
+            if terminator != "tab":
+                return row
 
-    def _read_cell(self, keep: bool, keep_limit: int, column: int) -> tuple[Cell, Terminator]:
-        if self._pos >= len(self._buf) and not self._eof:
-            self._fill(self._pos)
-        if self._buf[self._pos : self._pos + 1] == QUOTE:
-            return self._read_quoted(keep, keep_limit, column)
-        return self._read_plain(keep, keep_limit)
-
-    def _keep_from(self, start: int, keep: bool, keep_limit: int) -> int:
-        """How much of the buffer may be dropped while a cell that began at ``start`` goes on.
-
-        A last byte that is ``\\r`` (it may precede a ``\\n`` in the next chunk) or ``"`` (it may be
-        the first of ``""``) is kept. Anything else is dropped with the rest, so that skipping a
-        long cell reads each chunk into an empty buffer, which ``bytes`` concatenation returns
-        without copying it.
-        """
-        if start < 0 or (not keep and len(self._buf) - start > keep_limit):
-            tail = 1 if self._buf[-1:] in (CR, QUOTE) else 0
-            return max(start, len(self._buf) - tail)
-        return start
-
-    def _read_plain(self, keep: bool, keep_limit: int) -> tuple[Cell, Terminator]:
-        start_abs = self._base + self._pos
-        search = self._pos
-        dropped = False
+    def _read_plain(self) -> tuple[int, int, Terminator]:
+        buf, start = self._buf, self._pos
+        tab = buf.find(TAB, start)
+        newline = buf.find(NEWLINE, start, len(buf) if tab < 0 else tab)
         terminator: Terminator
-        while True:
-            tab = self._buf.find(TAB, search)
-            limit = tab if tab >= 0 else len(self._buf)
-            newline = self._buf.find(NEWLINE, search, limit)
-            if newline >= 0:
-                end, terminator = newline, "newline"
-                break
-            if tab >= 0:
-                end, terminator = tab, "tab"
-                break
-            start = start_abs - self._base
-            keep_from = self._keep_from(start, keep, keep_limit)
-            dropped = dropped or keep_from > start
-            search = len(self._buf) - keep_from
-            if not self._fill(keep_from):
-                end, terminator = len(self._buf), "eof"
-                break
-        if terminator != "tab" and end > 0 and self._buf[end - 1 : end] == CR:
-            content_end = end - 1
+        if newline >= 0:
+            end, terminator = newline, "newline"
+        elif tab >= 0:
+            end, terminator = tab, "tab"
         else:
-            content_end = end
-        length = self._base + content_end - start_abs
-        skipped = dropped or (not keep and length > keep_limit)
-        value = None if skipped else self._buf[start_abs - self._base : content_end]
+            end, terminator = len(buf), "eof"
+        content_end = end - 1 if terminator != "tab" and buf[end - 1 : end] == CR else end
         self._pos = end + 1
-        return Cell(start_abs, length, value), terminator
+        return start, content_end - start, terminator
 
-    def _read_quoted(self, keep: bool, keep_limit: int, column: int) -> tuple[Cell, Terminator]:
-        start_abs = self._base + self._pos + 1
-        search = self._pos + 1
-        dropped = False
+    def _read_quoted(self, column: int) -> tuple[int, int, Terminator]:
+        buf = self._buf
+        start = search = self._pos + 1
         while True:
-            quote = self._buf.find(QUOTE, search)
-            if quote >= 0 and quote + 2 <= len(self._buf):
-                if self._buf[quote + 1 : quote + 2] == QUOTE:
-                    search = quote + 2
-                    continue
-                break
-            if quote >= 0 and self._eof:
-                break
-            start = start_abs - self._base
-            keep_from = self._keep_from(start, keep, keep_limit)
-            dropped = dropped or keep_from > start
-            search = (quote if quote >= 0 else len(self._buf)) - keep_from
-            if not self._fill(keep_from) and quote < 0:
+            quote = buf.find(QUOTE, search)
+            if quote < 0:
                 self._fail(column, "quoted field is never closed (missing '\"'; truncated file?)")
-        start = start_abs - self._base
-        length = quote - start
-        skipped = dropped or (not keep and length > keep_limit)
-        value = None if skipped else self._buf[start:quote].replace(QUOTE + QUOTE, QUOTE)
+            if buf[quote + 1 : quote + 2] != QUOTE:
+                break
+            search = quote + 2
         self._pos = quote + 1
-        terminator = self._after_closing_quote(column)
-        return Cell(start_abs, length, value), terminator
+        return start, quote - start, self._after_closing_quote(column)
 
     def _after_closing_quote(self, column: int) -> Terminator:
         """Consume the separator that must follow a closing quote."""
-        if self._pos + 2 > len(self._buf) and not self._eof:
-            self._fill(self._pos)
         following = self._buf[self._pos : self._pos + 2]
         if not following:
             return "eof"
@@ -245,7 +193,32 @@ class TsvScanner:
         self._fail(column, "text after the closing quote of a quoted field")
         raise AssertionError  # unreachable: _fail raises
 
+    def _skip_blank_lines(self) -> bool:
+        """Move past empty lines; False when nothing but blank lines is left."""
+        while self._pos < len(self._buf):
+            if self._buf[self._pos : self._pos + 1] == NEWLINE:
+                self._pos += 1
+            elif self._buf[self._pos : self._pos + 2] == CR + NEWLINE:
+                self._pos += 2
+            else:
+                return True
+        return False
+
+    def _release_behind(self) -> None:
+        """Hand mapped pages before the current row back to the kernel (they count as ours)."""
+        if isinstance(self._buf, mmap.mmap) and hasattr(
+            mmap, "MADV_DONTNEED"
+        ):  # not on Windows, which trims mappings itself
+            upto = self._pos - self._pos % mmap.PAGESIZE
+            self._buf.madvise(mmap.MADV_DONTNEED, self._released, upto - self._released)
+            self._released = upto
+
     def _fail(self, column: int, problem: str) -> None:
         name = self.names[column] if column < len(self.names) else f"column {column + 1}"
         where = "header" if self.rows_read == 0 else f"row {self.rows_read}"
         raise InputError(self._path, f"{where}, field {name!r}", problem)
+
+
+def _has_quoted_cell(cells: bytes) -> bool:
+    """Whether a run of tab-separated cells has one that starts with a quote."""
+    return cells[:1] == QUOTE or TAB_QUOTE in cells

@@ -15,14 +15,15 @@ decoded only when a request is built. Behaviour follows VLMEvalKit (see VLMEVAL_
 
 from __future__ import annotations
 
+import functools
 import os
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from medlens.errors import InputError
 from medlens.items import GRANULARITIES, Benchmark, ImageRef, Item, ItemKind
-from medlens.sources.tsv_scan import Cell, TsvScanner
+from medlens.sources.tsv_scan import Row, TsvScanner
 from medlens.specs import Spec, check_options
 
 REFERENCE_MAX_CHARS = 64
@@ -62,9 +63,7 @@ class TsvLayout:
     options: tuple[tuple[str, int], ...]
     """Option letter → column, in letter order."""
     meta: tuple[tuple[str, int], ...]
-    """Native name → column for every other column (kept in ``Item.meta`` under that name)."""
-    axes: tuple[tuple[str, int], ...]
-    """Canonical axis → column."""
+    """``Item.meta`` key → column: every other column under its own name, then canonical axes."""
 
 
 def load_gmai(spec: Spec, *, lenient: bool = False) -> Benchmark:
@@ -101,15 +100,17 @@ def _load(spec: Spec, family: str, lenient: bool = False) -> Benchmark:
 
 def read_layout(path: str) -> TsvLayout:
     """Read and check the header; also check that at least one data row follows it."""
-    with open(path, "rb") as handle:
-        scanner = TsvScanner(handle, path)
+    with TsvScanner(path) as scanner:
         header = scanner.read_row()
         if header is None:
             raise InputError(path, None, "empty file: no header row")
-        names = tuple(_decode(path, "header", f"column {i + 1}", c) for i, c in enumerate(header))
+        names = tuple(
+            _decode(path, "header", f"column {i + 1}", value or b"", header.offset(i))
+            for i, value in enumerate(header.values)
+        )
         layout = _layout_from_names(path, names)
         scanner.names = names
-        if scanner.read_row(spanned={layout.image}) is None:
+        if scanner.read_row(span=layout.image) is None:
             raise InputError(path, "row 1", "header only: the file has no data rows")
     return layout
 
@@ -130,7 +131,7 @@ def _layout_from_names(path: str, names: Sequence[str]) -> TsvLayout:
     if not options:
         raise InputError(path, "header", "no option columns (A, B, C, …)")
     used = {columns[role] for role in _ROLE_HEADERS if role in columns} | {c for _, c in options}
-    meta = tuple((names[c], c) for c in range(len(names)) if c not in used)
+    native = tuple((names[c], c) for c in range(len(names)) if c not in used)
     axes = tuple((_AXIS_BY_HEADER[k], c) for k, c in columns.items() if k in _AXIS_BY_HEADER)
     return TsvLayout(
         path=path,
@@ -141,8 +142,7 @@ def _layout_from_names(path: str, names: Sequence[str]) -> TsvLayout:
         answer=columns.get("answer"),
         hint=columns.get("hint"),
         options=options,
-        meta=meta,
-        axes=axes,
+        meta=native + tuple(axis for axis in axes if axis not in native),
     )
 
 
@@ -151,11 +151,10 @@ def iter_tsv_items(layout: TsvLayout, split: str, *, lenient: bool = False) -> I
     # every index seen → the image its row owns (None for a row that references another)
     owners: dict[str, ImageRef | None] = {}
     waiting: dict[str, list[tuple[int, Item]]] = {}
-    with open(layout.path, "rb") as handle:
-        scanner = TsvScanner(handle, layout.path)
+    with TsvScanner(layout.path) as scanner:
         scanner.names = layout.names
         scanner.read_row()
-        while (cells := scanner.read_row(spanned={layout.image})) is not None:
+        while (cells := scanner.read_row(span=layout.image)) is not None:
             row = scanner.rows_read - 1
             item, reference = _row_to_item(layout, row, cells, split, lenient)
             if item.id in owners and not lenient:
@@ -169,7 +168,7 @@ def iter_tsv_items(layout: TsvLayout, split: str, *, lenient: bool = False) -> I
                 yield _with_image(layout, row, item, reference, owners)
             else:
                 waiting.setdefault(reference, []).append((row, item))
-            for waiting_row, waiter in waiting.pop(item.id, []):
+            for waiting_row, waiter in waiting.pop(item.id, ()):
                 yield _with_image(layout, waiting_row, waiter, item.id, owners)
     if waiting:
         target, rows = min(waiting.items(), key=lambda pair: pair[1][0][0])
@@ -189,31 +188,21 @@ def _with_image(
 
 
 def _row_to_item(
-    layout: TsvLayout, row: int, cells: list[Cell], split: str, lenient: bool = False
+    layout: TsvLayout, row: int, cells: Row, split: str, lenient: bool = False
 ) -> tuple[Item, str | None]:
     """The item of one row, and the index its image cell refers to (None when it owns one)."""
-    if len(cells) != len(layout.names):
-        _wrong_width(layout, row, len(cells))
-
-    texts = _decode_all(cells)
-
-    def text(column: int) -> str:
-        value = texts[column] if texts is not None else None
-        if value is None:
-            return _decode(layout.path, f"row {row}", layout.names[column], cells[column])
-        return value
-
-    index, question = _required_text(layout, row, text)
-    present = ((letter, text(column)) for letter, column in layout.options)
-    options = {letter: value for letter, value in present if not _is_missing(value)}
+    if len(cells.values) != len(layout.names):
+        _wrong_width(layout, row, len(cells.values))
+    texts = _decode_row(layout, row, cells)
+    index, question = _required_text(layout, row, texts)
+    options = {letter: texts[c] for letter, c in layout.options if not _is_missing(texts[c])}
     kind: ItemKind = "choice"
     answer: str | None = None
     if layout.answer is not None:
-        where = f"row {row}, field {layout.names[layout.answer]!r}"
-        kind, answer = parse_gold(layout.path, where, text(layout.answer), options, lenient)
-    hint = text(layout.hint) if layout.hint is not None else ""
-    images, reference = _image_of(layout, cells[layout.image], index, text)
-    meta = _meta(layout, text, split)
+        kind, answer = parse_gold(layout, row, texts[layout.answer], options, lenient)
+    hint = texts[layout.hint] if layout.hint is not None else ""
+    images, reference = _image_of(layout, cells, index, texts)
+    meta = _meta(layout, texts, split)
     if reference is None:
         meta["image_id"] = index
     item = Item(
@@ -229,40 +218,37 @@ def _row_to_item(
     return item, reference
 
 
-def _required_text(layout: TsvLayout, row: int, text: Callable[[int], str]) -> tuple[str, str]:
+def _required_text(layout: TsvLayout, row: int, texts: list[str]) -> tuple[str, str]:
     """The row's index and question, which must not be empty."""
-    values = []
-    for column in (layout.index, layout.question):
-        value = text(column).strip()
+    index, question = texts[layout.index].strip(), texts[layout.question].strip()
+    for column, value in ((layout.index, index), (layout.question, question)):
         if not value:
             raise InputError(
                 layout.path, f"row {row}, field {layout.names[column]!r}", "empty cell"
             )
-        values.append(value)
-    return values[0], values[1]
+    return index, question
 
 
 def _image_of(
-    layout: TsvLayout, cell: Cell, index: str, text: Callable[[int], str]
+    layout: TsvLayout, cells: Row, index: str, texts: list[str]
 ) -> tuple[tuple[ImageRef, ...], str | None]:
     """The image a row owns, or the index of the row whose image it reuses."""
-    if cell.length > REFERENCE_MAX_CHARS:
-        return (ImageRef("tsv", layout.path, cell.offset, cell.length, name=index),), None
-    reference = text(layout.image).strip()
+    offset, length = cells.offset(layout.image), cells.lengths[layout.image]
+    if length > REFERENCE_MAX_CHARS:
+        return (ImageRef("tsv", layout.path, offset, length, name=index),), None
+    reference = texts[layout.image].strip()
     if reference:
         return (), reference
     # An empty cell is kept, not dropped: its image fails to decode, so the runner records
     # that item's error and the report shows it.
-    return (ImageRef("tsv", layout.path, cell.offset, 0, name=index),), None
+    return (ImageRef("tsv", layout.path, offset, 0, name=index),), None
 
 
-def _meta(layout: TsvLayout, text: Callable[[int], str], split: str) -> dict[str, str]:
+def _meta(layout: TsvLayout, texts: list[str], split: str) -> dict[str, str]:
     """Every native metadata column under its own name, plus the canonical axes."""
-    meta = {name: value for name, column in layout.meta if (value := text(column).strip())}
-    for axis, column in layout.axes:
-        value = text(column).strip()
-        if value:
-            meta[axis] = normalise_granularity(value) if axis == "granularity" else value
+    meta = {key: value for key, column in layout.meta if (value := texts[column].strip())}
+    if "granularity" in meta:
+        meta["granularity"] = normalise_granularity(meta["granularity"])
     meta["split"] = split
     return meta
 
@@ -271,6 +257,7 @@ def _is_missing(value: str) -> bool:
     return value.strip().lower() in _MISSING_VALUES
 
 
+@functools.lru_cache(maxsize=256)
 def normalise_granularity(value: str) -> str:
     """``Box Level`` → ``box``; values outside image/box/mask/contour are kept as written."""
     word = re.sub(r"\s*level\s*$", "", value.strip(), flags=re.IGNORECASE).lower()
@@ -278,22 +265,25 @@ def normalise_granularity(value: str) -> str:
 
 
 def parse_gold(
-    path: str, where: str, raw: str, options: dict[str, str], lenient: bool = False
+    layout: TsvLayout, row: int, raw: str, options: dict[str, str], lenient: bool = False
 ) -> tuple[ItemKind, str]:
     """``(kind, answer)`` from a gold cell: ``B`` → choice; ``AC``, ``A,C``, ``A, C`` → ``AC``.
 
     Letters not among the options raise, unless `lenient` (they are kept, for the checklist).
     """
+    if raw in options:  # the common case: one letter, as written
+        return "choice", raw
     compact = re.sub(r"[\s,]+", "", raw)
+    problem = None
     if not compact or compact.lower() == "nan":
-        raise InputError(path, where, "empty gold answer")
+        problem = "empty gold answer"
     letters = sorted(set(compact))
-    missing = [letter for letter in letters if letter not in options]
-    if missing and not lenient:
+    if any(letter not in options for letter in letters) and not lenient:
         known = ", ".join(options) or "none"
-        raise InputError(
-            path, where, f"gold answer {raw.strip()!r} is not among the options ({known})"
-        )
+        problem = problem or f"gold answer {raw.strip()!r} is not among the options ({known})"
+    if problem:
+        field = layout.names[layout.answer] if layout.answer is not None else "answer"
+        raise InputError(layout.path, f"row {row}, field {field!r}", problem)
     return ("multi_choice" if len(letters) > 1 else "choice"), "".join(letters)
 
 
@@ -307,25 +297,21 @@ def _wrong_width(layout: TsvLayout, row: int, width: int) -> None:
     raise InputError(layout.path, f"row {row}, field {f'column {expected + 1}'!r}", problem)
 
 
-def _decode_all(cells: list[Cell]) -> list[str | None] | None:
-    """Every kept cell as text in one pass, or ``None`` when a cell is not UTF-8.
-
-    Most rows decode cleanly, and one comprehension costs far less than a call per cell; on any
-    failure the caller decodes cell by cell, in its own order, so the error names the same field.
-    """
+def _decode_row(layout: TsvLayout, row: int, cells: Row) -> list[str]:
+    """Every cell as text; a spanned cell too long to keep (an image) becomes ``""``."""
     try:
-        return [None if cell.value is None else cell.value.decode("utf-8") for cell in cells]
+        return [value.decode("utf-8") if value is not None else "" for value in cells.values]
     except UnicodeDecodeError:
-        return None
+        for column, value in enumerate(cells.values):
+            if value is not None:
+                where, field = f"row {row}", layout.names[column]
+                _decode(layout.path, where, field, value, cells.offset(column))
+        raise AssertionError("a cell failed to decode, then decoded") from None
 
 
-def _decode(path: str, where: str, field: str, cell: Cell) -> str:
-    if cell.value is None:
-        raise InputError(
-            path, f"{where}, field {field!r}", f"cell of {cell.length} bytes is too long"
-        )
+def _decode(path: str, where: str, field: str, value: bytes, offset: int) -> str:
     try:
-        return cell.value.decode("utf-8")
+        return value.decode("utf-8")
     except UnicodeDecodeError as exc:
-        problem = f"bytes that are not UTF-8 at byte {cell.offset + exc.start} of the file"
+        problem = f"bytes that are not UTF-8 at byte {offset + exc.start} of the file"
         raise InputError(path, f"{where}, field {field!r}", problem) from None
