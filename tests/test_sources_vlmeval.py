@@ -98,7 +98,7 @@ def test_scanner_reads_what_csv_writes(tmp_path: Path, seed: int, newline: str) 
     csv.writer(buffer, delimiter="\t", lineterminator=newline).writerows(table)
     path = tmp_path / "t.tsv"
     path.write_bytes(buffer.getvalue().encode("utf-8"))
-    read = [[(v or b"").decode("utf-8") for v in row.values] for row in read_rows(path)]
+    read = [[v.decode("utf-8") for v in row.values] for row in read_rows(path)]
     assert read == table
 
 
@@ -109,7 +109,8 @@ def test_scanner_spans_long_cells_without_keeping_them(tmp_path: Path) -> None:
     path.write_bytes(data.encode())
     raw = path.read_bytes()
     rows = read_rows(path, span=1)
-    assert [r.values[1] for r in rows] == [None, b"r" * 64, None, None]
+    assert [r.values[1] for r in rows] == [b"", b"r" * 64, b"", b""]
+    assert [r.lengths[1] for r in rows] == [len(long_cell), 64, len(long_cell), len(long_cell)]
     for row in rows:
         offset, length = row.offset(1), row.lengths[1]
         assert raw[offset : offset + length].decode() in (long_cell, "r" * 64)
@@ -217,18 +218,18 @@ def test_split_path_takes_plain_rows_and_leaves_the_rest(
     rows = scan_all(path, 2)
     assert taken == [True, False, False, True, False]
     assert [[v for _, _, v in row] for row in rows] == [
-        [b"1", b"plain", None, b"a", b"b"],
-        [b"2", b"quoted", None, b"a", b"b"],
-        [b"3", b"plain", None, b"a", b"b"],
-        [b"4", b'say "hi"', None, b"", b""],
+        [b"1", b"plain", b"", b"a", b"b"],
+        [b"2", b"quoted", b"", b"a", b"b"],
+        [b"3", b"plain", b"", b"a", b"b"],
+        [b"4", b'say "hi"', b"", b"", b""],
         [b"5", b"short"],
     ]
     raw = path.read_bytes()
     for row in rows:
-        for offset, length, value in row:
+        for column, (offset, length, value) in enumerate(row):
             quoted = raw[offset - 1 : offset] == b'"'
-            expected = value.replace(b'"', b'""') if quoted and value else value
-            assert value is None or raw[offset : offset + length] == expected
+            expected = value.replace(b'"', b'""') if quoted else value
+            assert raw[offset : offset + length] == (image.encode() if column == 2 else expected)
 
 
 # --- round trip on a GMAI-format TSV built from real VQA-RAD images ----------------------------

@@ -39,14 +39,15 @@ Terminator = Literal["tab", "newline", "eof"]
 class Row(NamedTuple):
     """The cells of one row, as parallel lists (one object per row, not one per cell)."""
 
-    values: list[bytes | None]
-    """Each cell's content (quotes unescaped), or ``None`` for a spanned cell too long to keep."""
+    values: list[bytes]
+    """Each cell's content (quotes unescaped); ``b""`` for a spanned cell too long to keep."""
     lengths: list[int]
     """Bytes of each cell's content in the file (inside the quotes of a quoted cell, no ``\\r``)."""
     start: int
     """Absolute byte offset of the row."""
     offsets: list[int] | None = None
-    """Absolute byte offset of each cell's content; ``None`` when no cell is quoted."""
+    """Absolute byte offset of each cell's content; ``None`` for a row cut by ``split`` (all its
+    cells plain, so every offset follows from the lengths)."""
 
     def offset(self, column: int) -> int:
         """Absolute byte offset of a cell's content (after an opening quote)."""
@@ -105,10 +106,9 @@ class TsvScanner:
         end = buf.find(NEWLINE, pos)
         end = len(buf) if end < 0 else end
         content_end = end - 1 if buf[end - 1 : end] == CR else end
-        values: list[bytes | None] = []
+        values: list[bytes] = []
         lengths: list[int] = []
-        start = pos
-        """Where the cells after the spanned one begin (without one: where the row begins)."""
+        start = pos  # where the cells after the spanned one begin (without one: the row)
         if span is not None:
             head = buf[pos : min(pos + HEAD_WINDOW, content_end)]
             *before, rest = head.split(TAB, span)
@@ -117,7 +117,7 @@ class TsvScanner:
                 return None
             tab = buf.find(TAB, cell, content_end)
             cell_end = content_end if tab < 0 else tab
-            values = [*before, buf[cell:cell_end] if cell_end - cell <= keep_limit else None]
+            values = [*before, buf[cell:cell_end] if cell_end - cell <= keep_limit else b""]
             lengths = [*map(len, before), cell_end - cell]
             start = content_end + 1 if tab < 0 else tab + 1
         tail = buf[start:content_end]
@@ -141,7 +141,7 @@ class TsvScanner:
                 offset, length, terminator = self._read_quoted(column)
             else:
                 offset, length, terminator = self._read_plain()
-            value: bytes | None = None
+            value = b""
             if column != span or length <= keep_limit:
                 value = self._buf[offset : offset + length]
                 value = value.replace(QUOTE + QUOTE, QUOTE) if quoted else value
@@ -206,9 +206,8 @@ class TsvScanner:
 
     def _release_behind(self) -> None:
         """Hand mapped pages before the current row back to the kernel (they count as ours)."""
-        if isinstance(self._buf, mmap.mmap) and hasattr(
-            mmap, "MADV_DONTNEED"
-        ):  # not on Windows, which trims mappings itself
+        # Windows has no madvise (it trims a process's mapped pages itself).
+        if isinstance(self._buf, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
             upto = self._pos - self._pos % mmap.PAGESIZE
             self._buf.madvise(mmap.MADV_DONTNEED, self._released, upto - self._released)
             self._released = upto
