@@ -126,6 +126,19 @@ def test_scanner_skips_bom_and_blank_lines(tmp_path: Path) -> None:
     assert read_rows(tmp_path / "empty.tsv") == []
 
 
+def test_a_file_that_cannot_be_mapped_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write_tsv(tmp_path / "fuse.tsv", [cells("1")])
+
+    def no_mapping(*args: object, **kwargs: object) -> None:
+        raise OSError(19, "No such device")
+
+    monkeypatch.setattr(tsv_scan.mmap, "mmap", no_mapping)
+    with pytest.raises(InputError, match="cannot read the file \\(No such device\\)"):
+        load(path)
+
+
 def test_scanner_hands_mapped_pages_back_as_it_goes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

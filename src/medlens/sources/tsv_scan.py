@@ -61,11 +61,14 @@ class TsvScanner:
 
     def __init__(self, path: str) -> None:
         self._path = path
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            self._buf: mmap.mmap | bytes = (
-                mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
-            )
+        try:
+            with open(path, "rb") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                self._buf: mmap.mmap | bytes = (
+                    mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+                )
+        except OSError as exc:  # unreadable, or on a file system that cannot map files
+            raise InputError(path, None, f"cannot read the file ({exc.strerror or exc})") from None
         self._pos = len(BOM) if self._buf[: len(BOM)] == BOM else 0
         self._released = 0
         """Mapped bytes before this offset have been handed back."""
