@@ -103,7 +103,7 @@ def server() -> Iterator[LoopbackServer]:
     [
         ("api_key=sk-123", "never put the API key"),
         ("colour=red", "unknown option(s) colour"),
-        ("temperature=warm", "temperature='warm' is not a float"),
+        ("temperature=warm", "temperature='warm' is not a number"),
         ("max_retries=-1", "max_retries='-1' must be at least 0"),
         ("read_timeout=0", "read_timeout='0' must be at least"),
         ("extra_body=%7Bnope", "extra_body is not valid JSON"),

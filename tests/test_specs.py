@@ -48,7 +48,7 @@ def test_unknown_option_names_known_ones() -> None:
 
 
 def test_int_option_rejects_text() -> None:
-    with pytest.raises(SpecError, match="seed='x' is not a valid int"):
+    with pytest.raises(SpecError, match="seed='x' is not a whole number"):
         int_option(Spec("random", "", {"seed": "x"}), "seed", 0)
     assert int_option(Spec("random", "", {"seed": "7"}), "seed", 0) == 7
 

@@ -77,7 +77,7 @@ def test_missing_vllm_is_a_clear_spec_error(monkeypatch: pytest.MonkeyPatch) -> 
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ("max_tokens=lots", "max_tokens='lots' is not a int"),
+        ("max_tokens=lots", "max_tokens='lots' is not a whole number"),
         ("temperature=-1", "temperature='-1' must not be negative"),
         ("flavour=mint", "unknown option"),
     ],

@@ -54,6 +54,10 @@ def check_options(spec: Spec, allowed: set[str]) -> None:
         raise SpecError(f"{spec.name}: unknown option(s) {', '.join(unknown)} (known: {known})")
 
 
+NUMBER_KINDS: dict[type, str] = {int: "whole number", float: "number"}
+"""How an option error names the kind of number it wanted (not ``int``/``float``)."""
+
+
 def int_option(spec: Spec, key: str, default: int) -> int:
     """An integer option, or SpecError naming it."""
     return int(_number_option(spec, key, default, int))
@@ -72,6 +76,6 @@ def _number_option(spec: Spec, key: str, default: float, kind: type) -> float:
         value: float = kind(raw)
     except ValueError:
         raise SpecError(
-            f"{spec.name}: option {key}={raw!r} is not a valid {kind.__name__}"
+            f"{spec.name}: option {key}={raw!r} is not a {NUMBER_KINDS[kind]}"
         ) from None
     return value

@@ -37,7 +37,7 @@ from medlens.models.base import (
 )
 from medlens.models.connection_pool import ShardedClient
 from medlens.models.images import is_passthrough_png, png_data_url
-from medlens.specs import Spec, check_options
+from medlens.specs import NUMBER_KINDS, Spec, check_options
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +109,7 @@ def _number(spec: Spec, key: str, kind: type, default: Any, low: float = 0.0) ->
     try:
         value = kind(raw)
     except ValueError:
-        raise SpecError(f"openai: option {key}={raw!r} is not a {kind.__name__}") from None
+        raise SpecError(f"openai: option {key}={raw!r} is not a {NUMBER_KINDS[kind]}") from None
     if value < low:
         raise SpecError(f"openai: option {key}={raw!r} must be at least {low:g}")
     return value

@@ -16,7 +16,7 @@ from medlens.errors import SpecError
 from medlens.models.base import ImagePart, Message, ModelContext, Request, Response
 from medlens.models.batching import BatchedModel, answer_prepared, chat_turns, token_usage
 from medlens.models.images import png_data_url
-from medlens.specs import Spec, check_options
+from medlens.specs import NUMBER_KINDS, Spec, check_options
 
 INT_OPTIONS = {
     "max_tokens": 64,
@@ -55,7 +55,7 @@ def parse_settings(spec: Spec, params: dict[str, Any]) -> VLLMSettings:
         try:
             numbers[key] = kind(raw) if raw else kind(fallback)
         except ValueError:
-            raise SpecError(f"vllm: option {key}={raw!r} is not a {kind.__name__}") from None
+            raise SpecError(f"vllm: option {key}={raw!r} is not a {NUMBER_KINDS[kind]}") from None
         if numbers[key] < 0:
             raise SpecError(f"vllm: option {key}={raw!r} must not be negative")
     return VLLMSettings(spec.argument, numbers)
