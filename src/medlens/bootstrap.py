@@ -1,9 +1,9 @@
-"""Confidence intervals of means: percentile bootstrap, vectorised over many groups at once.
+"""Confidence intervals of means, vectorised over many groups at once.
 
-Written here because no library offers what medlens needs in one pass: per-group percentile
-intervals for thousands of slices, resampling whole clusters (questions sharing an image), and
-the exact binomial limit for independent 0/1 scores. scipy's `bootstrap` handles one statistic
-of one sample per call.
+:func:`group_cis` and :func:`mean_cis` are the single entry points for a reported score's CI;
+their closed-form methods live in ``medlens.intervals``. The percentile bootstrap below
+(resampling whole clusters) serves statistics other than a reported score and comparisons with
+the earlier method; scipy's `bootstrap` handles one statistic of one sample per call.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from medlens.intervals import Spread, spread
 
 _BATCH_CELLS = 4_000_000
 """Resampled values held in memory at once (× 8 bytes): bounds memory for 26,000+ items."""
@@ -44,16 +46,20 @@ def group_cis(
     `groups` holds any labels (bounds follow ``np.unique(groups)`` order); `clusters` holds
     ``image_id``s. Integer codes for both are faster than strings.
     """
+    return group_spread(values, groups, clusters).bounds(level)
+
+
+def group_spread(
+    values: np.ndarray, groups: np.ndarray, clusters: np.ndarray | None = None
+) -> Spread:
+    """n, mean, images and standard errors per group (``np.unique(groups)`` order)."""
     values = np.asarray(values, dtype=float)
     names, codes = np.unique(np.asarray(groups), return_inverse=True)
     codes = codes.ravel()
     by_image = _cluster_units(values, codes, clusters)
     items = _collapse(codes, values, np.ones(values.size))
     fractional = bool(((values != 0) & (values != 1)).any())
-    return mean_cis(
-        by_image, items if fractional else None, names.size,
-        n_resamples=n_resamples, seed=seed, level=level,
-    )  # fmt: skip
+    return spread(by_image, items if fractional else None, names.size)
 
 
 def mean_cis(
@@ -65,37 +71,17 @@ def mean_cis(
     seed: int = 0,
     level: float = 0.95,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per-group percentile-bootstrap CIs of the mean from collapsed units (NaN: empty group).
+    """Per-group CIs of the mean from collapsed units (NaN: empty group).
 
     `clusters`: units per (group, image); `items`: units per (group, item value), needed only
-    when some value is not 0/1 (None: all are). The item-level interval of 0/1 values is exact:
-    the bootstrap mean of n independent 0/1 values with k ones is Binomial(n, k/n)/n, so its
-    percentile bounds are binomial quantiles (the limit of infinitely many resamples). Other
-    values are resampled. When an image holds several of a group's items, images are resampled
-    as clusters too and the interval is the envelope of both: never narrower than the
-    item-level one, so a group drawn from one or two images does not get a zero-width interval.
-    Resampling depends on a group's own units only (:func:`resampled_cis`), so a cell gets the
-    same interval in every table that shows it.
+    when some value is not 0/1 (None: all are). The method is closed-form (see
+    ``medlens.intervals``): Wilson for independent 0/1 values, the t interval for other values,
+    and for groups whose images hold several items the cluster-robust t(G−1) interval enveloped
+    with the item-level one, so it is never narrower than Wilson. `n_resamples` and `seed` are
+    kept for callers written for the earlier percentile bootstrap and no longer change a bound.
+    Bounds depend on a group's own units only, so a cell gets the same interval in every table.
     """
-    n = np.bincount(clusters.group, clusters.size * clusters.count, minlength=n_groups)
-    total = np.bincount(clusters.group, clusters.sum * clusters.count, minlength=n_groups)
-    clustered = np.bincount(clusters.group, clusters.size > 1, minlength=n_groups) > 0
-    fractional = np.zeros(n_groups, dtype=bool)
-    if items is not None:
-        odd = (items.sum != 0) & (items.sum != 1)
-        fractional = np.bincount(items.group, odd, minlength=n_groups) > 0
-    lo, hi = np.full(n_groups, np.nan), np.full(n_groups, np.nan)
-    some = n > 0
-    lo[some], hi[some] = binomial_percentile_ci(n[some], total[some] / n[some], level)
-    kw = {"n_resamples": n_resamples, "seed": seed}
-    if items is not None and fractional.any():
-        f_lo, f_hi = resampled_cis(_select(items, fractional), n_groups, level=level, **kw)
-        lo[fractional], hi[fractional] = f_lo[fractional], f_hi[fractional]
-    if clustered.any():
-        c_lo, c_hi = resampled_cis(_select(clusters, clustered), n_groups, level=level, **kw)
-        lo[clustered] = np.fmin(lo[clustered], c_lo[clustered])
-        hi[clustered] = np.fmax(hi[clustered], c_hi[clustered])
-    return lo, hi
+    return spread(clusters, items, n_groups).bounds(level)
 
 
 def bootstrap_ci(

@@ -1,8 +1,10 @@
 """Paired comparison of two runs on the same benchmark (base vs fine-tuned, prompt A vs B, probe).
 
-Items are matched by id. Differences are B − A, with a paired percentile-bootstrap 95% CI
-(resampling items, or whole images when questions share one), the exact McNemar p-value when
-both scores are binary, and per-item win/tie/loss counts from B's point of view.
+Items are matched by id. Differences are B − A, with a paired 95% CI (``paired.paired_ci``:
+Agresti–Min for 0/1 scores, t otherwise, cluster-robust when questions share an image), the
+McNemar p-value (exact; an image-level sign-flip permutation test when items share images, so
+that it stays calibrated), its mid-p, and per-item win/tie/loss counts from B's point of view.
+Every cell of a ``--by`` table also carries ``p_adjusted`` (Holm across that table by default).
 """
 
 from __future__ import annotations
@@ -15,7 +17,11 @@ from typing import Any
 import numpy as np
 
 from medlens.errors import RunMismatchError, SpecError
-from medlens.slices import key_label
+from medlens.intervals import chance_corrected
+from medlens.slices import key_label, one_image_note
+
+ADJUSTMENTS = {"holm": "holm", "bh": "fdr_bh", "none": None}
+"""``--adjust`` names and their statsmodels ``multipletests`` methods."""
 
 PROBE_AXES = ("granularity", "modality", "department", "task")
 """Axes shown by default when one run is a probe (e.g. blank image) of the other."""
@@ -38,8 +44,16 @@ class PairedCell:
     ties: int
     losses: int
     mcnemar_p: float | None
-    """Exact (binomial) McNemar test on the discordant pairs; None unless both scores are 0/1."""
+    """Exact McNemar test, image-level when items share images; None unless both are 0/1."""
     random: float | None
+    images: int = 0
+    """Images (clusters) among the items."""
+    p: float | None = None
+    """Two-sided p of B − A = 0: `mcnemar_p` for 0/1 scores, else the Monte-Carlo sign-flip p."""
+    mid_p: float | None = None
+    p_adjusted: float | None = None
+    """`p` adjusted across the cells of its ``--by`` table (`adjust`); overall: `p`."""
+    adjust: str = "none"
 
     @property
     def label(self) -> str:
@@ -57,7 +71,15 @@ class PairedCell:
             "ties": self.ties,
             "losses": self.losses,
             "mcnemar_p": self.mcnemar_p,
+            "mid_p": self.mid_p,
+            "p": self.p,
+            "p_adjusted": self.p_adjusted,
+            "adjust": self.adjust,
             "random": self.random,
+            "images": self.images,
+            "chance_corrected_a": chance_corrected(self.score_a, self.random),
+            "chance_corrected_b": chance_corrected(self.score_b, self.random),
+            "note": one_image_note(self.images),
         }
 
 
@@ -102,9 +124,19 @@ class _Paired:
 
 
 def compare_runs(
-    run_a: Path, run_b: Path, by: Sequence[str] = (), n_resamples: int = 1000, seed: int = 0
+    run_a: Path,
+    run_b: Path,
+    by: Sequence[str] = (),
+    n_resamples: int = 1000,
+    seed: int = 0,
+    adjust: str = "holm",
 ) -> Comparison:
-    """Compare two run directories; refuses runs made on different benchmarks."""
+    """Compare two run directories; refuses runs made on different benchmarks.
+
+    `adjust` (``holm``, ``bh`` or ``none``) sets how `p_adjusted` corrects each ``--by`` table.
+    """
+    if adjust not in ADJUSTMENTS:
+        raise SpecError(f"--adjust: unknown method {adjust!r} (use holm, bh or none)")
     from medlens.results import score_table
     from medlens.store import RunStore
 
@@ -139,7 +171,7 @@ def compare_runs(
         only_a=len(ids_a) - len(shared),
         only_b=len(ids_b) - len(shared),
         overall=paired_cell(paired, everything, (), n_resamples, seed),
-        by={axis: _by_axis(paired, axis, n_resamples, seed) for axis in axes},
+        by={axis: by_axis(paired, axis, n_resamples, seed, adjust) for axis in axes},
         settings=_setting_differences(store_a.run["spec"], store_b.run["spec"]),
     )
 
@@ -167,19 +199,40 @@ def check_same_benchmark(
         )
 
 
-def _by_axis(paired: _Paired, axis: str, n_resamples: int, seed: int) -> list[PairedCell]:
+def by_axis(
+    paired: _Paired, axis: str, n_resamples: int = 1000, seed: int = 0, adjust: str = "holm"
+) -> list[PairedCell]:
+    """One cell per value of `axis`, with `p_adjusted` across them."""
     values = paired.meta[axis]
-    return [
+    cells = [
         paired_cell(paired, values == value, ((axis, str(value)),), n_resamples, seed)
         for value in sorted(set(values.tolist()) - {""})
     ]
+    return adjust_cells(cells, adjust)
+
+
+def adjust_cells(cells: list[PairedCell], adjust: str) -> list[PairedCell]:
+    """`cells` with `p_adjusted` from statsmodels ``multipletests`` over the cells with a p."""
+    from dataclasses import replace
+
+    tested = [i for i, c in enumerate(cells) if c.p is not None]
+    method = ADJUSTMENTS[adjust]
+    adjusted = [cells[i].p for i in tested]
+    if method is not None and tested:
+        from statsmodels.stats.multitest import multipletests
+
+        adjusted = multipletests([cells[i].p for i in tested], method=method)[1].tolist()
+    out = [replace(c, adjust=adjust) for c in cells]
+    for i, value in zip(tested, adjusted, strict=True):
+        out[i] = replace(out[i], p_adjusted=float(value) if value is not None else None)
+    return out
 
 
 def paired_cell(
     paired: _Paired, mask: np.ndarray, key: tuple[tuple[str, str], ...], n_resamples: int, seed: int
 ) -> PairedCell:
     """All paired statistics of the items selected by `mask`."""
-    from medlens.bootstrap import bootstrap_ci
+    from medlens.paired import paired_ci, sign_flip_test
     from medlens.results import baseline_mean
 
     a, b = paired.a[mask], paired.b[mask]
@@ -188,10 +241,10 @@ def paired_cell(
         nan = float("nan")
         return PairedCell(key, 0, nan, nan, nan, (nan, nan), 0, 0, 0, None, None)
     clusters = paired.cluster[mask]
-    shared_images = len(set(clusters.tolist())) < n
-    lo, hi = bootstrap_ci(
-        b - a, clusters if shared_images else None, n_resamples=n_resamples, seed=seed
-    )
+    images = len(set(clusters.tolist()))
+    lo, hi = paired_ci(a, b, clusters)
+    p, mid_p = sign_flip_test(a, b, clusters, seed=seed)
+    binary = bool(np.isin(a, (0.0, 1.0)).all() and np.isin(b, (0.0, 1.0)).all())
     baseline = paired.random[mask]  # open items count as 0 chance, as in results.json
     return PairedCell(
         key=key,
@@ -203,8 +256,12 @@ def paired_cell(
         wins=int((b > a).sum()),
         ties=int((b == a).sum()),
         losses=int((b < a).sum()),
-        mcnemar_p=mcnemar_exact(a, b),
+        mcnemar_p=p if binary else None,
         random=baseline_mean(baseline),
+        images=images,
+        p=p,
+        mid_p=mid_p,
+        p_adjusted=p,
     )
 
 

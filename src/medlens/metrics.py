@@ -189,19 +189,44 @@ def best_iou(predicted: Sequence[Box], gold: Sequence[Box]) -> float:
 
 
 def random_baseline(item: Item) -> float | None:
-    """Expected score of a uniform random answer; None for open kinds.
+    """Expected main score of the ``random`` model (a uniform guess); None for open kinds.
 
-    1/k for k options (choice, classify with options); 1/(2^k − 1) for exact-set multi-answer;
-    1/2 for yes/no and 1/3 when ``meta["answer_set"] == "yes/no/maybe"``.
+    1/k for k options (choice, classify with options); 1/|labels| for classify with a label
+    set and no options; 1/(2^k − 1) for exact-set multi-answer (the random model draws a
+    uniform non-empty subset of the k letters); 1/2 for yes/no and 1/3 when
+    ``meta["answer_set"] == "yes/no/maybe"``. Open answers, reports and boxes have no chance
+    level: None, shown as "–".
     """
     k = len(item.options)
     if item.kind == "choice" or (item.kind == "classify" and k):
         return 1.0 / k if k else None
+    if item.kind == "classify" and item.meta.get("labels"):
+        return 1.0 / len(item.meta["labels"].split("|"))
     if item.kind == "multi_choice":
         return 1.0 / (2**k - 1) if k else None
     if item.kind == "yes_no":
         return 1.0 / 3.0 if item.meta.get("answer_set") == "yes/no/maybe" else 0.5
     return None
+
+
+def secondary_baselines(item: Item) -> dict[str, float]:
+    """Chance levels of the secondary metrics of a multi-answer item under the random model's
+    uniform non-empty subset of its k letters: E[Jaccard] and E[recall] = 2^(k−1)/(2^k − 1)."""
+    k = len(item.options)
+    if item.kind != "multi_choice" or not k or not isinstance(item.answer, str):
+        return {}
+    g = len(_letters(item.answer) & _letters("".join(item.options)))
+    if not g:
+        return {}
+    from math import comb
+
+    subsets = 2**k - 1
+    jaccard_sum = sum(
+        comb(g, a) * comb(k - g, b) * a / (g + b)
+        for a in range(1, g + 1)
+        for b in range(k - g + 1)
+    )
+    return {"jaccard": jaccard_sum / subsets, "recall": 2 ** (k - 1) / subsets}
 
 
 def box_to_unit(box: Box, meta: dict[str, str] | Any) -> Box | None:

@@ -198,26 +198,46 @@ class LeakageSuspect:
     ci: tuple[float, float]
     random: float
     small_n: bool
-    """n below the small-slice threshold: treat as a hint, not a finding."""
+    """Kept for the JSON shape: always False, since cells below min-n are never flagged."""
+    images: int = 0
+    p: float = 1.0
+    """One-sided p of "above chance" (exact binomial; cluster-robust too when images repeat)."""
+    p_adjusted: float = 1.0
+    """`p` adjusted over every tested cell of the run (Holm by default)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "axis": self.axis,
             "value": self.value,
             "n": self.n,
+            "images": self.images,
             "score": self.score,
             "ci": list(self.ci),
             "random": self.random,
             "small_n": self.small_n,
+            "p": self.p,
+            "p_adjusted": self.p_adjusted,
         }
 
 
-def leakage_suspects(results: Mapping[str, Any], min_n: int = 50) -> list[LeakageSuspect]:
-    """Slices of a probe run's results whose 95% CI lower bound lies above the random baseline.
+LEAKAGE_ALPHA = 0.05
+LEAKAGE_ADJUST = {"holm": "holm", "bh": "fdr_bh"}
 
-    `results` has the shape of ``report --format json``: ``{"overall": {n, score, ci, random},
-    "by": {axis: {value: {...}}}}``. Sorted by how far the lower bound clears chance.
+
+def leakage_suspects(
+    results: Mapping[str, Any], min_n: int = 50, adjust: str = "holm"
+) -> list[LeakageSuspect]:
+    """Slices of a probe run's results that score significantly above chance, after Holm's
+    (or Benjamini–Hochberg's, `adjust` "bh") adjustment over every tested cell.
+
+    `results` has the shape of ``report --format json``: ``{"overall": {n, images, score, ci,
+    random, p_above_chance}, "by": {axis: {value: {...}}}}``. Cells with n < min_n or too few
+    images (``slices.is_small``) are not tested, so never flagged. Sorted by adjusted p.
     """
+    from statsmodels.stats.multitest import multipletests
+
+    from medlens.slices import is_small
+
     cells: list[tuple[str, str, Mapping[str, Any]]] = []
     if isinstance(results.get("overall"), Mapping):
         cells.append(("overall", "all", results["overall"]))
@@ -226,17 +246,30 @@ def leakage_suspects(results: Mapping[str, Any], min_n: int = 50) -> list[Leakag
         if len(values) == 1 and next(iter(values.values())).get("n") == n_all:
             continue  # one value on every item (lang=en, split=test): the overall cell again
         cells.extend((axis, str(value), summary) for value, summary in values.items())
-    suspects = [s for s in (_suspect(a, v, c, min_n) for a, v, c in cells) if s is not None]
-    return sorted(suspects, key=lambda s: (s.small_n, -(s.ci[0] - s.random), s.axis, s.value))
+    tested = [
+        (a, v, c)
+        for a, v, c in cells
+        if c.get("p_above_chance") is not None and c.get("score") is not None
+        and not is_small(int(c.get("n", 0)), int(c.get("images", c.get("n", 0))), min_n)
+    ]  # fmt: skip
+    if not tested:
+        return []
+    p_values = [float(c["p_above_chance"]) for _, _, c in tested]
+    reject, adjusted, _, _ = multipletests(p_values, LEAKAGE_ALPHA, LEAKAGE_ADJUST[adjust])
+    suspects = [
+        _suspect(a, v, c, p, float(q))
+        for (a, v, c), p, q, r in zip(tested, p_values, adjusted, reject, strict=True)
+        if r
+    ]
+    return sorted(suspects, key=lambda s: (s.p_adjusted, s.axis, s.value))
 
 
-def _suspect(axis: str, value: str, cell: Mapping[str, Any], min_n: int) -> LeakageSuspect | None:
-    ci, baseline, score = cell.get("ci"), cell.get("random"), cell.get("score")
-    if not ci or ci[0] is None or baseline is None or score is None:
-        return None
-    if float(ci[0]) <= float(baseline):
-        return None
+def _suspect(
+    axis: str, value: str, cell: Mapping[str, Any], p: float, adjusted: float
+) -> LeakageSuspect:
+    ci = cell.get("ci") or (float("nan"), float("nan"))
     n = int(cell.get("n", 0))
     return LeakageSuspect(
-        axis, value, n, float(score), (float(ci[0]), float(ci[1])), float(baseline), n < min_n
-    )
+        axis, value, n, float(cell["score"]), (float(ci[0]), float(ci[1])),
+        float(cell["random"]), False, int(cell.get("images", n)), p, adjusted,
+    )  # fmt: skip

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from medlens.bootstrap import group_cis
+from medlens.bootstrap import group_spread
+from medlens.intervals import Spread, chance_corrected, chance_p
 from medlens.items import CANONICAL_AXES, Item
-from medlens.metrics import random_baseline
+from medlens.metrics import random_baseline, secondary_baselines
+from medlens.slices import is_small, one_image_note
 from medlens.store import Record, RunStore
 
 MAX_AXIS_VALUES = 60
@@ -30,6 +32,10 @@ class ScoreTable:
     """`ok`/`unparsed`/`refused`/`empty`, or `error`."""
     cluster: np.ndarray
     meta: dict[str, np.ndarray]
+    secondary: dict[str, np.ndarray] = field(default_factory=dict)
+    """Secondary per-item metrics (jaccard, token_f1 …); NaN where an item has none."""
+    secondary_random: dict[str, np.ndarray] = field(default_factory=dict)
+    """Their chance levels per item (NaN: none, as for open answers)."""
 
     @property
     def scored(self) -> np.ndarray:
@@ -37,13 +43,20 @@ class ScoreTable:
 
 
 def score_table(items: Sequence[Item], records: dict[str, Record]) -> ScoreTable:
-    """Join items with their records (items without a record are left out)."""
+    """Join items with their records (items without a record are left out).
+
+    The item kind becomes the ``kind`` axis (unless a native field already has that name).
+    """
     rows = [(item, records[item.id]) for item in items if item.id in records]
     keys = sorted({k for item, _ in rows for k in item.meta})
 
     def number(value: Any) -> float:
         return float("nan") if value is None else float(value)
 
+    meta = {k: np.array([item.meta.get(k, "") for item, _ in rows], dtype=object) for k in keys}
+    meta.setdefault("kind", np.array([item.kind for item, _ in rows], dtype=object))
+    names = sorted({name for _, r in rows for name in (r.get("scores") or {})})
+    chances = [secondary_baselines(item) for item, _ in rows]
     return ScoreTable(
         ids=[item.id for item, _ in rows],
         score=np.array([number(r.get("score")) for _, r in rows], dtype=float),
@@ -53,7 +66,14 @@ def score_table(items: Sequence[Item], records: dict[str, Record]) -> ScoreTable
         random=np.array([number(random_baseline(item)) for item, _ in rows], dtype=float),
         status=np.array([_status(r) for _, r in rows], dtype=object),
         cluster=np.array([item.meta.get("image_id", item.id) for item, _ in rows], dtype=object),
-        meta={k: np.array([item.meta.get(k, "") for item, _ in rows], dtype=object) for k in keys},
+        meta=meta,
+        secondary={
+            name: np.array([number((r.get("scores") or {}).get(name)) for _, r in rows], float)
+            for name in names
+        },
+        secondary_random={
+            name: np.array([number(c.get(name)) for c in chances], float) for name in names
+        },
     )
 
 
@@ -63,22 +83,21 @@ def _status(record: Record) -> str:
     return str((record.get("extraction") or {}).get("status", "empty"))
 
 
-def cell(
-    table: ScoreTable, mask: np.ndarray, ci: tuple[float, float] | None = None
-) -> dict[str, Any]:
-    """n, score, 95% CI, random baseline, rates and the VLMEvalKit-rules score of one slice.
+def cell(table: ScoreTable, mask: np.ndarray, spread: Spread | None = None) -> dict[str, Any]:
+    """n, images, score, 95% CI, random baseline, rates and the VLMEvalKit-rules score of one
+    slice, with the chance-corrected score, the one-sided p of "above chance" and, when the run
+    has them, the secondary metrics of the slice with their own n and CI.
 
-    `ci` may be given when it was computed for many slices at once (see :func:`by_axis`).
+    `spread` may be given when it was computed for many slices at once (see :func:`by_axis`).
     """
     scored = mask & table.scored
     n = int(scored.sum())
-    out: dict[str, Any] = {"n": n, "score": None, "ci": None, "random": None, "vlmeval_score": None}
+    out: dict[str, Any] = {"n": n, "images": 0, "score": None, "ci": None, "random": None}
+    out["vlmeval_score"] = None
     if n:
         values = table.score[scored]
-        lo, hi = ci if ci is not None else _ci(values, table.cluster[scored])
-        out["score"] = float(values.mean())
-        out["ci"] = [float(lo), float(hi)]
-        out["random"] = baseline_mean(table.random[scored])
+        spread = spread or group_spread(values, np.zeros(n, np.intp), table.cluster[scored])
+        out.update(_summary(spread, values, table.random[scored]))
         out["vlmeval_score"] = _nanmean(table.vlmeval[scored])
         if out["vlmeval_score"] is not None:  # extraction sensitivity of this slice
             out["sensitivity"] = out["score"] - out["vlmeval_score"]
@@ -88,13 +107,42 @@ def cell(
         count = int((answered & (table.status == status)).sum())
         out[status] = count / n_answered if n_answered else 0.0
     out["error"] = int((mask & (table.status == "error")).sum()) / total if total else 0.0
+    if table.secondary:
+        out["secondary"] = secondary_cells(table, mask)
     return out
 
 
-def _ci(values: np.ndarray, clusters: np.ndarray) -> tuple[float, float]:
-    """The CI of one slice's mean (`metrics.group_cis`: the same in every command)."""
-    lo, hi = group_cis(values, np.zeros(values.size, dtype=np.intp), clusters)
-    return float(lo[0]), float(hi[0])
+def _summary(spread: Spread, values: np.ndarray, chances: np.ndarray) -> dict[str, Any]:
+    """The interval, images, chance and tests of one slice's scored values (one-group spread)."""
+    lo, hi = spread.bounds()
+    images = int(spread.images[0])
+    random = baseline_mean(chances)
+    score = float(values.mean())
+    p_above = None if random is None else float(chance_p(spread, np.array([random]))[0])
+    return {
+        "images": images,
+        "score": score,
+        "ci": [float(lo[0]), float(hi[0])],
+        "random": random,
+        "chance_corrected": chance_corrected(score, random),
+        "p_above_chance": p_above,
+        "small": is_small(values.size, images),
+        **({"note": note} if (note := one_image_note(images)) else {}),
+    }
+
+
+def secondary_cells(table: ScoreTable, mask: np.ndarray) -> dict[str, dict[str, Any]]:
+    """Each secondary metric over the slice's items that have it: n, images, mean, CI, chance."""
+    out = {}
+    for name, column in table.secondary.items():
+        has = mask & ~np.isnan(column)
+        if not has.any():
+            continue
+        values, clusters = column[has], table.cluster[has]
+        spread = group_spread(values, np.zeros(values.size, np.intp), clusters)
+        summary = _summary(spread, values, table.secondary_random[name][has])
+        out[name] = {"n": int(has.sum()), **summary}
+    return out
 
 
 def baseline_mean(values: np.ndarray) -> float | None:
@@ -152,20 +200,20 @@ def _renames(table: ScoreTable, key: str, others: Sequence[str]) -> bool:
 
 
 def by_axis(table: ScoreTable, axes: Sequence[str]) -> dict[str, dict[str, dict[str, Any]]]:
-    """Per-value cells of each axis; the CIs of one axis come from one `group_cis` call."""
+    """Per-value cells of each axis; the CIs of one axis come from one `group_spread` call."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
     scored = table.scored
     clusters = np.unique(table.cluster[scored].astype(str), return_inverse=True)[1].ravel()
     for axis in axes:
         values = table.meta[axis]
         labels = np.unique(values[scored].astype(str)) if scored.any() else np.array([], dtype=str)
-        cis: dict[str, tuple[float, float]] = {}
+        spreads: dict[str, Spread] = {}
         if labels.size:
             groups = values[scored].astype(str)
-            lo, hi = group_cis(table.score[scored], groups, clusters)
-            cis = {str(label): (lo[i], hi[i]) for i, label in enumerate(labels)}
+            spread = group_spread(table.score[scored], groups, clusters)
+            spreads = {str(label): spread.row(i) for i, label in enumerate(labels)}
         out[axis] = {
-            str(value): cell(table, values == value, cis.get(str(value)))
+            str(value): cell(table, values == value, spreads.get(str(value)))
             for value in sorted(set(values.tolist()))
             if value != ""
         }
@@ -188,8 +236,11 @@ def closed_open(table: ScoreTable, axes: Sequence[str]) -> dict[str, Any] | None
             "closed": closed["score"],
             "open": opened["score"],
             "delta": closed["score"] - opened["score"] if both else None,
+            "delta_ci": gap_ci(table, mask & (kind == "closed"), mask & (kind == "open")),
             "n_closed": closed["n"],
             "n_open": opened["n"],
+            "images_closed": closed["images"],
+            "images_open": opened["images"],
         }
 
     everything = np.ones(len(table.ids), dtype=bool)
@@ -203,6 +254,46 @@ def closed_open(table: ScoreTable, axes: Sequence[str]) -> dict[str, Any] | None
         if axis != "answer_type"
     }
     return {"overall": delta(everything), "by": per_axis}
+
+
+def gap_ci(table: ScoreTable, first: np.ndarray, second: np.ndarray) -> list[float] | None:
+    """95% CI of mean(first) − mean(second) over scored items (``paired.difference_ci``)."""
+    from medlens.paired import difference_ci
+
+    scored = table.scored
+    ci = difference_ci(table.score[scored], first[scored], second[scored], table.cluster[scored])
+    return None if ci is None else [ci[0], ci[1]]
+
+
+def box_image_gap(table: ScoreTable) -> dict[str, Any] | None:
+    """Box-level − image-level score with its CI (None without both granularities)."""
+    levels = table.meta.get("granularity")
+    if levels is None:
+        return None
+    box, image = levels == "box", levels == "image"
+    ci = gap_ci(table, box, image)
+    if ci is None:
+        return None
+    scored = table.scored
+    difference = float(table.score[box & scored].mean() - table.score[image & scored].mean())
+    return {
+        "difference": difference,
+        "ci": ci,
+        "n_box": int((box & scored).sum()),
+        "n_image": int((image & scored).sum()),
+    }
+
+
+def sensitivity_ci(table: ScoreTable, other: np.ndarray | None = None) -> list[float] | None:
+    """95% paired CI of mean(medlens − VLMEvalKit reading) over items read both ways."""
+    from medlens.paired import paired_ci
+
+    medlens = table.score if other is None else other
+    both = ~np.isnan(medlens) & ~np.isnan(table.vlmeval)
+    if not both.any():
+        return None
+    lo, hi = paired_ci(table.vlmeval[both], medlens[both], table.cluster[both])
+    return [lo, hi]
 
 
 def secondary_means(records: dict[str, Record]) -> dict[str, float]:
@@ -239,11 +330,18 @@ def build_results(store: RunStore) -> dict[str, Any]:
     spec = store.run["spec"]
     has_answers = bool(spec["benchmark"].get("has_answers", True))
     medlens, vlmeval = overall["score"], overall["vlmeval_score"]
+    reading = None
     if spec.get("extract") == "vlmeval" and vlmeval is not None:
-        medlens = medlens_reading(items, records)  # the main score is VLMEvalKit's already
+        reading = medlens_reading(items, records, table)  # the main score is VLMEvalKit's
+        medlens = _nanmean(reading)
     sensitivity = None
     if medlens is not None and vlmeval is not None:
-        sensitivity = {"medlens": medlens, "vlmeval": vlmeval, "difference": medlens - vlmeval}
+        sensitivity = {
+            "medlens": medlens,
+            "vlmeval": vlmeval,
+            "difference": medlens - vlmeval,
+            "ci": sensitivity_ci(table, reading),
+        }
     results = {
         "run": store.path.name,
         "spec": spec,
@@ -257,8 +355,9 @@ def build_results(store: RunStore) -> dict[str, Any]:
         "overall": overall,
         "rates": {k: overall[k] for k in ("unparsed", "refused", "empty", "error")},
         "extraction_sensitivity": sensitivity,
-        "secondary": secondary_means(records),
+        "secondary": secondary_cells(table, everything),
         "closed_open": closed_open(table, axes),
+        "box_image_gap": box_image_gap(table),
         "by": by_axis(table, axes),
         "usage": usage_totals(records),
     }
@@ -267,23 +366,27 @@ def build_results(store: RunStore) -> dict[str, Any]:
     return results
 
 
-def medlens_reading(items: Sequence[Item], records: dict[str, Record]) -> float | None:
-    """Mean score under medlens's extraction of a run scored with ``--extract vlmeval``.
-
-    Re-read from the stored outputs, so the extraction sensitivity is shown in both modes.
+def medlens_reading(
+    items: Sequence[Item], records: dict[str, Record], table: ScoreTable
+) -> np.ndarray:
+    """Per-item scores under medlens's extraction of a run scored with ``--extract vlmeval``,
+    in `table` order (NaN where unscored). Re-read from the stored outputs, so the extraction
+    sensitivity is shown in both modes.
     """
     from medlens.extract import extract
     from medlens.scoring import score
 
-    values = []
-    for item in items:
-        record = records.get(item.id)
+    by_id = {item.id: item for item in items}
+    values = np.full(len(table.ids), np.nan)
+    for row, item_id in enumerate(table.ids):
+        record = records.get(item_id)
         if record is None or record.get("error") is not None or record.get("score") is None:
             continue
+        item = by_id[item_id]
         value = score(item, extract(item, record.get("output"), "medlens"))
         if value is not None:
-            values.append(value)
-    return float(np.mean(values)) if values else None
+            values[row] = value
+    return values
 
 
 def probe_suspects(probe: str, results: dict[str, Any]) -> list[dict[str, Any]] | None:

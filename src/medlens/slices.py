@@ -2,10 +2,11 @@
 
 Group-bys run in DuckDB over an Arrow table (one row per item with a record). Each cell gets
 the same statistics as ``results.json`` (see ``medlens.results.cell``): n, score, a 95% CI,
-random baseline and unparsed/refused/empty/error rates. The CI is ``metrics.mean_cis`` over the
-cell's units (its images, and its items when scores are fractional) as DuckDB collapses them:
-the method and the numbers of ``metrics.group_cis``, which ``results.json`` uses, so a cell
-shows the same interval in ``slice`` and in ``report``.
+random baseline and unparsed/refused/empty/error rates. The CI comes from the
+cell's units (its images, and its items when scores are fractional) as DuckDB collapses them,
+through ``intervals.spread``: the method and the numbers of ``bootstrap.group_cis``, which
+``results.json`` uses, so a cell shows the same interval in ``slice`` and in ``report``.
+Every cell also counts its images (clusters); few images make a cell small.
 """
 
 from __future__ import annotations
@@ -19,15 +20,23 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from medlens.errors import SpecError
+from medlens.intervals import chance_corrected
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from medlens.bootstrap import Units
+    from medlens.intervals import Spread
     from medlens.results import ScoreTable
 
 MAX_AXES = 4
 DEFAULT_MIN_N = 50
+MIN_IMAGES = 10
+"""Cells drawn from fewer images (clusters) than this count as small, like n < min-n."""
 CONFIDENCE = 0.95
+WORST_ALPHA = 0.05
+"""Level of the Holm-adjusted test behind a worst cell's ``below_chance``."""
+ONE_IMAGE = "one image: the interval speaks for this image's questions only"
 # Internal column names cannot clash with metadata keys, which never start with "__".
 _SCORE, _VLMEVAL, _RANDOM, _STATUS, _CLUSTER = (
     "__score",
@@ -63,6 +72,16 @@ class SliceTable:
     """False for splits without gold answers (nothing can be scored)."""
 
 
+def one_image_note(images: int) -> str | None:
+    """The note a cell drawn from a single image carries (None for other cells)."""
+    return ONE_IMAGE if images == 1 else None
+
+
+def is_small(n: int, images: int, min_n: int = DEFAULT_MIN_N) -> bool:
+    """Too few items, or too few images, to rank or flag the cell (shown, marked)."""
+    return n < min_n or images < min(MIN_IMAGES, min_n)
+
+
 def key_label(key: Sequence[tuple[str, str]]) -> str:
     """A cell's key as text, ``modality=CT, task=VQA``; the empty key is ``overall``."""
     return ", ".join(f"{axis}={value}" for axis, value in key) or "overall"
@@ -87,7 +106,15 @@ class Cell:
     empty: float
     error: float
     small: bool
-    """n is below the minimum: shown, marked, never ranked among the worst cells."""
+    """n is below the minimum, or the images are fewer than MIN_IMAGES: shown, marked, never
+    ranked among the worst cells nor flagged as leakage."""
+    images: int = 0
+    """Images (clusters) among the scored items."""
+    p_below_chance: float = 1.0
+    """One-sided p of score < chance (``intervals.chance_p``), before any adjustment."""
+    below_chance: bool | None = None
+    """Set on listed worst cells: True only when the Holm-adjusted test over every rankable
+    cell says the score lies below chance."""
 
     @property
     def label(self) -> str:
@@ -98,15 +125,19 @@ class Cell:
             "key": dict(self.key),
             "records": self.records,
             "n": self.n,
+            "images": self.images,
             "score": self.score,
             "ci": list(self.ci) if self.ci else None,
             "random": self.random,
+            "chance_corrected": chance_corrected(self.score, self.random),
             "vlmeval_score": self.vlmeval_score,
             "unparsed": self.unparsed,
             "refused": self.refused,
             "empty": self.empty,
             "error": self.error,
             "small": self.small,
+            "note": one_image_note(self.images),
+            **({} if self.below_chance is None else {"below_chance": self.below_chance}),
         }
 
 
@@ -216,8 +247,8 @@ def cube(
     if len(set(axes)) != len(axes):
         raise SpecError("--by: an axis is named twice")
     stats, by_image, by_value = _group(table, list(axes))
-    lo, hi = _cell_cis(stats, by_image, by_value, n_resamples, seed)
-    return _cells(stats, list(axes), lo, hi, min_n)
+    spread = _cell_spread(stats, by_image, by_value)
+    return _cells(stats, list(axes), spread, min_n)
 
 
 def _group(
@@ -293,15 +324,14 @@ def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _cell_cis(
+def _cell_spread(
     stats: Mapping[str, np.ndarray],
     by_image: Mapping[str, np.ndarray],
     by_value: Mapping[str, np.ndarray] | None,
-    n_resamples: int,
-    seed: int,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Lower and upper bounds per cell (NaN for cells without scored items)."""
-    from medlens.bootstrap import Units, mean_cis
+) -> Spread:
+    """n, mean, images and standard errors per cell (``bootstrap.mean_cis``'s method)."""
+    from medlens.bootstrap import Units
+    from medlens.intervals import spread
 
     def units(columns: Mapping[str, np.ndarray]) -> Units:
         return Units(
@@ -311,20 +341,20 @@ def _cell_cis(
             columns["k"].astype(np.int64),
         )
 
-    return mean_cis(
-        units(by_image),
-        None if by_value is None else units(by_value),
-        len(stats["cell"]),
-        n_resamples=n_resamples,
-        seed=seed,
-        level=CONFIDENCE,
+    return spread(
+        units(by_image), None if by_value is None else units(by_value), len(stats["cell"])
     )
 
 
 def _cells(
-    stats: Mapping[str, np.ndarray], axes: list[str], lo: np.ndarray, hi: np.ndarray, min_n: int
+    stats: Mapping[str, np.ndarray], axes: list[str], spread: Spread, min_n: int
 ) -> list[Cell]:
     """Python records for the cells; one loop over cells (not rows)."""
+    from medlens.intervals import chance_p
+
+    lo, hi = spread.bounds(CONFIDENCE)
+    images = spread.images.astype(np.int64).tolist()
+    p_below = chance_p(spread, stats["random"].astype(float), "below").tolist()
     columns = {name: values.tolist() for name, values in stats.items()}
     cells = []
     for i in range(len(columns["cell"])):
@@ -344,7 +374,9 @@ def _cells(
                 refused=rates["refused"],
                 empty=rates["empty"],
                 error=columns["errors"][i] / total if total else 0.0,
-                small=n < min_n,
+                small=is_small(n, images[i], min_n),
+                images=images[i],
+                p_below_chance=p_below[i],
             )
         )
     return sorted(cells, key=lambda c: (len(c.key), c.key))
@@ -356,11 +388,16 @@ def _number(value: Any) -> float | None:
 
 # -- views over cells --------------------------------------------------------------------------
 def worst_cells(cells: Sequence[Cell], k: int, min_n: int = DEFAULT_MIN_N) -> list[Cell]:
-    """The k lowest-scoring cells with n ≥ min_n (larger cells first among ties); never overall.
+    """The k lowest-scoring rankable cells (larger cells first among ties); never overall.
 
-    A cell holding the same items as a coarser cell (e.g. a task with one department) repeats
-    it and is left out.
+    Rankable: not small (n ≥ min_n and enough images) and not repeating a coarser cell (a task
+    with one department holds the same items as the task). Each listed cell carries
+    ``below_chance``: True only when its one-sided test against chance survives Holm's
+    adjustment over every rankable cell, so picking the lowest of many does not by itself make
+    a cell look worse than guessing.
     """
+    from dataclasses import replace
+
     n_by_key = {c.key: c.n for c in cells}
 
     def repeats_parent(cell: Cell) -> bool:
@@ -368,9 +405,19 @@ def worst_cells(cells: Sequence[Cell], k: int, min_n: int = DEFAULT_MIN_N) -> li
         return any(n_by_key.get(parent) == cell.n for parent in parents)
 
     ranked = [
-        c for c in cells if c.key and c.score is not None and c.n >= min_n and not repeats_parent(c)
-    ]
-    return sorted(ranked, key=lambda c: (c.score, -c.n, c.key))[:k]
+        c
+        for c in cells
+        if c.key and c.score is not None and not is_small(c.n, c.images, min_n)
+        and not repeats_parent(c)
+    ]  # fmt: skip
+    listed = sorted(ranked, key=lambda c: (c.score, -c.n, c.key))[:k]
+    if not listed:
+        return []
+    from statsmodels.stats.multitest import multipletests
+
+    reject = multipletests([c.p_below_chance for c in ranked], WORST_ALPHA, method="holm")[0]
+    below = {c.key: bool(r) for c, r in zip(ranked, reject.tolist(), strict=True)}
+    return [replace(c, below_chance=below[c.key] and c.random is not None) for c in listed]
 
 
 def cells_at(cells: Sequence[Cell], axes: Sequence[str]) -> list[Cell]:

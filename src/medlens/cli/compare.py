@@ -23,13 +23,16 @@ def compare(
     run_a: Annotated[Path, typer.Argument(help="First run directory (A, e.g. the base model)")],
     run_b: Annotated[Path, typer.Argument(help="Second run directory (B, e.g. fine-tuned)")],
     by: Annotated[str, typer.Option("--by", help="Also compare per value of these axes")] = "",
+    adjust: Annotated[
+        str, typer.Option("--adjust", help="p_adjusted across a --by table: holm, bh or none")
+    ] = "holm",
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout")] = False,
 ) -> None:
-    """Compare two runs: B − A with paired bootstrap CI, exact McNemar p and win/tie/loss."""
+    """Compare two runs: B − A with paired CI, (image-level) McNemar p and win/tie/loss."""
     from medlens.compare import compare_runs
 
     axes = [a.strip() for a in by.split(",") if a.strip()]
-    result = compare_runs(run_a, run_b, axes)
+    result = compare_runs(run_a, run_b, axes, adjust=adjust)
     if as_json:
         sys.stdout.write(json.dumps(result.to_json(), ensure_ascii=False) + "\n")
         return
@@ -53,7 +56,12 @@ def _print_text(result: Comparison) -> None:
         return
     console.print(paired_table([result.overall], "overall"))
     for axis, cells in result.by.items():
-        console.print(paired_table(cells, f"by {axis}"))
+        console.print(paired_table(cells, f"by {axis}", adjusted=True))
+    if result.by:
+        method = next(iter(result.by.values()))[0].adjust if any(result.by.values()) else "none"
+        console.print(Text(f"adj. p: p adjusted across each table ({method})"))
+    if any(c.images == 1 for c in [result.overall, *(c for v in result.by.values() for c in v)]):
+        console.print(Text("images = 1: that row speaks for one image's questions only"))
     if result.probe_a or result.probe_b:
         console.print(
             Text(
@@ -67,12 +75,14 @@ def _name(letter: str, path: str, probe: str | None) -> str:
     return f"{letter}: {path}" + (f" (probe: {probe})" if probe else "")
 
 
-def paired_table(cells: Sequence[PairedCell], title: str) -> Table:
+def paired_table(cells: Sequence[PairedCell], title: str, adjusted: bool = False) -> Table:
     from rich.table import Table
     from rich.text import Text
 
     table = Table(title=Text(title), title_justify="left")
-    headers = ("cell", "n", "A %", "B %", "chance %", "B−A", "95% CI", "W/T/L", "McNemar p")
+    headers: tuple[str, ...] = ("cell", "n", "images", "A %", "B %", "chance %", "B−A")
+    headers += ("95% CI", "W/T/L", "p")
+    headers += ("adj. p",) if adjusted else ()
     for header in headers:
         if header == "cell":
             table.add_column(header, overflow="fold", ratio=1, min_width=8)
@@ -82,12 +92,14 @@ def paired_table(cells: Sequence[PairedCell], title: str) -> Table:
         table.add_row(
             Text(", ".join(v for _, v in cell.key) or "overall"),
             str(cell.n),
+            str(cell.images),
             f"{100 * cell.score_a:.1f}",
             f"{100 * cell.score_b:.1f}",
             "–" if cell.random is None else f"{100 * cell.random:.1f}",
             f"{100 * cell.difference:+.1f}",
             f"{100 * cell.ci[0]:+.1f}…{100 * cell.ci[1]:+.1f}",
             f"{cell.wins}/{cell.ties}/{cell.losses}",
-            "–" if cell.mcnemar_p is None else f"{cell.mcnemar_p:.3g}",
+            "–" if cell.p is None else f"{cell.p:.3g}",
+            *(("–" if cell.p_adjusted is None else f"{cell.p_adjusted:.3g}",) if adjusted else ()),
         )
     return table

@@ -73,7 +73,7 @@ def _print_text(
     """Tables for a terminal; `answers_missing_in` is the run when its split has no answers."""
     from rich.text import Text
 
-    from medlens.slices import cells_at
+    from medlens.slices import MIN_IMAGES, ONE_IMAGE, cells_at
 
     overall = cells[0]
     heading = f"{overall.n} scored items" + (f" where {where}" if where else "")
@@ -96,7 +96,17 @@ def _print_text(
     elif worst:
         console.print(Text(f"worst cells: none has n ≥ {min_n} (see --min-n)"), soft_wrap=True)
     if any(c.small for c in cells):
-        console.print(Text(f"* n < {min_n}: too few items to rank; read with care"), soft_wrap=True)
+        console.print(
+            Text(f"* n < {min_n} or images < {MIN_IMAGES}: too few to rank; read with care"),
+            soft_wrap=True,
+        )
+    if any(c.images == 1 for c in cells):
+        console.print(Text(f"images = 1: {ONE_IMAGE}"), soft_wrap=True)
+    if ranked:
+        console.print(
+            Text("below chance: Holm-adjusted one-sided test over every rankable cell"),
+            soft_wrap=True,
+        )
 
 
 def percent(value: float | None) -> str:
@@ -112,7 +122,8 @@ def cell_table(cells: Sequence[Cell], title: str, min_n: int, named: bool = Fals
     from rich.text import Text
 
     table = Table(title=Text(title), title_justify="left")
-    for name in ("cell", "n", "score %", "95% CI", "random %", "unparsed %", "error %"):
+    names = ("cell", "n", "images", "score %", "95% CI", "random %", "unparsed %", "error %")
+    for name in names + (("below chance",) if named else ()):
         if name == "cell":
             table.add_column(name, overflow="fold", ratio=1, min_width=8)
         else:
@@ -120,14 +131,17 @@ def cell_table(cells: Sequence[Cell], title: str, min_n: int, named: bool = Fals
     for cell in cells:
         label = cell.label if named else ", ".join(value for _, value in cell.key) or "overall"
         ci = f"{percent(cell.ci[0])}–{percent(cell.ci[1])}" if cell.ci else "–"
+        below = () if not named else ("yes" if cell.below_chance else "no",)
         table.add_row(
             Text(label + (" *" if cell.small else "")),
             str(cell.n),
+            str(cell.images),
             percent(cell.score),
             ci,
             percent(cell.random),
             percent(cell.unparsed),
             percent(cell.error),
+            *below,
         )
     return table
 

@@ -53,7 +53,11 @@ def choices(item: Item) -> list[str]:
 
 
 class RandomModel(_Baseline):
-    """A uniformly random choice, seeded per item so that reruns agree."""
+    """A uniformly random choice, seeded per item so that reruns agree.
+
+    Multi-answer items get a uniform non-empty subset of their letters, so that the model's
+    expected score is the chance level ``metrics.random_baseline`` prints (1/(2^k − 1)).
+    """
 
     def __init__(self, spec: str, seed: int) -> None:
         super().__init__(spec)
@@ -64,7 +68,11 @@ class RandomModel(_Baseline):
         if not pool:
             return ""
         digest = hashlib.sha256(f"{self.seed}\0{item.id}".encode()).digest()
-        return pool[int.from_bytes(digest[:8], "big") % len(pool)]
+        draw = int.from_bytes(digest[:8], "big")
+        if item.kind == "multi_choice" and len(pool) < 63:
+            subset = draw % (2 ** len(pool) - 1) + 1  # 1 … 2^k − 1: a non-empty bit set
+            return ", ".join(letter for i, letter in enumerate(pool) if subset >> i & 1)
+        return pool[draw % len(pool)]
 
 
 class FirstModel(_Baseline):

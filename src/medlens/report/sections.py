@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from medlens.slices import DEFAULT_MIN_N, MAX_AXES, Cell
+from medlens.slices import DEFAULT_MIN_N, MAX_AXES, Cell, is_small
 
 PRIMARY_AXES = ("granularity", "department", "task", "modality")
 """The GMAI-MMBench lexical-tree axes, in the order the report shows them."""
@@ -50,10 +50,11 @@ class AxisRow:
     unparsed: float
     refused: float
     error: float
+    images: int = 0
 
     @property
     def small(self) -> bool:
-        return self.n < DEFAULT_MIN_N
+        return is_small(self.n, self.images)
 
 
 @dataclass(frozen=True)
@@ -153,6 +154,7 @@ def _axis_row(value: str, cell: dict[str, Any]) -> AxisRow:
         unparsed=float(cell.get("unparsed", 0.0)),
         refused=float(cell.get("refused", 0.0)),
         error=float(cell.get("error", 0.0)),
+        images=int(cell.get("images", cell["n"])),
     )
 
 
@@ -185,12 +187,13 @@ def deficiency_rows(
     ]
     levels = {row.value: row for row in axes.get("granularity", [])}
     box, image = levels.get("box"), levels.get("image")
-    if box and image and box.score is not None and image.score is not None:
-        gap = box.score - image.score
+    gap = results.get("box_image_gap")
+    if gap:
         rows.append(
             (
                 "box-level − image-level score",
-                f"{100 * gap:+.1f} points (box n={box.n}, image n={image.n})",
+                f"{100 * gap['difference']:+.1f} points, 95% CI {fmt_diff_ci(gap['ci'], 100)} "
+                f"(box n={gap['n_box']}, image n={gap['n_image']})",
             )
         )
     else:
@@ -204,13 +207,16 @@ def deficiency_rows(
 
 
 def suspect_summary(suspects: list[dict[str, Any]]) -> str:
-    """Slices whose score under an evidence-removing probe has a CI above chance."""
+    """Slices whose score under an evidence-removing probe is above chance (Holm-adjusted)."""
     if not suspects:
-        return "none: no slice scores significantly above chance without its evidence"
+        return (
+            "none: no slice scores significantly above chance without its evidence "
+            "(one-sided test per slice, Holm-adjusted; slices with n < 50 or < 10 images untested)"
+        )
     return "; ".join(
         f"{'overall' if s['axis'] == 'overall' else s['axis'] + '=' + s['value']} "
-        f"{percent(s['score'])} (CI {percent_ci(s['ci'])}, "
-        f"chance {percent(s['random'])}{', n<50' if s['small_n'] else ''})"
+        f"{percent(s['score'])} (CI {percent_ci(s['ci'])}, chance {percent(s['random'])}, "
+        f"n={s['n']}, images={s.get('images', s['n'])}, adj. p {s.get('p_adjusted', 0):.2g})"
         for s in suspects
     )
 
@@ -242,23 +248,34 @@ def closed_open_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]
     rows = []
     for label, cell in closed_open_cells(results):
         delta = cell.get("delta")
+        ci = fmt_diff_ci(cell.get("delta_ci"), 100)
         rows.append((
             label,
             f"{percent(cell.get('closed'))} ({cell.get('n_closed', 0)})",
             f"{percent(cell.get('open'))} ({cell.get('n_open', 0)})",
-            "–" if delta is None else f"{100 * delta:+.1f}",
+            "–" if delta is None else f"{100 * delta:+.1f} [{ci}]",
         ))  # fmt: skip
     return rows
 
 
 def secondary_text(results: dict[str, Any]) -> str:
-    """The secondary per-item metrics' means in one line, or "" when there are none."""
+    """The secondary per-item metrics in one line (mean, 95% CI, n, chance), or ""."""
     secondary = results.get("secondary") or {}
     if not secondary:
         return ""
-    return "Secondary per-item metrics (means): " + ", ".join(
-        f"{name} {value:.3f}" for name, value in secondary.items()
+    return "Secondary per-item metrics (mean [95% CI], n, chance): " + ", ".join(
+        f"{name} {c['score']:.3f} [{c['ci'][0]:.3f}, {c['ci'][1]:.3f}] (n={c['n']}, "
+        f"chance {'–' if c.get('random') is None else format(c['random'], '.3f')})"
+        for name, c in secondary.items()
     )
+
+
+def fmt_diff_ci(ci: list[float] | tuple[float, float] | None, scale: float = 1.0) -> str:
+    """A difference's CI as ``+a…+b`` (× `scale`: 100 for points), "–" when there is none."""
+    if not ci:
+        return "–"
+    digits = 1 if scale == 100 else 3
+    return f"{scale * ci[0]:+.{digits}f}…{scale * ci[1]:+.{digits}f}"
 
 
 def _dynamic_limitations(results: dict[str, Any], axes: dict[str, list[AxisRow]]) -> list[str]:
@@ -266,8 +283,8 @@ def _dynamic_limitations(results: dict[str, Any], axes: dict[str, list[AxisRow]]
     small = sum(1 for rows in axes.values() for row in rows if row.small)
     if small and results["has_answers"]:  # without gold every cell has n = 0
         notes.append(
-            f"{small} per-axis cells have n < {DEFAULT_MIN_N}: their CIs are wide and "
-            "they are never ranked among the worst cells."
+            f"{small} per-axis cells have n < {DEFAULT_MIN_N} or fewer than 10 images: their "
+            "CIs are wide and they are never ranked among the worst cells."
         )
     counts = results["counts"]
     if counts["errors"]:

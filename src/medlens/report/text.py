@@ -75,24 +75,31 @@ def summary_blocks(results: dict[str, Any], run_dir: Path | None = None) -> list
 
 def detail_lines(results: dict[str, Any]) -> list[str]:
     """Extraction sensitivity, closed/open gap, secondary metrics and token usage, when present."""
+    from medlens.report.sections import fmt_diff_ci, secondary_text
+
     lines = []
     sensitivity = results.get("extraction_sensitivity")
     if sensitivity:
         lines.append(
             f"extraction sensitivity ({results['spec']['extract']} scored this run): medlens "
             f"{sensitivity['medlens']:.3f} vs VLMEvalKit rules "
-            f"{sensitivity['vlmeval']:.3f} (Δ {sensitivity['difference']:+.3f})"
+            f"{sensitivity['vlmeval']:.3f} (Δ {sensitivity['difference']:+.3f}, 95% CI "
+            f"{fmt_diff_ci(sensitivity.get('ci'))})"
         )
     gap = (results.get("closed_open") or {}).get("overall")
     if gap and gap["delta"] is not None:
         lines.append(
             f"closed {gap['closed']:.3f} (n={gap['n_closed']}) vs open {gap['open']:.3f} "
-            f"(n={gap['n_open']}): Δ {gap['delta']:+.3f}"
+            f"(n={gap['n_open']}): Δ {gap['delta']:+.3f}, 95% CI {fmt_diff_ci(gap.get('delta_ci'))}"
+        )
+    box = results.get("box_image_gap")
+    if box:
+        lines.append(
+            f"box − image: {box['difference']:+.3f} (box n={box['n_box']}, image "
+            f"n={box['n_image']}), 95% CI {fmt_diff_ci(box['ci'])}"
         )
     if results.get("secondary"):
-        lines.append(
-            "secondary: " + ", ".join(f"{k} {v:.3f}" for k, v in results["secondary"].items())
-        )
+        lines.append(secondary_text(results))
     tokens = results.get("usage", {}).get("tokens")
     if tokens:
         lines.append("tokens: " + ", ".join(f"{k} {v:,}" for k, v in sorted(tokens.items())))
@@ -104,6 +111,7 @@ def overall_table(results: dict[str, Any]) -> Table:
     table = Table(title="overall", title_justify="left")
     for column in (
         "n",
+        "images",
         "score",
         "95% CI",
         "random",
@@ -116,6 +124,7 @@ def overall_table(results: dict[str, Any]) -> Table:
         table.add_column(column, justify="right")
     table.add_row(
         str(overall["n"]),
+        str(overall.get("images", "–")),
         fmt(overall["score"]),
         fmt_ci(overall["ci"]),
         fmt(overall["random"]),
@@ -129,15 +138,20 @@ def overall_table(results: dict[str, Any]) -> Table:
 
 
 def axis_table(axis: str, cells: dict[str, dict[str, Any]]) -> Table:
-    table = Table(title=f"by {axis} (* n < {SMALL_N})", title_justify="left")
+    from medlens.slices import MIN_IMAGES
+
+    title = f"by {axis} (* n < {SMALL_N} or images < {MIN_IMAGES})"
+    table = Table(title=title, title_justify="left")
     table.add_column(axis, justify="left", overflow="fold", max_width=40)
-    for column in ("n", "score", "95% CI", "random", "vlmeval", "unparsed", "refused", "error"):
+    columns = ("n", "images", "score", "95% CI", "random", "vlmeval", "unparsed", "refused")
+    for column in (*columns, "error"):
         table.add_column(column, justify="right")
     for value, c in cells.items():
-        flag = "*" if c["n"] < SMALL_N else ""
+        flag = "*" if c.get("small", c["n"] < SMALL_N) else ""
         table.add_row(
             value,
             f"{c['n']}{flag}",
+            str(c.get("images", "–")),
             fmt(c["score"]),
             fmt_ci(c["ci"]),
             fmt(c["random"]),
