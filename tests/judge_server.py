@@ -36,6 +36,11 @@ def read_block(text: str, label: str) -> str | None:
     return json.loads(found[-1][1]) if found else None
 
 
+def instructions(text: str) -> str:
+    """The prompt without its data blocks: what the judge is asked, not what it judges."""
+    return re.sub(r"<<<BEGIN (\w+ [0-9a-f]{16})>>>\n.*?\n<<<END \1>>>", "", text, flags=re.S)
+
+
 def normal(text: str) -> str:
     return " ".join(re.sub(r"[^a-z0-9 ]", " ", text.lower()).split())
 
@@ -54,15 +59,18 @@ def verdict(request: ChatRequest) -> dict[str, object]:
     text = request.text
     answer = read_block(text, "ANSWER") or ""
     gold = read_block(text, "REFERENCE")
-    if '"answer": "B"' in text:  # the choice protocol's reply format
+    asked = instructions(text)
+    if '"answer": "B"' in asked:  # the choice protocol's reply format
         options = read_block(text, "OPTIONS") or ""
+        said = normal(answer)
+        mentions = []  # the option named last is the one chosen ("A or B; on balance B")
         for line in options.splitlines():
             letter, _, option = line.partition(". ")
-            if option and normal(option) in normal(answer):
-                return {"answer": letter}
-        return {"answer": "?"}
+            if option and normal(option) in said:
+                mentions.append((said.rfind(normal(option)), letter))
+        return {"answer": max(mentions)[1] if mentions else "?"}
     same = equivalent(answer, gold or "")
-    if "ground_truth_correctness" in text:
+    if "ground_truth_correctness" in asked:
         length = min(10, len(answer.split()))
         return {
             "consistency": 8,
@@ -74,13 +82,27 @@ def verdict(request: ChatRequest) -> dict[str, object]:
     return {"equivalent": same, "reason": "same finding" if same else "different finding"}
 
 
+def noisy(value: dict[str, object], key: str, attempt: int) -> dict[str, object]:
+    """A sampled judge: the verdict of a prompt moves a little from one call to the next."""
+    from loopback_server import unit_hash
+
+    draw = unit_hash(key, attempt, "noise")
+    if "equivalent" in value and draw < 0.3:
+        return {**value, "equivalent": not value["equivalent"]}
+    if "coherence" in value:
+        shift = int(draw * 3) - 1
+        return {**value, "coherence": min(10, max(0, int(value["coherence"]) + shift))}  # type: ignore[call-overload]
+    return value
+
+
 @dataclass
 class JudgeReplies:
     """A judge's behaviour; call it with a request to get the reply text."""
 
     mode: str = "verdict"
     """``verdict``; ``echo`` (the answer, then the verdict); ``unparseable`` (never JSON);
-    ``flaky`` (the first attempt of every prompt is unparseable, the retry answers)."""
+    ``noisy`` (verdicts vary between calls of one prompt, as sampling does); ``flaky`` (the first attempt of every prompt is unparseable, the retry answers); ``down``
+    (the connection drops without an answer; a test may switch modes while serving)."""
     gate_after: int | None = None
     """Calls after this many wait until ``release`` is set."""
     release: threading.Event = field(default_factory=threading.Event)
@@ -93,7 +115,13 @@ class JudgeReplies:
             attempt, total = self.calls[request.key], sum(self.calls.values())
         if self.gate_after is not None and total > self.gate_after:
             self.release.wait(timeout=300)
-        own = json.dumps(verdict(request))
+        if self.mode == "down":
+            raise ConnectionAbortedError("judge is down")  # the server drops the connection
+        own = json.dumps(
+            noisy(verdict(request), request.key, attempt)
+            if self.mode == "noisy"
+            else verdict(request)
+        )
         if self.mode == "unparseable" or (self.mode == "flaky" and attempt == 1):
             return "The answer looks reasonable to me, but I cannot give a verdict."
         if self.mode == "echo":

@@ -107,6 +107,23 @@ def validate(options: JudgeOptions) -> None:
         )
 
 
+def judge_options_for_run(
+    judge: str, protocol: str, concurrency: int, cache: bool
+) -> JudgeOptions:
+    """`medlens run --judge SPEC --judge-protocol P`: options checked before the run starts."""
+    options = JudgeOptions(
+        run_dir=Path(), judge=judge, protocol=protocol, concurrency=concurrency, cache=cache
+    )
+    validate(options)
+    load_protocol(protocol)
+    from medlens.models import MODELS
+
+    name = parse_spec(judge).name
+    if name != "replay":
+        MODELS.get(name)
+    return options
+
+
 def load_judge_model(text: str, items: list[Item], concurrency: int, describe_only: bool) -> Model:
     """Any answering backend, or ``replay:FILE`` of stored judge replies."""
     spec = parse_spec(text)

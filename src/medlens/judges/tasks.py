@@ -37,12 +37,9 @@ class JudgeTask:
 
 
 def answer_text(record: Record) -> str:
-    """What the model answered: the extracted answer, else its raw output."""
-    extraction = record.get("extraction") or {}
-    answer = extraction.get("answer")
-    if isinstance(answer, str) and answer.strip():
-        return answer
-    return str(record.get("output") or "")
+    """What the model answered, as it wrote it: the judge reads free text itself (the rules'
+    extraction may have cut a paraphrase down to the wrong phrase)."""
+    return str(record.get("output") or "").strip()
 
 
 def eligible(item: Item, record: Record | None, settings: JudgeSettings) -> bool:
