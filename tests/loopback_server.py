@@ -91,6 +91,8 @@ class ServerConfig:
     """Prompts containing this text end with ``finish_reason: content_filter``."""
     max_requests: int = 200_000
     lifetime: float = 900.0
+    reply: Callable[[ChatRequest], str] | None = None
+    """When set, the text of every fault-free answer (a judge: see ``tests/judge_server.py``)."""
 
 
 def unit_hash(*parts: object) -> float:
@@ -302,6 +304,8 @@ def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
                 time.sleep(config.slow_seconds)
             if config.content_filter_marker and config.content_filter_marker in request.text:
                 return self._json(200, completion(None, request, "content_filter"))
+            if config.reply is not None:
+                return self._json(200, completion(config.reply(request), request))
             answer = choose_answer(request, config.gold(request), config.accuracy)
             return self._json(200, completion(answer, request))
 

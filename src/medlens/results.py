@@ -361,6 +361,11 @@ def build_results(store: RunStore) -> dict[str, Any]:
         "by": by_axis(table, axes),
         "usage": usage_totals(records),
     }
+    from medlens.judges.results import judges_results
+
+    results["judges"] = judges_results(
+        store.path, items, records, axes, str(spec["model"]), results["closed_open"]
+    )
     if spec.get("probe"):
         results["leakage_suspects"] = probe_suspects(spec["probe"], results)
     return results

@@ -37,6 +37,12 @@ def run(
     ray_address: Annotated[str | None, typer.Option(help="Ray cluster address")] = None,
     max_error_rate: Annotated[float, typer.Option(help="Exit 1 above this error rate")] = 0.0,
     cache: Annotated[bool, typer.Option(help="Use the response cache")] = True,
+    judge: Annotated[
+        str | None, typer.Option(help="Judge the answers afterwards with this model spec")
+    ] = None,
+    judge_protocol: Annotated[
+        str, typer.Option(help="Judge protocol: equivalence, rubric, choice or file:PATH")
+    ] = "equivalence",
 ) -> None:
     """Evaluate MODEL on BENCH; rerunning the same command resumes where it stopped."""
     from medlens.errors import SpecError
@@ -60,10 +66,22 @@ def run(
         ray_address=ray_address,
         cache=cache,
     )
+    judging = None
+    if judge is not None:  # checked before answering, so a bad judge spec costs no run
+        from medlens.judges.stage import judge_options_for_run
+
+        judging = judge_options_for_run(judge, judge_protocol, concurrency, cache)
     outcome = evaluate_with_progress(options)
     for block in summary_blocks(outcome.results, outcome.store.path):
         console.print(block)
     err_console.print(f"run directory: {outcome.store.path}", highlight=False)
+    if judging is not None:
+        from dataclasses import replace
+
+        from medlens.cli.judge import judge_with_progress, print_judge_summary
+
+        judged = judge_with_progress(replace(judging, run_dir=outcome.store.path))
+        print_judge_summary(outcome.store.path, judged)
     error_rate = outcome.results["rates"]["error"]
     if error_rate > max_error_rate:
         for line in error_lines(outcome.store.records().values()):

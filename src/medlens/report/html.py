@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from medlens.report.html_assets import SCRIPT, STYLE
+from medlens.report.judges import html_section as judges_html
 from medlens.report.sections import (
     AxisRow,
     ReportData,
@@ -63,6 +64,7 @@ def render(run_dir: Path) -> str:
             plots_section(data),
             axes_section(data),
             closed_open_section(data),
+            judges_html(data.results),
             worst_section(data),
         ]
     else:

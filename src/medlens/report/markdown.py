@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from medlens.report.judges import markdown_section as judges_markdown
 from medlens.report.sections import (
     AxisRow,
     ReportData,
@@ -37,6 +38,7 @@ def render(run_dir: Path) -> str:
             overall_section(data),
             axes_section(data),
             closed_open_section(data),
+            judges_markdown(data.results),
             worst_section(data.worst),
             heatmap_section(data),
         ]

@@ -237,6 +237,9 @@ def closed_open_cells(results: dict[str, Any]) -> list[tuple[str, dict[str, Any]
     if not gap:
         return []
     cells = [("overall", gap["overall"])]
+    for name, entry in (results.get("judges") or {}).items():
+        if entry.get("closed_open"):  # the Δ with judged open scores
+            cells.append((f"overall, open judged by {name}", entry["closed_open"]))
     for axis, values in (gap.get("by") or {}).items():
         if len(values) > 1:  # one value (lang=en) would repeat the overall row
             cells += [(f"{axis}={value}", cell) for value, cell in values.items()]

@@ -70,6 +70,9 @@ def summary_blocks(results: dict[str, Any], run_dir: Path | None = None) -> list
     for axis, cells in results["by"].items():
         if len(cells) > 1:  # a one-value table would repeat the overall row
             blocks.append(axis_table(axis, cells))
+    from medlens.report.judges import text_blocks
+
+    blocks.extend(text_blocks(results))
     return blocks
 
 

@@ -95,6 +95,12 @@ def _score_sheets(workbook: Workbook, data: ReportData) -> None:
     if gap:
         columns = ("slice", "closed", "n_closed", "open", "n_open", "closed_minus_open")
         write_rows(workbook.create_sheet("closed vs open"), [columns, *gap])
+    from medlens.report.judges import judge_sections
+
+    for section in judge_sections(data.results):
+        sheet: list[Sequence[Any]] = [section.headers, *section.rows, ()]
+        sheet += [(note,) for note in section.notes]
+        write_rows(workbook.create_sheet(sheet_name(section.title, used)), sheet)
 
 
 def sheet_name(wanted: str, used: set[str]) -> str:

@@ -1,0 +1,104 @@
+"""`medlens judge`: score a finished run's open answers with a judge model (resumable)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from medlens.cli.common import command, console, err_console, progress_bar
+
+if TYPE_CHECKING:
+    from medlens.judges.stage import JudgeOptions, JudgeOutcome
+
+
+@command("judge")
+def judge(
+    run: Annotated[Path, typer.Argument(help="Run directory")],
+    judge: Annotated[
+        str,
+        typer.Option(
+            "--judge", help="Judge model spec: openai:NAME?base_url=URL, hf:PATH, replay:DIR"
+        ),
+    ],
+    protocol: Annotated[
+        str, typer.Option("--protocol", help="equivalence, rubric, choice or file:PATH")
+    ],
+    name: Annotated[
+        str | None, typer.Option(help="Judge name (default: the judge model's)")
+    ] = None,
+    scope: Annotated[
+        str | None, typer.Option(help="unresolved (rules first) or all (default: per protocol)")
+    ] = None,
+    weights: Annotated[
+        str | None, typer.Option(help="Rubric weights, e.g. visual_accuracy=2,coherence=0.5")
+    ] = None,
+    repeats: Annotated[int, typer.Option(help="Judge each item K times (temperature > 0)")] = 1,
+    concurrency: Annotated[int, typer.Option(help="Judge calls in flight at once")] = 8,
+    images: Annotated[bool, typer.Option("--images", help="Show the judge the images")] = False,
+    with_question: Annotated[
+        bool, typer.Option("--with-question", help="Show the question (equivalence)")
+    ] = False,
+    reports: Annotated[
+        bool, typer.Option("--reports", help="Also judge report items (equivalence)")
+    ] = False,
+    executor: Annotated[str, typer.Option(help="local or ray")] = "local",
+    ray_address: Annotated[str | None, typer.Option(help="Ray cluster address")] = None,
+    cache: Annotated[bool, typer.Option(help="Use the response cache")] = True,
+) -> None:
+    """Judge RUN's answers with a judge model; rerunning the same command resumes."""
+    from medlens.judges.protocols import parse_weights
+    from medlens.judges.stage import JudgeOptions
+
+    options = JudgeOptions(
+        run_dir=run,
+        judge=judge,
+        protocol=protocol,
+        name=name,
+        scope=scope,
+        weights=parse_weights(weights),
+        repeats=repeats,
+        concurrency=concurrency,
+        images=images,
+        with_question=with_question,
+        reports=reports,
+        cache=cache,
+        executor=executor,
+        ray_address=ray_address,
+    )
+    outcome = judge_with_progress(options)
+    print_judge_summary(run, outcome)
+
+
+def judge_with_progress(options: JudgeOptions) -> JudgeOutcome:
+    """Run the judge stage under a progress bar that appears once loading succeeded."""
+    from medlens.judges.stage import judge_run
+
+    bar = progress_bar("medlens judge", unit="judgements")
+    task = bar.add_task("judging", total=None)
+
+    def on_start(total: int, done: int) -> None:
+        bar.start()
+        bar.update(task, total=total, completed=done)
+        if done:
+            bar.console.print(f"resuming: {done} of {total} judgements already made")
+
+    try:
+        return judge_run(options, on_start, lambda line: bar.advance(task))
+    finally:
+        if bar.live.is_started:
+            bar.stop()
+
+
+def print_judge_summary(run: Path, outcome: JudgeOutcome) -> None:
+    from medlens.report.judges import judge_text_lines
+    from medlens.results import build_results
+    from medlens.store import RunStore
+
+    results = build_results(RunStore.open(run))
+    entry = results["judges"].get(outcome.folder.name)
+    if entry is not None:
+        for line in judge_text_lines(outcome.folder.name, entry):
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
+    err_console.print(f"judge folder: {outcome.folder}", highlight=False)

@@ -1,0 +1,28 @@
+"""LLM-as-judge: protocols as data, found by name like models; the judge stage over a run."""
+
+from __future__ import annotations
+
+from medlens.judges.protocol import JudgeProtocol, ParsedReply, last_json_object, parse_reply
+from medlens.registry import Registry
+
+JUDGE_PROTOCOLS: Registry[JudgeProtocol] = Registry("judge protocol")
+JUDGE_PROTOCOLS.add(
+    "equivalence",
+    "medlens.judges.protocols:EQUIVALENCE",
+    "equivalence",
+    "MMBU: strict biomedical equivalence of answer and gold (negation, laterality, severity …)",
+)
+JUDGE_PROTOCOLS.add(
+    "rubric",
+    "medlens.judges.protocols:RUBRIC",
+    "rubric",
+    "Med-CMR: consistency, coherence, visual_accuracy, ground_truth_correctness 0-10, weights 1/1/4/4",
+)
+JUDGE_PROTOCOLS.add(
+    "choice",
+    "medlens.judges.protocols:CHOICE",
+    "choice",
+    "VLMEvalKit-style LLM choice extraction for answers the rules left unparsed",
+)
+
+__all__ = ["JUDGE_PROTOCOLS", "JudgeProtocol", "ParsedReply", "last_json_object", "parse_reply"]

@@ -1,0 +1,72 @@
+"""The ``replay:FILE`` judge: answers each judge call with a stored judge reply.
+
+FILE is a judge folder (``runs/<run>/judges/<name>``) or its ``judgements.jsonl``. Replaying
+the raw replies through today's parser reproduces a judged score offline, with no judge model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from medlens.errors import InputError, SpecError
+from medlens.models.base import ModelError, Request, Response
+from medlens.specs import Spec, check_options
+
+
+class ReplayJudge:
+    """Looks up the stored reply of (item id, repeat)."""
+
+    deterministic = True
+    worth_caching = False  # a dictionary lookup is cheaper than the response cache
+
+    def __init__(self, spec: str, source: Path, replies: dict[tuple[str, int], str]) -> None:
+        self.spec = spec
+        self.source = source
+        self.replies = replies
+
+    async def generate(self, request: Request) -> Response:
+        key = (request.item.id, int(request.params.get("repeat", 0)))
+        text = self.replies.get(key)
+        if text is None:
+            message = f"no stored judge reply for item {key[0]!r} repeat {key[1]} in {self.source}"
+            return Response(None, error=ModelError("input", message))
+        return Response(text)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def load_replies(source: Path) -> dict[tuple[str, int], str]:
+    """(item id, repeat) → raw reply of every judged line of a judgements.jsonl."""
+    file = source / "judgements.jsonl" if source.is_dir() else source
+    if not file.is_file():
+        raise InputError(source, None, "not a judge folder or judgements.jsonl")
+    replies: dict[tuple[str, int], str] = {}
+    with open(file, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+                key = (str(value["id"]), int(value["repeat"]))
+            except (ValueError, KeyError, TypeError) as exc:
+                if not line.endswith("\n"):
+                    break  # a torn last line
+                raise InputError(file, f"line {number}", f"not a judgement ({exc})") from None
+            if isinstance(value.get("output"), str):
+                replies[key] = value["output"]
+    return replies
+
+
+def make_replay_judge(spec: Spec) -> ReplayJudge:
+    check_options(spec, set())
+    if not spec.argument:
+        raise SpecError("replay judge needs a judge folder or judgements.jsonl: replay:PATH")
+    source = Path(spec.argument)
+    replies = load_replies(source)
+    digest = hashlib.sha256(
+        json.dumps(sorted(replies.items()), ensure_ascii=False).encode("utf-8")
+    ).hexdigest()
+    return ReplayJudge(f"replay:{source}?sha256={digest[:16]}", source, replies)

@@ -1,0 +1,278 @@
+"""The ``judges`` key of results.json: judged scores beside rule scores, per slice, with CIs.
+
+Per item, repeats combine by majority (equivalence, choice; a tie scores 0.5) or mean (rubric);
+an item none of whose repeats gave a parseable verdict is a judge error, left out of the judged
+score (never scored 0). Rule-settled items (no call) count with their rule score.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from medlens.bootstrap import group_cis
+from medlens.items import Item
+from medlens.judges.store import JudgeStore, judge_names, judges_dir
+from medlens.store import Record
+
+BINARY = ("equivalence", "choice")
+
+
+@dataclass(frozen=True)
+class JudgedTable:
+    """One row per judged (or rule-settled) item of one judge stage."""
+
+    ids: list[str]
+    score: np.ndarray
+    """Judged item score; NaN for judge errors."""
+    rule: np.ndarray
+    cluster: np.ndarray
+    meta: dict[str, np.ndarray]
+    dimensions: dict[str, np.ndarray]
+    """Mean points per rubric dimension (NaN: rule-settled or judge error)."""
+    lines: list[list[dict[str, Any]]]
+
+
+def protocol_kind(spec: dict[str, Any]) -> str:
+    name = str(spec["protocol"]["name"])
+    return name if name in BINARY else "rubric"
+
+
+def combine(kind: str, scores: list[float]) -> float:
+    """Majority for binary verdicts (tie 0.5), mean for rubric scores; NaN when none."""
+    if not scores:
+        return float("nan")
+    mean = float(np.mean(scores))
+    if kind in BINARY:
+        return 1.0 if mean > 0.5 else 0.0 if mean < 0.5 else 0.5
+    return mean
+
+
+def judged_table(
+    store: JudgeStore, items: Sequence[Item], records: dict[str, Record]
+) -> JudgedTable:
+    kind = protocol_kind(store.spec)
+    dims = [str(d) for d in store.spec["protocol"].get("dimensions", [])]
+    grouped = dict(store.by_item())
+    rows = [(item, grouped[item.id]) for item in items if item.id in grouped]
+    keys = sorted({k for item, _ in rows for k in item.meta})
+    scores, dimension_values = [], {d: [] for d in dims}  # type: ignore[var-annotated]
+    for _, lines in rows:
+        ok = [
+            line for line in lines if line.get("status") == "ok" and line.get("score") is not None
+        ]
+        scores.append(combine(kind, [float(line["score"]) for line in ok]))
+        for dim in dims:
+            points = [line["verdict"]["scores"][dim] for line in ok if line.get("verdict")]
+            dimension_values[dim].append(float(np.mean(points)) if points else float("nan"))
+    return JudgedTable(
+        ids=[item.id for item, _ in rows],
+        score=np.array(scores, dtype=float),
+        rule=np.array([float((records.get(i.id) or {}).get("score") or 0.0) for i, _ in rows]),
+        cluster=np.array([item.meta.get("image_id", item.id) for item, _ in rows], dtype=object),
+        meta={k: np.array([item.meta.get(k, "") for item, _ in rows], dtype=object) for k in keys},
+        dimensions={d: np.array(v, dtype=float) for d, v in dimension_values.items()},
+        lines=[lines for _, lines in rows],
+    )
+
+
+def mean_ci(values: np.ndarray, clusters: np.ndarray) -> dict[str, Any]:
+    """n, mean and CI (`bootstrap.group_cis`) of the non-NaN values."""
+    kept = ~np.isnan(values)
+    n = int(kept.sum())
+    if not n:
+        return {"n": 0, "score": None, "ci": None}
+    lo, hi = group_cis(values[kept], np.zeros(n, dtype=np.intp), clusters[kept])
+    return {"n": n, "score": float(values[kept].mean()), "ci": [float(lo[0]), float(hi[0])]}
+
+
+def slice_cell(table: JudgedTable, mask: np.ndarray) -> dict[str, Any]:
+    """Judged score with CI, the rule score of the same items, their difference, judge errors."""
+    cell = mean_ci(table.score[mask], table.cluster[mask])
+    kept = mask & ~np.isnan(table.score)
+    cell["rule_score"] = float(table.rule[kept].mean()) if kept.any() else None
+    cell["sensitivity"] = (
+        cell["score"] - cell["rule_score"] if cell["score"] is not None else None
+    )  # judge sensitivity: judged − rule on the same items
+    cell["judge_errors"] = int((mask & np.isnan(table.score)).sum())
+    return cell
+
+
+def by_axis(table: JudgedTable, axes: Sequence[str]) -> dict[str, dict[str, dict[str, Any]]]:
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for axis in axes:
+        values = table.meta.get(axis)
+        if values is None:
+            continue
+        labels = sorted(set(values.tolist()) - {""})
+        if len(labels) > 1:
+            out[axis] = {str(v): slice_cell(table, values == v) for v in labels}
+    return out
+
+
+def call_counts(table: JudgedTable, repeats: int) -> dict[str, int]:
+    lines = [line for group in table.lines for line in group]
+    judged = [line for line in lines if line.get("by") == "judge"]
+    return {
+        "calls": len(judged),
+        "calls_saved": repeats * sum(1 for line in lines if line.get("by") == "rule"),
+        "unparseable": sum(1 for line in judged if line.get("status") == "unparseable"),
+        "errors": sum(1 for line in judged if line.get("status") == "error"),
+    }
+
+
+def usage(table: JudgedTable) -> dict[str, Any]:
+    judged = [line for group in table.lines for line in group if line.get("by") == "judge"]
+    tokens: dict[str, int] = {}
+    for line in judged:
+        for key, value in (line.get("usage") or {}).items():
+            tokens[key] = tokens.get(key, 0) + int(value)
+    latencies = [
+        line["latency"] for line in judged if line.get("latency") and not line.get("cached")
+    ]
+    return {
+        "tokens": tokens,
+        "cached": sum(1 for line in judged if line.get("cached")),
+        "latency_mean": float(np.mean(latencies)) if latencies else None,
+    }
+
+
+def self_agreement(table: JudgedTable, kind: str, repeats: int) -> dict[str, Any] | None:
+    """Agreement of a judge with itself over repeats: for verdicts, the share of agreeing
+    repeat pairs; for rubrics, the mean absolute difference of repeat pairs per dimension."""
+    if repeats < 2:
+        return None
+    per_item: list[float] = []
+    per_dim: dict[str, list[float]] = {d: [] for d in table.dimensions}
+    clusters: list[Any] = []
+    for cluster, lines in zip(table.cluster, table.lines, strict=True):
+        ok = [line for line in lines if line.get("by") == "judge" and line.get("status") == "ok"]
+        if len(ok) < 2:
+            continue
+        clusters.append(cluster)
+        pairs = list(combinations(ok, 2))
+        per_item.append(float(np.mean([a["score"] == b["score"] for a, b in pairs])))
+        for dim in per_dim:
+            diffs = [
+                abs(a["verdict"]["scores"][dim] - b["verdict"]["scores"][dim]) for a, b in pairs
+            ]
+            per_dim[dim].append(float(np.mean(diffs)))
+    groups = np.array(clusters, dtype=object)
+    out: dict[str, Any] = {"repeats": repeats, "agreement": mean_ci(np.array(per_item), groups)}
+    if kind == "rubric":
+        out["mad"] = {d: mean_ci(np.array(v), groups) for d, v in per_dim.items()}
+    return out
+
+
+def model_family(spec_text: str) -> str:
+    """The family of a model named by a spec: the leading letters of its model name."""
+    head = spec_text.split("?", 1)[0]
+    name = head.split(":", 1)[1] if ":" in head else head
+    name = Path(name.rstrip("/")).name.lower()
+    found = re.match(r"[a-z]+", name.split("/")[-1])
+    return found.group(0) if found else ""
+
+
+def self_preference(judge_spec: str, model_spec: str) -> str | None:
+    judge, model = model_family(judge_spec), model_family(model_spec)
+    if judge and judge == model and judge not in ("replay", "random", "oracle", "first", "prior"):
+        return (
+            f"judge {judge_spec.split('?')[0]} and evaluated model {model_spec.split('?')[0]} "
+            f"share the family {judge!r}: judges tend to prefer their own family's answers"
+        )
+    return None
+
+
+def judge_result(
+    store: JudgeStore,
+    items: Sequence[Item],
+    records: dict[str, Record],
+    axes: Sequence[str],
+    model_spec: str,
+) -> dict[str, Any]:
+    """One judge's entry of results.json ``judges``."""
+    spec = store.spec
+    kind = protocol_kind(spec)
+    table = judged_table(store, items, records)
+    everything = np.ones(len(table.ids), dtype=bool)
+    overall = slice_cell(table, everything)
+    counts = call_counts(table, int(spec.get("repeats", 1)))
+    overall.update(calls=counts["calls"], calls_saved=counts["calls_saved"])
+    warning = self_preference(str(spec["judge"]), model_spec)
+    return {
+        "protocol": spec["protocol"],
+        "judge": spec["judge"],
+        "scope": spec.get("scope"),
+        "repeats": spec.get("repeats", 1),
+        "overall": overall,
+        "dimensions": {d: mean_ci(v, table.cluster) for d, v in table.dimensions.items()},
+        "by": by_axis(table, axes),
+        "self_agreement": self_agreement(table, kind, int(spec.get("repeats", 1))),
+        "replies": counts,
+        "usage": usage(table),
+        "warnings": [warning] if warning else [],
+        "_table": table,
+    }
+
+
+def judges_results(
+    run_dir: Path,
+    items: Sequence[Item],
+    records: dict[str, Record],
+    axes: Sequence[str],
+    model_spec: str,
+    closed_open: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """Every judge stage of the run (``{}`` when there is none)."""
+    out: dict[str, Any] = {}
+    for name in judge_names(run_dir):
+        store = JudgeStore.open(judges_dir(run_dir) / name)
+        entry = judge_result(store, items, records, axes, model_spec)
+        table = entry.pop("_table")
+        if closed_open is not None and protocol_kind(store.spec) != "choice":
+            entry["closed_open"] = judged_closed_open(table, closed_open)
+        out[name] = entry
+    if len(out) >= 2:
+        agreement = inter_judge_agreement(run_dir, sorted(out))
+        if agreement is not None:
+            out_meta = {"inter_judge": agreement}
+            for entry in out.values():
+                entry.update(out_meta)
+    return out
+
+
+def judged_closed_open(table: JudgedTable, closed_open: dict[str, Any]) -> dict[str, Any]:
+    """closed (rules) − open (judged): the closed−open Δ with judged open scores."""
+    kind = table.meta.get("answer_type")
+    mask = (kind == "open") if kind is not None else np.zeros(len(table.ids), dtype=bool)
+    opened = mean_ci(table.score[mask], table.cluster[mask])
+    closed = closed_open["overall"]
+    both = closed.get("closed") is not None and opened["score"] is not None
+    return {
+        "closed": closed.get("closed"),
+        "n_closed": closed.get("n_closed"),
+        "open": opened["score"],
+        "open_ci": opened["ci"],
+        "n_open": opened["n"],
+        "delta": closed["closed"] - opened["score"] if both else None,
+    }
+
+
+def inter_judge_agreement(run_dir: Path, names: list[str]) -> dict[str, Any] | None:
+    """Agreement between two or more judges of one run (κ, Spearman/weighted κ, α).
+
+    The ratings/agreement work owns these statistics in ``medlens.agreement``; this is the one
+    call site, rewired at merge (until then the module is absent and nothing is reported).
+    """
+    try:
+        from medlens import agreement  # type: ignore[attr-defined,unused-ignore]
+    except ImportError:
+        return None
+    result: dict[str, Any] = agreement.inter_judge_agreement(run_dir, names)
+    return result

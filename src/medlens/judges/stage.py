@@ -1,0 +1,273 @@
+"""`medlens judge`: a second stage over a finished run, from the run directory alone.
+
+Everything that can fail on bad input (protocol, weights, judge spec, a changed spec under the
+same name) fails in :func:`prepare_judge`, before anything is written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import shutil
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from medlens.errors import MedlensError, SpecError
+from medlens.items import Item
+from medlens.judges.protocols import load_protocol
+from medlens.judges.store import JUDGE_SCHEMA, JudgeStore, check_resumable, judges_dir
+from medlens.judges.tasks import (
+    JudgeSettings,
+    JudgeTask,
+    answer_text,
+    eligible,
+    rule_judgement,
+    settled_by_rules,
+)
+from medlens.models.base import Model, ModelContext
+from medlens.specs import parse_spec
+from medlens.store import RunStore
+
+SCOPES = ("unresolved", "all")
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    """What `medlens judge` was asked to do."""
+
+    run_dir: Path
+    judge: str
+    protocol: str
+    name: str | None = None
+    scope: str | None = None
+    """None: the protocol's default (unresolved for equivalence and choice, all for rubric)."""
+    weights: dict[str, float] = field(default_factory=dict)
+    repeats: int = 1
+    concurrency: int = 8
+    images: bool = False
+    with_question: bool = False
+    reports: bool = False
+    """Also judge ``report`` items (equivalence)."""
+    cache: bool = True
+    executor: str = "local"
+    ray_address: str | None = None
+
+
+@dataclass
+class PreparedJudge:
+    options: JudgeOptions
+    folder: Path
+    spec: dict[str, Any]
+    settings: JudgeSettings
+    model: Model
+    rule_lines: list[dict[str, Any]]
+    tasks: list[JudgeTask]
+
+
+@dataclass(frozen=True)
+class JudgeOutcome:
+    folder: Path
+    done_before: int
+    judged: int
+    settled: int
+
+
+def default_judge_name(judge: str) -> str:
+    """The judge model's name (``openai:gpt-4o`` → ``gpt-4o``; ``hf:/m/tiny`` → ``tiny``)."""
+    spec = parse_spec(judge)
+    tail = Path(spec.argument.rstrip("/")).name if spec.argument else ""
+    name = (
+        tail
+        if spec.name in ("openai", "hf", "vllm") and tail
+        else "-".join(filter(None, (spec.name, tail)))
+    )
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_.") or "judge"
+
+
+def validate(options: JudgeOptions) -> None:
+    if options.scope is not None and options.scope not in SCOPES:
+        raise SpecError(f"--scope {options.scope!r}: expected unresolved or all")
+    if options.repeats < 1:
+        raise SpecError("--repeats must be at least 1")
+    if options.concurrency < 1:
+        raise SpecError("--concurrency must be at least 1")
+    if options.executor not in ("local", "ray"):
+        raise SpecError(f"--executor {options.executor!r}: expected local or ray")
+    if options.name is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", options.name):
+        raise SpecError(f"--name {options.name!r}: use letters, digits, '.', '_' and '-'")
+    spec = parse_spec(options.judge)
+    if spec.name == "openai" and not spec.option("base_url"):
+        raise SpecError(
+            f"--judge {options.judge}: give the judge server's base_url "
+            "(e.g. openai:NAME?base_url=http://127.0.0.1:8000/v1); a judge never defaults to a paid API"
+        )
+
+
+def judge_options_for_run(
+    judge: str, protocol: str, concurrency: int, cache: bool
+) -> JudgeOptions:
+    """`medlens run --judge SPEC --judge-protocol P`: options checked before the run starts."""
+    options = JudgeOptions(
+        run_dir=Path(), judge=judge, protocol=protocol, concurrency=concurrency, cache=cache
+    )
+    validate(options)
+    load_protocol(protocol)
+    from medlens.models import MODELS
+
+    name = parse_spec(judge).name
+    if name != "replay":
+        MODELS.get(name)
+    return options
+
+
+def load_judge_model(text: str, items: list[Item], concurrency: int, describe_only: bool) -> Model:
+    """Any answering backend, or ``replay:FILE`` of stored judge replies."""
+    spec = parse_spec(text)
+    if spec.name == "replay":
+        from medlens.judges.replay import make_replay_judge
+
+        return make_replay_judge(spec)
+    from medlens.models import load_model
+
+    context = ModelContext(items=items, concurrency=concurrency, describe_only=describe_only)
+    return load_model(text, context)
+
+
+def prepare_judge(options: JudgeOptions) -> PreparedJudge:
+    """Validate, load the run and the judge, and list the work; writes nothing."""
+    validate(options)
+    protocol = load_protocol(options.protocol, options.weights)
+    run = RunStore.open(options.run_dir)
+    items = run.items()
+    records = run.records()
+    kinds = protocol.kinds | ({"report"} if options.reports else set())
+    settings = JudgeSettings(
+        protocol=protocol,
+        scope=options.scope or protocol.default_scope,
+        repeats=options.repeats,
+        images=options.images,
+        with_question=options.with_question,
+        kinds=frozenset(kinds),
+    )
+    model = load_judge_model(
+        options.judge, items, options.concurrency, describe_only=options.executor == "ray"
+    )
+    name = options.name or default_judge_name(options.judge)
+    folder = judges_dir(options.run_dir) / name
+    spec = {
+        "schema": JUDGE_SCHEMA,
+        "name": name,
+        "judge": model.spec,
+        "protocol": protocol.to_json(),
+        "scope": settings.scope,
+        "repeats": settings.repeats,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+    check_resumable(folder, spec)
+    rule_lines, tasks = plan(items, records, settings)
+    return PreparedJudge(options, folder, spec, settings, model, rule_lines, tasks)
+
+
+def plan(
+    items: list[Item], records: dict[str, Any], settings: JudgeSettings
+) -> tuple[list[dict[str, Any]], list[JudgeTask]]:
+    """Lines the rules settle without a call, and the calls to make (every repeat)."""
+    rule_lines: list[dict[str, Any]] = []
+    tasks: list[JudgeTask] = []
+    for item in items:
+        record = records.get(item.id)
+        if record is None or not eligible(item, record, settings):
+            continue
+        if settled_by_rules(item, record, settings):
+            rule_lines.append(rule_judgement(item, record))
+            continue
+        answer = answer_text(record)
+        tasks.extend(JudgeTask(item, answer, repeat) for repeat in range(settings.repeats))
+    return rule_lines, tasks
+
+
+@contextlib.contextmanager
+def run_lock(run_dir: Path) -> Iterator[None]:
+    """The run-directory lock held while judging.
+
+    Issue 10 owns it: at merge this becomes
+    ``with medlens.runlock.hold_run_lock(run_dir, "judge"): yield``.
+    """
+    yield
+
+
+def judge_run(
+    options: JudgeOptions,
+    on_start: Callable[[int, int], None] | None = None,
+    on_progress: Callable[[dict[str, Any]], None] | None = None,
+) -> JudgeOutcome:
+    """Run (or resume) a judge stage; rebuilds the run's results.json afterwards."""
+    prepared = prepare_judge(options)
+    with run_lock(options.run_dir):
+        outcome = _execute_stage(prepared, on_start, on_progress)
+    from medlens.results import build_results
+
+    run = RunStore.open(options.run_dir)
+    run.write_results(build_results(run))
+    return outcome
+
+
+def _execute_stage(
+    prepared: PreparedJudge,
+    on_start: Callable[[int, int], None] | None,
+    on_progress: Callable[[dict[str, Any]], None] | None,
+) -> JudgeOutcome:
+    existed = (prepared.folder / "judge.json").is_file()
+    store = JudgeStore.open_or_create(prepared.folder, prepared.spec)
+    try:
+        done = store.done()
+        todo = [t for t in prepared.tasks if (t.item.id, t.repeat) not in done]
+        rules = [line for line in prepared.rule_lines if (line["id"], 0) not in done]
+        if on_start:
+            on_start(len(prepared.tasks) + len(prepared.rule_lines), len(done))
+        for line in rules:
+            store.append(line)
+
+        def on_judgement(line: dict[str, Any]) -> None:
+            store.append(line)
+            if on_progress:
+                on_progress(line)
+
+        if todo:
+            asyncio.run(_call_judge(todo, prepared, on_judgement))
+        else:
+            asyncio.run(prepared.model.aclose())
+    except MedlensError:
+        store.close()
+        if not existed and not any(v.get("by") == "judge" for v in store.lines().values()):
+            shutil.rmtree(prepared.folder, ignore_errors=True)  # a refused judge leaves nothing
+            with contextlib.suppress(OSError):
+                prepared.folder.parent.rmdir()
+        raise
+    finally:
+        store.close()
+    return JudgeOutcome(prepared.folder, len(done), len(todo), len(rules))
+
+
+async def _call_judge(
+    todo: list[JudgeTask], prepared: PreparedJudge, on_judgement: Callable[[dict[str, Any]], None]
+) -> None:
+    options = prepared.options
+    if options.executor == "ray":
+        from medlens.judges.ray_judge import run_judge_ray
+
+        await prepared.model.aclose()  # the driver's backend only named the spec
+        await run_judge_ray(todo, options.judge, prepared.settings, on_judgement, options)
+        return
+    from medlens.cache import with_cache
+    from medlens.judges.runner import run_judge_local
+
+    model = with_cache(prepared.model) if options.cache else prepared.model
+    try:
+        await run_judge_local(todo, model, prepared.settings, on_judgement, options.concurrency)
+    finally:
+        await model.aclose()

@@ -1,0 +1,146 @@
+"""The judge store: ``runs/<run>/judges/<name>/judge.json`` and append-only ``judgements.jsonl``.
+
+judge.json is written first and never changes; a judge stage with a different spec under the
+same name is refused before anything is written. judgements.jsonl holds one line per
+(item, repeat); a torn last line (a kill mid-write) is dropped, and errored lines are retried on
+resume, so after a resume every (item, repeat) is judged exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from medlens.errors import MedlensError, RunMismatchError
+from medlens.store import canonical_json, describe_difference, write_atomic
+
+JUDGE_SCHEMA = 1
+Judgement = dict[str, Any]
+Key = tuple[str, int]
+
+_COMPARED = ("schema", "name", "judge", "protocol", "scope", "repeats")
+"""judge.json fields that must match to resume (`created` differs by design)."""
+
+
+def judges_dir(run_dir: Path) -> Path:
+    return Path(run_dir) / "judges"
+
+
+def judge_names(run_dir: Path) -> list[str]:
+    """Names of the judge stages of a run that have a judge.json."""
+    folder = judges_dir(run_dir)
+    if not folder.is_dir():
+        return []
+    return sorted(p.name for p in folder.iterdir() if (p / "judge.json").is_file())
+
+
+def read_judge_json(folder: Path) -> dict[str, Any]:
+    file = folder / "judge.json"
+    try:
+        value = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise MedlensError(f"{file}: unreadable ({exc})") from None
+    if not isinstance(value, dict) or not isinstance(value.get("protocol"), dict):
+        raise MedlensError(f"{file}: not a medlens judge file (no protocol object)")
+    return value
+
+
+def check_resumable(folder: Path, spec: Mapping[str, Any]) -> None:
+    """Refuse (changing nothing) when `folder` holds a judge stage with another spec."""
+    if not (folder / "judge.json").is_file():
+        return
+    old = read_judge_json(folder)
+    before = {k: old.get(k) for k in _COMPARED}
+    after = {k: spec.get(k) for k in _COMPARED}
+    if before != after:
+        raise RunMismatchError(
+            f"{folder} holds a judge stage with a different spec "
+            f"({describe_difference(before, after)}); use another --name or delete the folder"
+        )
+
+
+class JudgeStore:
+    """One judge stage of one run. Lines are appended and flushed one judgement at a time."""
+
+    def __init__(self, folder: Path, spec: dict[str, Any]) -> None:
+        self.folder = folder
+        self.spec = spec
+        self._lines: dict[Key, Judgement] = {}
+        self._handle: IO[str] | None = None
+
+    @classmethod
+    def open(cls, folder: Path) -> JudgeStore:
+        """Open an existing stage read-only (reports)."""
+        store = cls(folder, read_judge_json(folder))
+        store._load(compact=False)
+        return store
+
+    @classmethod
+    def open_or_create(cls, folder: Path, spec: dict[str, Any]) -> JudgeStore:
+        """Resume the stage at `folder` if its spec matches, else create it."""
+        check_resumable(folder, spec)
+        if (folder / "judge.json").is_file():
+            store = cls(folder, read_judge_json(folder))
+            store._load(compact=True)
+            return store
+        folder.mkdir(parents=True, exist_ok=True)
+        write_atomic(folder / "judge.json", json.dumps(spec, indent=2, ensure_ascii=False) + "\n")
+        return cls(folder, spec)
+
+    def _load(self, compact: bool) -> None:
+        """Read judgements.jsonl, keeping the latest line per (item, repeat), a success over an
+        error; with `compact`, rewrite it without torn, errored or repeated lines."""
+        file = self.folder / "judgements.jsonl"
+        if not file.is_file():
+            return
+        raw = file.read_bytes()
+        dirty = bool(raw) and not raw.endswith(b"\n")
+        latest: dict[Key, Judgement] = {}
+        for line in raw.splitlines():
+            try:
+                value = json.loads(line)
+                key = (str(value["id"]), int(value["repeat"]))
+            except (ValueError, KeyError, TypeError):
+                dirty = True  # a torn line left by a kill mid-write
+                continue
+            previous = latest.get(key)
+            dirty = dirty or previous is not None or value.get("status") == "error"
+            if (
+                previous is None
+                or value.get("status") != "error"
+                or previous.get("status") == "error"
+            ):
+                latest[key] = value
+        if compact:
+            latest = {k: v for k, v in latest.items() if v.get("status") != "error"}
+            if dirty:
+                write_atomic(file, "".join(canonical_json(v) + "\n" for v in latest.values()))
+        self._lines = latest
+
+    def lines(self) -> dict[Key, Judgement]:
+        return self._lines
+
+    def done(self) -> set[Key]:
+        """(item, repeat) pairs judged for good (ok or unparseable after its retry)."""
+        return {key for key, line in self._lines.items() if line.get("status") != "error"}
+
+    def append(self, judgement: Judgement) -> None:
+        if self._handle is None:
+            self._handle = open(self.folder / "judgements.jsonl", "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
+        self._handle.write(canonical_json(judgement) + "\n")
+        self._handle.flush()
+        self._lines[(judgement["id"], judgement["repeat"])] = judgement
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+    def by_item(self) -> Iterator[tuple[str, list[Judgement]]]:
+        """Each item's lines, in repeat order."""
+        grouped: dict[str, list[Judgement]] = {}
+        for (item_id, _), line in sorted(self._lines.items(), key=lambda kv: kv[0][1]):
+            grouped.setdefault(item_id, []).append(line)
+        return iter(grouped.items())

@@ -1,0 +1,125 @@
+"""Which items a judge stage sends, which the rules settle, and the request for each call."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from medlens.execute import fingerprint
+from medlens.items import Item, check_image, rgb_image_bytes
+from medlens.judges.protocol import JudgeProtocol, PromptInputs, build_prompt
+from medlens.models.base import ImagePart, Message, Request, TextPart
+from medlens.store import Record
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """What shapes every judge request of one stage."""
+
+    protocol: JudgeProtocol
+    scope: str
+    repeats: int
+    images: bool = False
+    with_question: bool = False
+    kinds: frozenset[str] = frozenset()
+    """Item kinds judged (the protocol's, plus ``report`` when asked)."""
+
+
+@dataclass(frozen=True)
+class JudgeTask:
+    """One call to make: an item's answer under one repeat."""
+
+    item: Item
+    answer: str
+    repeat: int
+
+
+def answer_text(record: Record) -> str:
+    """What the model answered, as it wrote it: the judge reads free text itself (the rules'
+    extraction may have cut a paraphrase down to the wrong phrase)."""
+    return str(record.get("output") or "").strip()
+
+
+def eligible(item: Item, record: Record | None, settings: JudgeSettings) -> bool:
+    """An answered item of a judged kind with a gold answer (choice: with options)."""
+    if record is None or record.get("error") is not None or item.answer is None:
+        return False
+    if item.kind not in settings.kinds:
+        return False
+    if item.kind == "classify" and item.options:
+        return False  # a classification with options is settled by choice rules
+    return isinstance(item.answer, str)
+
+
+def settled_by_rules(item: Item, record: Record, settings: JudgeSettings) -> bool:
+    """In scope `unresolved`, the rules settle a right answer (equivalence, rubric) or any
+    option they read (choice)."""
+    if settings.scope != "unresolved":
+        return False
+    if settings.protocol.kind == "choice":
+        return (record.get("extraction") or {}).get("status") != "unparsed"
+    return record.get("score") == 1.0
+
+
+def rule_judgement(item: Item, record: Record) -> dict[str, Any]:
+    """The judgements.jsonl line of an item the rules settled (no call)."""
+    return {
+        "id": item.id,
+        "repeat": 0,
+        "by": "rule",
+        "fingerprint": None,
+        "output": None,
+        "status": "ok",
+        "verdict": None,
+        "score": float(record.get("score") or 0.0),
+        "error": None,
+        "latency": 0.0,
+        "usage": {},
+        "cached": False,
+    }
+
+
+def build_judge_request(
+    task: JudgeTask, judge_spec: str, settings: JudgeSettings, attempt: int
+) -> Request:
+    """The judge request (one user message) and its fingerprint; `attempt` 1 is the retry of an
+    unparseable reply, so it is not answered from the response cache."""
+    protocol, item = settings.protocol, task.item
+    show_question = protocol.shows_question or settings.with_question
+    inputs = PromptInputs(
+        answer=task.answer,
+        gold=_gold_text(item),
+        question=item.question if show_question else None,
+        options=item.options if protocol.kind == "choice" else {},
+    )
+    parts: list[TextPart | ImagePart] = []
+    if settings.images or protocol.shows_images:
+        parts.extend(_image_parts(item))
+    parts.append(TextPart(build_prompt(protocol, inputs)))
+    messages = (Message("user", tuple(parts)),)
+    params: Mapping[str, Any] = {
+        "judge_template": protocol.template_sha256,
+        "repeat": task.repeat,
+        "attempt": attempt,
+    }
+    return Request(item, messages, params, fingerprint(judge_spec, messages, params))
+
+
+def _gold_text(item: Item) -> str | None:
+    if item.kind == "choice" or item.kind == "multi_choice":
+        return None  # the choice extractor names the chosen option; it is not told the gold
+    gold = item.answer if isinstance(item.answer, str) else None
+    return item.options.get(gold, gold) if gold is not None else None
+
+
+def _image_parts(item: Item) -> list[ImagePart]:
+    parts = []
+    for image in item.images:
+        data = image.read_bytes()
+        if item.meta.get("convert_rgb") == "1":
+            data = rgb_image_bytes(data, image.name or image.path)
+        check_image(data, image.name or image.path)
+        parts.append(ImagePart(data=data, sha256=hashlib.sha256(data).hexdigest(), name=image.name))
+    return parts

@@ -1,0 +1,161 @@
+"""The judge sections of every report: judged beside rule scores per slice, with CIs; the
+per-dimension table of a rubric; self-agreement; judge warnings.
+
+Each section is laid out once here as plain text cells; text, markdown and HTML only draw it.
+Rubric scores are printed on Med-CMR's 0–100 scale, the others as percentages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class JudgeSection:
+    title: str
+    headers: tuple[str, ...]
+    rows: list[tuple[str, ...]]
+    notes: list[str]
+
+
+def points(value: float | None) -> str:
+    """A [0, 1] score as 0–100 with one decimal."""
+    return "–" if value is None else f"{100 * value:.1f}"
+
+
+def points_ci(ci: Sequence[float] | None) -> str:
+    return "–" if ci is None else f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+
+
+def signed(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:+.1f}"
+
+
+SLICE_HEADERS = ("slice", "n", "judged", "95% CI", "rules", "judged − rules", "judge errors")
+
+
+def slice_row(label: str, cell: dict[str, Any]) -> tuple[str, ...]:
+    return (
+        label,
+        str(cell["n"]),
+        points(cell["score"]),
+        points_ci(cell["ci"]),
+        points(cell.get("rule_score")),
+        signed(cell.get("sensitivity")),
+        str(cell.get("judge_errors", 0)),
+    )
+
+
+def judge_sections(results: dict[str, Any]) -> list[JudgeSection]:
+    """Every judge of the run: one slice table, plus a dimension table for rubrics."""
+    sections: list[JudgeSection] = []
+    for name, entry in (results.get("judges") or {}).items():
+        protocol = entry["protocol"]["name"]
+        rows = [slice_row("overall", entry["overall"])]
+        for axis, cells in entry["by"].items():
+            rows += [slice_row(f"{axis}={value}", cell) for value, cell in cells.items()]
+        title = f"Judge {name}: {protocol} by {entry['judge'].split('?')[0]} (scores 0–100)"
+        sections.append(JudgeSection(title, SLICE_HEADERS, rows, judge_notes(name, entry)))
+        if entry["dimensions"]:
+            sections.append(dimension_section(name, entry))
+    return sections
+
+
+def dimension_section(name: str, entry: dict[str, Any]) -> JudgeSection:
+    """Med-CMR's per-dimension open table: mean points per dimension (0–10) with weights."""
+    weights = entry["protocol"].get("weights", {})
+    agreement = (entry.get("self_agreement") or {}).get("mad") or {}
+    rows: list[tuple[str, ...]] = []
+    for dim, cell in entry["dimensions"].items():
+        mad = agreement.get(dim)
+        rows.append((
+            dim,
+            f"{weights.get(dim, 0):g}",
+            str(cell["n"]),
+            "–" if cell["score"] is None else f"{cell['score']:.2f}",
+            "–" if cell["ci"] is None else f"[{cell['ci'][0]:.2f}, {cell['ci'][1]:.2f}]",
+            "–" if not mad or mad["score"] is None else f"{mad['score']:.2f} (n={mad['n']})",
+        ))  # fmt: skip
+    headers = ("dimension", "weight", "n", "mean points", "95% CI", "repeat |Δ|")
+    note = "Item score S = Σ wᵢ sᵢ / (10 · Σ wᵢ); rule-settled items have no dimension scores."
+    return JudgeSection(f"Judge {name}: rubric dimensions", headers, rows, [note])
+
+
+def judge_notes(name: str, entry: dict[str, Any]) -> list[str]:
+    overall = entry["overall"]
+    replies = entry.get("replies", {})
+    notes = [
+        f"{overall['calls']} judge calls; the rules settled the rest and saved "
+        f"{overall['calls_saved']} calls (scope {entry.get('scope')}); "
+        f"{replies.get('unparseable', 0)} unparseable and {replies.get('errors', 0)} failed "
+        f"replies; {overall['judge_errors']} items without a verdict are left out of the "
+        "judged score (not scored 0)."
+    ]
+    agreement = (entry.get("self_agreement") or {}).get("agreement")
+    if agreement and agreement["n"]:
+        notes.append(
+            f"self-agreement over {entry['self_agreement']['repeats']} repeats: "
+            f"{points(agreement['score'])}% of repeat pairs agree "
+            f"(n={agreement['n']}, 95% CI {points_ci(agreement['ci'])})"
+        )
+    gap = entry.get("closed_open")
+    if gap and gap.get("delta") is not None:
+        notes.append(
+            f"closed (rules) {points(gap['closed'])} (n={gap['n_closed']}) vs open judged by "
+            f"{name} {points(gap['open'])} (n={gap['n_open']}): Δ {signed(gap['delta'])} points"
+        )
+    notes += [f"warning: {w}" for w in entry.get("warnings", [])]
+    if entry.get("inter_judge"):
+        notes.append(f"inter-judge agreement: {entry['inter_judge']}")
+    return notes
+
+
+def judge_text_lines(name: str, entry: dict[str, Any]) -> list[str]:
+    """A short plain summary of one judge (printed by `medlens judge`)."""
+    overall = entry["overall"]
+    head = (
+        f"judge {name} ({entry['protocol']['name']}): judged {points(overall['score'])} "
+        f"{points_ci(overall['ci'])} vs rules {points(overall.get('rule_score'))} "
+        f"(n={overall['n']}, 0–100)"
+    )
+    return [head, *judge_notes(name, entry)]
+
+
+def text_blocks(results: dict[str, Any]) -> list[Any]:
+    """rich Tables and note lines for the text report."""
+    from rich.table import Table
+
+    blocks: list[Any] = []
+    for section in judge_sections(results):
+        table = Table(title=section.title, title_justify="left")
+        for index, header in enumerate(section.headers):
+            table.add_column(header, justify="left" if index == 0 else "right")
+        for row in section.rows:
+            table.add_row(*row)
+        blocks.append(table)
+        blocks.extend(section.notes)
+    return blocks
+
+
+def markdown_section(results: dict[str, Any]) -> str:
+    from medlens.report.markdown import md_text, table
+
+    parts = []
+    for section in judge_sections(results):
+        rows = [tuple(md_text(cell) for cell in row) for row in section.rows]
+        notes = "".join(f"\n\n{md_text(note)}" for note in section.notes)
+        parts.append(f"## {md_text(section.title)}\n\n" + table(section.headers, rows) + notes)
+    return "\n\n".join(parts)
+
+
+def html_section(results: dict[str, Any]) -> str:
+    from medlens.report.html import esc, table_html
+
+    parts = []
+    for section in judge_sections(results):
+        rows = [[(cell, None) for cell in row] for row in section.rows]
+        notes = "".join(f'<p class="note">{esc(note)}</p>' for note in section.notes)
+        parts.append(f"<h2>{esc(section.title)}</h2>" + table_html(section.headers, rows) + notes)
+    return "".join(parts)
