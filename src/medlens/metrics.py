@@ -117,6 +117,18 @@ def token_f1(predicted: str, gold: str) -> float:
     return 2 * precision * rec / (precision + rec)
 
 
+def token_recall(predicted: str, gold: str) -> float:
+    """Share of the gold's normalised tokens (multiset) that the prediction contains.
+
+    MultiMedEval's open-VQA headline counts recall ≥ 0.75 as right, which also credits hedges
+    ("X or Y") and extra findings ("X and Y"); medlens reports it beside exact match and token F1.
+    """
+    p_tokens, g_tokens = normalize_answer(predicted).split(), normalize_answer(gold).split()
+    if not g_tokens:
+        return 1.0 if not p_tokens else 0.0
+    return sum((Counter(p_tokens) & Counter(g_tokens)).values()) / len(g_tokens)
+
+
 @functools.lru_cache(maxsize=4)
 def _bleu(order: int) -> BLEU:
     from sacrebleu.metrics import BLEU
