@@ -60,29 +60,36 @@ def test_set_metric_table(
     assert metrics.exact_set(pred, gold) == exact
 
 
-def _reference_f1s(gold: list[str], pred: list[str | None]) -> tuple[float, float]:
-    labels = sorted(set(gold))
-    per_class, tp_all, fp_all, fn_all = [], 0, 0, 0
-    for label in labels:
-        tp = sum(g == label and p == label for g, p in zip(gold, pred, strict=True))
-        fp = sum(g != label and p == label for g, p in zip(gold, pred, strict=True))
-        fn = sum(g == label and p != label for g, p in zip(gold, pred, strict=True))
-        per_class.append(2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0)
-        tp_all, fp_all, fn_all = tp_all + tp, fp_all + fp, fn_all + fn
-    micro = 2 * tp_all / (2 * tp_all + fp_all + fn_all) if tp_all + fp_all + fn_all else 0.0
-    return micro, float(np.mean(per_class))
-
-
 @pytest.mark.parametrize("trial", range(5))
-def test_f1_matches_reference(trial: int) -> None:
+def test_f1_matches_sklearn(trial: int) -> None:
+    """micro-F1 equals accuracy (unanswered = a wrong label); macro-F1 over the class set."""
+    from sklearn.metrics import accuracy_score, f1_score
+
     rng = np.random.default_rng(100 + trial)
     labels = ["benign", "malignant", "normal", "other"]
     gold = [labels[i] for i in rng.integers(0, 3, 300)]
     pred: list[str | None] = [labels[i] for i in rng.integers(0, 4, 300)]
     pred[::17] = [None] * len(pred[::17])
-    micro, macro = _reference_f1s(gold, pred)
-    assert metrics.micro_f1(gold, pred) == pytest.approx(micro)
-    assert metrics.macro_f1(gold, pred) == pytest.approx(macro)
+    filled = [p if p is not None else "none" for p in pred]
+    assert metrics.micro_f1(gold, pred) == pytest.approx(accuracy_score(gold, filled))
+    expected = f1_score(gold, filled, labels=labels, average="macro", zero_division=0)
+    assert metrics.macro_f1(gold, pred, labels) == pytest.approx(expected)
+    default = f1_score(gold, filled, labels=sorted(set(gold) | set(pred) - {None}), average="macro")
+    assert metrics.macro_f1(gold, pred) == pytest.approx(default)
+
+
+def test_f1_cases_from_the_statistics_issue() -> None:
+    # half unanswered: micro-F1 is accuracy (0.5), not 0.667
+    assert metrics.micro_f1(["a", "b", "a", "b"], ["a", "b", None, None]) == pytest.approx(0.5)
+    # a predicted class absent from gold counts: (2/3 + 1 + 0) / 3, not (2/3 + 1) / 2
+    gold, pred = ["a", "a", "b"], ["a", "c", "b"]
+    assert metrics.macro_f1(gold, pred) == pytest.approx(5 / 9)
+    assert metrics.macro_f1(gold, pred, ["a", "b", "c", "d"]) == pytest.approx(5 / 12)
+
+
+def test_auroc_needs_a_fixed_label_set() -> None:
+    with pytest.raises(ValueError, match="outside the label set"):
+        metrics.auroc(["A", "B"], [{"A": 0.9}, {"B": 0.8}], ["yes", "no"])
 
 
 def _mann_whitney_auc(positive: np.ndarray, negative: np.ndarray) -> float:
@@ -100,7 +107,7 @@ def test_auroc_matches_mann_whitney(trial: int) -> None:
     rows = [{"yes": float(p), "no": float(1 - p)} for p in p_yes]
     is_yes = np.array([g == "yes" for g in gold])
     expected = _mann_whitney_auc(p_yes[is_yes], p_yes[~is_yes])
-    assert metrics.auroc(gold, rows) == pytest.approx(expected)
+    assert metrics.auroc(gold, rows, ["yes", "no"]) == pytest.approx(expected)
 
 
 def test_multiclass_auroc_is_macro_one_vs_rest() -> None:
@@ -115,7 +122,12 @@ def test_multiclass_auroc_is_macro_one_vs_rest() -> None:
             for k, c in enumerate(LETTERS[:4])
         ]
     )
-    assert metrics.auroc(gold, rows) == pytest.approx(expected)
+    assert metrics.auroc(gold, rows, list(LETTERS[:4])) == pytest.approx(expected)
+    from sklearn.metrics import roc_auc_score
+
+    assert metrics.auroc(gold, rows, list(LETTERS[:4])) == pytest.approx(
+        roc_auc_score(gold, probs, labels=list(LETTERS[:4]), multi_class="ovr", average="macro")
+    )
 
 
 def _reference_token_f1(pred: str, gold: str) -> float:

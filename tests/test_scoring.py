@@ -53,18 +53,19 @@ def test_report_score_is_rouge_l() -> None:
     assert score(item, _ok("left lower lobe mass")) == pytest.approx(0.6)
 
 
-EXACT = {"token_f1": 1.0, "exact": 1.0}
+EXACT = {"token_f1": 1.0, "token_recall": 1.0, "exact": 1.0, "contains": 1.0}
+OPEN_ZERO = {"token_f1": 0.0, "token_recall": 0.0, "bleu1": 0.0, "exact": 0.0, "contains": 0.0}
 SECONDARY_CASES: list[tuple[str, Answer, Extraction, dict[str, float]]] = [
     ("choice", "C", _ok("C"), {}),
     ("yes_no", "yes", _ok("yes"), {}),
     ("multi_choice", "AC", _ok("A"), {"jaccard": 0.5, "recall": 0.5}),
     ("multi_choice", "AC", _ok("ABC"), {"jaccard": 2 / 3, "recall": 1.0}),
     ("multi_choice", "AC", MISSING, {"jaccard": 0.0, "recall": 0.0}),
-    ("open", "left lung", _ok("left lung"), {"token_f1": 1.0, "bleu1": 1.0, "exact": 1.0}),
-    ("open", "left lung", MISSING, {"token_f1": 0.0, "bleu1": 0.0, "exact": 0.0}),
+    ("open", "left lung", _ok("left lung"), {"bleu1": 1.0, **EXACT}),
+    ("open", "left lung", MISSING, OPEN_ZERO),
     # the gold as VQA-RAD writes it vs the extracted answer (final full stop dropped)
     ("open", "On the right shoulder.", _ok("On the right shoulder"), {"bleu1": 1.0, **EXACT}),
-    ("open", "Left", _ok("left"), {"token_f1": 1.0, "bleu1": 1.0, "exact": 1.0}),
+    ("open", "Left", _ok("left"), {"bleu1": 1.0, **EXACT}),
     ("detect", ((0.0, 0.0, 10.0, 10.0),), _ok("[[0, 0, 10, 5]]"), {"iou": 0.5, "hit50": 1.0}),
     ("detect", ((0.0, 0.0, 10.0, 10.0),), MISSING, {"iou": 0.0, "hit50": 0.0}),
     ("multi_choice", None, _ok("A"), {}),

@@ -54,39 +54,62 @@ def _letters(answer: str) -> frozenset[str]:
     return frozenset(ch for ch in answer.upper() if ch in string.ascii_uppercase)
 
 
+_UNANSWERED = "\x00unanswered"
+"""The label an unanswered item predicts: wrong for every gold label, never a class of its own."""
+
+
 def micro_f1(gold: Sequence[str], predicted: Sequence[str | None]) -> float:
-    """Micro-averaged F1 over gold labels (scikit-learn); an unanswered item counts as a miss."""
+    """Micro-averaged F1 (scikit-learn); an unanswered item predicts a wrong label.
+
+    Over every label either side uses, so for single-label data it equals accuracy (restricting
+    it to the gold labels would drop unanswered items from the precision and inflate it).
+    """
     from sklearn.metrics import f1_score
 
-    labels = sorted(set(gold))
-    y_pred = [p if p is not None else "\x00none" for p in predicted]
+    y_pred = [p if p is not None else _UNANSWERED for p in predicted]
+    labels = sorted({*gold, *y_pred})
     return float(f1_score(gold, y_pred, labels=labels, average="micro", zero_division=0))
 
 
-def macro_f1(gold: Sequence[str], predicted: Sequence[str | None]) -> float:
-    """Macro-averaged F1 over the gold labels (scikit-learn); an unanswered item counts as a miss."""
+def macro_f1(
+    gold: Sequence[str], predicted: Sequence[str | None], labels: Sequence[str] | None = None
+) -> float:
+    """Macro-averaged F1 over the known class set (scikit-learn's ``labels=``).
+
+    `labels` is the benchmark's class set; without it, every class gold or a prediction names
+    (scikit-learn's default), so a predicted class absent from gold counts with F1 0. An
+    unanswered item is a miss for its gold class and no class of its own.
+    """
     from sklearn.metrics import f1_score
 
-    labels = sorted(set(gold))
-    y_pred = [p if p is not None else "\x00none" for p in predicted]
-    return float(f1_score(gold, y_pred, labels=labels, average="macro", zero_division=0))
+    y_pred = [p if p is not None else _UNANSWERED for p in predicted]
+    classes = sorted(labels) if labels is not None else sorted({*gold, *predicted} - {None})
+    return float(f1_score(gold, y_pred, labels=classes, average="macro", zero_division=0))
 
 
-def auroc(gold: Sequence[str], probabilities: Sequence[dict[str, float]]) -> float:
-    """AUROC from per-option probabilities: binary when two labels, else one-vs-rest macro.
+def auroc(
+    gold: Sequence[str], probabilities: Sequence[dict[str, float]], labels: Sequence[str]
+) -> float:
+    """AUROC for a fixed label set with per-label probabilities: binary for two labels, else
+    one-vs-rest macro (scikit-learn).
 
-    `probabilities[i]` maps each option (letter or label) to its probability; missing keys are 0.
-    Rows are renormalised to sum to 1 (backends return top-k log-probs that need not).
+    `labels` is the benchmark's fixed class set (never option letters, whose meaning changes
+    from item to item); `probabilities[i]` maps labels to probabilities, missing keys are 0, and
+    rows are renormalised (top-k log-probs need not sum to 1). A gold label outside the set is a
+    ValueError.
     """
     from sklearn.metrics import roc_auc_score
 
-    labels = sorted({*gold, *(k for row in probabilities for k in row)})
-    matrix = np.array([[row.get(label, 0.0) for label in labels] for row in probabilities], float)
+    classes = sorted(labels)
+    unknown = set(gold) - set(classes)
+    if unknown:
+        raise ValueError(f"gold labels outside the label set: {sorted(unknown)}")
+    matrix = np.array([[row.get(label, 0.0) for label in classes] for row in probabilities], float)
     totals = matrix.sum(axis=1, keepdims=True)
-    matrix = np.divide(matrix, totals, out=np.full_like(matrix, 1 / len(labels)), where=totals > 0)
-    if len(labels) == 2:
-        return float(roc_auc_score([label == labels[1] for label in gold], matrix[:, 1]))
-    return float(roc_auc_score(gold, matrix, labels=labels, multi_class="ovr", average="macro"))
+    matrix = np.divide(matrix, totals, out=np.full_like(matrix, 1 / len(classes)), where=totals > 0)
+    if len(classes) == 2:
+        return float(roc_auc_score([label == classes[1] for label in gold], matrix[:, 1]))
+    return float(roc_auc_score(gold, matrix, labels=classes, multi_class="ovr", average="macro"))
 
 
 # ---------------------------------------------------------------- open answers
@@ -115,6 +138,18 @@ def token_f1(predicted: str, gold: str) -> float:
         return 0.0
     precision, rec = common / len(p_tokens), common / len(g_tokens)
     return 2 * precision * rec / (precision + rec)
+
+
+def token_recall(predicted: str, gold: str) -> float:
+    """Share of the gold's normalised tokens (multiset) that the prediction contains.
+
+    MultiMedEval's open-VQA headline counts recall ≥ 0.75 as right, which also credits hedges
+    ("X or Y") and extra findings ("X and Y"); medlens reports it beside exact match and token F1.
+    """
+    p_tokens, g_tokens = normalize_answer(predicted).split(), normalize_answer(gold).split()
+    if not g_tokens:
+        return 1.0 if not p_tokens else 0.0
+    return sum((Counter(p_tokens) & Counter(g_tokens)).values()) / len(g_tokens)
 
 
 @functools.lru_cache(maxsize=4)

@@ -4,7 +4,8 @@ Main score (``score``), None when the item has no gold answer:
 
 - ``choice``, ``yes_no``: 1/0 letter or word equality; ``multi_choice``: 1/0 exact set.
 - ``classify``: 1/0 label equality after normalisation (a gold letter is read as its option text).
-- ``open``: 1/0 exact match after SQuAD-style normalisation.
+- ``open``: 1/0 "contains": exact match after SQuAD-style normalisation, or the gold inside a
+  sentence frame ("The image shows X.") without a hedge or an extra finding (``extract.framing``).
 - ``report``: ROUGE-L F-measure in [0, 1] (exact match of a report is meaningless).
 - ``detect``: 1/0 hit, i.e. IoU ≥ 0.5 between the first predicted box and a gold box.
 
@@ -17,6 +18,7 @@ from collections.abc import Callable
 
 from medlens import metrics
 from medlens.extract import Extraction
+from medlens.extract.framing import gold_in_frame
 from medlens.extract.open import boxes_from_text
 from medlens.items import Item
 
@@ -37,15 +39,20 @@ def score(item: Item, extraction: Extraction) -> float | None:
         return metrics.exact_set(predicted, gold)
     if item.kind == "report":
         return metrics.rouge_l(predicted, gold)
-    if item.kind in ("open", "classify"):
+    if item.kind == "open":
+        return open_contains(predicted, gold, item.question)
+    if item.kind == "classify":
         return metrics.exact_match(predicted, _gold_text(item, gold))
     return 1.0 if predicted.strip().lower() == gold.strip().lower() else 0.0
 
 
 def item_scores(item: Item, extraction: Extraction) -> dict[str, float]:
-    """Secondary per-item metrics: multi_choice → jaccard, recall; open → token_f1, bleu1, exact;
-    report → rouge_l, bleu4; detect → iou, hit50; other kinds (or no gold) → {}."""
+    """Secondary per-item metrics: multi_choice → jaccard, recall; open → token_f1,
+    token_recall, bleu1, exact, contains; report → rouge_l, bleu4; detect → iou, hit50; other
+    kinds (or no gold) → {}."""
     names = _DETECT_SCORES if item.kind == "detect" else tuple(_SECONDARY.get(item.kind, ()))
+    if item.kind == "open":
+        names = (*names, "contains")
     if item.answer is None or not names:
         return {}
     if extraction.answer is None:
@@ -55,7 +62,17 @@ def item_scores(item: Item, extraction: Extraction) -> dict[str, float]:
         return {"iou": overlap, "hit50": 1.0 if overlap >= HIT_IOU else 0.0}
     gold = item.answer
     assert isinstance(gold, str)
-    return {name: fn(extraction.answer, gold) for name, fn in _SECONDARY[item.kind].items()}
+    found = {name: fn(extraction.answer, gold) for name, fn in _SECONDARY[item.kind].items()}
+    if item.kind == "open":
+        found["contains"] = open_contains(extraction.answer, gold, item.question)
+    return found
+
+
+def open_contains(predicted: str, gold: str, question: str) -> float:
+    """1.0 for an exact match or the gold inside a sentence frame (hedges, extra findings: 0)."""
+    if metrics.exact_match(predicted, gold):
+        return 1.0
+    return 1.0 if gold_in_frame(predicted, gold, question) else 0.0
 
 
 def _open_bleu1(predicted: str, gold: str) -> float:
@@ -67,7 +84,12 @@ def _open_bleu1(predicted: str, gold: str) -> float:
 
 _SECONDARY: dict[str, dict[str, Callable[[str, str], float]]] = {
     "multi_choice": {"jaccard": metrics.jaccard, "recall": metrics.recall},
-    "open": {"token_f1": metrics.token_f1, "bleu1": _open_bleu1, "exact": metrics.exact_match},
+    "open": {
+        "token_f1": metrics.token_f1,
+        "token_recall": metrics.token_recall,
+        "bleu1": _open_bleu1,
+        "exact": metrics.exact_match,
+    },
     "report": {"rouge_l": metrics.rouge_l, "bleu4": metrics.bleu4},
 }
 _DETECT_SCORES = ("iou", "hit50")

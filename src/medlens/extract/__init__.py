@@ -37,7 +37,7 @@ def extract(item: Item, text: str | None, mode: Mode = "medlens") -> Extraction:
             if found.answer is not None:
                 return Extraction(item.options[found.answer].strip().lower(), "ok", found.method)
             return found
-        return extract_yes_no(item.options, text, three_way=is_three_way(item))
+        return extract_yes_no(item.options, text, is_three_way(item), item.question)
     if item.kind == "classify":
         return extract_label(item.options, item.meta, text)
     if item.kind == "detect":

@@ -41,7 +41,8 @@ _SPAN_PREFIX = re.compile(
     re.I,
 )
 _SPAN_NEGATED = re.compile(r"^(?:not|never|neither|none\s+of)\b|^不", re.I)
-_LETTER = re.compile(r"([(\[]?)([A-Za-z])([)\]]?)(?![A-Za-z0-9'’_])")
+_LETTER = re.compile(r"([(\[]?)([A-Za-z])([)\]]?)(?![A-Za-z0-9'’_])(?!-[A-Za-z0-9])")
+"""A letter; one joined to a word by a hyphen ("B-cells", "T-weighted") is part of that word."""
 _SEPARATOR = re.compile(
     r"\s*(?:,\s*(?:and|or)\b|,|/|&|\+|、|，|;|\band\b|\bor\b|和|与|以及|及|或者|或)\s*"
     r"(?:(?:options?|choices?)\s+|选项\s*)?",

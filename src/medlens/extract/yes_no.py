@@ -13,6 +13,12 @@ from collections.abc import Mapping
 from medlens.extract.choice import extract_choice
 from medlens.extract.containers import container_levels, normalize_output, sentences
 from medlens.extract.extraction import Extraction
+from medlens.extract.propositions import (
+    affirmations_as_certainly,
+    difference_against_sameness,
+    restatement,
+    study_conclusion,
+)
 from medlens.extract.refusal import is_refusal
 
 _WORD = re.compile(
@@ -50,6 +56,8 @@ _YES_CUES = re.compile(
     r"observed|noted|detected|shown|demonstrated|apparent)\b"
     r"|\b(?:shows?|showing|demonstrates?|reveals?|displays?)\s+(?:clear\s+)?(?:evidence|signs?|"
     r"findings?)\s+(?:of|for)\b|\bpositive\s+for\b"
+    r"|\b(?:shows?|showing|demonstrates?|reveals?|displays?|confirms?)\s+(?:this|that|the|such\s+an?)"
+    r"\s+(?:finding|abnormality|feature|appearance)\b"
     r"|可见|存在(?!.*不)|显示有|提示有",
     re.I,
 )
@@ -66,16 +74,19 @@ _DECLINED = (None, "declined")
 _POLAR_TEXTS = {"yes": "yes", "no": "no", "maybe": "maybe"}
 
 
-def extract_yes_no(options: Mapping[str, str], text: str, three_way: bool) -> Extraction:
-    """Read ``yes``/``no`` (or ``maybe`` when `three_way`) from a model output."""
+def extract_yes_no(
+    options: Mapping[str, str], text: str, three_way: bool, question: str = ""
+) -> Extraction:
+    """Read ``yes``/``no`` (or ``maybe`` when `three_way`) from a model output; `question`
+    lets a restatement of its proposition ("There is narrowing of …") be read."""
     cleaned = normalize_output(text)
     if not cleaned:
         return Extraction(None, "empty", "empty")
     lettered = _from_letter_options(options, cleaned)
     if lettered is not None:
         return lettered
-    for rule in (_from_containers, _from_leading_word, _from_statements):
-        found = rule(cleaned)
+    for rule in (_from_containers, _from_leading_word, _from_statements, _against_question):
+        found = rule(cleaned, question)
         if found == _DECLINED:
             return Extraction(None, "refused", "refusal")
         if found is not None:
@@ -114,7 +125,7 @@ def read_polar_word(span: str) -> str | None:
     return next(name for name in ("maybe", "no", "yes") if match.group(name))
 
 
-def _from_containers(text: str) -> tuple[str | None, str] | None:
+def _from_containers(text: str, question: str = "") -> tuple[str | None, str] | None:
     for level in container_levels(text):
         for span in reversed(level):
             word = read_polar_word(span.text)
@@ -123,7 +134,7 @@ def _from_containers(text: str) -> tuple[str | None, str] | None:
     return None
 
 
-def _from_leading_word(text: str) -> tuple[str | None, str] | None:
+def _from_leading_word(text: str, question: str = "") -> tuple[str | None, str] | None:
     """A leading "Yes, …", "No.", "Maybe", "是的", "没有"; "Yes and no" is ambiguous."""
     if _BOTH.match(text):
         return None, "leading_word"
@@ -136,8 +147,11 @@ def _from_leading_word(text: str) -> tuple[str | None, str] | None:
     return word, "leading_word"
 
 
-def _from_statements(text: str) -> tuple[str | None, str] | None:
+def _from_statements(text: str, question: str = "") -> tuple[str | None, str] | None:
     """Presence/absence statements and a standalone closing yes/no, all of which must agree."""
+    text = affirmations_as_certainly(text)
+    if difference_against_sameness(text, question):
+        return None, "statement"
     readings = set()
     if _NO_CUES.search(text):
         readings.add("no")
@@ -149,3 +163,15 @@ def _from_statements(text: str) -> tuple[str | None, str] | None:
     if not readings:
         return None
     return (readings.pop() if len(readings) == 1 else None), "statement"
+
+
+def _against_question(text: str, question: str) -> tuple[str | None, str] | None:
+    """A study's conclusion (PubMedQA), else a restatement or negation of the question."""
+    text = affirmations_as_certainly(text)
+    if _MAYBE_CUES.search(text):
+        return None
+    concluded = study_conclusion(text, question)
+    if concluded is not None:
+        return concluded, "conclusion"
+    restated = restatement(text, question) if question else None
+    return (restated, "restatement") if restated is not None else None
