@@ -19,6 +19,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "medlens.cli.check",
     "medlens.cli.audit",
     "medlens.cli.extract",
+    "medlens.cli.ratings",
+    "medlens.cli.agreement",
 )
 
 for _module in COMMAND_MODULES:
