@@ -20,6 +20,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "medlens.cli.audit",
     "medlens.cli.extract",
     "medlens.cli.judge",
+    "medlens.cli.ratings",
+    "medlens.cli.agreement",
 )
 
 for _module in COMMAND_MODULES:

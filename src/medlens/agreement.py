@@ -1,0 +1,319 @@
+"""Agreement between raters: judges with judges, judges with people, people with people.
+
+Cohen's and weighted κ come from scikit-learn, Spearman's ρ from scipy, and every bootstrap
+interval from ``scipy.stats.bootstrap`` resampling *items* (clusters), so several ratings of one
+item move together. Krippendorff's α is written here (no maintained library is a dependency of
+medlens); tests check it against the ``krippendorff`` package and Krippendorff's own worked example.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+Level = Literal["nominal", "ordinal", "interval", "ratio"]
+KappaWeights = Literal["linear", "quadratic"] | None
+Pair = tuple[float, float]
+
+
+def cohen_kappa(
+    a: Sequence[Hashable],
+    b: Sequence[Hashable],
+    weights: KappaWeights = None,
+    labels: Sequence[Hashable] | None = None,
+) -> float | None:
+    """Cohen's κ of two raters over the same units (None when undefined, e.g. one category only).
+
+    ``labels`` fixes the scale (its order matters for weighted κ): a 0–10 rubric whose ratings
+    happen to use 3..9 keeps its full width.
+    """
+    from sklearn.metrics import cohen_kappa_score
+
+    if len(a) != len(b):
+        raise ValueError("both raters must rate the same units")
+    if len(a) == 0:
+        return None
+    if labels is not None:
+        a, b = _on_scale(a, labels), _on_scale(b, labels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        value = cohen_kappa_score(
+            list(a), list(b), weights=weights, labels=None if labels is None else list(labels)
+        )
+    return None if math.isnan(value) else float(value)
+
+
+def _on_scale(values: Sequence[Hashable], labels: Sequence[Hashable]) -> list[Hashable]:
+    """Numeric values moved to the nearest allowed value (a mean of repeats, 6.5 → 7 … ties up)."""
+    if not all(isinstance(v, (int, float)) for v in labels):
+        return list(values)
+    scale = sorted(float(v) for v in labels)  # type: ignore[arg-type]
+    out: list[Hashable] = []
+    for value in values:
+        if isinstance(value, (int, float)) and value not in scale:
+            number = float(value)
+            value = min(scale, key=lambda s: (abs(s - number), -s))
+        out.append(value)
+    return out
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Spearman's ρ (scipy), None when either side is constant or n < 2."""
+    from scipy.stats import spearmanr
+
+    if len(x) < 2 or len(set(x)) < 2 or len(set(y)) < 2:
+        return None
+    return float(spearmanr(x, y).statistic)
+
+
+def mean_absolute_difference(x: Sequence[float], y: Sequence[float]) -> float | None:
+    if len(x) == 0:
+        return None
+    return float(np.mean(np.abs(np.asarray(x, dtype=float) - np.asarray(y, dtype=float))))
+
+
+def cluster_bootstrap_ci(
+    pairs_by_cluster: Sequence[Sequence[Pair]],
+    statistic: Callable[[np.ndarray, np.ndarray], float],
+    n_resamples: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> list[float] | None:
+    """Percentile bootstrap CI of ``statistic(x, y)``, resampling clusters (items) with replacement.
+
+    A resample on which the statistic is undefined (NaN: all ratings equal) is left out. With one
+    pair per cluster this is the ordinary paired bootstrap (a test checks it against
+    ``scipy.stats.bootstrap``). The statistics are numpy versions of scipy's and sklearn's
+    (:func:`rank_correlation`, :func:`kappa_statistic`; tests check they agree), because 2,000
+    calls of ``spearmanr`` per interval cost seconds on a loaded machine.
+    """
+    if len(pairs_by_cluster) < 2:
+        return None
+    x = np.array([p[0] for c in pairs_by_cluster for p in c], dtype=float)
+    y = np.array([p[1] for c in pairs_by_cluster for p in c], dtype=float)
+    sizes = [len(c) for c in pairs_by_cluster]
+    starts = np.cumsum([0, *sizes[:-1]])
+    members = [np.arange(start, start + size) for start, size in zip(starts, sizes, strict=True)]
+    rng = np.random.default_rng(seed)
+    groups = len(pairs_by_cluster)
+    values = np.empty(n_resamples)
+    for b in range(n_resamples):
+        chosen = rng.integers(0, groups, groups)
+        index = chosen if max(sizes) == 1 else np.concatenate([members[i] for i in chosen])
+        values[b] = statistic(x[index], y[index])
+    values = values[~np.isnan(values)]
+    if values.size == 0:
+        return None
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(values, [tail, 100 - tail])
+    return [float(low), float(high)]
+
+
+def rank_correlation(x: np.ndarray, y: np.ndarray) -> float:
+    """Spearman's ρ as Pearson's r of average ranks (as scipy computes it); NaN if undefined."""
+    from scipy.stats import rankdata
+
+    rx, ry = rankdata(x), rankdata(y)
+    rx, ry = rx - rx.mean(), ry - ry.mean()
+    denominator = math.sqrt(float((rx * rx).sum() * (ry * ry).sum()))
+    return float((rx * ry).sum() / denominator) if denominator > 0 else math.nan
+
+
+def kappa_statistic(
+    labels: Sequence[float], weights: KappaWeights
+) -> Callable[[np.ndarray, np.ndarray], float]:
+    """Cohen's κ on a fixed scale, as sklearn's ``cohen_kappa_score(labels=..., weights=...)``."""
+    scale = np.asarray(sorted(labels), dtype=float)
+    size = len(scale)
+    i, j = np.meshgrid(np.arange(size), np.arange(size), indexing="ij")
+    if weights is None:
+        weight = (i != j).astype(float)
+    else:
+        weight = np.abs(i - j).astype(float) ** (1 if weights == "linear" else 2)
+
+    def kappa(x: np.ndarray, y: np.ndarray) -> float:
+        a = np.abs(x[:, None] - scale[None, :]).argmin(axis=1)
+        b = np.abs(y[:, None] - scale[None, :]).argmin(axis=1)
+        observed = np.bincount(a * size + b, minlength=size * size).reshape(size, size)
+        expected = np.outer(observed.sum(1), observed.sum(0)) / observed.sum()
+        denominator = float((weight * expected).sum())
+        return 1 - float((weight * observed).sum()) / denominator if denominator > 0 else math.nan
+
+    return kappa
+
+
+def _mad(x: np.ndarray, y: np.ndarray) -> float:
+    return float(np.abs(x - y).mean())
+
+
+@dataclass(frozen=True)
+class PairedRatings:
+    """Ratings of one dimension by two sources (x, y), grouped by item."""
+
+    by_item: Mapping[str, Sequence[Pair]]
+    labels: Sequence[float] | None = None
+    """The scale's allowed values in order (for κ); None: those that occur."""
+    weights: KappaWeights = "quadratic"
+    """κ weighting: None for nominal scales (yes/no), quadratic for ordinal scores."""
+
+    def flat(self) -> tuple[list[float], list[float]]:
+        pairs = [p for item in self.by_item.values() for p in item]
+        return [p[0] for p in pairs], [p[1] for p in pairs]
+
+
+def paired_summary(
+    ratings: PairedRatings, n_resamples: int = 2000, seed: int = 0
+) -> dict[str, Any]:
+    """``{"n", "items", "spearman", "spearman_ci", "kappa", "kappa_ci", "kappa_weights", "mad", "mad_ci"}``."""
+    x, y = ratings.flat()
+    clusters = [list(p) for p in ratings.by_item.values()]
+    labels = ratings.labels if ratings.labels is not None else sorted({*x, *y})
+    kappa = kappa_statistic(labels, ratings.weights)
+    return {
+        "n": len(x),
+        "items": len(clusters),
+        "spearman": spearman(x, y),
+        "spearman_ci": cluster_bootstrap_ci(clusters, rank_correlation, n_resamples, seed),
+        "kappa": cohen_kappa(x, y, weights=ratings.weights, labels=labels),
+        "kappa_ci": cluster_bootstrap_ci(clusters, kappa, n_resamples, seed),
+        "kappa_weights": ratings.weights,
+        "mad": mean_absolute_difference(x, y),
+        "mad_ci": cluster_bootstrap_ci(clusters, _mad, n_resamples, seed),
+    }
+
+
+# -- Krippendorff's α ---------------------------------------------------------------------------
+
+
+def krippendorff_alpha(
+    units: Sequence[Sequence[float | None]], level: Level = "nominal"
+) -> float | None:
+    """Krippendorff's α over units (rows) × coders (columns); None marks a missing rating.
+
+    Coincidence-matrix form (Krippendorff 2011, "Computing Krippendorff's Alpha-Reliability"):
+    α = 1 − D_o / D_e. Units with fewer than two ratings are not pairable and are left out.
+    None when fewer than two pairable values exist or every value is the same (D_e = 0).
+    """
+    values = sorted({v for unit in units for v in unit if v is not None})
+    index = {v: i for i, v in enumerate(values)}
+    coincidence = np.zeros((len(values), len(values)))
+    for unit in units:
+        present = [index[v] for v in unit if v is not None]
+        m = len(present)
+        if m < 2:
+            continue
+        counts = np.bincount(present, minlength=len(values)).astype(float)
+        coincidence += (np.outer(counts, counts) - np.diag(counts)) / (m - 1)
+    marginals = coincidence.sum(axis=1)
+    n = marginals.sum()
+    if n < 2 or len(values) < 2:
+        return None
+    delta = _distance(np.asarray(values, dtype=float), marginals, level)
+    observed = float((coincidence * delta).sum() / n)
+    expected = float((np.outer(marginals, marginals) * delta).sum() / (n * (n - 1)))
+    if expected == 0:
+        return None
+    return 1.0 - observed / expected
+
+
+def _distance(values: np.ndarray, marginals: np.ndarray, level: Level) -> np.ndarray:
+    """δ²(c, k) of Krippendorff's metrics for the sorted distinct values."""
+    c, k = np.meshgrid(values, values, indexing="ij")
+    if level == "nominal":
+        return (c != k).astype(float)
+    if level == "interval":
+        return (c - k) ** 2
+    if level == "ratio":
+        total = c + k
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(total == 0, 0.0, ((c - k) / np.where(total == 0, 1, total)) ** 2)
+    if level == "ordinal":
+        cumulative = np.cumsum(marginals)
+        i, j = np.meshgrid(np.arange(len(values)), np.arange(len(values)), indexing="ij")
+        low, high = np.minimum(i, j), np.maximum(i, j)
+        between = cumulative[high] - cumulative[low] + marginals[low]
+        return (between - (marginals[i] + marginals[j]) / 2) ** 2
+    raise ValueError(f"unknown level of measurement {level!r}")
+
+
+# -- several raters of the same units ----------------------------------------------------------
+
+
+def rater_agreement(
+    ratings: Mapping[str, Mapping[str, float]],
+    level: Level,
+    weights: KappaWeights = None,
+    labels: Sequence[float] | None = None,
+) -> dict[str, Any]:
+    """Agreement of raters (or judges, or repeats) given ``{rater: {item: value}}``.
+
+    Pairwise Cohen's κ (weighted for ordinal scales) and Spearman ρ on the items both rated,
+    plus Krippendorff's α over all raters (meaningful for two or more; the figure for three or more).
+    """
+    raters = sorted(ratings)
+    items = sorted({item for values in ratings.values() for item in values})
+    units = [[ratings[r].get(item) for r in raters] for item in items]
+    pairs: list[dict[str, Any]] = []
+    for i, first in enumerate(raters):
+        for second in raters[i + 1 :]:
+            shared = sorted(set(ratings[first]) & set(ratings[second]))
+            x = [ratings[first][item] for item in shared]
+            y = [ratings[second][item] for item in shared]
+            pairs.append({
+                "raters": [first, second],
+                "n": len(shared),
+                "kappa": cohen_kappa(x, y, weights=weights, labels=labels),
+                "spearman": None if level == "nominal" else spearman(x, y),
+                "percent_agreement": float(np.mean([a == b for a, b in zip(x, y, strict=True)])) if x else None,
+            })  # fmt: skip
+    pairable = sum(1 for unit in units if sum(v is not None for v in unit) >= 2)
+    return {
+        "raters": len(raters),
+        "items": len(items),
+        "pairable_items": pairable,
+        "alpha": krippendorff_alpha(units, level),
+        "alpha_level": level,
+        "pairs": pairs,
+    }
+
+
+def self_agreement(repeats: Mapping[str, Sequence[float]], level: Level) -> dict[str, Any]:
+    """How well repeated ratings of the same items agree: α with repeats as coders, and the share
+    of items on which every repeat gave the same value."""
+    units = [list(values) for values in repeats.values() if len(values) >= 2]
+    unanimous = [len(set(unit)) == 1 for unit in units]
+    return {
+        "items": len(units),
+        "repeats": max((len(u) for u in units), default=0),
+        "alpha": krippendorff_alpha(units, level),
+        "alpha_level": level,
+        "unanimous": float(np.mean(unanimous)) if unanimous else None,
+    }
+
+
+def inter_judge_agreement(run_dir: Any, names: Sequence[str]) -> dict[str, Any]:
+    """Agreement of two or more judges of one run, per dimension (see ``medlens.ratings.judged``).
+
+    Equivalence judges: Cohen's κ (unweighted) on the verdicts; rubric judges: Spearman ρ and
+    quadratic-weighted κ per dimension; Krippendorff's α for every dimension (the headline figure
+    when there are three or more judges).
+    """
+    from medlens.ratings.judged import judged_values_of_judges
+
+    values, dimensions = judged_values_of_judges(run_dir, names)
+    out: dict[str, Any] = {"judges": list(names), "dimensions": {}}
+    for dimension in dimensions:
+        nominal = dimension == "equivalent"
+        per_judge = {name: values[name].get(dimension, {}) for name in names}
+        out["dimensions"][dimension] = rater_agreement(
+            per_judge,
+            level="nominal" if nominal else "interval",
+            weights=None if nominal else "quadratic",
+            labels=[0.0, 1.0] if nominal else [float(v) for v in range(11)],
+        )
+    return out

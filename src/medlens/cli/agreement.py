@@ -1,0 +1,88 @@
+"""`medlens agreement`: judge–human and inter-judge agreement."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from medlens.cli.common import command, console
+from medlens.errors import MedlensError
+
+
+@command("agreement")
+def agreement(
+    runs: Annotated[list[Path], typer.Argument(help="Run directory (several: runs of one benchmark, for win ratios)")],
+    judge: Annotated[list[str] | None, typer.Option("--judge", help="Judge name (repeat for inter-judge agreement)")] = None,
+    judges: Annotated[str, typer.Option("--judges", help="Comma-separated judge names (inter-judge)")] = "",
+    human: Annotated[list[Path] | None, typer.Option("--human", help="CSV/xlsx with id, rater and one column per dimension")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout")] = False,
+) -> None:  # fmt: skip
+    """Agreement of a judge with people (ρ with bootstrap CI, κ, MAD, win ratios) or of judges."""
+    names = [*(judge or []), *(n.strip() for n in judges.split(",") if n.strip())]
+    if human:
+        if len(names) != 1:
+            raise MedlensError("--human compares one judge with people: give exactly one --judge")
+        from medlens.ratings.human import judge_human_agreement
+
+        result = judge_human_agreement(runs, names[0], human)
+    else:
+        if len(runs) != 1:
+            raise MedlensError("inter-judge agreement reads the judges of one run: give one RUN")
+        from medlens.agreement import inter_judge_agreement
+
+        result = inter_judge_agreement(runs[0], names)
+    if as_json:
+        sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+    elif human:
+        _print_human(result)
+    else:
+        _print_judges(result)
+
+
+def _fmt(value: float | None, ci: list[float] | None = None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+
+
+def _print_human(result: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"judge {result['judge']} vs people (95% bootstrap CIs over items)",
+                  title_justify="left")  # fmt: skip
+    for header in ("dimension", "n", "items", "Spearman ρ", "κ", "weights", "MAD"):
+        table.add_column(header, justify="left" if header == "dimension" else "right")
+    for name, d in result["dimensions"].items():
+        table.add_row(name, str(d["n"]), str(d["items"]), _fmt(d["spearman"], d["spearman_ci"]),
+                      _fmt(d["kappa"], d["kappa_ci"]), d["kappa_weights"] or "none",
+                      _fmt(d["mad"], d["mad_ci"]))  # fmt: skip
+    console.print(table)
+    if result["raters"]:
+        for name, d in result["raters"].items():
+            console.print(f"inter-rater {name}: Krippendorff α = {_fmt(d['alpha'])} over "
+                          f"{d['pairable_items']} items, {d['raters']} raters", highlight=False)  # fmt: skip
+    wins = result["win_ratios"]
+    if wins:
+        console.print(f"win ratios over {wins['items']} items rated in every run "
+                      f"({wins['comparisons']} comparisons per model):", highlight=False)  # fmt: skip
+        for name, m in wins["models"].items():
+            console.print(f"  {name}: people {_fmt(m['human'], m['human_ci'])}, judge "
+                          f"{_fmt(m['judge'], m['judge_ci'])}, difference "
+                          f"{_fmt(m['difference'], m['difference_ci'])}", highlight=False, soft_wrap=True)  # fmt: skip
+        console.print(f"largest |people − judge| win-ratio difference: {_fmt(wins['largest_difference'])}",
+                      highlight=False)  # fmt: skip
+
+
+def _print_judges(result: dict[str, Any]) -> None:
+    console.print(f"judges: {', '.join(result['judges'])}", highlight=False)
+    for name, d in result["dimensions"].items():
+        console.print(f"{name}: Krippendorff α ({d['alpha_level']}) = {_fmt(d['alpha'])} over "
+                      f"{d['pairable_items']} items", highlight=False)  # fmt: skip
+        for pair in d["pairs"]:
+            rho = "" if pair["spearman"] is None else f", Spearman ρ {_fmt(pair['spearman'])}"
+            console.print(f"  {pair['raters'][0]} vs {pair['raters'][1]} (n={pair['n']}): "
+                          f"κ {_fmt(pair['kappa'])}{rho}", highlight=False)  # fmt: skip

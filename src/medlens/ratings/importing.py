@@ -1,0 +1,184 @@
+"""`medlens ratings import`: filled sheets into ``runs/<run>/ratings/<name>.jsonl``.
+
+Append-only and idempotent: each stored line carries a hash of what the rater wrote for that item
+(study, id, rater, metadata, ratings), so importing the same sheet twice adds nothing and a rater's
+corrected sheet adds the new lines (the latest line per study, item and rater counts). Every row
+is checked before anything is written: a refused import stores nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from medlens.errors import InputError, MedlensError
+from medlens.ratings.sheets import FilledSheet, read_sheet
+from medlens.ratings.study import Study, load_study
+from medlens.store import RunStore, canonical_json
+
+RatingLine = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    study: Study
+    rows: int
+    """Rated rows in the sheet."""
+    added: int
+    """New lines stored (0 when the sheet was imported before)."""
+    path: Path
+
+
+def ratings_path(run_dir: Path, name: str) -> Path:
+    return Path(run_dir) / "ratings" / f"{name}.jsonl"
+
+
+def import_sheet(run_dir: Path, file: Path) -> ImportResult:
+    RunStore.open(run_dir)  # a clear error if RUN is not a run
+    sheet = read_sheet(file)
+    study = _sheet_study(run_dir, sheet)
+    _check_columns(sheet, study)
+    _check_pair(study, file)
+    lines = [line for row, cells in sheet.rows if (line := _row_line(sheet, study, row, cells))]
+    path = ratings_path(run_dir, study.name)
+    with ratings_lock(run_dir):
+        known = {line["key"] for line in read_ratings(run_dir, study.name)}
+        new = [line for line in lines if line["key"] not in known]
+        new = list({line["key"]: line for line in new}.values())
+        _append(path, new)
+    return ImportResult(study, len(lines), len(new), path)
+
+
+@contextlib.contextmanager
+def ratings_lock(run_dir: Path) -> Iterator[None]:
+    """One importer at a time per run. The single call site to rewire onto issue 10's
+    ``runlock.hold_run_lock(run_dir, "ratings import")`` at merge."""
+    folder = Path(run_dir) / "ratings"
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _append(path: Path, lines: list[RatingLine]) -> None:
+    if not lines:
+        return
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write("".join(canonical_json(line) + "\n" for line in lines))
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def read_ratings(run_dir: Path, name: str) -> list[RatingLine]:
+    """Stored lines (a torn last line from a kill mid-write is ignored)."""
+    path = ratings_path(run_dir, name)
+    if not path.is_file():
+        return []
+    out = []
+    for text in path.read_text(encoding="utf-8").splitlines():
+        with contextlib.suppress(ValueError):
+            line = json.loads(text)
+            if isinstance(line, dict) and "key" in line:
+                out.append(line)
+    return out
+
+
+def latest_ratings(lines: list[RatingLine], study_ids: set[str] | None = None) -> list[RatingLine]:
+    """The latest line per (study, item, rater)."""
+    latest: dict[tuple[str, str, str], RatingLine] = {}
+    for line in lines:
+        if study_ids is None or line["study"] in study_ids:
+            latest[(line["study"], line["id"], line["rater"])] = line
+    return list(latest.values())
+
+
+def _sheet_study(run_dir: Path, sheet: FilledSheet) -> Study:
+    for column in ("study", "id"):
+        if column not in sheet.header:
+            problem = f"no {column!r} column (was this sheet exported by medlens ratings?)"
+            raise InputError(sheet.path, f"row 1, column {column!r}", problem)
+    if not sheet.rows:
+        raise InputError(sheet.path, "row 2", "the sheet has no rows")
+    first_row, first = sheet.rows[0]
+    study = load_study(run_dir, first["study"], sheet.path, first_row)
+    for row, cells in sheet.rows:
+        if cells.get("study") != study.id:
+            problem = f"study {cells.get('study')!r} differs from row {first_row}'s {study.id!r}"
+            raise InputError(sheet.path, f"row {row}, column 'study'", problem)
+    return study
+
+
+def _check_columns(sheet: FilledSheet, study: Study) -> None:
+    for axis in study.protocol.axes:
+        if axis.name not in sheet.header:
+            raise InputError(sheet.path, f"row 1, column {axis.name!r}", "column missing")
+
+
+def _check_pair(study: Study, file: Path) -> None:
+    """A side-by-side sheet's second run must still be the run it was exported with."""
+    if study.kind != "pairwise":
+        return
+    run_b = Path(study.extra["run_b"])
+    if (run_b / "run.json").is_file():
+        now = RunStore.open(run_b).run.get("spec_hash")
+        if now != study.extra["run_b_hash"]:
+            problem = f"run B {run_b} changed since this sheet was exported (spec hash differs)"
+            raise InputError(file, "row 1, column 'study'", problem)
+
+
+def _row_line(
+    sheet: FilledSheet, study: Study, row: int, cells: dict[str, str]
+) -> RatingLine | None:
+    """The stored line of one sheet row; None for a row nobody rated."""
+    if cells["id"] not in set(study.items):
+        problem = f"id {cells['id']!r} is not an item of study {study.id}"
+        raise InputError(sheet.path, f"row {row}, column 'id'", problem)
+    ratings: dict[str, str] = {}
+    values: dict[str, float] = {}
+    for axis in study.protocol.axes:
+        cell = cells.get(axis.name, "")
+        if not cell:
+            continue
+        value = axis.parse(cell)
+        if value is None:
+            problem = f"{cell!r} is not an allowed value (allowed: {axis.allowed()})"
+            raise InputError(sheet.path, f"row {row}, column {axis.name!r}", problem)
+        ratings[axis.name], values[axis.name] = axis.label_of(value), value
+    if not ratings:
+        return None
+    rater = cells.get("rater") or cells.get("rater_id") or ""
+    if not rater:
+        raise InputError(sheet.path, f"row {row}, column 'rater'", "a rated row needs a rater id")
+    line: RatingLine = {
+        "study": study.id, "id": cells["id"], "rater": rater,
+        "qualification": cells.get("qualification", ""), "date": cells.get("date", ""),
+        "comment": cells.get("comment", ""), "ratings": ratings, "values": values,
+    }  # fmt: skip
+    line["key"] = hashlib.sha256(canonical_json(line).encode()).hexdigest()[:24]
+    line["file"], line["row"] = sheet.path.name, row
+    return line
+
+
+def studies_of(run_dir: Path, name: str) -> list[Study]:
+    """Every study stored under ``ratings/<name>.jsonl`` in this run."""
+    from medlens.ratings.study import studies_dir
+
+    out = []
+    for path in sorted(studies_dir(run_dir).glob("*.json")):
+        try:
+            study = Study.from_json(json.loads(path.read_text(encoding="utf-8")))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise MedlensError(f"{path}: unreadable study file ({exc})") from None
+        if study.name == name:
+            out.append(study)
+    return out

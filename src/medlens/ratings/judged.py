@@ -1,0 +1,148 @@
+"""Reading a judge store (``runs/<run>/judges/<name>/``) as the judges work writes it.
+
+This is the one place the ratings and agreement code reads judgements; at merge it may be
+replaced by the judges package's own reader (same schema: ``judge.json`` + ``judgements.jsonl``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from medlens.errors import InputError, MedlensError
+
+RUBRIC_DIMENSIONS = ("consistency", "coherence", "visual_accuracy", "ground_truth_correctness")
+Values = dict[str, dict[str, float]]
+"""dimension → item id → value (equivalent: 1.0/0.0; rubric: mean over repeats, 0–10)."""
+
+
+def judge_dir(run_dir: Path | str, name: str) -> Path:
+    return Path(run_dir) / "judges" / name
+
+
+def read_judge(run_dir: Path | str, name: str) -> dict[str, Any]:
+    """The judge's ``judge.json``; a missing judge names the judges the run has."""
+    path = judge_dir(run_dir, name) / "judge.json"
+    if not path.is_file():
+        have = sorted(p.name for p in (Path(run_dir) / "judges").glob("*") if p.is_dir())
+        known = f" (this run has: {', '.join(have)})" if have else " (this run has no judges)"
+        raise MedlensError(f"{run_dir}: no judge named {name!r}{known}")
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(path, None, f"unreadable ({exc})") from None
+    if not isinstance(meta, dict) or not isinstance(meta.get("protocol"), dict):
+        raise InputError(path, "field 'protocol'", "not a judge file (no protocol object)")
+    return meta
+
+
+def read_judgements(run_dir: Path | str, name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """``(judge.json, judgement lines)``; a torn last line (a kill mid-write) is ignored."""
+    meta = read_judge(run_dir, name)
+    path = judge_dir(run_dir, name) / "judgements.jsonl"
+    lines: list[dict[str, Any]] = []
+    if path.is_file():
+        for text in path.read_text(encoding="utf-8").splitlines():
+            try:
+                line = json.loads(text)
+            except ValueError:
+                continue
+            if isinstance(line, dict) and "id" in line:
+                lines.append(line)
+    return meta, lines
+
+
+def judge_dimensions(meta: dict[str, Any]) -> list[str]:
+    protocol = meta["protocol"]
+    if protocol.get("name") == "equivalence":
+        return ["equivalent"]
+    return [str(d) for d in protocol.get("dimensions") or RUBRIC_DIMENSIONS]
+
+
+def judged_values(run_dir: Path | str, name: str) -> tuple[Values, list[str], dict[str, Any]]:
+    """Per dimension, each item's judged value over its ok repeats (latest line per repeat).
+
+    Equivalence: majority of the repeats (a tie counts as not equivalent, the cautious reading);
+    settled by the rules (``by: "rule"``) counts as equivalent. Rubric: mean of the repeats.
+    Unparseable and errored verdicts are left out, never scored 0.
+    """
+    meta, lines = read_judgements(run_dir, name)
+    dimensions = judge_dimensions(meta)
+    latest: dict[tuple[str, int], dict[str, Any]] = {}
+    for line in lines:
+        latest[(str(line["id"]), int(line.get("repeat") or 0))] = line
+    repeats: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for (item, _), line in sorted(latest.items()):
+        if line.get("status") != "ok":
+            continue
+        for dimension, value in _verdict_values(line, dimensions).items():
+            repeats[dimension][item].append(value)
+    values: Values = {d: {} for d in dimensions}
+    for dimension, by_item in repeats.items():
+        for item, seen in by_item.items():
+            mean = sum(seen) / len(seen)
+            values[dimension][item] = (
+                (1.0 if mean > 0.5 else 0.0) if dimension == "equivalent" else mean
+            )
+    return values, dimensions, {"meta": meta, "repeats": repeats}
+
+
+def _verdict_values(line: dict[str, Any], dimensions: Sequence[str]) -> dict[str, float]:
+    verdict = line.get("verdict")
+    if "equivalent" in dimensions:
+        if line.get("by") == "rule":
+            return {"equivalent": 1.0}
+        if isinstance(verdict, dict) and isinstance(verdict.get("equivalent"), bool):
+            return {"equivalent": 1.0 if verdict["equivalent"] else 0.0}
+        return {}
+    scores = verdict.get("scores") if isinstance(verdict, dict) else None
+    if not isinstance(scores, dict):
+        return {}
+    return {
+        d: float(scores[d])
+        for d in dimensions
+        if isinstance(scores.get(d), (int, float)) and not isinstance(scores.get(d), bool)
+    }
+
+
+def judged_item_scores(run_dir: Path | str, name: str) -> dict[str, float]:
+    """Each judged item's score in [0, 1]: equivalence 1/0; rubric Σ wᵢsᵢ / (10·Σ wᵢ)."""
+    values, dimensions, extra = judged_values(run_dir, name)
+    if dimensions == ["equivalent"]:
+        return dict(values["equivalent"])
+    weights = extra["meta"]["protocol"].get("weights") or {}
+    return weighted_scores(values, {d: float(weights.get(d, 1.0)) for d in dimensions}, 10.0)
+
+
+def weighted_scores(values: Values, weights: dict[str, float], top: float) -> dict[str, float]:
+    """Σ wᵢsᵢ / (top·Σ wᵢ) for each item rated on every weighted dimension."""
+    dims = [d for d, w in weights.items() if w > 0]
+    items = set.intersection(*(set(values.get(d, {})) for d in dims)) if dims else set()
+    total = sum(weights[d] for d in dims)
+    return {
+        item: sum(weights[d] * values[d][item] for d in dims) / (top * total)
+        for item in sorted(items)
+    }
+
+
+def judged_values_of_judges(
+    run_dir: Path | str, names: Sequence[str]
+) -> tuple[dict[str, Values], list[str]]:
+    """Judged values of several judges of one run, which must share their protocol's dimensions."""
+    if len(names) < 2:
+        raise MedlensError("inter-judge agreement needs two or more judges (--judge A --judge B)")
+    out: dict[str, Values] = {}
+    dimensions: list[str] | None = None
+    for name in names:
+        values, dims, _ = judged_values(run_dir, name)
+        if dimensions is not None and dims != dimensions:
+            raise MedlensError(
+                f"{judge_dir(run_dir, name)}: judge {name!r} rates {', '.join(dims)}, "
+                f"judge {names[0]!r} rates {', '.join(dimensions)}; they cannot be compared"
+            )
+        dimensions = dims
+        out[name] = values
+    return out, dimensions or []
