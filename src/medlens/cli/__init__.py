@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "medlens.cli.judge",
     "medlens.cli.ratings",
     "medlens.cli.agreement",
+    "medlens.cli.board",
 )
 
 for _module in COMMAND_MODULES:

@@ -1,0 +1,8 @@
+"""Leaderboards over N runs: ranks with intervals, ties, per-axis tables, paired families,
+correlations with model metadata, item difficulty, and the model × benchmark matrix."""
+
+from __future__ import annotations
+
+from medlens.board.build import BoardOptions, build_board
+
+__all__ = ["BoardOptions", "build_board"]

@@ -1,0 +1,80 @@
+"""Across benchmarks (`--across`): the model × benchmark matrix, gains against a base model.
+
+One run per model and benchmark; a model is the model spec its runs recorded. Each cell is the
+run's score with the CI every report prints; with a base model, each cell also carries the
+paired difference to the base model's run on the same benchmark (on the items both scored),
+with the paired CI and win/tie/loss of `medlens compare` — MMBU's old- vs new-benchmark
+transfer table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from medlens.board.align import BoardRun, align_runs
+from medlens.board.ranks import score_cells
+from medlens.errors import SpecError
+
+
+def benchmark_label(run: BoardRun, runs: Sequence[BoardRun]) -> str:
+    """The benchmark's name, with its content hash when two benchmarks share a name."""
+    bench = run.benchmark
+    name = str(bench.get("name") or bench.get("spec"))
+    hashes = {str(r.benchmark.get("content_hash")) for r in runs if r.benchmark.get("name") == name}
+    return name if len(hashes) <= 1 else f"{name} ({str(bench.get('content_hash'))[:8]})"
+
+
+def across(
+    runs: Sequence[BoardRun], base: str | None, n_resamples: int = 1000, seed: int = 0
+) -> dict[str, Any]:
+    """{"benchmarks", "models", "base", "cells": [{model, benchmark, run, n, score, ci, gain}]}"""
+    where: dict[tuple[str, str], BoardRun] = {}
+    for run in runs:
+        key = (run.name, benchmark_label(run, runs))
+        if key in where:
+            raise SpecError(
+                f"--across: {where[key].path} and {run.path} are both {key[0]} on {key[1]}; "
+                "give one run per model and benchmark"
+            )
+        where[key] = run
+    models = list(dict.fromkeys(name for name, _ in where))
+    benchmarks = list(dict.fromkeys(bench for _, bench in where))
+    base_model = _base_model(base, runs, models)
+    cells = []
+    for (model, bench), run in where.items():
+        cell = {"model": model, "benchmark": bench, "run": run.run,
+                **score_cells(align_runs([run], "same"))[0], "gain": None}  # fmt: skip
+        base_run = where.get((base_model, bench)) if base_model else None
+        if base_run is not None and base_run is not run:
+            cell["gain"] = _gain(base_run, run, n_resamples, seed)
+        cells.append(cell)
+    return {"benchmarks": benchmarks, "models": models, "base": base_model, "cells": cells}
+
+
+def _base_model(base: str | None, runs: Sequence[BoardRun], models: list[str]) -> str | None:
+    if base is None:
+        return None
+    if base in models:
+        return base
+    for run in runs:
+        if run.run == base:
+            return run.name
+    raise SpecError(
+        f"--base: {base!r} is neither a model nor a run on the board (models: {', '.join(models)})"
+    )
+
+
+def _gain(base: BoardRun, run: BoardRun, n_resamples: int, seed: int) -> dict[str, Any] | None:
+    import numpy as np
+
+    from medlens.board.pairs import _paired
+    from medlens.compare import paired_cell
+
+    aligned = align_runs([base, run], "intersect")
+    if aligned.ids.size == 0:
+        return None
+    everything = np.ones(aligned.ids.size, dtype=bool)
+    cell = paired_cell(_paired(aligned, 0, 1), everything, (), n_resamples, seed).to_json()
+    del cell["key"]
+    return cell

@@ -1,0 +1,242 @@
+"""N runs on the same items: one score matrix (runs × items) with the items' axes and images.
+
+Each run's ``records.jsonl`` is read with pyarrow's JSON reader (only id and score), which keeps
+50 runs × 26,000 items to well under a second; a file pyarrow cannot read as a whole (a torn
+last line, duplicates after a resume) falls back to :class:`medlens.store.RunStore`, whose rules
+decide. Items (axes, images, chance levels) come from one run per benchmark content hash, through
+:func:`medlens.results.score_table`, the same join every report uses.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from medlens.errors import MedlensError, RunMismatchError
+
+ALIGN_MODES = ("same", "intersect")
+
+
+@dataclass(frozen=True)
+class BoardRun:
+    """One run directory on the board."""
+
+    path: Path
+    run: str
+    """Folder name: how --pairs, --meta and --base refer to the run."""
+    name: str
+    """The model spec the run recorded (display name)."""
+    spec: dict[str, Any]
+
+    @property
+    def benchmark(self) -> dict[str, Any]:
+        return dict(self.spec.get("benchmark") or {})
+
+
+@dataclass(frozen=True)
+class Aligned:
+    """Scores of every run on the items scored in all of them (after --where)."""
+
+    runs: list[BoardRun]
+    ids: np.ndarray
+    scores: np.ndarray
+    """(runs, items) main scores; no NaN."""
+    cluster: np.ndarray
+    """Integer image codes 0…G−1 (an item without ``image_id`` is its own image)."""
+    random: np.ndarray
+    """Chance level per item (NaN for open kinds)."""
+    meta: dict[str, np.ndarray]
+    dropped: dict[str, int]
+    """Per run: scored items left out because another run did not score them."""
+
+    @property
+    def n_images(self) -> int:
+        return int(self.cluster.max(initial=-1)) + 1
+
+
+def open_runs(paths: Sequence[Path]) -> list[BoardRun]:
+    """Read each run.json; refuse a run being written and two runs with the same folder name."""
+    runs: list[BoardRun] = []
+    seen: dict[str, Path] = {}
+    for path in paths:
+        path = Path(path)
+        _refuse_if_being_written(path)
+        spec = _read_spec(path)
+        if path.name in seen:
+            raise MedlensError(
+                f"{path}: two runs are named {path.name!r} ({seen[path.name]} too); "
+                "the board names runs by folder, so rename one"
+            )
+        seen[path.name] = path
+        runs.append(BoardRun(path, path.name, str(spec.get("model", path.name)), spec))
+    return runs
+
+
+def _refuse_if_being_written(run_dir: Path) -> None:
+    """A run another process is writing gives moving numbers: refuse it (issue 10's run lock)."""
+    try:
+        from medlens.runlock import lock_holder
+    except ImportError:  # no run lock in this install: nothing records a live writer
+        return
+    holder = lock_holder(run_dir)
+    if holder is not None:
+        raise MedlensError(f"{run_dir}: the run is being written ({holder}); board it when done")
+
+
+def _read_spec(path: Path) -> dict[str, Any]:
+    run_file = path / "run.json"
+    if not run_file.is_file():
+        raise MedlensError(f"{path}: not a medlens run directory (no run.json)")
+    try:
+        run = json.loads(run_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise MedlensError(f"{run_file}: unreadable ({exc})") from None
+    if not isinstance(run, dict) or not isinstance(run.get("spec"), dict):
+        raise MedlensError(f"{run_file}: not a medlens run file (no spec object)")
+    spec: dict[str, Any] = run["spec"]
+    return spec
+
+
+def check_same_benchmark(runs: Sequence[BoardRun], mode: str) -> None:
+    """Same split always; same content hash unless --align intersect."""
+    first = runs[0]
+    for other in runs[1:]:
+        a, b = first.benchmark, other.benchmark
+        if a.get("split") != b.get("split"):
+            raise RunMismatchError(
+                f"{other.path}: split {b.get('split')!r} differs from {first.path}'s "
+                f"{a.get('split')!r}; a board compares runs on the same split"
+            )
+        if mode == "same" and a.get("content_hash") != b.get("content_hash"):
+            raise RunMismatchError(
+                f"{other.path} ran on {b.get('spec')} ({b.get('n_items')} items, content "
+                f"{str(b.get('content_hash'))[:12]}) but {first.path} on {a.get('spec')} "
+                f"({a.get('n_items')} items, content {str(a.get('content_hash'))[:12]}); a board "
+                "needs the same benchmark (--align intersect compares on the common items)"
+            )
+
+
+def run_scores(run: BoardRun) -> dict[str, float]:
+    """Item id → main score of the items the run scored (errored and ungraded ones left out)."""
+    file = run.path / "records.jsonl"
+    if not file.is_file():
+        return {}
+    import pyarrow as pa
+    import pyarrow.json as pajson
+
+    schema = pa.schema([("id", pa.string()), ("score", pa.float64())])
+    options = pajson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+    try:
+        table = pajson.read_json(file, parse_options=options)
+        ids = table["id"].to_pylist()
+        if len(set(ids)) == len(ids) and table["id"].null_count == 0:
+            scores = table["score"].to_numpy(zero_copy_only=False)
+            return {i: s for i, s in zip(ids, scores.tolist(), strict=True) if s == s}
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
+        pass  # a torn line, an odd record: the store's own reading rules decide
+    from medlens.store import RunStore
+
+    records = RunStore.open(run.path).records()
+    return {
+        rid: float(r["score"])
+        for rid, r in records.items()
+        if r.get("error") is None and r.get("score") is not None
+    }
+
+
+def align_runs(runs: Sequence[BoardRun], mode: str = "same", where: str = "") -> Aligned:
+    """The items every run scored, in the first run's item order, filtered by `where`."""
+    from medlens.errors import SpecError
+
+    if mode not in ALIGN_MODES:
+        raise SpecError(f"--align: unknown mode {mode!r} (use same or intersect)")
+    check_same_benchmark(runs, mode)
+    items = _items_by_id(runs)
+    scored = [run_scores(run) for run in runs]
+    common = [i for i in items if all(i in s for s in scored)]
+    if mode == "same":
+        _refuse_different_items(runs, scored, len(common))
+    table = _item_table(items, common)
+    mask = _where_mask(table.meta, len(common), where)
+    ids = np.asarray(common, dtype=object)[mask]
+    if ids.size == 0:
+        raise MedlensError(
+            "board: no item is scored by every run"
+            + (f" and matches --where {where!r}" if where.strip() else "")
+            + " (no gold answers, errors, or runs on disjoint items)"
+        )
+    matrix = np.array([[s[i] for i in ids.tolist()] for s in scored], dtype=float)
+    cluster = np.unique(table.cluster[mask].astype(str), return_inverse=True)[1].ravel()
+    return Aligned(
+        runs=list(runs),
+        ids=ids,
+        scores=matrix.reshape(len(runs), ids.size),
+        cluster=cluster.astype(np.intp),
+        random=table.random[mask],
+        meta={k: v[mask] for k, v in table.meta.items()},
+        dropped={run.run: len(s) - len(common) for run, s in zip(runs, scored, strict=True)},
+    )
+
+
+def _items_by_id(runs: Sequence[BoardRun]) -> dict[str, Any]:
+    """Items of the first run of each content hash; ids shared across hashes must agree."""
+    from medlens.store import RunStore
+
+    items: dict[str, Any] = {}
+    loaded: dict[str, Path] = {}
+    for run in runs:
+        digest = str(run.benchmark.get("content_hash"))
+        if digest in loaded:
+            continue
+        own = {item.id: item for item in RunStore(run.path, {"spec": run.spec}).items()}
+        if items:
+            for item_id in own.keys() & items.keys():
+                if _question(own[item_id]) != _question(items[item_id]):
+                    raise RunMismatchError(
+                        f"{run.path}: item {item_id!r} asks a different question than in "
+                        f"{next(iter(loaded.values()))}; these runs are not on common items"
+                    )
+            items = {i: items[i] for i in items if i in own}
+        else:
+            items = own
+        loaded[digest] = run.path
+    return items
+
+
+def _question(item: Any) -> tuple[Any, ...]:
+    return item.question, tuple(item.options.items()), item.answer, item.kind
+
+
+def _refuse_different_items(
+    runs: Sequence[BoardRun], scored: Sequence[dict[str, float]], n_common: int
+) -> None:
+    for run, own in zip(runs, scored, strict=True):
+        if len(own) != n_common:
+            raise RunMismatchError(
+                f"{run.path}: scores {len(own)} items but only {n_common} are scored by every run "
+                f"(errors, --limit or no gold); use --align intersect to compare on those {n_common}"
+            )
+
+
+def _item_table(items: dict[str, Any], ids: Sequence[str]) -> Any:
+    """Axes, images and chance levels of `ids` (results.score_table's join, without scores)."""
+    from medlens.results import score_table
+
+    return score_table([items[i] for i in ids], {i: {} for i in ids})
+
+
+def _where_mask(meta: dict[str, np.ndarray], size: int, where: str) -> np.ndarray:
+    """Items matching every --where condition (slices.parse_where's syntax and rules)."""
+    from medlens.slices import parse_where
+
+    mask = np.ones(size, dtype=bool)
+    for condition in parse_where(where, sorted(meta)) if where.strip() else ():
+        hit = np.isin(meta[condition.axis].astype(str), list(condition.values))
+        hit &= meta[condition.axis] != ""
+        mask &= ~hit if condition.negate else hit
+    return mask

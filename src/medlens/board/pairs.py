@@ -1,0 +1,143 @@
+"""Paired families (`--pairs BASE:TUNED`): each medical fine-tune against its base model.
+
+Per pair: tuned − base with the paired CI, exact McNemar p and per-item win/tie/loss of
+:func:`medlens.compare.paired_cell` (what `medlens compare` prints for the same two runs), overall
+and per value of each --by axis. Across pairs: a sign test and a Wilcoxon signed-rank test over
+the differences of every pair × table cell (the per-axis cells when --by is given, the overall
+difference of each pair otherwise), as Med-CMR tests fine-tunes across its 7 dimensions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from medlens.board.align import Aligned
+from medlens.board.axes import axis_values
+from medlens.errors import SpecError
+
+
+def parse_pairs(text: str, known: Sequence[str]) -> list[tuple[str, str]]:
+    """``BASE:TUNED,BASE:TUNED`` of run folder names on the board."""
+    pairs = []
+    for term in (t.strip() for t in text.split(",")):
+        if not term:
+            continue
+        base, colon, tuned = term.partition(":")
+        if not colon or not base.strip() or not tuned.strip():
+            raise SpecError(f"--pairs: cannot read {term!r} (use BASE:TUNED with run folder names)")
+        for name in (base.strip(), tuned.strip()):
+            if name not in known:
+                raise SpecError(
+                    f"--pairs: unknown run {name!r} in {term!r} (runs on the board: {', '.join(known)})"
+                )
+        if base.strip() == tuned.strip():
+            raise SpecError(f"--pairs: {term!r} pairs a run with itself")
+        pairs.append((base.strip(), tuned.strip()))
+    return pairs
+
+
+def _paired(aligned: Aligned, base: int, tuned: int) -> Any:
+    from medlens.compare import _Paired
+
+    return _Paired(
+        a=aligned.scores[base],
+        b=aligned.scores[tuned],
+        random=aligned.random,
+        cluster=aligned.cluster,
+        meta=aligned.meta,
+    )
+
+
+def pair_results(
+    aligned: Aligned,
+    pairs: Sequence[tuple[str, str]],
+    axes: Sequence[str],
+    n_resamples: int = 1000,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    from medlens.compare import paired_cell
+
+    index = {run.run: r for r, run in enumerate(aligned.runs)}
+    everything = np.ones(aligned.ids.size, dtype=bool)
+    out = []
+    for base, tuned in pairs:
+        paired = _paired(aligned, index[base], index[tuned])
+        overall = paired_cell(paired, everything, (), n_resamples, seed).to_json()
+        del overall["key"]
+        by = {axis: _axis_cells(aligned, paired, axis, n_resamples, seed) for axis in axes}
+        out.append({"base": base, "tuned": tuned, "overall": overall, "by": by})
+    return out
+
+
+def _axis_cells(
+    aligned: Aligned, paired: Any, axis: str, n_resamples: int, seed: int
+) -> dict[str, dict[str, Any]]:
+    """Every value's paired cell, with the CIs of one vectorised bootstrap call.
+
+    Each group is resampled on its own units (bootstrap.resampled_cis), so a cell's interval
+    equals the one `paired_cell` gives it alone.
+    """
+    from medlens.bootstrap import bootstrap_ci_groups
+    from medlens.compare import mcnemar_exact
+    from medlens.results import baseline_mean
+
+    values, codes = axis_values(aligned, axis)
+    keep = codes >= 0
+    if not values or not keep.any():
+        return {}
+    a, b = paired.a, paired.b
+    lo, hi = bootstrap_ci_groups(
+        (b - a)[keep], codes[keep], aligned.cluster[keep], n_resamples=n_resamples, seed=seed
+    )
+    present = np.unique(codes[keep]).tolist()
+    cells = {}
+    for position, code in enumerate(present):
+        mask = codes == code
+        cells[values[code]] = {
+            "n": int(mask.sum()),
+            "score_a": float(a[mask].mean()),
+            "score_b": float(b[mask].mean()),
+            "difference": float(b[mask].mean() - a[mask].mean()),
+            "ci": [float(lo[position]), float(hi[position])],
+            "wins": int((b[mask] > a[mask]).sum()),
+            "ties": int((b[mask] == a[mask]).sum()),
+            "losses": int((b[mask] < a[mask]).sum()),
+            "mcnemar_p": mcnemar_exact(a[mask], b[mask]),
+            "random": baseline_mean(aligned.random[mask]),
+        }
+    return cells
+
+
+def pair_tests(pairs: Sequence[dict[str, Any]], axes: Sequence[str]) -> dict[str, Any] | None:
+    """Sign and Wilcoxon tests over the differences of all pairs × cells."""
+    from medlens.significance import sign_test, wilcoxon_test
+
+    if not pairs:
+        return None
+    if axes:
+        differences = [
+            cell["difference"]
+            for pair in pairs
+            for axis in axes
+            for cell in pair["by"].get(axis, {}).values()
+        ]
+        over = "pairs × cells of " + ", ".join(axes)
+    else:
+        differences = [pair["overall"]["difference"] for pair in pairs]
+        over = "pairs (overall difference)"
+    sign, rank = sign_test(differences), wilcoxon_test(differences)
+    return {
+        "n": len(differences),
+        "sign_p": sign["p"],
+        "wilcoxon_p": rank["p"],
+        "median_difference": float(np.median(differences)) if differences else None,
+        "n_nonzero": sign["n"],
+        "positive": sign["positive"],
+        "negative": sign["negative"],
+        "min_p": sign["min_p"],
+        "wilcoxon_method": rank["method"],
+        "over": over,
+    }

@@ -1,0 +1,105 @@
+"""The board as text (rich tables), markdown and xlsx; HTML is in :mod:`medlens.board.render_html`."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from medlens.board.sections import BoardTable, board_tables
+
+FORMATS = ("text", "md", "html", "xlsx")
+
+
+def render_board(board: dict[str, Any], format: str, width: int | None = None) -> str | bytes:
+    from medlens.errors import SpecError
+
+    if format == "text":
+        return render_text(board, width)
+    if format == "md":
+        return render_markdown(board)
+    if format == "html":
+        from medlens.board.render_html import render_html
+
+        return render_html(board)
+    if format == "xlsx":
+        return render_xlsx(board)
+    raise SpecError(f"--format: unknown format {format!r} (use {', '.join(FORMATS)})")
+
+
+def board_title(board: dict[str, Any]) -> str:
+    if board.get("across"):
+        return f"medlens board: {len(board['across']['models'])} models × " + ", ".join(
+            board["across"]["benchmarks"]
+        )
+    bench = board["benchmark"]
+    where = f", where {board['where']}" if board.get("where") else ""
+    return (
+        f"medlens board: {bench.get('name')} ({bench.get('split')}), "
+        f"{len(board['models'])} runs, {board['align']['n']} items{where}"
+    )
+
+
+def render_text(board: dict[str, Any], width: int | None = None) -> str:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width or 120, color_system=None, soft_wrap=False)
+    console.print(Text(board_title(board)), soft_wrap=True)
+    for section in board_tables(board):
+        table = Table(title=Text(section.title), title_justify="left")
+        for i, header in enumerate(section.headers):
+            if i < section.text_columns:
+                table.add_column(header, overflow="fold")
+            else:
+                table.add_column(header, justify="right", overflow="fold")
+        for row in section.rows:
+            table.add_row(*(Text(cell[0]) for cell in row))
+        console.print(table)
+        for note in section.notes:
+            console.print(Text(note), soft_wrap=True)
+    return buffer.getvalue()
+
+
+def render_markdown(board: dict[str, Any]) -> str:
+    from medlens.report.markdown import md_text, table
+
+    parts = [f"# {md_text(board_title(board))}"]
+    for section in board_tables(board):
+        rows = [[md_text(cell[0]) for cell in row] for row in section.rows]
+        headers = [md_text(h) for h in section.headers]
+        parts.append(
+            f"## {md_text(section.title)}\n\n" + table(headers, rows, section.text_columns)
+        )
+        parts += [f"_{md_text(note)}_" for note in section.notes]
+    return "\n\n".join(parts) + "\n"
+
+
+def render_xlsx(board: dict[str, Any]) -> bytes:
+    """One sheet per table (numbers as numbers, text through report.xlsx's safe writer)."""
+    from openpyxl import Workbook
+
+    from medlens.report.xlsx import sheet_name, workbook_bytes, write_rows
+
+    workbook = Workbook()
+    first = workbook.active
+    assert first is not None
+    first.title = "board"
+    write_rows(first, [(board_title(board),)])
+    used = {"board"}
+    for section in board_tables(board):
+        sheet = workbook.create_sheet(sheet_name(section.key, used))
+        write_rows(sheet, _sheet_rows(section))
+    if not board.get("across"):
+        rows: list[tuple[Any, ...]] = [("solved by every run",)]
+        rows += [(i,) for i in board["difficulty"]["solved_by_all_ids"]]
+        write_rows(workbook.create_sheet(sheet_name("solved by all", used)), rows)
+    return workbook_bytes(workbook)
+
+
+def _sheet_rows(section: BoardTable) -> list[tuple[Any, ...]]:
+    rows: list[tuple[Any, ...]] = [tuple(section.headers)]
+    rows += [tuple(cell[2] for cell in row) for row in section.rows]
+    rows += [(note,) for note in section.notes]
+    return rows

@@ -1,0 +1,271 @@
+"""The board's tables, laid out once from its JSON object for text, markdown, HTML and xlsx.
+
+A cell is (shown text, sort value, exported value): text and markdown print the text, HTML shows
+it and sorts by the sort value, xlsx writes the exported value (numbers stay numbers; a
+composite cell such as "45.2% [40.1–50.3]" is exported as its text).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from string import ascii_lowercase
+from typing import Any
+
+from medlens.report.sections import percent, percent_ci
+
+Value = float | int | str | None
+Cell = tuple[str, Value, Value]
+BEST = "▲"
+SMALL = "†"
+
+
+@dataclass(frozen=True)
+class BoardTable:
+    key: str
+    """Short name (xlsx sheet, HTML id)."""
+    title: str
+    headers: list[str]
+    rows: list[list[Cell]]
+    notes: list[str] = field(default_factory=list)
+    text_columns: int = 1
+
+
+def t(text: object, sort: Value = None) -> Cell:
+    """A text cell (exported as its text), sorted by `sort` in HTML."""
+    return (str(text), sort, str(text))
+
+
+def shown(text: str, value: float | int | None) -> Cell:
+    """A number shown as `text`, exported as the number itself."""
+    return ("–", None, None) if value is None else (text, value, value)
+
+
+def num(value: float | int | None) -> Cell:
+    return shown(str(value), value)
+
+
+def pct(value: float | None) -> Cell:
+    return shown(percent(value), value)
+
+
+def ci_cell(ci: Sequence[float] | None) -> Cell:
+    return t(percent_ci(list(ci) if ci else None), None if not ci else ci[0])
+
+
+def p_cell(p: float | None) -> Cell:
+    return shown(f"{p:.3g}" if p is not None else "", p)
+
+
+def signed(value: float | None) -> Cell:
+    return shown(f"{100 * value:+.1f}" if value is not None else "", value)
+
+
+def signed_ci(ci: Sequence[float] | None) -> Cell:
+    if not ci:
+        return t("–")
+    return t(f"{100 * ci[0]:+.1f}…{100 * ci[1]:+.1f}", ci[0])
+
+
+def board_tables(board: dict[str, Any]) -> list[BoardTable]:
+    """Every table of the board, in reading order."""
+    if board.get("across"):
+        return [across_table(board["across"]), *references_only(board)]
+    tables = [models_table(board)]
+    tables += [axis_table(axis, values, board) for axis, values in board["by"].items()]
+    if board["pairs"]:
+        tables += pair_tables(board)
+    if board["correlations"]:
+        tables.append(correlation_table(board["correlations"]))
+    tables += win_share_tables(board.get("win_shares") or {})
+    tables.append(difficulty_table(board["difficulty"]))
+    return tables
+
+
+def group_letters(board: dict[str, Any]) -> dict[str, str]:
+    """run → letters of the tied groups it belongs to (a, b, …; groups may overlap)."""
+    letters: dict[str, str] = {}
+    for k, group in enumerate(board["tied"]):
+        letter = ascii_lowercase[k % 26]
+        for run in group:
+            letters[run] = letters.get(run, "") + letter
+    return letters
+
+
+def models_table(board: dict[str, Any]) -> BoardTable:
+    letters = group_letters(board)
+    headers = ["model", "run", "rank", "rank 95% CI", "n", "images", "score", "95% CI", "tied"]
+    rows = []
+    for m in board["models"]:
+        flag = f" {SMALL}" if m["small"] else ""
+        rows.append([
+            t(m["name"] + flag, m["name"]), t(m["run"]), num(m["rank"]),
+            t(f"{m['rank_ci'][0]}–{m['rank_ci'][1]}", m["rank_ci"][0]), num(m["n"]),
+            num(m["images"]), pct(m["score"]), ci_cell(m["ci"]), t(letters.get(m["run"], "")),
+        ])  # fmt: skip
+    chance = board["chance"]
+    rows.append([t("chance (random guess)"), t(""), t("unranked"), t(""), num(chance["n"]),
+                 t(""), pct(chance["score"]), t("– (expectation)"), t("")])  # fmt: skip
+    for ref in board["references"]:
+        rows.append([t(f"{ref['model']} (published)", ref["model"]), t(ref.get("source") or ""),
+                     t("unranked"), t(""), t(""), t(""), pct(ref["score"]),
+                     t(f"split {ref.get('split') or '?'}"), t("")])  # fmt: skip
+    notes = [
+        f"rank interval: paired bootstrap of items ({_resampled(board)}); "
+        f"tied: groups not significantly different ({board['tied_test']}); "
+        f"{SMALL}: n < 50 or items from under 10 images",
+    ]
+    dropped = {run: k for run, k in board["align"]["dropped"].items() if k}
+    if dropped:
+        listing = ", ".join(f"{run} {k}" for run, k in dropped.items())
+        notes.append(f"--align intersect: {board['align']['n']} common items; dropped {listing}")
+    return BoardTable("models", "Models", headers, rows, notes, text_columns=2)
+
+
+def _resampled(board: dict[str, Any]) -> str:
+    models = board["models"]
+    if models and models[0]["images"] < models[0]["n"]:
+        return "whole images resampled, as questions share them"
+    return "items resampled"
+
+
+def axis_table(
+    axis: str, values: dict[str, list[dict[str, Any]]], board: dict[str, Any]
+) -> BoardTable:
+    order = [m["run"] for m in board["models"]]
+    names = {m["run"]: m["name"] for m in board["models"]}
+    columns = list(values)
+    headers = ["model", *columns]
+    counts = [t("n (images)")] + [
+        t(f"{cells[0]['n']} ({cells[0]['images']}){' ' + SMALL if cells[0]['small'] else ''}",
+          cells[0]["n"])
+        for cells in values.values()
+    ]  # fmt: skip
+    rows = [counts]
+    for run in order:
+        row = [t(names[run], names[run])]
+        for value in columns:
+            cell = next(c for c in values[value] if c["run"] == run)
+            mark = f" {BEST}" if cell["best"] else ""
+            row.append(
+                t(f"{percent(cell['score'])} [{percent_ci(cell['ci'])}]{mark}", cell["score"])
+            )
+        rows.append(row)
+    notes = [f"{BEST}: best score in the column; [95% CI]; {SMALL}: small cell"]
+    return BoardTable(f"by {axis}", f"By {axis}", headers, rows, notes)
+
+
+def pair_tables(board: dict[str, Any]) -> list[BoardTable]:
+    headers = ["base", "tuned", "cell", "n", "base", "tuned", "Δ (points)", "95% CI", "W/T/L",
+               "McNemar p"]  # fmt: skip
+    rows = []
+    for pair in board["pairs"]:
+        cells = [("overall", pair["overall"])]
+        cells += [(f"{axis}={v}", c) for axis, t_ in pair["by"].items() for v, c in t_.items()]
+        for label, c in cells:
+            rows.append([
+                t(pair["base"]), t(pair["tuned"]), t(label), num(c["n"]), pct(c["score_a"]),
+                pct(c["score_b"]), signed(c["difference"]), signed_ci(c["ci"]),
+                t(f"{c['wins']}/{c['ties']}/{c['losses']}", c["wins"]), p_cell(c["mcnemar_p"]),
+            ])  # fmt: skip
+    tables = [BoardTable("pairs", "Paired families (tuned − base)", headers, rows, text_columns=3)]
+    test = board["pair_tests"]
+    if test:
+        row = [t(test["over"]), num(test["n"]), num(test["n_nonzero"]),
+               t(f"{test['positive']}/{test['negative']}"), signed(test["median_difference"]),
+               p_cell(test["sign_p"]), p_cell(test["wilcoxon_p"]), p_cell(test["min_p"])]  # fmt: skip
+        headers = ["differences over", "n", "non-zero", "+/−", "median Δ", "sign p",
+                   "Wilcoxon p", "smallest possible p"]  # fmt: skip
+        notes = ["two-sided exact tests, zero differences dropped (scipy); "
+                 f"Wilcoxon: {test['wilcoxon_method']}"]  # fmt: skip
+        tables.append(BoardTable("pair tests", "Tests across pairs", headers, [row], notes))
+    return tables
+
+
+def correlation_table(correlations: dict[str, dict[str, Any]]) -> BoardTable:
+    headers = ["column", "cell", "n", "Spearman", "95% CI", "Pearson", "95% CI", "slope",
+               "intercept", "R²"]  # fmt: skip
+    rows = []
+    for column, result in correlations.items():
+        cells = [("overall", result)]
+        cells += [(f"{a}={v}", c) for a, table in result["by"].items() for v, c in table.items()]
+        for label, c in cells:
+            rows.append([t(column), t(label), num(c["n"]), _r(c["spearman"]),
+                         _r_ci(c["ci"]["spearman"]), _r(c["pearson"]), _r_ci(c["ci"]["pearson"]),
+                         _g(c["slope"]), _g(c["intercept"]), _r(c["r2"])])  # fmt: skip
+    notes = ["score (0–1) against each numeric --meta column; CIs: Fisher z; line: least squares"]
+    return BoardTable("correlations", "Scores and model metadata", headers, rows, notes, 2)
+
+
+def _r(value: float | None) -> Cell:
+    return shown(f"{value:.2f}" if value is not None else "", value)
+
+
+def _g(value: float | None) -> Cell:
+    return shown(f"{value:.4g}" if value is not None else "", value)
+
+
+def _r_ci(ci: Sequence[float] | None) -> Cell:
+    return t("–") if not ci else t(f"{ci[0]:.2f}…{ci[1]:.2f}", ci[0])
+
+
+def win_share_tables(shares: dict[str, Any]) -> list[BoardTable]:
+    tables = []
+    for column, entries in shares.items():
+        if isinstance(entries, dict):
+            continue  # skipped: too many groups
+        headers = ["groups", "cell", "items", "wins", "ties", "losses", "win share", "95% CI"]
+        rows = []
+        for e in entries:
+            label = f"{e['group']} ({e['models'][0]}) vs {e['versus']} ({e['models'][1]})"
+            cells = [("overall", e["overall"])]
+            cells += [(f"{a}={v}", c) for a, table in e["by"].items() for v, c in table.items()]
+            for cell_label, c in cells:
+                rows.append([t(label), t(cell_label), num(c["items"]), num(c["wins"]),
+                             num(c["ties"]), num(c["losses"]), pct(c["win_share"]),
+                             ci_cell(c["ci"])])  # fmt: skip
+        notes = ["per-item comparisons of every model pair across the groups; "
+                 "win share = wins / (wins + losses); CI: images resampled"]  # fmt: skip
+        tables.append(BoardTable(f"wins {column}", f"Win shares by {column}", headers, rows,
+                                 notes, 2))  # fmt: skip
+    return tables
+
+
+def difficulty_table(d: dict[str, Any]) -> BoardTable:
+    headers = ["models right", "share of models", "items"]
+    rows = [[num(h["right"]), pct(h["share"]), num(h["items"])] for h in d["histogram"]]
+    notes = [f"{d['n']} items: {d['solved_by_all']} solved by every run, "
+             f"{d['solved_by_none']} by none; mean share right {percent(d['mean_share'])}"]  # fmt: skip
+    return BoardTable("difficulty", "Item difficulty", headers, rows, notes)
+
+
+def across_table(matrix: dict[str, Any]) -> BoardTable:
+    headers = ["model", *matrix["benchmarks"]]
+    cells = {(c["model"], c["benchmark"]): c for c in matrix["cells"]}
+    rows = []
+    for model in matrix["models"]:
+        row = [t(model)]
+        for bench in matrix["benchmarks"]:
+            c = cells.get((model, bench))
+            row.append(t("–") if c is None else t(_across_text(c), c["score"]))
+        rows.append(row)
+    base = matrix["base"]
+    notes = ["score [95% CI], n" + (f"; gain vs {base} in points [paired 95% CI]" if base else "")]
+    return BoardTable("across", "Models × benchmarks", headers, rows, notes)
+
+
+def _across_text(c: dict[str, Any]) -> str:
+    text = f"{percent(c['score'])} [{percent_ci(c['ci'])}] n={c['n']}"
+    gain = c.get("gain")
+    if gain:
+        text += f"; {100 * gain['difference']:+.1f} [{signed_ci(gain['ci'])[0]}]"
+    return text
+
+
+def references_only(board: dict[str, Any]) -> list[BoardTable]:
+    if not board["references"]:
+        return []
+    rows = [[t(r["model"]), pct(r["score"]), t(r.get("split") or ""), t(r.get("source") or "")]
+            for r in board["references"]]  # fmt: skip
+    return [BoardTable("references", "Published reference scores (unranked)",
+                       ["model", "score", "split", "source"], rows)]  # fmt: skip

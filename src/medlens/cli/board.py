@@ -1,0 +1,105 @@
+"""`medlens board`: a leaderboard of N runs on the same items (or across benchmarks)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from medlens.cli.common import command
+
+
+@command("board")
+def board(
+    runs: Annotated[list[Path], typer.Argument(help="Run directories (one per model)")],
+    by: Annotated[str, typer.Option("--by", help="Per-axis tables for these axes (a,b)")] = "",
+    where: Annotated[
+        str, typer.Option("--where", help="Filter items: a=v, a!=v, a in (v|w); ',' = AND")
+    ] = "",
+    pairs: Annotated[
+        str, typer.Option("--pairs", help="BASE:TUNED,… run folder names: paired families")
+    ] = "",
+    meta: Annotated[
+        Path | None, typer.Option("--meta", help="CSV with a run column and model metadata")
+    ] = None,
+    reference: Annotated[
+        str | None, typer.Option("--reference", help="Show published scores (unranked)")
+    ] = None,
+    across: Annotated[
+        bool, typer.Option("--across", help="Model × benchmark matrix (one run per pair)")
+    ] = False,
+    base: Annotated[
+        str | None, typer.Option("--base", help="With --across: gains against this model or run")
+    ] = None,
+    align: Annotated[
+        str, typer.Option("--align", help="same (refuse differing items) or intersect")
+    ] = "same",
+    min_n: Annotated[int, typer.Option("--min-n", help="Cells with fewer items are flagged")] = 50,
+    resamples: Annotated[
+        int, typer.Option("--resamples", help="Bootstrap resamples (rank intervals, CIs)")
+    ] = 1000,
+    solved_by_all: Annotated[
+        Path | None,
+        typer.Option("--solved-by-all", help="Write the ids every run solved, one per line"),
+    ] = None,
+    format: Annotated[str, typer.Option("--format", "-f", help="text, md, html or xlsx")] = "text",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object")] = False,
+) -> None:
+    """Rank runs with rank intervals and tied groups; per-axis tables, pairs, correlations."""
+    from medlens.board import BoardOptions, build_board
+    from medlens.board.render import FORMATS, render_board
+    from medlens.errors import MedlensError, SpecError
+
+    if format not in FORMATS:
+        raise SpecError(f"--format: unknown format {format!r} (use {', '.join(FORMATS)})")
+    if format == "xlsx" and output is None and not as_json:
+        raise MedlensError("--format xlsx is binary: give --output FILE")
+    if resamples < 100:
+        raise SpecError(f"--resamples: {resamples} is too few (at least 100)")
+    if base is not None and not across:
+        raise SpecError("--base goes with --across (gains across benchmarks); use --pairs here")
+    options = BoardOptions(
+        runs=list(runs), by=[a.strip() for a in by.split(",") if a.strip()], where=where,
+        pairs=pairs, meta=meta, reference=reference, across=across, base=base, align=align,
+        min_n=min_n, n_resamples=resamples,
+    )  # fmt: skip
+    result = build_board(options)
+    rendered: str | bytes
+    if as_json:
+        rendered = json.dumps(result, ensure_ascii=False) + "\n"
+    else:
+        rendered = render_board(result, format)
+    if solved_by_all is not None and not across:
+        from medlens.board.difficulty import solved_ids_text
+
+        ids = result["difficulty"]["solved_by_all_ids"]
+        _write(solved_by_all, solved_ids_text(ids).encode("utf-8"))
+    if output is None:
+        sys.stdout.write(rendered if isinstance(rendered, str) else "")
+        return
+    _write(output, rendered.encode("utf-8") if isinstance(rendered, str) else rendered)
+
+
+def _write(path: Path, data: bytes) -> None:
+    """Replace `path` whole or not at all."""
+    from medlens.errors import MedlensError
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed, then renamed
+            "wb", dir=path.parent, prefix=f".{path.name}.", delete=False
+        )
+        with handle:
+            handle.write(data)
+        os.chmod(handle.name, 0o644)
+        os.replace(handle.name, path)
+    except OSError as exc:
+        raise MedlensError(f"{path}: cannot write ({exc.strerror or exc})") from None
