@@ -16,10 +16,10 @@ import pytest
 from PIL import Image
 from scipy import ndimage
 
-from medlens.build.bundled import BundledFileMissing, bundled_file, read_dicom, read_skimage
-from medlens.build.ecg import LEADS, Ecg, heart_rate, qrs_polarity, r_peaks, render_ecg
-from medlens.build.folder import ITEMS_FILE, STALE_AFTER_S, read_folder, write_folder
-from medlens.build.images import (
+from medlens.builder.bundled import BundledFileMissing, bundled_file, read_dicom, read_skimage
+from medlens.builder.ecg import LEADS, Ecg, heart_rate, qrs_polarity, r_peaks, render_ecg
+from medlens.builder.folder import ITEMS_FILE, STALE_AFTER_S, read_folder, write_folder
+from medlens.builder.images import (
     display_size,
     fit_image,
     fit_labels,
@@ -27,9 +27,9 @@ from medlens.build.images import (
     to_rgb,
     window_to_uint8,
 )
-from medlens.build.overlays import COLOURS, draw_box, draw_contour, draw_mask
-from medlens.build.questions import Draft, ask_choice, ask_multi, choose_options
-from medlens.build.regions import (
+from medlens.builder.overlays import COLOURS, draw_box, draw_contour, draw_mask
+from medlens.builder.questions import Draft, ask_choice, ask_multi, choose_options
+from medlens.builder.regions import (
     Region,
     boxes_overlap,
     disc_mask,
@@ -38,7 +38,7 @@ from medlens.build.regions import (
     pure_windows,
     smooth_classes,
 )
-from medlens.build.scene import Scene, label_boxes, make_pools, pick_boxes, scene_questions
+from medlens.builder.scene import Scene, label_boxes, make_pools, pick_boxes, scene_questions
 from medlens.errors import InputError
 
 # ---------------------------------------------------------------- pixels

@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "medlens.cli.ratings",
     "medlens.cli.agreement",
     "medlens.cli.board",
+    "medlens.cli.build",
 )
 
 for _module in COMMAND_MODULES:

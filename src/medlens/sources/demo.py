@@ -29,8 +29,8 @@ def data_dir() -> Path:
 
 def demo_dir() -> Path:
     """The demo's cache folder, built first if it is missing."""
-    from medlens.build.demo import DEMO_FOLDER
-    from medlens.build.folder import ITEMS_FILE
+    from medlens.builder.demo import DEMO_FOLDER
+    from medlens.builder.folder import ITEMS_FILE
 
     folder = data_dir() / DEMO_FOLDER
     if not (folder / ITEMS_FILE).is_file():
@@ -40,8 +40,8 @@ def demo_dir() -> Path:
 
 def build_demo(folder: Path) -> Path:
     """Build the demo benchmark into ``folder`` (atomically; a few seconds)."""
-    from medlens.build.demo import demo_drafts
-    from medlens.build.folder import write_folder
+    from medlens.builder.demo import demo_drafts
+    from medlens.builder.folder import write_folder
 
     try:
         return write_folder(demo_drafts(), folder)
@@ -59,7 +59,7 @@ def load_demo(spec: Spec) -> Benchmark:
     folder = demo_dir()
 
     def iter_items() -> Iterator[Item]:
-        from medlens.build.folder import read_folder
+        from medlens.builder.folder import read_folder
 
         return read_folder(folder)
 

@@ -7,9 +7,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from medlens.build.overlays import COLOURS, PixelBox, draw_boxes, draw_contour, draw_mask
-from medlens.build.questions import Draft, ask_choice, ask_multi
-from medlens.build.regions import Region, enclosing_box, largest_blobs, pure_windows, window_size
+from medlens.builder.overlays import COLOURS, PixelBox, draw_boxes, draw_contour, draw_mask
+from medlens.builder.questions import Draft, ask_choice, ask_multi
+from medlens.builder.regions import Region, enclosing_box, largest_blobs, pure_windows, window_size
 
 if TYPE_CHECKING:
     import numpy as np
@@ -235,7 +235,7 @@ def pick_boxes(
     by_label: dict[str, list[PixelBox]], target: str, rng: random.Random
 ) -> list[tuple[PixelBox, str]] | None:
     """Four non-overlapping boxes, 1–3 of them showing ``target``, in random order."""
-    from medlens.build.regions import boxes_overlap
+    from medlens.builder.regions import boxes_overlap
 
     hits = by_label[target]
     others = [

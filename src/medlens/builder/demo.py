@@ -6,16 +6,16 @@ import random
 from collections.abc import Callable, Iterator
 from functools import partial
 
-from medlens.build.bundled import BundledFileMissing, read_dicom
-from medlens.build.demo_optical import cell_scene, fundus_scene, ihc_scene, microaneurysm_scene
-from medlens.build.demo_radiology import (
+from medlens.builder.bundled import BundledFileMissing, read_dicom
+from medlens.builder.demo_optical import cell_scene, fundus_scene, ihc_scene, microaneurysm_scene
+from medlens.builder.demo_radiology import (
     bone_scan_scene,
     ct_scene,
     doppler_scene,
     echo_scene,
     mr_abdomen_scene,
 )
-from medlens.build.ecg import (
+from medlens.builder.ecg import (
     LAYOUT_TEXT,
     LEADS,
     Ecg,
@@ -25,10 +25,10 @@ from medlens.build.ecg import (
     read_ecg,
     render_ecg,
 )
-from medlens.build.images import fit_image, to_rgb, window_to_uint8
-from medlens.build.overlays import COLOURS, PixelBox, draw_boxes
-from medlens.build.questions import Draft, ask_choice, ask_multi
-from medlens.build.scene import Pools, Scene, image_questions, make_pools, scene_questions
+from medlens.builder.images import fit_image, to_rgb, window_to_uint8
+from medlens.builder.overlays import COLOURS, PixelBox, draw_boxes
+from medlens.builder.questions import Draft, ask_choice, ask_multi
+from medlens.builder.scene import Pools, Scene, image_questions, make_pools, scene_questions
 
 DEMO_FOLDER = "demo-v1"
 """Cache folder name; bump the version whenever the built content changes."""

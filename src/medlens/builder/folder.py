@@ -11,8 +11,8 @@ import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from medlens.build.images import png_bytes
-from medlens.build.questions import Draft
+from medlens.builder.images import png_bytes
+from medlens.builder.questions import Draft
 from medlens.errors import InputError
 from medlens.items import ImageRef, Item
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from medlens.build.bundled import read_skimage
-from medlens.build.images import fit_image, to_rgb
-from medlens.build.regions import (
+from medlens.builder.bundled import read_skimage
+from medlens.builder.images import fit_image, to_rgb
+from medlens.builder.regions import (
     BoxStyle,
     Region,
     class_regions,
@@ -19,7 +19,7 @@ from medlens.build.regions import (
     largest_blobs,
     smooth_classes,
 )
-from medlens.build.scene import Scene
+from medlens.builder.scene import Scene
 
 if TYPE_CHECKING:
     import numpy as np

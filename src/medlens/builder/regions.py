@@ -6,7 +6,7 @@ import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from medlens.build.overlays import PixelBox
+from medlens.builder.overlays import PixelBox
 
 if TYPE_CHECKING:
     import numpy as np

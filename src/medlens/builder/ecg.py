@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from medlens.build.bundled import read_dicom
-from medlens.build.overlays import PixelBox
+from medlens.builder.bundled import read_dicom
+from medlens.builder.overlays import PixelBox
 
 if TYPE_CHECKING:
     import numpy as np

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from medlens.build.bundled import dicom_pixels, hounsfield_units, read_dicom
-from medlens.build.images import (
+from medlens.builder.bundled import dicom_pixels, hounsfield_units, read_dicom
+from medlens.builder.images import (
     fit_image,
     fit_labels,
     percentile_to_uint8,
     to_rgb,
     window_to_uint8,
 )
-from medlens.build.regions import (
+from medlens.builder.regions import (
     BoxStyle,
     Region,
     body_mask,
@@ -26,7 +26,7 @@ from medlens.build.regions import (
     largest_blobs,
     smooth_classes,
 )
-from medlens.build.scene import Scene
+from medlens.builder.scene import Scene
 
 if TYPE_CHECKING:
     import numpy as np

@@ -1,0 +1,373 @@
+"""``medlens build``: items from a labels file, at image/box/mask/contour granularity.
+
+Rows become groups, each group one item (one per template):
+
+- ``--task classify --granularity image``: all labels of one image → one item (several labels
+  → a select-all ``multi_choice`` item); pixels unchanged.
+- ``box``: the labels of one box on one image (the row's box, or the bounding box of its mask),
+  the box outlined in red; ``mask``: the mask tinted green; ``contour``: the mask's outline
+  traced in yellow.
+- ``--task detect``: all boxes of one label on one image. Open (``--options 0``): a ``detect``
+  item, answer = the boxes, scored at IoU ≥ 0.5. Closed: the options are candidate boxes (the
+  gold boxes, boxes of other labels on the image, then seeded random boxes of the gold's size
+  overlapping no gold box by IoU ≥ 0.3).
+
+Closed classification: gold plus K−1 distractors drawn (seeded) from the labels of the same
+``source``/``task`` pool, never a ``--confusable`` pair, texts distinct (case-insensitively);
+single-answer gold letters are balanced: each run of K such items uses every letter once, in a
+seeded order. Open classification (``--options 0``): a ``classify`` item whose label set
+(``meta["labels"]``) is the pool; an image with several labels has no single answer and is
+skipped with a warning.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from medlens.builder.labels import Box, LabelRow, LabelsFile
+from medlens.builder.output import Entry, Picture
+from medlens.builder.questions import LETTERS, choose_options
+from medlens.builder.wording import context_sentence, lint, stem, with_context
+from medlens.errors import InputError, SpecError
+from medlens.items import Item, ItemKind
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    from PIL import Image
+
+GRANULARITIES = ("image", "box", "mask", "contour")
+TASKS = ("classify", "detect")
+DISTRACTOR_IOU = 0.3
+"""A random distractor box overlaps every gold box less than this."""
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    granularity: str = "image"
+    task: str = "classify"
+    options: int = 4
+    """K options per closed item; 0 = open items."""
+    templates: tuple[str, ...] = ("none",)
+    seed: int = 0
+    question: str | None = None
+    confusable: frozenset[frozenset[str]] = frozenset()
+    lint: tuple[str, ...] = ()
+
+    def check(self) -> None:
+        if self.granularity not in GRANULARITIES:
+            raise SpecError(f"--granularity {self.granularity!r}: expected image|box|mask|contour")
+        if self.task not in TASKS:
+            raise SpecError(f"--task {self.task!r}: expected classify or detect")
+        if self.task == "detect" and self.granularity != "image":
+            raise SpecError("--task detect draws nothing on the image: use --granularity image")
+        if self.options == 1 or not 0 <= self.options <= len(LETTERS):
+            raise SpecError(f"--options {self.options}: expected 0 (open) or 2 to {len(LETTERS)}")
+
+
+@dataclass
+class Group:
+    """Rows that become one item."""
+
+    rows: list[LabelRow]
+    labels: list[str] = field(default_factory=list)
+    boxes: list[Box] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Base:
+    """An item before its template: kind, options, answer, meta and picture."""
+
+    kind: ItemKind
+    options: dict[str, str]
+    answer: str | tuple[Box, ...]
+    meta: dict[str, str]
+    picture: Picture
+    label: str
+
+
+class LabelledBuild:
+    """One build: ``entries()`` streams the items; ``warnings`` fills as it goes."""
+
+    def __init__(self, labels: LabelsFile, options: BuildOptions) -> None:
+        options.check()
+        self.labels, self.options = labels, options
+        self.warnings: list[str] = []
+        self.groups = group_rows(labels, options)
+        self.pools = label_pools(labels.rows)
+        self._letters = BalancedLetters(options.options, random.Random(f"{options.seed}:letters"))
+        self._images: dict[str, tuple[Image.Image, Picture]] = {}
+        self._image_boxes: dict[str, list[tuple[str, Box]]] = {}
+        self._ids: set[str] = set()
+        for row in labels.rows:
+            if (box := row.box) is not None:
+                self._image_boxes.setdefault(row.image, []).append((row.label.casefold(), box))
+
+    def meta_keys(self) -> list[str]:
+        keys = [k for row in self.labels.rows for k in row.meta]
+        return [*keys, "granularity", "template", "answer_type", "perception_task"]
+
+    def entries(self) -> Iterator[Entry]:
+        skipped = 0
+        for index, group in enumerate(self.groups, start=1):
+            base = self._base(index, group)
+            if base is None:
+                skipped += 1
+                continue
+            yield from self._templated(index, group, base)
+        if skipped:
+            self.warnings.append(
+                f"{skipped} images with several labels skipped: an open classify item takes "
+                "one label (use --options K for select-all items)"
+            )
+
+    def _templated(self, index: int, group: Group, base: Base) -> Iterator[Entry]:
+        first = group.rows[0]
+        base_id = first.id or str(index)
+        multi = base.kind == "multi_choice" or (len(base.answer) > 1 and base.kind == "detect")
+        closed = self.options.options > 0
+        text = stem(self.options.granularity, self.options.task, multi, closed, base.label,
+                    self.options.question)  # fmt: skip
+        for template in self.options.templates:
+            context = context_sentence(template, first.meta, self.labels.path, first.where)
+            question = with_context(context, text)
+            item_id = base_id if len(self.options.templates) == 1 else f"{base_id}:{template}"
+            if item_id in self._ids:
+                where = f"{first.where}, field 'id'"
+                raise InputError(self.labels.path, where, f"duplicate item id {item_id!r}")
+            self._ids.add(item_id)
+            if found := lint(question, self.options.lint):
+                self.warnings.append(
+                    f"{self.labels.path}, {first.where}: question of item {item_id!r} contains "
+                    f"{', '.join(repr(w) for w in found)}"
+                )
+            item = Item(
+                id=item_id,
+                question=question,
+                kind=base.kind,
+                options=base.options,
+                answer=base.answer,
+                meta={**base.meta, "template": template},
+            )
+            yield item, (base.picture,)
+
+    def _base(self, index: int, group: Group) -> Base | None:
+        first = group.rows[0]
+        rng = random.Random(f"{self.options.seed}:{index}")
+        image, plain = self._image(first)
+        meta = {
+            **first.meta,
+            "granularity": self.options.granularity,
+            "answer_type": "closed" if self.options.options else "open",
+            "perception_task": self.options.task,
+            "image_id": first.image,
+        }
+        if self.options.task == "detect":
+            return self._detect(group, image, plain, meta, rng)
+        picture = (
+            self._overlay(index, group, image) if self.options.granularity != "image" else plain
+        )
+        if not self.options.options:
+            if len(group.labels) > 1:
+                return None
+            pool = self.pools[pool_key(first)]
+            meta["labels"] = "|".join(pool)
+            return Base("classify", {}, group.labels[0], meta, picture, group.labels[0])
+        options, answer = self._closed_options(group, group.labels, self._distractors(group), rng)
+        kind: ItemKind = "multi_choice" if len(answer) > 1 else "choice"
+        return Base(kind, options, answer, meta, picture, group.labels[0])
+
+    def _distractors(self, group: Group) -> list[str]:
+        first = group.rows[0]
+        gold = {label.casefold() for label in group.labels}
+        confusable = self.options.confusable
+        return [
+            label
+            for label in self.pools[pool_key(first)]
+            if label.casefold() not in gold
+            and not any(frozenset((label.casefold(), g)) in confusable for g in gold)
+        ]
+
+    def _closed_options(
+        self, group: Group, gold: Sequence[str], wrong: Sequence[str], rng: random.Random
+    ) -> tuple[dict[str, str], str]:
+        k = self.options.options
+        first = group.rows[0]
+        if len(gold) >= k or len(wrong) < k - len(gold):
+            if self.options.task == "detect":
+                field_name = "box"
+                problem = f"cannot make {k} box options: {len(gold)} gold boxes and room for "
+                problem += f"{len(wrong)} distractor boxes"
+            else:
+                field_name = "label"
+                pool = "/".join(pool_key(first)).strip("/") or "all rows"
+                problem = (
+                    f"label pool too small for {k} options: {len(gold)} gold and {len(wrong)} "
+                    f"usable distractors (pool of source/task: {pool})"
+                )
+            raise InputError(self.labels.path, f"{first.where}, field {field_name!r}", problem)
+        options, answer = choose_options(gold, wrong, rng, k)
+        if len(answer) == 1:
+            options, answer = move_gold(options, answer, LETTERS[self._letters.next()])
+        return options, answer
+
+    def _image(self, row: LabelRow) -> tuple[Image.Image, Picture]:
+        """The row's image (read once) and its unchanged picture."""
+        if row.image not in self._images:
+            from medlens.builder.images import png_bytes
+            from medlens.builder.readers import UnreadableImage, read_image
+
+            try:
+                image = read_image(row.image_path)
+            except (UnreadableImage, OSError) as exc:
+                raise InputError(
+                    self.labels.path, f"{row.where}, field 'image'", str(exc)
+                ) from None
+            name = f"i{len(self._images) + 1:05d}.png"
+            self._images[row.image] = (image, Picture(name, lambda: png_bytes(image)))
+        return self._images[row.image]
+
+    def _overlay(self, index: int, group: Group, image: Image.Image) -> Picture:
+        from medlens.builder.images import png_bytes
+        from medlens.builder.overlays import draw_box, draw_contour, draw_mask
+
+        first = group.rows[0]
+        if self.options.granularity == "box":
+            box = self._checked_box(first, image)
+            marked = draw_box(image, tuple(round(v) for v in box))  # type: ignore[arg-type]
+        else:
+            mask = self._mask(first, image)
+            draw = draw_mask if self.options.granularity == "mask" else draw_contour
+            marked = draw(image, mask)
+        return Picture(f"g{index:05d}.png", lambda: png_bytes(marked))
+
+    def _checked_box(self, row: LabelRow, image: Image.Image) -> Box:
+        if row.box is None:
+            return mask_box(self.labels.path, row, self._mask(row, image))
+        x0, y0, x1, y1 = row.box
+        width, height = image.size
+        if x0 < 0 or y0 < 0 or x1 > width or y1 > height:
+            problem = f"box {list(row.box)} lies outside the {width}×{height} image"
+            raise InputError(self.labels.path, f"{row.where}, field 'box'", problem)
+        return row.box
+
+    def _mask(self, row: LabelRow, image: Image.Image) -> npt.NDArray[np.bool_]:
+        from medlens.builder.readers import UnreadableImage, read_mask
+
+        where = f"{row.where}, field 'mask'"
+        if row.mask_path is None:
+            raise InputError(self.labels.path, where, f"{self.options.granularity} needs a mask")
+        try:
+            mask = read_mask(row.mask_path)
+        except (UnreadableImage, OSError) as exc:
+            raise InputError(self.labels.path, where, str(exc)) from None
+        if mask.shape != (image.size[1], image.size[0]):
+            problem = (
+                f"mask is {mask.shape[1]}×{mask.shape[0]}, image {image.size[0]}×{image.size[1]}"
+            )
+            raise InputError(self.labels.path, where, problem)
+        if not mask.any():
+            raise InputError(self.labels.path, where, "empty mask (no nonzero pixel)")
+        return mask
+
+    def _detect(
+        self,
+        group: Group,
+        image: Image.Image,
+        plain: Picture,
+        meta: dict[str, str],
+        rng: random.Random,
+    ) -> Base:
+        from medlens.builder.detection import box_text, distractor_boxes
+
+        label = group.labels[0]
+        boxes = tuple(self._checked_box(row, image) for row in group.rows)
+        meta = {**meta, "label": label, "box_format": "pixel",
+                "image_width": str(image.size[0]), "image_height": str(image.size[1])}  # fmt: skip
+        if not self.options.options:
+            return Base("detect", {}, boxes, meta, plain, label)
+        first = group.rows[0]
+        others = [
+            box for name, box in self._image_boxes.get(first.image, ()) if name != label.casefold()
+        ]
+        wrong = distractor_boxes(boxes, others, image.size, self.options.options - len(boxes), rng)
+        gold = [box_text(box) for box in boxes]
+        options, answer = self._closed_options(group, gold, [box_text(b) for b in wrong], rng)
+        kind: ItemKind = "multi_choice" if len(answer) > 1 else "choice"
+        return Base(kind, options, answer, meta, plain, label)
+
+
+def mask_box(path: object, row: LabelRow, mask: npt.NDArray[np.bool_]) -> Box:
+    """Bounding box of a mask's nonzero pixels (right/bottom exclusive)."""
+    import numpy as np
+
+    rows, cols = np.nonzero(mask)
+    return (float(cols.min()), float(rows.min()), float(cols.max() + 1), float(rows.max() + 1))
+
+
+def group_rows(labels: LabelsFile, options: BuildOptions) -> list[Group]:
+    """Rows → groups in first-row order (see the module docstring for the keys)."""
+    groups: dict[tuple[str, ...], Group] = {}
+    for row in labels.rows:
+        if options.task == "detect":
+            if row.box is None and row.mask is None:
+                raise InputError(
+                    labels.path, f"{row.where}, field 'box'", "detect needs a box or mask"
+                )
+            key: tuple[str, ...] = (row.image, row.label.casefold())
+        elif options.granularity == "image":
+            key = (row.image,)
+        elif options.granularity == "box":
+            if row.box is None and row.mask is None:
+                raise InputError(
+                    labels.path, f"{row.where}, field 'box'", "box items need a box or mask"
+                )
+            key = (row.image, repr(row.box) if row.box else f"mask:{row.mask}")
+        else:
+            if row.mask is None:
+                raise InputError(
+                    labels.path,
+                    f"{row.where}, field 'mask'",
+                    f"{options.granularity} items need a mask",
+                )
+            key = (row.image, row.mask)
+        group = groups.setdefault(key, Group([]))
+        group.rows.append(row)
+        if row.label.casefold() not in {label.casefold() for label in group.labels}:
+            group.labels.append(row.label)
+    return list(groups.values())
+
+
+def pool_key(row: LabelRow) -> tuple[str, str]:
+    return (row.meta.get("source", ""), row.meta.get("task", ""))
+
+
+def label_pools(rows: Sequence[LabelRow]) -> dict[tuple[str, str], list[str]]:
+    """Distinct labels (first spelling, case-insensitive) of each source/task, in order."""
+    pools: dict[tuple[str, str], dict[str, str]] = {}
+    for row in rows:
+        pools.setdefault(pool_key(row), {}).setdefault(row.label.casefold(), row.label)
+    return {key: list(labels.values()) for key, labels in pools.items()}
+
+
+class BalancedLetters:
+    """Gold positions for single-answer items: every block of K uses each position once."""
+
+    def __init__(self, k: int, rng: random.Random) -> None:
+        self.k, self.rng, self.block = k, rng, list[int]()
+
+    def next(self) -> int:
+        if not self.block:
+            self.block = list(range(self.k))
+            self.rng.shuffle(self.block)
+        return self.block.pop()
+
+
+def move_gold(options: dict[str, str], answer: str, letter: str) -> tuple[dict[str, str], str]:
+    """Swap the gold text onto ``letter`` (the distractors' order stays random)."""
+    swapped = dict(options)
+    swapped[answer], swapped[letter] = options[letter], options[answer]
+    return swapped, letter

@@ -1,0 +1,89 @@
+"""`medlens build`: a benchmark from labelled images (jsonl + image files, or a VLMEvalKit TSV)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from medlens.cli.common import command, err_console
+
+
+@command("build")
+def build(
+    labels: Annotated[
+        Path, typer.Argument(help="Labels CSV or JSONL (image, label, box, mask, …)")
+    ],
+    output: Annotated[Path, typer.Option("--output", help="OUT.jsonl or OUT.tsv")],
+    images: Annotated[
+        Path | None, typer.Option("--images", help="Images root (default: the labels' folder)")
+    ] = None,
+    granularity: Annotated[
+        str, typer.Option("--granularity", help="image, box, mask or contour")
+    ] = "image",
+    task: Annotated[str, typer.Option("--task", help="classify or detect")] = "classify",
+    options: Annotated[
+        int, typer.Option("--options", help="K options per closed item; 0 = open items")
+    ] = 4,
+    template: Annotated[
+        str,
+        typer.Option("--template", help="none, modality, full (comma list or all: one item each)"),
+    ] = "none",
+    seed: Annotated[int, typer.Option("--seed", help="Seed of distractors and option order")] = 0,
+    question: Annotated[
+        str | None, typer.Option("--question", help="Question text ({label}, {colour} filled in)")
+    ] = None,
+    confusable: Annotated[
+        Path | None,
+        typer.Option("--confusable", help="File of label pairs never used as gold + distractor"),
+    ] = None,
+    lint: Annotated[
+        str | None,
+        typer.Option("--lint", help="Words to warn about in questions (a,b,c or a file)"),
+    ] = None,
+) -> None:
+    """Build a benchmark from labelled images; same inputs and seed give identical bytes."""
+    from medlens.builder.labelled import BuildOptions, LabelledBuild
+    from medlens.builder.labels import read_confusable, read_labels
+    from medlens.builder.output import output_format
+    from medlens.builder.wording import lint_words, parse_templates
+
+    fmt = output_format(output)
+    settings = BuildOptions(
+        granularity=granularity,
+        task=task,
+        options=options,
+        templates=parse_templates(template),
+        seed=seed,
+        question=question,
+        confusable=frozenset(read_confusable(confusable)) if confusable else frozenset(),
+        lint=lint_words(lint) if lint else (),
+    )
+    settings.check()
+    if fmt == "tsv" and options == 0:
+        from medlens.errors import SpecError
+
+        raise SpecError("--options 0 makes open items: a TSV holds multiple-choice items (.jsonl)")
+    built = LabelledBuild(read_labels(labels, images), settings)
+    count = write_built(built, output, fmt)
+    for warning in built.warnings:
+        err_console.print(f"warning: {warning}", highlight=False, markup=False, soft_wrap=True)
+    err_console.print(f"wrote {count} items to {output}", highlight=False)
+
+
+def write_built(built: object, output: Path, fmt: str) -> int:
+    from medlens.builder.labelled import LabelledBuild
+    from medlens.builder.output import write_benchmark, write_jsonl, write_tsv
+    from medlens.builder.questions import LETTERS
+
+    assert isinstance(built, LabelledBuild)
+    letters = LETTERS[: built.options.options]
+    meta = [k for k in dict.fromkeys(built.meta_keys()) if k not in ("split", "image_id")]
+
+    def write(staged: Path, staged_images: Path) -> int:
+        if fmt == "jsonl":
+            return write_jsonl(built.entries(), staged, staged_images)
+        return write_tsv(built.entries(), staged, meta, letters)
+
+    return write_benchmark(output, write)
