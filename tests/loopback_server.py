@@ -89,6 +89,10 @@ class ServerConfig:
     """When set, requests without ``Authorization: Bearer <api_key>`` get 401."""
     content_filter_marker: str | None = None
     """Prompts containing this text end with ``finish_reason: content_filter``."""
+    served_model: str | None = None
+    """When set, replies name this model instead of echoing the requested one."""
+    system_fingerprint: str | None = None
+    """When set, replies carry this ``system_fingerprint``."""
     max_requests: int = 200_000
     lifetime: float = 900.0
     reply: Callable[[ChatRequest], str] | None = None
@@ -307,7 +311,12 @@ def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
             if config.reply is not None:
                 return self._json(200, completion(config.reply(request), request))
             answer = choose_answer(request, config.gold(request), config.accuracy)
-            return self._json(200, completion(answer, request))
+            reply = completion(answer, request)
+            if config.served_model is not None:
+                reply["model"] = config.served_model
+            if config.system_fingerprint is not None:
+                reply["system_fingerprint"] = config.system_fingerprint
+            return self._json(200, reply)
 
         def _json(self, status: int, value: Any, headers: Mapping[str, str] | None = None) -> None:
             self._send(status, json.dumps(value).encode(), headers)

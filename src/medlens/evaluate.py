@@ -116,9 +116,12 @@ def prepare(options: RunOptions) -> tuple[RunStore, list[Item], Any, RunSettings
         "seed": options.seed,
         "params": dict(settings.params),
     }
-    store = RunStore.open_or_create(
-        options.out / (options.name or default_name(options)), spec, items
-    )
+    path = options.out / (options.name or default_name(options))
+    created = not (path / "run.json").is_file()
+    store = RunStore.open_or_create(path, spec, items)
+    from medlens.provenance import stamp_run
+
+    stamp_run(store, options.model, created)  # environment is not part of the spec hash
     return store, items, model, settings, probe
 
 

@@ -95,6 +95,10 @@ def make_record(
     }
     if response.option_probs is not None:
         record["option_probs"] = dict(response.option_probs)
+    if response.served_model is not None:  # what the server says answered
+        record["served_model"] = response.served_model
+    if response.system_fingerprint is not None:
+        record["system_fingerprint"] = response.system_fingerprint
     if response.error is not None:
         record["error"] = {"type": response.error.type, "message": response.error.message}
         return record

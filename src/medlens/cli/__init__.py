@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "medlens.cli.agreement",
     "medlens.cli.board",
     "medlens.cli.build",
+    "medlens.cli.calibrate",
 )
 
 for _module in COMMAND_MODULES:

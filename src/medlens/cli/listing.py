@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
+import typer
 from rich.table import Table
 
 from medlens.cli.common import command, console
@@ -19,10 +22,21 @@ def _print_registry(registry: Registry, title: str) -> None:
 
 
 @command("benchmarks")
-def benchmarks() -> None:
-    """List benchmark loaders and their spec syntax."""
+def benchmarks(
+    as_json: Annotated[
+        bool, typer.Option("--json", help="name, spec, description, licence, access, citation")
+    ] = False,
+) -> None:
+    """List benchmark loaders and their spec syntax (--json adds licence, access and citation)."""
     from medlens.sources import SOURCES
 
+    if as_json:
+        import json
+
+        from medlens.cards import benchmark_listing
+
+        print(json.dumps(benchmark_listing(), indent=2, ensure_ascii=False))
+        return
     _print_registry(SOURCES, "benchmarks (--bench SPEC)")
 
 

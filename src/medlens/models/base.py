@@ -67,6 +67,10 @@ class Response:
     latency: float = 0.0
     cached: bool = False
     """True when the response came from the response cache rather than the backend."""
+    served_model: str | None = None
+    """The model name the server says answered (OpenAI ``model``), when it reports one."""
+    system_fingerprint: str | None = None
+    """The server's backend configuration fingerprint (OpenAI ``system_fingerprint``)."""
 
 
 class Model(Protocol):

@@ -339,7 +339,15 @@ class OpenAIChatModel:
         # null content without a refusal is a real (empty) answer, e.g. every token was spent on
         # hidden reasoning: retrying would get the same, and extraction reports it as `empty`.
         text = _message_text(message) or ""
-        return Attempt(Response(text, usage=_usage(data.get("usage"))))
+        served_model, fingerprint = _served(data)
+        return Attempt(
+            Response(
+                text,
+                usage=_usage(data.get("usage")),
+                served_model=served_model,
+                system_fingerprint=fingerprint,
+            )
+        )
 
     def _status_text(self, reply: httpx.Response) -> str:
         detail = ""
@@ -380,6 +388,15 @@ def _message_text(message: Mapping[str, Any]) -> str | None:
         return "".join(p.get("text", "") for p in content if isinstance(p, dict))
     refusal = message.get("refusal")
     return refusal if isinstance(refusal, str) else None
+
+
+def _served(data: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """The served ``model`` and ``system_fingerprint`` of an answer, when they are strings."""
+    model, fingerprint = data.get("model"), data.get("system_fingerprint")
+    return (
+        model if isinstance(model, str) and model else None,
+        fingerprint if isinstance(fingerprint, str) and fingerprint else None,
+    )
 
 
 def _usage(raw: Any) -> dict[str, int]:

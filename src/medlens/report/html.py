@@ -57,7 +57,11 @@ def render(run_dir: Path) -> str:
     """The HTML report of the run at `run_dir`."""
     run_dir = Path(run_dir)
     data = build_report(run_dir)
+    from medlens.report.card import html_card, html_citations, protocol_card
+
+    card = protocol_card(run_dir)
     body = [f"<h1>medlens report: {esc(run_dir.name)}</h1>", protocol_section(data)]
+    body.append(html_card(card))
     if data.has_answers:
         body += [
             overall_section(data),
@@ -75,6 +79,7 @@ def render(run_dir: Path) -> str:
         )
     body += [deficiency_section(data), sensitivity_section(data), limitations_section(data)]
     body.append(browser_section(run_dir, data))
+    body.append(html_citations(card))
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'

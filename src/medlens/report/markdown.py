@@ -30,7 +30,11 @@ def md_text(value: object) -> str:
 def render(run_dir: Path) -> str:
     """The markdown report of the run at `run_dir`."""
     data = build_report(Path(run_dir))
+    from medlens.report.card import markdown_card, markdown_citations, protocol_card
+
+    card = protocol_card(Path(run_dir))
     parts = [f"# medlens report: {md_text(Path(run_dir).name)}", protocol_section(data)]
+    parts.append(markdown_card(card))
     if not data.has_answers:
         parts.append(no_answers_section(data))
     else:
@@ -43,6 +47,7 @@ def render(run_dir: Path) -> str:
             heatmap_section(data),
         ]
     parts += [deficiency_section(data), sensitivity_section(data), limitations_section(data)]
+    parts.append(markdown_citations(card))
     return "\n\n".join(p for p in parts if p) + "\n"
 
 

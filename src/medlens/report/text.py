@@ -34,6 +34,12 @@ def render_text(run_dir: Path, width: int = 110) -> str:
     console = Console(file=io.StringIO(), width=width, force_terminal=False, color_system=None)
     for block in summary_blocks(results, run_dir):
         console.print(block)
+    from medlens.report.card import card_lines, citation_lines, protocol_card
+
+    card = protocol_card(Path(run_dir))
+    for line in ["", "protocol card", *card_lines(card), "", "citations", *citation_lines(card)]:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    console.print(card.usage, markup=False, highlight=False)
     output = console.file.getvalue()  # type: ignore[attr-defined]
     return str(output)
 

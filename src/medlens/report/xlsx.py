@@ -52,6 +52,10 @@ def render(run_dir: Path) -> bytes:
         workbook.create_sheet("limitations"), [("limitation",), *((n,) for n in data.limitations)]
     )
     write_rows(workbook.create_sheet("items"), item_rows(Path(run_dir)))
+    from medlens.report.card import protocol_card, sheet_rows
+
+    card_rows = sheet_rows(protocol_card(Path(run_dir)))
+    write_rows(workbook.create_sheet("protocol card", 1), [("field", "value"), *card_rows])
     return workbook_bytes(workbook)
 
 

@@ -76,3 +76,12 @@ def _item(
         images=(native.image_ref(image.resolve(), name),),
         meta=meta,
     )
+
+
+# Licence, access and citation of this source (read by medlens.cards; see docs/design.md).
+CARD = {
+    "licence": "user data: the licence of the files you supply applies; medlens adds none",
+    "access": "mixed",
+    "homepage": "",
+    "citation": "",
+}

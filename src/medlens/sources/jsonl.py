@@ -121,3 +121,12 @@ def _image(path: str, number: int, position: int, entry: Any, root: str) -> dict
         problem = f"image path {relative!r} points outside the folder {root} of the benchmark file"
         raise InputError(path, where, problem)
     return {**entry, "path": resolved, "name": entry.get("name") or relative}
+
+
+# Licence, access and citation of this source (read by medlens.cards; see docs/design.md).
+CARD = {
+    "licence": "user data: the licence of the files you supply applies; medlens adds none",
+    "access": "mixed",
+    "homepage": "",
+    "citation": "",
+}

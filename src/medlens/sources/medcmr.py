@@ -107,3 +107,19 @@ def _images(record: native.Record, path: Path, where: str) -> tuple[ImageRef, ..
     return tuple(
         native.file_image(path.parent, str(n), path, f"{where}, field {key!r}") for n in names
     )
+
+
+# Licence, access and citation of this source (read by medlens.cards; see docs/design.md).
+CARD = {
+    "licence": "not stated in any source medlens could cite (the arXiv paper is CC BY 4.0; the data's terms are on the project page)",
+    "access": "open",
+    "homepage": "https://github.com/LsmnBmnc/Med-CMR",
+    "citation": """@inproceedings{gong2026medcmr,
+  title = {Med-CMR: A Fine-Grained Benchmark Integrating Visual Evidence and Clinical Logic for Medical Complex Multimodal Reasoning},
+  author = {Gong, Haozhen and Ji, Xiaozhong and Liu, Yuansen and Wu, Wenbin and Yan, Xiaoxiao and Liu, Jingjing and Wu, Kai and Pan, Jiazhen and Jian, Bailiang and Zhang, Jiangning and Hu, Xiaobin and Li, Hongwei Bran},
+  booktitle = {Proceedings of the IEEE/CVF Conference on Computer Vision and Pattern Recognition (CVPR)},
+  year = {2026},
+  eprint = {2512.00818},
+  archivePrefix = {arXiv}
+}""",
+}

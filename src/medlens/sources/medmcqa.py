@@ -56,3 +56,20 @@ def _item(record: native.Record, path: Path, where: str, base: int) -> Item:
         answer=native.LETTERS[index],
         meta=meta,
     )
+
+
+# Licence, access and citation of this source (read by medlens.cards; see docs/design.md).
+CARD = {
+    "licence": "MIT (medmcqa/medmcqa)",
+    "access": "open",
+    "homepage": "https://medmcqa.github.io/",
+    "citation": """@inproceedings{pal2022medmcqa,
+  title = {MedMCQA: A Large-scale Multi-Subject Multi-Choice Dataset for Medical domain Question Answering},
+  author = {Pal, Ankit and Umapathi, Logesh Kumar and Sankarasubbu, Malaikannan},
+  booktitle = {Proceedings of the Conference on Health, Inference, and Learning},
+  series = {PMLR},
+  volume = {174},
+  pages = {248--260},
+  year = {2022}
+}""",
+}

@@ -61,3 +61,20 @@ def _item(record: native.Record, path: Path, where: str) -> Item:
         answer=letter,
         meta=meta,
     )
+
+
+# Licence, access and citation of this source (read by medlens.cards; see docs/design.md).
+CARD = {
+    "licence": "MIT (jind11/MedQA)",
+    "access": "open",
+    "homepage": "https://github.com/jind11/MedQA",
+    "citation": """@article{jin2021medqa,
+  title = {What Disease Does This Patient Have? A Large-Scale Open Domain Question Answering Dataset from Medical Exams},
+  author = {Jin, Di and Pan, Eileen and Oufattole, Nassim and Weng, Wei-Hung and Fang, Hanyi and Szolovits, Peter},
+  journal = {Applied Sciences},
+  volume = {11},
+  number = {14},
+  pages = {6421},
+  year = {2021}
+}""",
+}

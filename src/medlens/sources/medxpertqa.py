@@ -74,3 +74,19 @@ def _item(
         images=refs,
         meta=meta,
     )
+
+
+# Licence, access and citation of this source (read by medlens.cards; see docs/design.md).
+CARD = {
+    "licence": "MIT (TsinghuaC3I/MedXpertQA)",
+    "access": "open",
+    "homepage": "https://medxpertqa.github.io",
+    "citation": """@inproceedings{zuo2025medxpertqa,
+  title = {MedXpertQA: Benchmarking Expert-Level Medical Reasoning and Understanding},
+  author = {Zuo, Yuxin and Qu, Shang and Li, Yifei and Chen, Zhangren and Zhu, Xuekai and Hua, Ermo and Zhang, Kaiyan and Ding, Ning and Zhou, Bowen},
+  booktitle = {International Conference on Machine Learning (ICML)},
+  year = {2025},
+  eprint = {2501.18362},
+  archivePrefix = {arXiv}
+}""",
+}

@@ -126,3 +126,19 @@ def parse_boxes(text: str, path: Path, where: str) -> tuple[Box, ...]:
         x1, y1, x2, y2 = (float(v) for v in row)
         boxes.append((x1, y1, x2, y2))
     return tuple(boxes)
+
+
+# Licence, access and citation of this source (read by medlens.cards; see docs/design.md).
+CARD = {
+    "licence": "not stated in any source medlens could cite; assume the licences of its 410 source datasets",
+    "access": "mixed",
+    "homepage": "https://arxiv.org/abs/2606.06696",
+    "access_note": "MMBU is assembled from 410 source datasets; check each source's licence before redistributing images",
+    "citation": """@misc{mmbu2026,
+  title = {MMBU: A Massive Multi-modal Biomedical Understanding Benchmark to Probe the Perception Capabilities of Vision-Language Models},
+  year = {2026},
+  eprint = {2606.06696},
+  archivePrefix = {arXiv},
+  primaryClass = {cs.CV}
+}""",
+}

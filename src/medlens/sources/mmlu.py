@@ -72,3 +72,17 @@ def _item(row: list[str], path: Path, where: str, subject: str, split: str, numb
         answer=letter,
         meta={"subject": subject, "source": "mmlu", "lang": "en", "split": split},
     )
+
+
+# Licence, access and citation of this source (read by medlens.cards; see docs/design.md).
+CARD = {
+    "licence": "MIT (hendrycks/test)",
+    "access": "open",
+    "homepage": "https://github.com/hendrycks/test",
+    "citation": """@inproceedings{hendrycks2021mmlu,
+  title = {Measuring Massive Multitask Language Understanding},
+  author = {Hendrycks, Dan and Burns, Collin and Basart, Steven and Zou, Andy and Mazeika, Mantas and Song, Dawn and Steinhardt, Jacob},
+  booktitle = {International Conference on Learning Representations (ICLR)},
+  year = {2021}
+}""",
+}

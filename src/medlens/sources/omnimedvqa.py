@@ -79,3 +79,18 @@ def _item(record: native.Record, path: Path, where: str, root: Path, access: str
         images=(native.file_image(root, image_path, path, where),),
         meta=meta,
     )
+
+
+# Licence, access and citation of this source (read by medlens.cards; see docs/design.md).
+CARD = {
+    "licence": "per source dataset: open-access part redistributed by the authors, restricted-access part needs each original dataset's own licence",
+    "access": "mixed",
+    "homepage": "https://huggingface.co/datasets/foreverbeliever/OmniMedVQA",
+    "access_note": "OmniMedVQA restricted-access items point into the original datasets: obtain each one under its own licence (the authors ask users to adhere to every source dataset's licence)",
+    "citation": """@inproceedings{hu2024omnimedvqa,
+  title = {OmniMedVQA: A New Large-Scale Comprehensive Evaluation Benchmark for Medical LVLM},
+  author = {Hu, Yutao and Li, Tianbin and Lu, Quanfeng and Shao, Wenqi and He, Junjun and Qiao, Yu and Luo, Ping},
+  booktitle = {Proceedings of the IEEE/CVF Conference on Computer Vision and Pattern Recognition (CVPR)},
+  year = {2024}
+}""",
+}

@@ -46,3 +46,17 @@ def _item(record: native.Record, path: Path, where: str, root: Path, index: int)
         image=native.file_image(root, image_name, path, where),
         axes=axes,
     )
+
+
+# Licence, access and citation of this source (read by medlens.cards; see docs/design.md).
+CARD = {
+    "licence": "MIT (UCSD-AI4H/PathVQA); image copyrights stay with the source textbooks' publishers and the PEIR library: research use",
+    "access": "open",
+    "homepage": "https://github.com/UCSD-AI4H/PathVQA",
+    "citation": """@article{he2020pathvqa,
+  title = {PathVQA: 30000+ Questions for Medical Visual Question Answering},
+  author = {He, Xuehai and Zhang, Yichen and Mou, Luntian and Xing, Eric and Xie, Pengtao},
+  journal = {arXiv preprint arXiv:2003.10286},
+  year = {2020}
+}""",
+}

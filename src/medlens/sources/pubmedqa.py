@@ -108,3 +108,18 @@ def _abstract(paragraphs: list[Any], labels: Any) -> str:
         for index, text in enumerate(paragraphs)
     ]
     return "\n".join(lines)
+
+
+# Licence, access and citation of this source (read by medlens.cards; see docs/design.md).
+CARD = {
+    "licence": "MIT (pubmedqa/pubmedqa); abstracts from PubMed",
+    "access": "open",
+    "homepage": "https://pubmedqa.github.io/",
+    "citation": """@inproceedings{jin2019pubmedqa,
+  title = {PubMedQA: A Dataset for Biomedical Research Question Answering},
+  author = {Jin, Qiao and Dhingra, Bhuwan and Liu, Zhengping and Cohen, William W. and Lu, Xinghua},
+  booktitle = {Proceedings of EMNLP-IJCNLP 2019},
+  pages = {2567--2577},
+  year = {2019}
+}""",
+}

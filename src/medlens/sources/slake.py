@@ -77,3 +77,18 @@ def organ_boxes(image_folder: Path) -> dict[str, list[float]]:
             )
             boxes[key] = [float(v) for v in box]
     return boxes
+
+
+# Licence, access and citation of this source (read by medlens.cards; see docs/design.md).
+CARD = {
+    "licence": "CC BY 4.0 (authors' dataset card BoKelvin/SLAKE)",
+    "access": "open",
+    "homepage": "https://www.med-vqa.com/slake/",
+    "citation": """@inproceedings{liu2021slake,
+  title = {SLAKE: A Semantically-Labeled Knowledge-Enhanced Dataset for Medical Visual Question Answering},
+  author = {Liu, Bo and Zhan, Li-Ming and Xu, Li and Ma, Lin and Yang, Yan and Wu, Xiao-Ming},
+  booktitle = {IEEE 18th International Symposium on Biomedical Imaging (ISBI)},
+  pages = {1650--1654},
+  year = {2021}
+}""",
+}

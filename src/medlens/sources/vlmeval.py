@@ -314,3 +314,29 @@ def _decode(path: str, where: str, field: str, value: bytes, offset: int) -> str
     except UnicodeDecodeError as exc:
         problem = f"bytes that are not UTF-8 at byte {offset + exc.start} of the file"
         raise InputError(path, f"{where}, field {field!r}", problem) from None
+
+
+# Licence, access and citation of this source (read by medlens.cards; see docs/design.md).
+CARD = {
+    "licence": "user data: the licence of the files you supply applies; medlens adds none",
+    "access": "mixed",
+    "homepage": "https://github.com/open-compass/VLMEvalKit",
+    "citation": "",
+}
+
+# ``gmai:`` is loaded by this module too; its own card overrides CARD for load_gmai.
+GMAI_CARD = {
+    "licence": "inherits the licences of its 284 source datasets; no single licence",
+    "access": "mixed",
+    "homepage": "https://uni-medical.github.io/GMAI-MMBench.github.io/",
+    "access_note": "GMAI-MMBench inherits the licences of its 284 source datasets (no single licence); its authors ask that scores from other scripts be labelled 'non-official protocol'",
+    "citation": """@inproceedings{chen2024gmaimmbench,
+  title = {GMAI-MMBench: A Comprehensive Multimodal Evaluation Benchmark Towards General Medical AI},
+  author = {Chen, Pengcheng and Ye, Jin and Wang, Guoan and Li, Yanjun and Deng, Zhongying and Li, Wei and Li, Tianbin and Duan, Haodong and Huang, Ziyan and Su, Yanzhou and Wang, Benyou and Zhang, Shaoting and Fu, Bin and Cai, Jianfei and Zhuang, Bohan and Seibel, Eric J. and He, Junjun and Qiao, Yu},
+  booktitle = {Advances in Neural Information Processing Systems (NeurIPS) Datasets and Benchmarks Track},
+  year = {2024},
+  eprint = {2408.03361},
+  archivePrefix = {arXiv}
+}""",
+}
+CARDS = {"load_gmai": GMAI_CARD}

@@ -54,3 +54,20 @@ def _item(record: native.Record, path: Path, where: str, images: Path, split: st
         image=native.file_image(images, image_name, path, where),
         axes={"source": "vqa-rad", "lang": "en", "split": split, "image_id": image_name},
     )
+
+
+# Licence, access and citation of this source (read by medlens.cards; see docs/design.md).
+CARD = {
+    "licence": "CC0 1.0 (OSF release; images from MedPix, NLM)",
+    "access": "open",
+    "homepage": "https://osf.io/89kps/",
+    "citation": """@article{lau2018vqarad,
+  title = {A dataset of clinically generated visual questions and answers about radiology images},
+  author = {Lau, Jason J. and Gayen, Soumya and Ben Abacha, Asma and Demner-Fushman, Dina},
+  journal = {Scientific Data},
+  volume = {5},
+  pages = {180251},
+  year = {2018},
+  doi = {10.1038/sdata.2018.251}
+}""",
+}

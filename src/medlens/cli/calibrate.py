@@ -1,0 +1,38 @@
+"""`medlens calibrate`: does a run reproduce a published reference score?"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from medlens.cli.common import command, console
+
+
+@command("calibrate")
+def calibrate(
+    run: Annotated[Path, typer.Argument(help="Run directory")],
+    reference: Annotated[
+        str, typer.Option("--reference", help="gmai-val, gmai-test, medcmr or mmbu")
+    ],
+    model: Annotated[str, typer.Option("--as", help="Model name as the published table spells it")],
+    split: Annotated[
+        str | None, typer.Option("--split", help="Row of the table when a model has several")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout")] = False,
+) -> None:
+    """Say whether RUN reproduces the published score of MODEL within its 95% CI, and by how much."""
+    from rich.text import Text
+
+    from medlens.references import calibrate as calibrate_run
+    from medlens.references import calibration_lines
+
+    result = calibrate_run(run, reference, model, split)
+    if as_json:
+        sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+        return
+    for line in calibration_lines(result):
+        console.print(Text(line), soft_wrap=True)

@@ -1,0 +1,231 @@
+"""The protocol card every report carries: what was run and how, its environment, whether the
+protocol is the benchmark's official one, and the citations and usage statement it ends with."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from medlens.cards import USAGE_STATEMENT, run_card
+
+UNPARSED_RULE = (
+    "unparsed, refused and empty answers count as wrong (their rates are reported separately); "
+    "errored items are left out of scores and counted as errors"
+)
+OFFICIAL_PROTOCOLS: dict[str, dict[str, Any]] = {
+    # GMAI-MMBench's official numbers come from VLMEvalKit (see VLMEVAL_COMPAT.md); its FAQ asks
+    # that scores from other scripts be labelled "non-official protocol".
+    "gmai": {"prompt": "vlmeval", "extract": "vlmeval", "probe": None},
+}
+
+
+@dataclass(frozen=True)
+class ProtocolCard:
+    rows: tuple[tuple[str, str], ...]
+    templates: tuple[tuple[str, str], ...]
+    """(item kind, literal prompt template) for every kind the run holds."""
+    official: bool | None
+    """True/False against the benchmark's official protocol; None when medlens knows none."""
+    deviations: tuple[str, ...]
+    environment: tuple[str, ...]
+    citations: tuple[tuple[str, str, str], ...]
+    """(benchmark, licence, BibTeX)."""
+    usage: str = USAGE_STATEMENT
+
+    @property
+    def marker(self) -> str:
+        if self.official is None:
+            return "protocol: medlens (this benchmark has no official protocol recorded in medlens)"
+        if self.official:
+            return "protocol: official (matches the benchmark's published protocol)"
+        return "NON-OFFICIAL PROTOCOL: " + "; ".join(self.deviations)
+
+
+def protocol_card(run_dir: Path) -> ProtocolCard:
+    """Read run.json, items.jsonl, records and judges of `run_dir` into a card."""
+    from medlens.provenance import summary_lines
+    from medlens.store import RunStore
+
+    store = RunStore.open(run_dir)
+    run, spec = store.run, store.run["spec"]
+    bench = spec["benchmark"]
+    items = store.items()
+    records = store.records()
+    official, deviations = official_status(spec, len(items), len(records))
+    card = run_card(run)
+    citations: tuple[tuple[str, str, str], ...] = ()
+    if card is not None:
+        citations = ((str(bench.get("name", "")), card["licence"], card["citation"]),)
+    return ProtocolCard(
+        rows=_rows(run, store.path, len(records)),
+        templates=tuple(_templates(items, str(spec.get("prompt", "medlens")))),
+        official=official,
+        deviations=tuple(deviations),
+        environment=tuple(summary_lines(run, records.values())),
+        citations=citations,
+    )
+
+
+def _rows(run: dict[str, Any], run_dir: Path, n_records: int) -> tuple[tuple[str, str], ...]:
+    spec = run["spec"]
+    bench = spec["benchmark"]
+    return (
+        ("benchmark", f"{bench.get('name')} ({bench.get('spec')})"),
+        ("split", str(bench.get("split"))),
+        ("content hash", str(bench.get("content_hash"))),
+        ("items", f"{bench.get('n_items')} in the benchmark, {n_records} with a record"),
+        ("subset / sampling", _recipe(bench)),
+        ("model", str(spec.get("model"))),
+        ("prompt style", str(spec.get("prompt"))),
+        ("extraction", str(spec.get("extract"))),
+        ("judges", _judges(run_dir)),
+        ("unparsed answers", UNPARSED_RULE),
+        ("probe", str(spec.get("probe") or "none")),
+        ("seed", str(spec.get("seed", 0))),
+        ("generation parameters", json.dumps(spec.get("params") or {}, sort_keys=True)),
+    )
+
+
+def _recipe(bench: dict[str, Any]) -> str:
+    """The subset or sampling recipe as far as the benchmark spec tells it."""
+    spec_text = str(bench.get("spec", ""))
+    options = spec_text.partition("?")[2]
+    description = str(bench.get("description", ""))
+    if options:
+        return f"loader options {options}" + (f" ({description})" if description else "")
+    return "the whole split as the loader reads it"
+
+
+def _judges(run_dir: Path) -> str:
+    """`name: protocol (weights)` of each judge stored beside the records, or 'none'."""
+    found = []
+    for path in sorted((run_dir / "judges").glob("*/judge.json")):
+        try:
+            judge = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            found.append(f"{path.parent.name}: unreadable judge.json")
+            continue
+        protocol = judge.get("protocol") or {}
+        weights = protocol.get("weights") or {}
+        weight_text = ", ".join(f"{k} {v:g}" for k, v in weights.items()) if weights else ""
+        found.append(
+            f"{judge.get('name', path.parent.name)}: {protocol.get('name', '?')} by "
+            f"{judge.get('judge', '?')}" + (f" (weights {weight_text})" if weight_text else "")
+        )
+    return "; ".join(found) or "none"
+
+
+def official_status(
+    spec: dict[str, Any], n_items: int, n_records: int
+) -> tuple[bool | None, list[str]]:
+    """Whether the run follows its benchmark's official protocol, and how it departs from it."""
+    name = str(spec["benchmark"].get("name", ""))
+    official = OFFICIAL_PROTOCOLS.get(name)
+    if official is None:
+        return None, []
+    deviations = [
+        f"{key} {spec.get(key)!r} (official: {wanted!r})"
+        for key, wanted in official.items()
+        if spec.get(key) != wanted
+    ]
+    if n_records < n_items:
+        deviations.append(f"only {n_records} of {n_items} items answered")
+    return not deviations, deviations
+
+
+def _templates(items: list[Any], style: str) -> list[tuple[str, str]]:
+    """The literal prompt of each item kind, with the item's own text replaced by placeholders."""
+    from medlens.prompts import build_prompt
+
+    seen: dict[str, Any] = {}
+    for item in items:
+        seen.setdefault(item.kind, item)
+    out = []
+    for kind, item in seen.items():
+        shape = replace(
+            item,
+            question="{question}",
+            context="{context}" if item.context else item.context,
+            options={letter: "{" + letter + "}" for letter in item.options},
+        )
+        out.append((kind, build_prompt(shape, style)))
+    return out
+
+
+def card_lines(card: ProtocolCard) -> list[str]:
+    """The card as plain lines (text and markdown renderers build on these)."""
+    lines = [card.marker, *(f"{name}: {value}" for name, value in card.rows)]
+    lines += [f"environment: {line}" for line in card.environment]
+    return lines
+
+
+def citation_lines(card: ProtocolCard) -> list[str]:
+    lines = []
+    for name, licence, bibtex in card.citations:
+        lines.append(f"{name} — licence: {licence}")
+        lines += bibtex.splitlines() if bibtex else ["(user data: cite its own source)"]
+    return lines
+
+
+# -- per-format pieces (each renderer calls two of these) ----------------------------------------
+def markdown_card(card: ProtocolCard) -> str:
+    from medlens.report.markdown import md_text, table
+
+    rows = [(md_text(name), md_text(value)) for name, value in card.rows]
+    rows += [("environment", md_text(line)) for line in card.environment]
+    parts = [f"## Protocol card\n\n**{md_text(card.marker)}**", table(("", ""), rows, right_from=2)]
+    for kind, template in card.templates:
+        parts.append(f"Prompt template ({md_text(kind)}):\n\n```text\n{template.rstrip()}\n```")
+    return "\n\n".join(parts)
+
+
+def markdown_citations(card: ProtocolCard) -> str:
+    from medlens.report.markdown import md_text
+
+    parts = ["## Citations and usage"]
+    for name, licence, bibtex in card.citations:
+        parts.append(f"{md_text(name)} — licence: {md_text(licence)}")
+        if bibtex:
+            parts.append(f"```bibtex\n{bibtex}\n```")
+    parts.append(md_text(card.usage))
+    return "\n\n".join(parts)
+
+
+def html_card(card: ProtocolCard) -> str:
+    from medlens.report.html import esc, table_html
+
+    rows = [[(name, None), (value, None)] for name, value in card.rows]
+    rows += [[("environment", None), (line, None)] for line in card.environment]
+    kind = "official" if card.official else "non-official" if card.official is False else "medlens"
+    parts = [
+        f'<h2>Protocol card</h2><p class="protocol-{kind}"><strong>{esc(card.marker)}</strong></p>',
+        table_html(("", ""), rows, sortable=False, text_columns=2),
+    ]
+    for item_kind, template in card.templates:
+        parts.append(f"<p>Prompt template ({esc(item_kind)}):</p><pre>{esc(template)}</pre>")
+    return "".join(parts)
+
+
+def html_citations(card: ProtocolCard) -> str:
+    from medlens.report.html import esc
+
+    parts = ["<h2>Citations and usage</h2>"]
+    for name, licence, bibtex in card.citations:
+        parts.append(f"<p>{esc(name)} — licence: {esc(licence)}</p>")
+        if bibtex:
+            parts.append(f"<pre>{esc(bibtex)}</pre>")
+    parts.append(f'<p class="usage">{esc(card.usage)}</p>')
+    return "".join(parts)
+
+
+def sheet_rows(card: ProtocolCard) -> list[tuple[str, str]]:
+    """Rows of the workbook's "protocol card" sheet, citations and usage statement last."""
+    rows = [("protocol", card.marker), *card.rows]
+    rows += [("environment", line) for line in card.environment]
+    rows += [(f"prompt template ({kind})", template) for kind, template in card.templates]
+    for name, licence, bibtex in card.citations:
+        rows += [(f"licence ({name})", licence), (f"citation ({name})", bibtex)]
+    rows.append(("usage", card.usage))
+    return rows
