@@ -36,7 +36,7 @@ def score(item: Item, extraction: Extraction) -> float | None:
     if item.kind == "multi_choice":
         return metrics.exact_set(predicted, gold)
     if item.kind == "report":
-        return metrics.rouge_l(predicted, gold)
+        return max(metrics.rouge_l(predicted, ref) for ref in reference_answers(item, gold))
     if item.kind in ("open", "classify"):
         return metrics.exact_match(predicted, _gold_text(item, gold))
     return 1.0 if predicted.strip().lower() == gold.strip().lower() else 0.0
@@ -55,7 +55,22 @@ def item_scores(item: Item, extraction: Extraction) -> dict[str, float]:
         return {"iou": overlap, "hit50": 1.0 if overlap >= HIT_IOU else 0.0}
     gold = item.answer
     assert isinstance(gold, str)
-    return {name: fn(extraction.answer, gold) for name, fn in _SECONDARY[item.kind].items()}
+    refs = reference_answers(item, gold)
+    return {
+        name: max(fn(extraction.answer, ref) for ref in refs)
+        for name, fn in _SECONDARY[item.kind].items()
+    }
+
+
+def reference_answers(item: Item, gold: str) -> list[str]:
+    """Every reference answer: LiveQA lists several (``meta["reference_answers"]``, JSON); the
+    best-matching one scores, as multi-reference ROUGE is usually reported."""
+    listed = item.meta.get("reference_answers")
+    if not listed:
+        return [gold]
+    import json
+
+    return [str(ref) for ref in json.loads(listed)] or [gold]
 
 
 def _open_bleu1(predicted: str, gold: str) -> float:

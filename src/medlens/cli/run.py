@@ -37,6 +37,13 @@ def run(
     ray_address: Annotated[str | None, typer.Option(help="Ray cluster address")] = None,
     max_error_rate: Annotated[float, typer.Option(help="Exit 1 above this error rate")] = 0.0,
     cache: Annotated[bool, typer.Option(help="Use the response cache")] = True,
+    strategy: Annotated[
+        str,
+        typer.Option(help="zero-shot, few-shot:K, cot, self-consistency:K; combine with +"),
+    ] = "zero-shot",
+    exemplars: Annotated[
+        str | None, typer.Option(help="Benchmark spec of few-shot exemplars (default: its own)")
+    ] = None,
 ) -> None:
     """Evaluate MODEL on BENCH; rerunning the same command resumes where it stopped."""
     from medlens.errors import SpecError
@@ -59,6 +66,8 @@ def run(
         executor=executor,
         ray_address=ray_address,
         cache=cache,
+        strategy=strategy,
+        exemplars=exemplars,
     )
     outcome = evaluate_with_progress(options)
     for block in summary_blocks(outcome.results, outcome.store.path):
