@@ -13,6 +13,7 @@ from typing import Any
 from medlens.cache import with_cache
 from medlens.errors import MedlensError, SpecError
 from medlens.execute import RunSettings, run_local
+from medlens.exemplars import Exemplars, load_exemplars
 from medlens.items import Item, describe
 from medlens.models import MODELS, ModelContext, load_model
 from medlens.prompts import PROMPT_STYLES
@@ -20,6 +21,7 @@ from medlens.results import build_results
 from medlens.sources import load_benchmark
 from medlens.specs import parse_spec
 from medlens.store import Record, RunStore
+from medlens.strategies import Strategy, parse_strategy
 
 EXECUTORS = ("local", "ray")
 
@@ -41,6 +43,10 @@ class RunOptions:
     executor: str = "local"
     ray_address: str | None = None
     cache: bool = True
+    strategy: str = "zero-shot"
+    """``zero-shot|few-shot:K|cot|self-consistency:K``, joined by ``+``."""
+    exemplars: str | None = None
+    """Benchmark spec of few-shot exemplars (default: the split the loader names)."""
 
 
 @dataclass(frozen=True)
@@ -100,12 +106,15 @@ def prepare(options: RunOptions) -> tuple[RunStore, list[Item], Any, RunSettings
         describe_only=options.executor == "ray",  # Ray workers build their own backends
     )
     model = load_model(options.model, context)
+    strategy, exemplars = prepare_strategy(options, items, model)
     settings = RunSettings(
         prompt=options.prompt,
         extract=options.extract,
         concurrency=options.concurrency,
         probe=options.probe,
         seed=options.seed,
+        strategy=strategy,
+        exemplars=exemplars,
     )
     spec = {
         "benchmark": info.to_json(),
@@ -116,6 +125,8 @@ def prepare(options: RunOptions) -> tuple[RunStore, list[Item], Any, RunSettings
         "seed": options.seed,
         "params": dict(settings.params),
     }
+    if not strategy.is_zero_shot:  # zero-shot runs keep the spec (and hash) they always had
+        spec["strategy"] = strategy_spec(strategy, exemplars)
     path = options.out / (options.name or default_name(options))
     created = not (path / "run.json").is_file()
     store = RunStore.open_or_create(path, spec, items)
@@ -123,6 +134,34 @@ def prepare(options: RunOptions) -> tuple[RunStore, list[Item], Any, RunSettings
 
     stamp_run(store, options.model, created)  # environment is not part of the spec hash
     return store, items, model, settings, probe
+
+
+def prepare_strategy(
+    options: RunOptions, items: list[Item], model: Any
+) -> tuple[Strategy, Exemplars | None]:
+    """Parse ``--strategy``; read the exemplars; refuse sampling on a backend that cannot."""
+    strategy = parse_strategy(options.strategy)
+    if options.exemplars and not strategy.few_shot:
+        raise SpecError("--exemplars is only used with --strategy few-shot:K")
+    if strategy.samples > 1 and not getattr(model, "honours_sampling", False):
+        raise SpecError(
+            f"--strategy {strategy.text}: {parse_spec(options.model).name} cannot draw "
+            "samples with their own temperature and seed (use an openai: backend)"
+        )
+    exemplars = None
+    if strategy.few_shot:
+        exemplars = load_exemplars(
+            options.bench, options.exemplars, items, strategy.few_shot, options.seed
+        )
+    return strategy, exemplars
+
+
+def strategy_spec(strategy: Strategy, exemplars: Exemplars | None) -> dict[str, Any]:
+    """The strategy as recorded in the run spec, with the exemplars' spec and ids."""
+    recorded: dict[str, Any] = {"name": strategy.text}
+    if exemplars is not None:
+        recorded["exemplars"] = {"spec": exemplars.spec, "ids": exemplars.ids()}
+    return recorded
 
 
 def evaluate(

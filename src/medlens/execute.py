@@ -22,8 +22,10 @@ from medlens.models.base import ImagePart, Message, Model, Request, Response, Te
 from medlens.prompts import build_prompt
 from medlens.scoring import item_scores, score
 from medlens.store import Record, canonical_json
+from medlens.strategies import ZERO_SHOT, Strategy
 
 if TYPE_CHECKING:
+    from medlens.exemplars import Exemplars
     from medlens.probes import Probe
 
 OnRecord = Callable[[Record], None]
@@ -39,12 +41,44 @@ class RunSettings:
     concurrency: int = 8
     probe: str | None = None
     seed: int = 0
+    strategy: Strategy = ZERO_SHOT
+    exemplars: Exemplars | None = None
+    """Few-shot exemplars chosen for the run (None unless the strategy asks for them)."""
 
 
 def build_request(
     item: Item, model_spec: str, settings: RunSettings, probe: Probe | None
 ) -> Request:
-    """Read the item's images (checked to be images) and assemble messages and fingerprint."""
+    """Read the item's images (checked to be images) and assemble messages and fingerprint.
+
+    Few-shot exemplars come first as solved user/assistant turns (their images unprobed)."""
+    messages: list[Message] = []
+    if settings.exemplars is not None:
+        from medlens.exemplars import answer_turn
+
+        for exemplar in settings.exemplars.for_item(item):
+            messages.append(Message("user", _user_parts(exemplar, settings, None)))
+            messages.append(Message("assistant", (TextPart(answer_turn(exemplar)),)))
+    messages.append(Message("user", _user_parts(item, settings, probe)))
+    return Request(
+        item, tuple(messages), settings.params,
+        fingerprint(model_spec, messages, settings.params),
+    )  # fmt: skip
+
+
+def prompt_text(item: Item, settings: RunSettings) -> str:
+    """The text part of the item's user turn: its prompt style, plus the reasoning request."""
+    text = build_prompt(item, settings.prompt)
+    if settings.strategy.cot:
+        from medlens.strategies import COT_INSTRUCTION
+
+        text += COT_INSTRUCTION + "\n"
+    return text
+
+
+def _user_parts(
+    item: Item, settings: RunSettings, probe: Probe | None
+) -> tuple[TextPart | ImagePart, ...]:
     parts: list[TextPart | ImagePart] = []
     for index, image in enumerate(item.images):
         data: bytes | None = image.read_bytes()
@@ -56,11 +90,8 @@ def build_request(
             data = rgb_image_bytes(data, image.name or image.path)
         check_image(data, image.name or image.path)
         parts.append(ImagePart(data=data, sha256=hashlib.sha256(data).hexdigest(), name=image.name))
-    parts.append(TextPart(build_prompt(item, settings.prompt)))
-    messages = (Message("user", tuple(parts)),)
-    return Request(
-        item, messages, settings.params, fingerprint(model_spec, messages, settings.params)
-    )
+    parts.append(TextPart(prompt_text(item, settings)))
+    return tuple(parts)
 
 
 def fingerprint(model_spec: str, messages: Iterable[Message], params: Mapping[str, Any]) -> str:
@@ -77,9 +108,17 @@ def fingerprint(model_spec: str, messages: Iterable[Message], params: Mapping[st
 
 
 def make_record(
-    item: Item, request: Request | None, response: Response, extract_mode: str
+    item: Item,
+    request: Request | None,
+    response: Response,
+    extract_mode: str,
+    *,
+    cot: bool = False,
 ) -> Record:
-    """The record of one answered (or failed) item, scored under both extraction modes."""
+    """The record of one answered (or failed) item, scored under both extraction modes.
+
+    Under chain-of-thought only the final 'Answer:' line is read (`strategies.final_answer_text`).
+    """
     record: Record = {
         "id": item.id,
         "fingerprint": request.fingerprint if request else None,
@@ -102,11 +141,16 @@ def make_record(
     if response.error is not None:
         record["error"] = {"type": response.error.type, "message": response.error.message}
         return record
-    extraction = extract(item, response.text, extract_mode)  # type: ignore[arg-type]
+    text = response.text
+    if cot and text is not None:
+        from medlens.strategies import final_answer_text
+
+        text = final_answer_text(text)
+    extraction = extract(item, text, extract_mode)  # type: ignore[arg-type]
     record["extraction"] = extraction.to_json()
     record["score"] = score(item, extraction)
     record["scores"] = item_scores(item, extraction)
-    compat = extract(item, response.text, "vlmeval")
+    compat = extract(item, text, "vlmeval")
     record["vlmeval"] = {**compat.to_json(), "score": score(item, compat)}
     return record
 
@@ -122,13 +166,23 @@ async def process_item(
     except ItemError as exc:
         failed = Response(text=None, error=ModelError(exc.kind, str(exc)))  # type: ignore[arg-type]
         return make_record(item, None, failed, settings.extract)
+    if settings.strategy.samples > 1:
+        from medlens.consistency import answer_by_vote
+
+        return await answer_by_vote(item, request, model, settings)
+    response = await timed_generate(model, request)
+    return make_record(item, request, response, settings.extract, cot=settings.strategy.cot)
+
+
+async def timed_generate(model: Model, request: Request) -> Response:
+    """The model's response, with its latency measured here when the backend gave none."""
     started = time.perf_counter()
     response = await model.generate(request)
     if not response.latency and not response.cached:
         from dataclasses import replace
 
         response = replace(response, latency=time.perf_counter() - started)
-    return make_record(item, request, response, settings.extract)
+    return response
 
 
 async def run_local(

@@ -73,5 +73,7 @@ def answer_instruction(item: Item) -> str:
             else " in pixels."
         )
     if item.kind == "report":
+        if item.meta.get("answer_format") == "long":
+            return "Answer the question in full, as you would to the person asking."
         return "Write the report."
     return "Answer concisely, in a few words."

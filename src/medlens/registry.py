@@ -6,6 +6,7 @@ import difflib
 import importlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Generic, TypeVar
 
 from medlens.errors import SpecError
@@ -42,13 +43,21 @@ class Registry(Generic[T]):
         return name in self._entries
 
     def get(self, name: str) -> T:
+        entry = self._entry(name)
+        module_name, _, attr = entry.target.partition(":")
+        module = importlib.import_module(module_name)
+        obj: T = getattr(module, attr)
+        return obj
+
+    def module_of(self, name: str) -> ModuleType:
+        """The module that defines `name`'s target (loaders keep declarations there)."""
+        return importlib.import_module(self._entry(name).target.partition(":")[0])
+
+    def _entry(self, name: str) -> Entry:
         entry = self._entries.get(name)
         if entry is None:
             close = difflib.get_close_matches(name, list(self._entries), n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             known = ", ".join(sorted(self._entries))
             raise SpecError(f"unknown {self.what} {name!r}{hint} (known: {known})")
-        module_name, _, attr = entry.target.partition(":")
-        module = importlib.import_module(module_name)
-        obj: T = getattr(module, attr)
-        return obj
+        return entry

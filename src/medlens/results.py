@@ -368,7 +368,34 @@ def build_results(store: RunStore) -> dict[str, Any]:
     )
     if spec.get("probe"):
         results["leakage_suspects"] = probe_suspects(spec["probe"], results)
+    add_strategy_results(results, spec, records)
     return results
+
+
+def add_strategy_results(
+    results: dict[str, Any], spec: dict[str, Any], records: dict[str, Record]
+) -> None:
+    """The prompting strategy, self-consistency agreement, and why a split has no scores."""
+    from medlens.strategies import consistency_summary
+
+    results["strategy"] = (spec.get("strategy") or {}).get("name", "zero-shot")
+    votes = consistency_summary(list(records.values()))
+    if votes is not None:
+        results["self_consistency"] = votes
+    if not results["has_answers"]:
+        results["no_answers_reason"] = no_answers_reason(spec["benchmark"]["name"])
+
+
+NO_ANSWERS_DEFAULT = "This split has no answers: scores need the official answer key."
+
+
+def no_answers_reason(benchmark: str) -> str:
+    """A loader's own ``NO_ANSWERS_REASON`` (HealthSearchQA has no references at all)."""
+    from medlens.sources import SOURCES
+
+    if benchmark not in SOURCES:
+        return NO_ANSWERS_DEFAULT
+    return str(getattr(SOURCES.module_of(benchmark), "NO_ANSWERS_REASON", NO_ANSWERS_DEFAULT))
 
 
 def medlens_reading(

@@ -38,7 +38,7 @@ def score(item: Item, extraction: Extraction) -> float | None:
     if item.kind == "multi_choice":
         return metrics.exact_set(predicted, gold)
     if item.kind == "report":
-        return metrics.rouge_l(predicted, gold)
+        return max(metrics.rouge_l(predicted, ref) for ref in reference_answers(item, gold))
     if item.kind == "open":
         return open_contains(predicted, gold, item.question)
     if item.kind == "classify":
@@ -62,10 +62,25 @@ def item_scores(item: Item, extraction: Extraction) -> dict[str, float]:
         return {"iou": overlap, "hit50": 1.0 if overlap >= HIT_IOU else 0.0}
     gold = item.answer
     assert isinstance(gold, str)
-    found = {name: fn(extraction.answer, gold) for name, fn in _SECONDARY[item.kind].items()}
+    refs = reference_answers(item, gold)
+    found = {
+        name: max(fn(extraction.answer, ref) for ref in refs)
+        for name, fn in _SECONDARY[item.kind].items()
+    }
     if item.kind == "open":
         found["contains"] = open_contains(extraction.answer, gold, item.question)
     return found
+
+
+def reference_answers(item: Item, gold: str) -> list[str]:
+    """Every reference answer: LiveQA lists several (``meta["reference_answers"]``, JSON); the
+    best-matching one scores, as multi-reference ROUGE is usually reported."""
+    listed = item.meta.get("reference_answers")
+    if not listed:
+        return [gold]
+    import json
+
+    return [str(ref) for ref in json.loads(listed)] or [gold]
 
 
 def open_contains(predicted: str, gold: str, question: str) -> float:

@@ -43,6 +43,13 @@ def run(
     judge_protocol: Annotated[
         str, typer.Option(help="Judge protocol: equivalence, rubric, choice or file:PATH")
     ] = "equivalence",
+    strategy: Annotated[
+        str,
+        typer.Option(help="zero-shot, few-shot:K, cot, self-consistency:K; combine with +"),
+    ] = "zero-shot",
+    exemplars: Annotated[
+        str | None, typer.Option(help="Benchmark spec of few-shot exemplars (default: its own)")
+    ] = None,
 ) -> None:
     """Evaluate MODEL on BENCH; rerunning the same command resumes where it stopped."""
     from medlens.errors import SpecError
@@ -65,6 +72,8 @@ def run(
         executor=executor,
         ray_address=ray_address,
         cache=cache,
+        strategy=strategy,
+        exemplars=exemplars,
     )
     judging = None
     if judge is not None:  # checked before answering, so a bad judge spec costs no run

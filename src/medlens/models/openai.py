@@ -208,10 +208,16 @@ def backoff_delay(attempt: int, base: float, cap: float, retry_after: float | No
     return max(delay, retry_after or 0.0)
 
 
+SAMPLING_KEYS = ("temperature", "seed", "top_p")
+"""Request parameters that override the spec's generation settings for one request."""
+
+
 class OpenAIChatModel:
     """Answers requests through ``POST {base_url}/chat/completions``."""
 
     worth_caching = True
+    honours_sampling = True
+    """Per-request temperature and seed reach the server (self-consistency can draw samples)."""
 
     def __init__(self, spec: Spec, settings: OpenAISettings, concurrency: int) -> None:
         public = {k: v for k, v in spec.options.items() if k not in TRANSPORT_OPTIONS}
@@ -240,7 +246,7 @@ class OpenAIChatModel:
     async def generate(self, request: Request) -> Response:
         started = time.perf_counter()
         try:
-            payload = await self._payload(request.messages)
+            payload = await self._payload(request.messages, request.params)
         except ItemError as exc:  # an undecodable image fails this item only
             kind: ErrorType = "image" if exc.kind == "image" else "input"
             return Response(None, error=ModelError(kind, self._redact(str(exc))))
@@ -266,14 +272,22 @@ class OpenAIChatModel:
     async def aclose(self) -> None:
         await self._client.aclose()
 
-    async def _payload(self, messages: tuple[Message, ...]) -> bytes:
-        """The JSON body, built once per item and reused by every retry."""
+    async def _payload(self, messages: tuple[Message, ...], params: Mapping[str, Any]) -> bytes:
+        """The JSON body, built once per item and reused by every retry.
+
+        A request's own sampling parameters (self-consistency draws) override the spec's."""
         wire: list[dict[str, Any]] = []
         if self.settings.system and not any(m.role == "system" for m in messages):
             wire.append({"role": "system", "content": self.settings.system})
         for message in messages:
             wire.append({"role": message.role, "content": await self._content(message)})
-        body = {"model": self.settings.model, "messages": wire, **self.settings.body_defaults}
+        sampling = {key: params[key] for key in SAMPLING_KEYS if key in params}
+        body = {
+            "model": self.settings.model,
+            "messages": wire,
+            **self.settings.body_defaults,
+            **sampling,
+        }
         return json.dumps(body, ensure_ascii=False).encode("utf-8")
 
     async def _content(self, message: Message) -> str | list[dict[str, Any]]:

@@ -73,9 +73,9 @@ def render(run_dir: Path) -> str:
         ]
     else:
         body.append(
-            '<h2>Scores</h2><p class="answer-key">This split has no gold answers: '
-            "<strong>scores need the official answer key</strong>. Export the predictions for "
-            f"submission with <code>{esc(data.export_hint)}</code>.</p>"
+            '<h2>Scores</h2><p class="answer-key">'
+            + esc(data.results.get("no_answers_reason", "This split has no gold answers."))
+            + f" Export the predictions with <code>{esc(data.export_hint)}</code>.</p>"
         )
     body += [deficiency_section(data), sensitivity_section(data), limitations_section(data)]
     body.append(browser_section(run_dir, data))

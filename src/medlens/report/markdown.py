@@ -66,9 +66,10 @@ def protocol_section(data: ReportData) -> str:
 
 def no_answers_section(data: ReportData) -> str:
     return (
-        "## Scores\n\nThis split has no gold answers: **scores need the official answer key**. "
-        "Export the predictions for submission with:\n\n"
-        f"```\n{data.export_hint}\n```"
+        "## Scores\n\n"
+        + md_text(data.results.get("no_answers_reason", "This split has no gold answers."))
+        + " Export the predictions with:\n\n"
+        + f"```\n{data.export_hint}\n```"
     )
 
 

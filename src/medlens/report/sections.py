@@ -122,6 +122,7 @@ def protocol_rows(results: dict[str, Any], run_json: dict[str, Any]) -> tuple[tu
         ),
         ("model", str(spec["model"])),
         ("prompt style", str(spec["prompt"])),
+        ("prompting strategy", strategy_text(results)),
         ("extraction", str(spec["extract"])),
         ("probe", str(spec.get("probe") or "none")),
         ("seed", str(spec.get("seed", 0))),
@@ -129,6 +130,22 @@ def protocol_rows(results: dict[str, Any], run_json: dict[str, Any]) -> tuple[tu
         ("date", str(run_json.get("created", ""))),
         ("benchmark content hash", str(bench.get("content_hash", ""))[:16]),
     )
+
+
+def strategy_text(results: dict[str, Any]) -> str:
+    """The strategy, its exemplar source and self-consistency agreement, in one line."""
+    recorded = results["spec"].get("strategy") or {}
+    text = str(recorded.get("name", "zero-shot"))
+    if recorded.get("exemplars"):
+        text += f" (exemplars from {recorded['exemplars']['spec']})"
+    votes = results.get("self_consistency")
+    if votes:
+        low, high = votes["ci"]
+        text += (
+            f"; self-consistency agreement {votes['agreement']:.3f} [{low:.3f}, {high:.3f}], "
+            f"n={votes['n']}, unanimous {votes['unanimous']}"
+        )
+    return text
 
 
 def _axis_rows(results: dict[str, Any]) -> dict[str, list[AxisRow]]:

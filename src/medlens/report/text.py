@@ -54,14 +54,16 @@ def summary_blocks(results: dict[str, Any], run_dir: Path | None = None) -> list
     blocks: list[Any] = [
         f"run {results['run']}: {bench['spec']} ({bench['split']}, {bench['n_items']} items) × "
         f"{spec['model']}; prompt {spec['prompt']}, extract {spec['extract']}"
-        + (f", probe {spec['probe']}" if spec.get("probe") else ""),
+        + (f", probe {spec['probe']}" if spec.get("probe") else "")
+        + (f", strategy {_strategy(results)}" if spec.get("strategy") else ""),
         f"records {counts['records']}/{counts['items']}, errors {counts['errors']}"
         + (f", pending {counts['pending']}" if counts["pending"] else ""),
     ]
     if not results["has_answers"]:
         blocks.append(
-            "This split has no answers: scores need the official answer key. Export the predictions "
-            "with:\n  " + EXPORT_HINT.format(run=run_dir if run_dir is not None else results["run"])
+            results.get("no_answers_reason", "This split has no answers.")
+            + " Export the predictions with:\n  "
+            + EXPORT_HINT.format(run=run_dir if run_dir is not None else results["run"])
         )
         return blocks
     blocks.append(overall_table(results))
@@ -170,3 +172,9 @@ def axis_table(axis: str, cells: dict[str, dict[str, Any]]) -> Table:
             fmt(c["error"]),
         )
     return table
+
+
+def _strategy(results: dict[str, Any]) -> str:
+    from medlens.report.sections import strategy_text
+
+    return strategy_text(results)

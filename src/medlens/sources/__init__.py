@@ -112,6 +112,26 @@ SOURCES.add(
     "(e.g. genomics pileup ref/het/hom-alt)",
 )
 
+# MultiMedQA long-form sets (issue 17): report-kind items scored by ROUGE-L/BLEU as proxies.
+SOURCES.add(
+    "liveqa",
+    "medlens.sources.liveqa:load_liveqa",
+    "liveqa:FILE.xml|DIR[?question=original|summary]",
+    "TREC 2017 LiveQA Medical (104 test questions, reference answers); long answers",
+)
+SOURCES.add(
+    "medicationqa",
+    "medlens.sources.medicationqa:load_medicationqa",
+    "medicationqa:FILE.xlsx|FILE.csv|DIR",
+    "MedicationQA (MedInfo 2019, 690 questions with answers); long answers",
+)
+SOURCES.add(
+    "healthsearchqa",
+    "medlens.sources.healthsearchqa:load_healthsearchqa",
+    "healthsearchqa:FILE.csv|DIR",
+    "HealthSearchQA (3,173 consumer questions, no reference answers: human rating only)",
+)
+
 
 def load_benchmark(text: str, *, lenient: bool = False) -> Benchmark:
     """Open the benchmark named by a spec such as ``gmai:data/GMAI_mm_bench_VAL.tsv``.

@@ -22,11 +22,7 @@ OPTION_KEYS = ("opa", "opb", "opc", "opd")
 
 def load_medmcqa(spec: Spec) -> Benchmark:
     """``medmcqa:FILE[?cop=1|0]`` (a folder holding ``dev.json`` works too)."""
-    path = native.open_spec(spec, {"cop"}, want="any")
-    if path.is_dir():
-        path = native.first_existing(
-            [path / "dev.json", path / "dev.jsonl"], "MedMCQA dev file", path
-        )
+    path = _resolve(spec)
     base = int(native.choose_option(spec, "cop", ("1", "0"), "1"))
 
     def iter_items() -> Iterator[Item]:
@@ -34,6 +30,22 @@ def load_medmcqa(spec: Spec) -> Benchmark:
             yield _item(record, path, where, base)
 
     return native.make_benchmark(spec, "dev", iter_items, description=f"MedMCQA dev ({path.name})")
+
+
+def _resolve(spec: Spec) -> Path:
+    path = native.open_spec(spec, {"cop"}, want="any")
+    if path.is_dir():
+        path = native.first_existing(
+            [path / "dev.json", path / "dev.jsonl"], "MedMCQA dev file", path
+        )
+    return path
+
+
+def exemplar_spec(spec: Spec) -> str:
+    """Few-shot exemplars: the release's train file beside the dev file."""
+    from medlens.exemplars import train_file_beside
+
+    return train_file_beside(spec, str(_resolve(spec)), "MedMCQA")
 
 
 def _item(record: native.Record, path: Path, where: str, base: int) -> Item:

@@ -23,15 +23,27 @@ KNOWN_FILES = (
 
 def load_medqa(spec: Spec) -> Benchmark:
     """``medqa:FILE.jsonl`` (or a folder holding ``phrases_no_exclude_test.jsonl``)."""
-    path = native.open_spec(spec, set(), want="any")
-    if path.is_dir():
-        path = native.first_existing([path / name for name in KNOWN_FILES], "MedQA test file", path)
+    path = _resolve(spec)
 
     def iter_items() -> Iterator[Item]:
         for where, record in native.read_jsonl(path):
             yield _item(record, path, where)
 
     return native.make_benchmark(spec, "test", iter_items, description=f"MedQA ({path.name})")
+
+
+def _resolve(spec: Spec) -> Path:
+    path = native.open_spec(spec, set(), want="any")
+    if path.is_dir():
+        path = native.first_existing([path / name for name in KNOWN_FILES], "MedQA test file", path)
+    return path
+
+
+def exemplar_spec(spec: Spec) -> str:
+    """Few-shot exemplars: the release's train file beside the test file."""
+    from medlens.exemplars import train_file_beside
+
+    return train_file_beside(spec, str(_resolve(spec)), "MedQA")
 
 
 def _item(record: native.Record, path: Path, where: str) -> Item:

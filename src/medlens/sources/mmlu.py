@@ -15,6 +15,8 @@ from medlens.sources import native
 from medlens.specs import Spec
 
 SPLITS = ("dev", "test")
+EXEMPLAR_SPLIT = "dev"
+"""MMLU ships its 5-shot exemplars as the dev split."""
 CLINICAL_SUBJECTS = (
     "anatomy",
     "clinical_knowledge",

@@ -18,6 +18,7 @@ from medlens.sources import native
 from medlens.specs import Spec
 
 SPLITS = ("train", "test")
+EXEMPLAR_SPLIT = "train"
 CONTEXTS = ("abstract", "none")
 ANSWERS = ("yes", "no", "maybe")
 _NOT_META = (

@@ -18,6 +18,7 @@ from medlens.sources import native
 from medlens.specs import Spec
 
 SPLITS = ("train", "validate", "test")
+EXEMPLAR_SPLIT = "train"
 LANGS = ("en", "zh", "all")
 
 

@@ -16,6 +16,7 @@ from medlens.sources import native
 from medlens.specs import Spec
 
 SPLITS = ("train", "test")
+EXEMPLAR_SPLIT = "train"
 PUBLIC_JSON = "VQA_RAD Dataset Public.json"
 IMAGE_DIRS = ("VQA_RAD Image Folder", "data_RAD/images", "images")
 _PUBLIC_PHRASES = {"test": ("test_freeform", "test_para"), "train": ("freeform", "para")}
