@@ -20,6 +20,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "medlens.cli.audit",
     "medlens.cli.extract",
     "medlens.cli.build",
+    "medlens.cli.subset",
+    "medlens.cli.unpack",
 )
 
 for _module in COMMAND_MODULES:
