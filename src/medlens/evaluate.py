@@ -17,6 +17,7 @@ from medlens.items import Item, describe
 from medlens.models import MODELS, ModelContext, load_model
 from medlens.prompts import PROMPT_STYLES
 from medlens.results import build_results
+from medlens.selection import run_provenance, select_run_items
 from medlens.sources import load_benchmark
 from medlens.specs import parse_spec
 from medlens.store import Record, RunStore
@@ -41,6 +42,10 @@ class RunOptions:
     executor: str = "local"
     ray_address: str | None = None
     cache: bool = True
+    where: str | None = None
+    sample: int | None = None
+    stratify: str | None = None
+    exclude: str | None = None
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,10 @@ def prepare(options: RunOptions) -> tuple[RunStore, list[Item], Any, RunSettings
     MODELS.get(parse_spec(options.model).name)  # fail on a mistyped model before a long load
     benchmark = load_benchmark(options.bench)
     items = list(benchmark.items())
+    items, selection = select_run_items(
+        benchmark, items, options.where, options.sample, options.stratify, options.exclude,
+        options.seed,
+    )  # fmt: skip
     info = describe(benchmark, items)
     probe = None
     if options.probe:
@@ -115,6 +124,7 @@ def prepare(options: RunOptions) -> tuple[RunStore, list[Item], Any, RunSettings
         "probe": options.probe,
         "seed": options.seed,
         "params": dict(settings.params),
+        **run_provenance(options.bench, info.content_hash, selection),
     }
     store = RunStore.open_or_create(
         options.out / (options.name or default_name(options)), spec, items

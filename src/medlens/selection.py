@@ -205,3 +205,90 @@ def select(
             order.append(item_id)
     chosen = sample_ids(strata, recipe, where)
     return order if chosen is None else [i for i in order if i in chosen]
+
+
+# -- one-off selections of `medlens run`, and what a run records about its items' origin ------
+def select_run_items(
+    benchmark: Any,
+    items: list[Any],
+    where: str | None,
+    sample: int | None,
+    stratify: str | None,
+    exclude: str | None,
+    seed: int,
+) -> tuple[list[Any], dict[str, Any] | None]:
+    """The items ``run --where/--sample/--stratify/--exclude`` keeps, and the run-spec entry."""
+    recipe = Recipe(
+        where=where, sample=sample, stratify=parse_stratify(stratify), seed=seed, exclude=exclude
+    )
+    if recipe.empty:
+        return items, None
+    from medlens.items import describe
+
+    full = describe(benchmark, items)
+    kept = set(select(((i.id, i.meta) for i in items), recipe, full.axes, benchmark.spec))
+    if not kept:
+        raise SpecError(f"{benchmark.spec}: the selection keeps no items")
+    selected = [item for item in items if item.id in kept]
+    entry = {
+        "recipe": recipe.to_json(),
+        "n_items": len(selected),
+        "source": {"n_items": full.n_items, "content_hash": full.content_hash},
+    }
+    return selected, entry
+
+
+def run_provenance(
+    bench: str, content_hash: str, selection: dict[str, Any] | None
+) -> dict[str, Any]:
+    """Run-spec keys saying where the items came from: ``selection`` and/or ``subset``.
+
+    Absent keys are left out, so runs without either keep the spec (and spec hash) they had.
+    """
+    from medlens.subset import recorded_subset
+
+    out: dict[str, Any] = {}
+    if selection is not None:
+        out["selection"] = selection
+    elif (recorded := recorded_subset(bench, content_hash)) is not None:
+        out["subset"] = recorded
+    return out
+
+
+def recipe_text(recipe: Mapping[str, Any]) -> str:
+    """A recipe in one line: ``where modality=CT; sample 500 stratified by task; seed 0``."""
+    parts = []
+    if recipe.get("where"):
+        parts.append(f"where {recipe['where']}")
+    for key in ("include", "exclude", "drop_flagged"):
+        if recipe.get(key):
+            parts.append(f"{key.replace('_', '-')} {recipe[key]['path']}")
+    if recipe.get("drop_solved_by"):
+        parts.append(f"drop items solved by {', '.join(recipe['drop_solved_by'])}")
+    size = recipe.get("sample") or recipe.get("fraction")
+    if size is not None:
+        stratified = recipe.get("stratify") or []
+        how = f" stratified by {', '.join(stratified)}" if stratified else ""
+        parts.append(f"sample {size}{how}, seed {recipe.get('seed', 0)}")
+    return "; ".join(parts) or "all items"
+
+
+def provenance_rows(spec: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """Report protocol rows for a run on a subset file or with a one-off selection."""
+    rows = []
+    if subset := spec.get("subset"):
+        source = subset.get("source", {})
+        rows.append((
+            "subset",
+            f"{subset.get('n_items')} of {source.get('n_items')} items of {source.get('spec')} "
+            f"(source content hash {str(source.get('content_hash', ''))[:16]}): "
+            + recipe_text(subset.get("recipe", {})),
+        ))  # fmt: skip
+    if selection := spec.get("selection"):
+        source = selection.get("source", {})
+        rows.append((
+            "selection",
+            f"{selection.get('n_items')} of {source.get('n_items')} items: "
+            + recipe_text(selection.get("recipe", {})),
+        ))  # fmt: skip
+    return tuple(rows)

@@ -37,6 +37,16 @@ def run(
     ray_address: Annotated[str | None, typer.Option(help="Ray cluster address")] = None,
     max_error_rate: Annotated[float, typer.Option(help="Exit 1 above this error rate")] = 0.0,
     cache: Annotated[bool, typer.Option(help="Use the response cache")] = True,
+    where: Annotated[
+        str | None, typer.Option(help="Only items matching, as in slice: 'modality=CT'")
+    ] = None,
+    sample: Annotated[int | None, typer.Option(help="A seeded sample of N items")] = None,
+    stratify: Annotated[
+        str | None, typer.Option(help="AXIS[,AXIS]: proportional allocation of --sample")
+    ] = None,
+    exclude: Annotated[
+        Path | None, typer.Option(help="Drop the item ids listed in this file")
+    ] = None,
 ) -> None:
     """Evaluate MODEL on BENCH; rerunning the same command resumes where it stopped."""
     from medlens.errors import SpecError
@@ -59,6 +69,10 @@ def run(
         executor=executor,
         ray_address=ray_address,
         cache=cache,
+        where=where,
+        sample=sample,
+        stratify=stratify,
+        exclude=str(exclude) if exclude else None,
     )
     outcome = evaluate_with_progress(options)
     for block in summary_blocks(outcome.results, outcome.store.path):
