@@ -89,7 +89,7 @@ def subset(spec: str, output: Path, recipe: Recipe) -> dict[str, Any]:
         loader = "jsonl" if fmt == "jsonl" else benchmark.name if population.tsv_path else "gmai"
         written = load_benchmark(f"{loader}:{staged}")
         out_info = describe(written, written.items())
-        content.update(_sidecar(output, loader, out_info, population, spec, recipe))
+        content.update(_sidecar(output, loader, out_info, population, spec, recipe, set(ids)))
         return content
 
     write_benchmark(output, write, sidecar)
@@ -103,13 +103,17 @@ def _sidecar(
     population: Population,
     spec: str,
     recipe: Recipe,
+    kept: set[str],
 ) -> dict[str, Any]:
     from medlens import __version__
 
     source = population.info
-    strata = {
-        "|".join(key): len(ids) for key, ids in sorted(population.strata.items())
-    } if recipe.stratify else None  # fmt: skip
+    strata = None
+    if recipe.stratify:
+        strata = {
+            "|".join(key): {"population": len(ids), "selected": sum(i in kept for i in ids)}
+            for key, ids in sorted(population.strata.items())
+        }
     return {
         "schema": SCHEMA,
         "output": output.name,
