@@ -87,6 +87,8 @@ def test_slake_boxes_become_box_items_with_the_red_box_drawn(tmp_path: Path) -> 
     source = Image.open(root / row["image"]).convert("RGB")
     assert picture.getpixel((2, 2)) == source.getpixel((2, 2))
     assert picture.size == source.size
+    checked = CliRunner().invoke(app, ["check", f"jsonl:{tmp_path / 'box.jsonl'}"])
+    assert checked.exit_code == 0, checked.stdout
 
 
 def test_slake_image_level_items_list_every_organ_of_the_image(tmp_path: Path) -> None:
@@ -225,6 +227,8 @@ def test_tsv_output_is_what_vlmeval_reads(tmp_path: Path) -> None:
         picture = Image.open(io.BytesIO(base64.b64decode(record["image"])))
         assert picture.size == Image.open(root / row["image"]).size
         assert record["granularity"] == "box" and record["modality"] in ("CT", "MRI", "X-Ray")
+    checked = CliRunner().invoke(app, ["check", f"gmai:{output}"])
+    assert checked.exit_code == 0, checked.stdout
 
 
 def test_templates_make_one_item_each_on_a_template_axis(tmp_path: Path) -> None:
@@ -341,3 +345,44 @@ def test_bad_labels_are_one_line_exit_2_and_nothing_written(case: str, tmp_path:
     assert len(lines) == 1 and where in lines[0] and problem in lines[0], lines
     assert "Traceback" not in done.stderr
     assert sorted(p.name for p in root.rglob("*")) == before  # not even the output folder
+
+
+def test_jsonl_labels_with_list_boxes_and_a_bad_line(tmp_path: Path) -> None:
+    for name in ("a.png", "b.png", "c.png"):
+        Image.new("RGB", (40, 30), (90, 90, 90)).save(tmp_path / name)
+    lines = [
+        {"image": "a.png", "label": "cyst", "box": [2, 2, 20, 20], "id": "x1", "site": "A"},
+        {"image": "b.png", "label": "stone", "box": "5,5,30,25", "id": "x2", "site": "B"},
+        {"image": "c.png", "label": "polyp", "box": [1, 1, 9, 9], "id": "x3"},
+    ]
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    items = built(labels, tmp_path, tmp_path / "j.jsonl", "--granularity", "box", "--options", "3")
+    assert [item["id"] for item in items] == ["x1", "x2", "x3"]
+    assert items[0]["meta"]["site"] == "A" and "site" not in items[2]["meta"]  # type: ignore[index, operator]
+    labels.write_text(labels.read_text() + '{"image": "a.png", "label": \n', encoding="utf-8")
+    code, _, err = build(str(labels), "--output", str(tmp_path / "k.jsonl"))
+    assert code == 2 and "labels.jsonl, line 4: not valid JSON" in err
+    assert not (tmp_path / "k.jsonl").exists()
+
+
+def test_a_duplicate_id_and_a_bad_confusable_line_are_refused(tmp_path: Path) -> None:
+    for name in ("a.png", "b.png", "c.png"):
+        Image.new("L", (8, 8), 9).save(tmp_path / name)
+    labels = tmp_path / "labels.csv"
+    labels.write_text("image,label,id\na.png,x,1\nb.png,y,1\nc.png,z,2\n", encoding="utf-8")
+    code, _, err = build(str(labels), "--output", str(tmp_path / "o.jsonl"), "--options", "2")
+    assert code == 2 and "labels.csv, row 2, field 'id': duplicate item id '1'" in err
+    pairs = tmp_path / "pairs.txt"
+    pairs.write_text("x,y\nlonely\n", encoding="utf-8")
+    code, _, err = build(
+        str(labels), "--output", str(tmp_path / "o.jsonl"), "--confusable", str(pairs)
+    )
+    assert code == 2 and "pairs.txt, line 2: expected two labels" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "a.png",
+        "b.png",
+        "c.png",
+        "labels.csv",
+        "pairs.txt",
+    ]
