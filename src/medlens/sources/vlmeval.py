@@ -159,7 +159,7 @@ def iter_tsv_items(
 ) -> Iterator[Item]:
     """Stream the items of a TSV in file order (a forward reference waits for its target).
 
-    `spans` (``medlens subset``, which copies rows byte for byte) receives each row's bytes.
+    `spans` (``medlens subset``, which copies rows byte for byte) receives each row's byte span.
     """
     # every index seen → the image its row owns (None for a row that references another)
     owners: dict[str, ImageRef | None] = {}
