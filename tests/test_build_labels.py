@@ -386,3 +386,19 @@ def test_a_duplicate_id_and_a_bad_confusable_line_are_refused(tmp_path: Path) ->
         "labels.csv",
         "pairs.txt",
     ]
+
+
+def test_an_image_met_again_after_many_others_keeps_its_picture(tmp_path: Path) -> None:
+    for index in range(10):
+        Image.new("L", (32, 32), 10 * index).save(tmp_path / f"{index}.png")
+    rows = [("0.png", "cyst", "1,1,9,9")] + [(f"{i}.png", "cyst", "2,2,8,8") for i in range(1, 10)]
+    rows.append(("0.png", "stone", "10,10,30,30"))
+    labels = tmp_path / "labels.csv"
+    lines = "".join(f'{image},{label},"{box}"\n' for image, label, box in rows)
+    labels.write_text("image,label,box\n" + lines, encoding="utf-8")
+    items = built(labels, tmp_path, tmp_path / "d.jsonl", "--task", "detect", "--options", "0")
+    assert len(items) == 11
+    assert items[0]["images"] == items[-1]["images"]
+    assert len(list((tmp_path / "d_images").iterdir())) == 10
+    code, _, err = build(str(labels), "--output", str(tmp_path / "o.jsonl"), "--options", "0")
+    assert code == 0 and "1 images or regions with several labels skipped" in err
