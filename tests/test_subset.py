@@ -250,3 +250,10 @@ def test_bad_subset_requests_are_one_line_exit_2_and_nothing_written(
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and problem in lines[0] and "Traceback" not in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_the_source_itself_is_never_the_output(source: Path) -> None:
+    before = source.read_bytes()
+    code, err = medlens("subset", f"gmai:{source}", "--output", str(source), "--sample", "3")
+    assert code == 2 and "the source benchmark itself" in err
+    assert source.read_bytes() == before

@@ -65,6 +65,8 @@ def subset(spec: str, output: Path, recipe: Recipe) -> dict[str, Any]:
     recipe.check()
     _check_sidecar_free(output)
     benchmark = load_benchmark(spec)
+    if output.resolve() == Path(parse_spec(benchmark.spec).argument).expanduser().resolve():
+        raise SpecError(f"--output {output}: that is the source benchmark itself")
     if benchmark.name in TSV_LOADERS:
         population = _scan_tsv(benchmark, recipe)
     else:
