@@ -18,6 +18,7 @@ from medlens.items import Item, describe
 from medlens.models import MODELS, ModelContext, load_model
 from medlens.prompts import PROMPT_STYLES
 from medlens.results import build_results
+from medlens.selection import run_provenance, select_run_items
 from medlens.sources import load_benchmark
 from medlens.specs import parse_spec
 from medlens.store import Record, RunStore
@@ -47,6 +48,10 @@ class RunOptions:
     """``zero-shot|few-shot:K|cot|self-consistency:K``, joined by ``+``."""
     exemplars: str | None = None
     """Benchmark spec of few-shot exemplars (default: the split the loader names)."""
+    where: str | None = None
+    sample: int | None = None
+    stratify: str | None = None
+    exclude: str | None = None
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,10 @@ def prepare(options: RunOptions) -> tuple[RunStore, list[Item], Any, RunSettings
     MODELS.get(parse_spec(options.model).name)  # fail on a mistyped model before a long load
     benchmark = load_benchmark(options.bench)
     items = list(benchmark.items())
+    items, selection = select_run_items(
+        benchmark, items, options.where, options.sample, options.stratify, options.exclude,
+        options.seed,
+    )  # fmt: skip
     info = describe(benchmark, items)
     probe = None
     if options.probe:
@@ -124,6 +133,7 @@ def prepare(options: RunOptions) -> tuple[RunStore, list[Item], Any, RunSettings
         "probe": options.probe,
         "seed": options.seed,
         "params": dict(settings.params),
+        **run_provenance(options.bench, info.content_hash, selection),
     }
     if not strategy.is_zero_shot:  # zero-shot runs keep the spec (and hash) they always had
         spec["strategy"] = strategy_spec(strategy, exemplars)

@@ -23,6 +23,7 @@ skipped with a warning.
 from __future__ import annotations
 
 import random
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -41,8 +42,8 @@ if TYPE_CHECKING:
 
 GRANULARITIES = ("image", "box", "mask", "contour")
 TASKS = ("classify", "detect")
-DISTRACTOR_IOU = 0.3
-"""A random distractor box overlaps every gold box less than this."""
+RECENT_IMAGES = 8
+"""Decoded source images kept in memory at once."""
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,10 @@ class LabelledBuild:
         self.groups = group_rows(labels, options)
         self.pools = label_pools(labels.rows)
         self._letters = BalancedLetters(options.options, random.Random(f"{options.seed}:letters"))
-        self._images: dict[str, tuple[Image.Image, Picture]] = {}
+        self._names: dict[str, str] = {}
+        """Source image path → its picture's file name (stable for the whole build)."""
+        self._recent: OrderedDict[str, tuple[Image.Image, Picture]] = OrderedDict()
+        """The last few decoded images (rows of one image are usually adjacent)."""
         self._image_boxes: dict[str, list[tuple[str, Box]]] = {}
         self._ids: set[str] = set()
         for row in labels.rows:
@@ -120,7 +124,8 @@ class LabelledBuild:
             yield from self._templated(index, group, base)
         if skipped:
             self.warnings.append(
-                f"{skipped} images with several labels skipped: an open classify item takes "
+                f"{skipped} images or regions with several labels skipped: an open classify "
+                "item takes "
                 "one label (use --options K for select-all items)"
             )
 
@@ -215,20 +220,23 @@ class LabelledBuild:
         return options, answer
 
     def _image(self, row: LabelRow) -> tuple[Image.Image, Picture]:
-        """The row's image (read once) and its unchanged picture."""
-        if row.image not in self._images:
-            from medlens.builder.images import png_bytes
-            from medlens.builder.readers import UnreadableImage, read_image
+        """The row's image and its unchanged picture (decoded again if it left the cache)."""
+        if row.image in self._recent:
+            self._recent.move_to_end(row.image)
+            return self._recent[row.image]
+        from medlens.builder.images import png_bytes
+        from medlens.builder.readers import UnreadableImage, read_image
 
-            try:
-                image = read_image(row.image_path)
-            except (UnreadableImage, OSError) as exc:
-                raise InputError(
-                    self.labels.path, f"{row.where}, field 'image'", str(exc)
-                ) from None
-            name = f"i{len(self._images) + 1:05d}.png"
-            self._images[row.image] = (image, Picture(name, lambda: png_bytes(image)))
-        return self._images[row.image]
+        try:
+            image = read_image(row.image_path)
+        except (UnreadableImage, OSError) as exc:
+            where = f"{row.where}, field 'image'"
+            raise InputError(self.labels.path, where, str(exc)) from None
+        name = self._names.setdefault(row.image, f"i{len(self._names) + 1:05d}.png")
+        self._recent[row.image] = (image, Picture(name, lambda: png_bytes(image)))
+        if len(self._recent) > RECENT_IMAGES:
+            self._recent.popitem(last=False)
+        return self._recent[row.image]
 
     def _overlay(self, index: int, group: Group, image: Image.Image) -> Picture:
         from medlens.builder.images import png_bytes

@@ -90,7 +90,9 @@ def context_sentence(template: str, meta: Mapping[str, str], source: Path, where
 
 
 def _article(word: str) -> str:
-    return "an" if word[:1].lower() in "aeiou" else "a"
+    """``an`` before a vowel sound: ``an MRI``, ``an X-ray``, ``an ultrasound``, ``a CT``."""
+    spelled = word[:2].isupper() or len(word) == 1 or word[1:2] == "-"
+    return "an" if word[:1].upper() in ("AEFHILMNORSX" if spelled else "AEIOU") else "a"
 
 
 def with_context(context: str, question: str) -> str:

@@ -25,6 +25,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "medlens.cli.board",
     "medlens.cli.build",
     "medlens.cli.calibrate",
+    "medlens.cli.subset",
+    "medlens.cli.unpack",
 )
 
 for _module in COMMAND_MODULES:

@@ -50,6 +50,10 @@ def build(
     from medlens.builder.wording import lint_words, parse_templates
 
     fmt = output_format(output)
+    if output.resolve() == labels.resolve():
+        from medlens.errors import SpecError
+
+        raise SpecError(f"--output {output}: that is the labels file itself")
     settings = BuildOptions(
         granularity=granularity,
         task=task,

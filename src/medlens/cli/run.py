@@ -50,6 +50,16 @@ def run(
     exemplars: Annotated[
         str | None, typer.Option(help="Benchmark spec of few-shot exemplars (default: its own)")
     ] = None,
+    where: Annotated[
+        str | None, typer.Option(help="Only items matching, as in slice: 'modality=CT'")
+    ] = None,
+    sample: Annotated[int | None, typer.Option(help="A seeded sample of N items")] = None,
+    stratify: Annotated[
+        str | None, typer.Option(help="AXIS[,AXIS]: proportional allocation of --sample")
+    ] = None,
+    exclude: Annotated[
+        Path | None, typer.Option(help="Drop the item ids listed in this file")
+    ] = None,
 ) -> None:
     """Evaluate MODEL on BENCH; rerunning the same command resumes where it stopped."""
     from medlens.errors import SpecError
@@ -74,6 +84,10 @@ def run(
         cache=cache,
         strategy=strategy,
         exemplars=exemplars,
+        where=where,
+        sample=sample,
+        stratify=stratify,
+        exclude=str(exclude) if exclude else None,
     )
     judging = None
     if judge is not None:  # checked before answering, so a bad judge spec costs no run

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from medlens.selection import provenance_rows
 from medlens.slices import DEFAULT_MIN_N, MAX_AXES, Cell, is_small
 
 PRIMARY_AXES = ("granularity", "department", "task", "modality")
@@ -129,6 +130,7 @@ def protocol_rows(results: dict[str, Any], run_json: dict[str, Any]) -> tuple[tu
         ("medlens version", str(run_json.get("medlens_version", ""))),
         ("date", str(run_json.get("created", ""))),
         ("benchmark content hash", str(bench.get("content_hash", ""))[:16]),
+        *provenance_rows(spec),
     )
 
 

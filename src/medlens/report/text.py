@@ -47,6 +47,7 @@ def render_text(run_dir: Path, width: int = 110) -> str:
 def summary_blocks(results: dict[str, Any], run_dir: Path | None = None) -> list[Any]:
     """The pieces of the text report, in order (`run_dir` as the user should type it)."""
     from medlens.report.sections import EXPORT_HINT
+    from medlens.selection import provenance_rows
 
     spec = results["spec"]
     bench = spec["benchmark"]
@@ -59,6 +60,7 @@ def summary_blocks(results: dict[str, Any], run_dir: Path | None = None) -> list
         f"records {counts['records']}/{counts['items']}, errors {counts['errors']}"
         + (f", pending {counts['pending']}" if counts["pending"] else ""),
     ]
+    blocks += [f"{name}: {value}" for name, value in provenance_rows(spec)]
     if not results["has_answers"]:
         blocks.append(
             results.get("no_answers_reason", "This split has no answers.")

@@ -77,6 +77,11 @@ class TsvScanner:
         self.names: tuple[str, ...] = ()
         """Column names used in error messages (set by the caller once the header is known)."""
 
+    @property
+    def position(self) -> int:
+        """Byte offset just past the last row read (its line terminator included)."""
+        return self._pos
+
     def __enter__(self) -> TsvScanner:
         return self
 

@@ -146,8 +146,21 @@ def _layout_from_names(path: str, names: Sequence[str]) -> TsvLayout:
     )
 
 
-def iter_tsv_items(layout: TsvLayout, split: str, *, lenient: bool = False) -> Iterator[Item]:
-    """Stream the items of a TSV in file order (a forward reference waits for its target)."""
+RowSpan = tuple[int, int, int, int]
+"""(row start, row end, image cell offset, image cell length), absolute byte offsets."""
+
+
+def iter_tsv_items(
+    layout: TsvLayout,
+    split: str,
+    *,
+    lenient: bool = False,
+    spans: dict[str, RowSpan] | None = None,
+) -> Iterator[Item]:
+    """Stream the items of a TSV in file order (a forward reference waits for its target).
+
+    `spans` (``medlens subset``, which copies rows byte for byte) receives each row's byte span.
+    """
     # every index seen → the image its row owns (None for a row that references another)
     owners: dict[str, ImageRef | None] = {}
     waiting: dict[str, list[tuple[int, Item]]] = {}
@@ -162,6 +175,11 @@ def iter_tsv_items(layout: TsvLayout, split: str, *, lenient: bool = False) -> I
                     layout.path, f"row {row}, field 'index'", f"duplicate index {item.id!r}"
                 )
             owners[item.id] = item.images[0] if reference is None and item.images else None
+            if spans is not None:
+                column = layout.image
+                spans[item.id] = (
+                    cells.start, scanner.position, cells.offset(column), cells.lengths[column]
+                )  # fmt: skip
             if reference is None:
                 yield item
             elif reference in owners:

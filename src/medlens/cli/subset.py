@@ -1,0 +1,65 @@
+"""`medlens subset`: a frozen, runnable benchmark cut from another one (recipe in subset.json)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from medlens.cli.common import command, err_console
+
+
+@command("subset")
+def subset(
+    spec: Annotated[str, typer.Argument(help="Benchmark spec, e.g. gmai:GMAI_mm_bench_VAL.tsv")],
+    output: Annotated[Path, typer.Option("--output", help="OUT.jsonl or OUT.tsv")],
+    where: Annotated[
+        str | None, typer.Option("--where", help="Filter, as in slice: 'department=Cardiology'")
+    ] = None,
+    sample: Annotated[int | None, typer.Option("--sample", help="Draw N items")] = None,
+    fraction: Annotated[
+        float | None, typer.Option("--fraction", help="Draw this share of the items")
+    ] = None,
+    stratify: Annotated[
+        str | None,
+        typer.Option("--stratify", help="AXIS[,AXIS]: proportional allocation over these strata"),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the sample")] = 0,
+    include: Annotated[
+        Path | None, typer.Option("--include", help="Keep only the ids listed (one per line)")
+    ] = None,
+    exclude: Annotated[
+        Path | None, typer.Option("--exclude", help="Drop the ids listed (one per line)")
+    ] = None,
+    drop_solved_by: Annotated[
+        str | None,
+        typer.Option("--drop-solved-by", help="RUN,RUN,...: drop items every run answered right"),
+    ] = None,
+    drop_flagged: Annotated[
+        Path | None,
+        typer.Option("--drop-flagged", help="AUDIT.json from `medlens audit --json`"),
+    ] = None,
+) -> None:
+    """Write a subset of a benchmark (ids, metadata and image bytes kept) and its recipe."""
+    from medlens.selection import Recipe, parse_stratify
+    from medlens.subset import subset as write_subset
+
+    recipe = Recipe(
+        where=where,
+        sample=sample,
+        fraction=fraction,
+        stratify=parse_stratify(stratify),
+        seed=seed,
+        include=str(include) if include else None,
+        exclude=str(exclude) if exclude else None,
+        drop_solved_by=tuple(r.strip() for r in (drop_solved_by or "").split(",") if r.strip()),
+        drop_flagged=str(drop_flagged) if drop_flagged else None,
+    )
+    content = write_subset(spec, output, recipe)
+    source = content["source"]
+    err_console.print(
+        f"wrote {content['n_items']} of {source['n_items']} items to {output} "
+        f"(recipe in {output.parent / 'subset.json'})",
+        highlight=False,
+    )

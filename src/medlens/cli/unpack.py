@@ -1,0 +1,25 @@
+"""`medlens unpack`: a TSV benchmark decoded to image files plus an items.jsonl manifest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from medlens.cli.common import command, err_console
+
+
+@command("unpack")
+def unpack(
+    spec: Annotated[str, typer.Argument(help="Benchmark spec, e.g. gmai:GMAI_mm_bench_VAL.tsv")],
+    output: Annotated[Path, typer.Option("--output", help="New (or empty) folder")],
+) -> None:
+    """Write DIR/images/* (the bytes as stored) and DIR/items.jsonl (loads with jsonl:)."""
+    from medlens.subset import unpack as write_unpacked
+
+    count = write_unpacked(spec, output)
+    err_console.print(
+        f"wrote {count} items to {output / 'items.jsonl'} (images in {output / 'images'})",
+        highlight=False,
+    )
