@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "medlens.cli.audit",
     "medlens.cli.extract",
     "medlens.cli.calibrate",
+    "medlens.cli.cost",
 )
 
 for _module in COMMAND_MODULES:
