@@ -144,3 +144,16 @@ def test_estimate_prompt_cost_arithmetic() -> None:
     assert estimate["cost"] == pytest.approx(((300 + 255) * 2.0 + 20 * 8.0) / 1e6)
     with pytest.raises(SpecError):
         estimate_prompt_cost(["x"], Price(1, 1), output_tokens_per_item=1, chars_per_token=0)
+
+
+def test_judge_projection_averages_over_every_item(tmp_path: Path) -> None:
+    run = _openai_run(tmp_path, "r", "--no-cache")
+    judge = run / "judges" / "rubric"
+    judge.mkdir(parents=True)
+    line = {"id": "0", "repeat": 0, "by": "judge", "status": "ok", "cached": False,
+            "usage": {"prompt_tokens": 9_000, "completion_tokens": 0}}  # fmt: skip
+    (judge / "judgements.jsonl").write_text(json.dumps(line) + "\n")
+    result = run_cost(run, Price(1.0, 0.0), scale_to=90)
+    # one judged item of nine: 0.009 USD spread over 9 items, times 90
+    assert result["projected"]["judges"]["cost"] == pytest.approx(90 * 0.009 / N_ITEMS)
+    assert result["cost_by"]["judges"] == pytest.approx(0.009)

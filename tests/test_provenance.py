@@ -150,3 +150,15 @@ def test_weights_identity_hashes_every_safetensors_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize("spec", ["random", "openai:gpt-4o?base_url=http://127.0.0.1:9/v1"])
 def test_models_without_local_weights_record_none(spec: str) -> None:
     assert "weights" not in environment(spec)
+
+
+def test_report_json_carries_environment_and_served_models(tmp_path: Path) -> None:
+    run = _served_run(tmp_path, "j", "fp_json")
+    result = CliRunner().invoke(app, ["report", str(run), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["environment"] == _run_json(run)["environment"]
+    assert data["served"] == {
+        "served_model": {"tiny-vlm-2026-01-01": 6},
+        "system_fingerprint": {"fp_json": 6},
+    }

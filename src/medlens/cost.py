@@ -4,6 +4,7 @@ Prices are USD per million tokens, given as ``input=2.5,output=10``. Billed toke
 records that did not come from the response cache; the projection uses every record that
 reports usage (cached ones too: a fresh run of new items would pay for them), so the projected
 cost of N items is N × the mean per-item cost, with a Student-t 95% interval of that mean.
+Judge costs are averaged over every item of the run (an item no judge called costs 0).
 """
 
 from __future__ import annotations
@@ -145,35 +146,48 @@ def _projection(per_item: Sequence[float], n: int) -> dict[str, Any] | None:
     }
 
 
+def _model_tokens(
+    records: Mapping[str, Mapping[str, Any]], price: Price
+) -> tuple[TokenCount, dict[str, float]]:
+    """Token counts of the records, and the cost of each record that reports usage."""
+    count = TokenCount()
+    per_item: dict[str, float] = {}
+    for rid, record in records.items():
+        count.add(record.get("usage"), bool(record.get("cached")))
+        tokens_in, tokens_out = usage_tokens(record.get("usage"))
+        if tokens_in or tokens_out:
+            per_item[rid] = price.of(tokens_in, tokens_out)
+    return count, per_item
+
+
+def _judge_tokens(run_dir: Path, price: Price) -> tuple[dict[str, TokenCount], dict[str, float]]:
+    """Token counts per judge, and the judge cost of each judged item (all judges, repeats)."""
+    judges: dict[str, TokenCount] = {}
+    per_item: dict[str, float] = {}
+    for name, lines in judgement_lines(run_dir).items():
+        count = judges.setdefault(name, TokenCount())
+        for line in lines:
+            count.add(line.get("usage"), bool(line.get("cached")))
+            item = str(line.get("id"))
+            per_item[item] = per_item.get(item, 0.0) + price.of(*usage_tokens(line.get("usage")))
+    return judges, per_item
+
+
 def run_cost(run_dir: Path | str, price: Price, scale_to: int | None = None) -> dict[str, Any]:
     """Tokens, billed cost and the projected cost of `scale_to` items (default: the benchmark)."""
     from medlens.store import RunStore
 
     store = RunStore.open(run_dir)
-    records = store.records()
-    model = TokenCount()
-    per_item: dict[str, float] = {}
-    for rid, record in records.items():
-        model.add(record.get("usage"), bool(record.get("cached")))
-        tokens_in, tokens_out = usage_tokens(record.get("usage"))
-        if tokens_in or tokens_out:
-            per_item[rid] = price.of(tokens_in, tokens_out)
-    judges: dict[str, TokenCount] = {}
-    judge_per_item: dict[str, float] = {}
-    for name, lines in judgement_lines(store.path).items():
-        count = judges.setdefault(name, TokenCount())
-        for line in lines:
-            count.add(line.get("usage"), bool(line.get("cached")))
-            cost = price.of(*usage_tokens(line.get("usage")))
-            judge_per_item[str(line.get("id"))] = (
-                judge_per_item.get(str(line.get("id")), 0.0) + cost
-            )
+    model, per_item = _model_tokens(store.records(), price)
+    judges, judge_per_item = _judge_tokens(store.path, price)
     n = scale_to if scale_to is not None else int(store.run["spec"]["benchmark"]["n_items"])
     model_json = model.to_json(price)
     judges_json = {name: count.to_json(price) for name, count in judges.items()}
     judge_cost = sum(j["cost"] for j in judges_json.values())
-    judged_ids = set(judge_per_item)
-    totals = [per_item.get(i, 0.0) + judge_per_item.get(i, 0.0) for i in set(per_item) | judged_ids]
+    # items a judge skipped (settled by rules, or out of its scope) cost it nothing
+    ids = sorted(set(per_item) | set(judge_per_item))
+    judge_costs = [judge_per_item.get(i, 0.0) for i in ids]
+    totals = [per_item.get(i, 0.0) + cost for i, cost in zip(ids, judge_costs, strict=True)]
     return {
         "run": store.path.name,
         "price": {"input": price.input, "output": price.output, "unit": "USD per 1M tokens"},
@@ -183,7 +197,7 @@ def run_cost(run_dir: Path | str, price: Price, scale_to: int | None = None) -> 
         "projected": {
             "items": n,
             "model": _projection(list(per_item.values()), n),
-            "judges": _projection(list(judge_per_item.values()), n) if judge_per_item else None,
+            "judges": _projection(judge_costs, n) if judge_per_item else None,
             "total": _projection(totals, n),
             "method": "N × mean per-item cost; Student-t 95% interval of the mean",
         },
