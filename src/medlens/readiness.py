@@ -11,7 +11,6 @@ items that pass, out of those computed: a count, not an estimate, so it carries 
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import unicodedata
 from collections import Counter
@@ -58,6 +57,7 @@ _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")
 _PHONE = re.compile(r"\b\(?\d{3}\)?[-.\s]\d{3}[-.\s]\d{4}\b")
 _SSN = re.compile(r"\b\d{3}-\d{2}-\d{4}\b")
 _SHOWN = 5
+_AXES = frozenset(CANONICAL_AXES) - {"image_id", "split"}
 
 
 def _non_latin(text: str) -> bool:
@@ -78,26 +78,26 @@ class ReadinessTally:
     missing_markers: dict[str, Counter[str]] = field(default_factory=dict)
     thousands: list[str] = field(default_factory=list)
     comma_decimals: list[str] = field(default_factory=list)
-    axis_values: dict[str, Counter[str]] = field(default_factory=dict)
+    axis_values: dict[str, dict[str, int]] = field(default_factory=dict)
     n_ascii: int = 0
     n_latin: int = 0
 
     def add(self, item: Item) -> None:
         self.count += 1
-        row = item.to_json(with_images=False)
-        row.pop("id", None)
-        row["images"] = [ref.to_json() for ref in item.images]
-        digest = hashlib.blake2b(json.dumps(row, sort_keys=True).encode(), digest_size=8).digest()
+        content = (item.kind, item.question, item.context, tuple(item.options.items()),
+                   repr(item.answer), tuple((r.source, r.path, r.offset, r.name) for r in item.images),
+                   tuple(sorted(item.meta.items())))  # fmt: skip
+        digest = hashlib.blake2b(repr(content).encode(), digest_size=8).digest()
         if digest in self.rows:
             _note(self.duplicate_rows, item.id)
         self.rows.add(digest)
         text = " ".join([item.question, item.context or "", *item.options.values()])
-        if not text.isascii():
+        if not text.isascii():  # ASCII text is Latin script too: skip the per-character look
             self.n_ascii += 1
             _note(self.non_ascii, item.id)
-        if _non_latin(text):
-            self.n_latin += 1
-            _note(self.non_latin, item.id)
+            if _non_latin(text):
+                self.n_latin += 1
+                _note(self.non_latin, item.id)
         if not item.question.strip() and not item.options and not item.images:
             _note(self.empty, item.id)
         if _EMAIL.search(text) or _PHONE.search(text) or _SSN.search(text):
@@ -107,16 +107,24 @@ class ReadinessTally:
     def _add_meta(self, item: Item) -> None:
         for key, value in item.meta.items():
             stripped = value.strip()
-            if stripped.casefold() in MISSING_MARKERS:
-                self.missing_markers.setdefault(key, Counter())[stripped] += 1
-            if _THOUSANDS.match(stripped):
-                _note(self.thousands, f"{item.id}: {key}={stripped}")
-            if _COMMA_DECIMAL.match(stripped):
-                _note(self.comma_decimals, f"{item.id}: {key}={stripped}")
-            if key in CANONICAL_AXES and key not in ("image_id", "split"):
-                counter = self.axis_values.setdefault(key, Counter())
-                if len(counter) < 500 or stripped in counter:
-                    counter[stripped] += 1
+            if len(stripped) <= 7 and stripped.casefold() in MISSING_MARKERS:
+                markers = self.missing_markers.get(key)
+                if markers is None:
+                    markers = self.missing_markers[key] = Counter()
+                markers[stripped] += 1
+            if "," in stripped:  # both number patterns need a comma: skip the regexes otherwise
+                if _THOUSANDS.match(stripped):
+                    _note(self.thousands, f"{item.id}: {key}={stripped}")
+                if _COMMA_DECIMAL.match(stripped):
+                    _note(self.comma_decimals, f"{item.id}: {key}={stripped}")
+            if key in _AXES:
+                counts = self.axis_values.get(key)
+                if counts is None:
+                    counts = self.axis_values[key] = {}
+                if stripped in counts:
+                    counts[stripped] += 1
+                elif len(counts) < 500:
+                    counts[stripped] = 1
 
 
 def _note(bucket: list[str], text: str) -> None:
