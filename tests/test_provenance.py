@@ -162,3 +162,18 @@ def test_report_json_carries_environment_and_served_models(tmp_path: Path) -> No
         "served_model": {"tiny-vlm-2026-01-01": 6},
         "system_fingerprint": {"fp_json": 6},
     }
+
+
+def test_served_model_is_escaped_in_html_and_old_runs_still_report(tmp_path: Path) -> None:
+    from medlens.report import render
+
+    run = _served_run(tmp_path, "h", "<script>alert(1)</script>")
+    html = render(run, "html")
+    assert isinstance(html, str)
+    assert "<script>alert(1)</script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    data = _run_json(run)
+    del data["environment"]
+    (run / "run.json").write_text(json.dumps(data), encoding="utf-8")
+    text = render(run, "text")
+    assert "environment: not recorded (the run was made before medlens recorded it)" in text

@@ -201,7 +201,7 @@ def summary_lines(run: Mapping[str, Any], records: Iterable[Mapping[str, Any]]) 
     """A few human lines: interpreter, key packages, accelerators, weights, served models."""
     env = run.get("environment")
     if not isinstance(env, Mapping):
-        return ["environment: not recorded (run made before medlens recorded it)"]
+        return ["not recorded (the run was made before medlens recorded it)"]
     packages = ", ".join(f"{k} {v}" for k, v in (env.get("packages") or {}).items() if v)
     commit = env.get("medlens_commit")
     lines = [
