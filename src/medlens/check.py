@@ -179,10 +179,14 @@ def run_checks(
     ``skipped`` names other splits that could not be opened (reported, not failed);
     ``on_item`` is called after each item (progress).
     """
+    from medlens.readiness import ReadinessTally, readiness_check
+
     tally = _Tally(sample_size, seed)
+    readiness = ReadinessTally()
     hashes = _ContentHashes() if others else None
     for item in benchmark.items():
         tally.add(item)
+        readiness.add(item)
         if hashes is not None:
             hashes.add(item)
         if on_item is not None:
@@ -204,6 +208,7 @@ def run_checks(
         ),
         _axis_counts_check(tally),
     ]
+    checks.append(readiness_check(readiness, checks))  # DAIMS items, scored from the data
     return CheckReport(benchmark.spec, benchmark.split, tally.count, tuple(checks))
 
 

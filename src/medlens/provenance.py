@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -201,7 +201,7 @@ def summary_lines(run: Mapping[str, Any], records: Iterable[Mapping[str, Any]]) 
     """A few human lines: interpreter, key packages, accelerators, weights, served models."""
     env = run.get("environment")
     if not isinstance(env, Mapping):
-        return ["environment: not recorded (run made before medlens recorded it)"]
+        return ["not recorded (the run was made before medlens recorded it)"]
     packages = ", ".join(f"{k} {v}" for k, v in (env.get("packages") or {}).items() if v)
     commit = env.get("medlens_commit")
     lines = [
@@ -246,3 +246,24 @@ def stamp_run(store: Any, model_spec: str, created: bool) -> None:
     note = access_note(card) if card else None
     for line in [*warnings, *([note] if note else [])]:
         print(line, file=sys.stderr)
+
+
+def environment_notes(run_dirs: Sequence[Path | str]) -> list[str]:
+    """One line per run whose environment or served model differs from the first run's
+    (for `compare` and `board`; empty when they agree or were recorded before medlens did)."""
+    from medlens.store import RunStore
+
+    stores = [RunStore.open(path) for path in run_dirs]
+    if len(stores) < 2:
+        return []
+    first = stores[0]
+    notes = []
+    for other in stores[1:]:
+        changes = run_differences(first.run, other.run)
+        changes += served_differences(first.records().values(), other.records().values())
+        if changes:
+            notes.append(
+                f"{first.path.name} and {other.path.name} ran in different environments "
+                f"({'; '.join(changes)})"
+            )
+    return notes

@@ -369,6 +369,10 @@ def build_results(store: RunStore) -> dict[str, Any]:
     if spec.get("probe"):
         results["leakage_suspects"] = probe_suspects(spec["probe"], results)
     add_strategy_results(results, spec, records)
+    from medlens.provenance import served_summary  # issue 16: what ran, beside what it scored
+
+    results["environment"] = store.run.get("environment")
+    results["served"] = served_summary(records.values())
     return results
 
 

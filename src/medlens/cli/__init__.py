@@ -27,6 +27,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "medlens.cli.calibrate",
     "medlens.cli.subset",
     "medlens.cli.unpack",
+    "medlens.cli.cost",
 )
 
 for _module in COMMAND_MODULES:

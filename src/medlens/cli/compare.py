@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from medlens.cli.common import command, console
+from medlens.cli.common import command, console, err_console
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -32,9 +32,15 @@ def compare(
     from medlens.compare import compare_runs
 
     axes = [a.strip() for a in by.split(",") if a.strip()]
+    from medlens.provenance import environment_notes
+
     result = compare_runs(run_a, run_b, axes, adjust=adjust)
+    notes = environment_notes([run_a, run_b])
+    for note in notes:
+        err_console.print(f"warning: {note}", highlight=False, markup=False, soft_wrap=True)
     if as_json:
-        sys.stdout.write(json.dumps(result.to_json(), ensure_ascii=False) + "\n")
+        data = {**result.to_json(), "environment_differ": notes}
+        sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
         return
     _print_text(result)
 
