@@ -112,3 +112,13 @@ def tree(folder: Path) -> dict[str, bytes]:
     return {
         str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
     }
+
+
+def invoke(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """The same command in this process (typer's runner): fast, for the many bad-input cases."""
+    from typer.testing import CliRunner
+
+    from medlens.cli import app
+
+    result = CliRunner().invoke(app, [str(a) for a in args])
+    return subprocess.CompletedProcess(args, result.exit_code, result.stdout, result.stderr)

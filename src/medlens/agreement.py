@@ -1,6 +1,6 @@
 """Agreement between raters: judges with judges, judges with people, people with people.
 
-Cohen's and weighted κ come from scikit-learn, Spearman's ρ from scipy, and every bootstrap
+Cohen's and weighted κ follow scikit-learn's formula (tests compare), Spearman's ρ is scipy's, and every bootstrap
 interval from ``scipy.stats.bootstrap`` resampling *items* (clusters), so several ratings of one
 item move together. Krippendorff's α is written here (no maintained library is a dependency of
 medlens); tests check it against the ``krippendorff`` package and Krippendorff's own worked example.
@@ -9,7 +9,6 @@ medlens); tests check it against the ``krippendorff`` package and Krippendorff's
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -29,23 +28,44 @@ def cohen_kappa(
 ) -> float | None:
     """Cohen's κ of two raters over the same units (None when undefined, e.g. one category only).
 
+    Equal to sklearn's ``cohen_kappa_score`` (a test checks it) without importing sklearn.
     ``labels`` fixes the scale (its order matters for weighted κ): a 0–10 rubric whose ratings
-    happen to use 3..9 keeps its full width.
+    happen to use 3..9 keeps its full width; numeric values off the scale move to its nearest point.
     """
-    from sklearn.metrics import cohen_kappa_score
-
     if len(a) != len(b):
         raise ValueError("both raters must rate the same units")
     if len(a) == 0:
         return None
     if labels is not None:
         a, b = _on_scale(a, labels), _on_scale(b, labels)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        value = cohen_kappa_score(
-            list(a), list(b), weights=weights, labels=None if labels is None else list(labels)
-        )
-    return None if math.isnan(value) else float(value)
+        scale = list(labels)
+    else:
+        seen = {*a, *b}
+        try:
+            scale = sorted(seen)  # type: ignore[type-var]
+        except TypeError:
+            scale = list(dict.fromkeys([*a, *b]))
+    index = {value: code for code, value in enumerate(scale)}
+    unknown = [v for v in (*a, *b) if v not in index]
+    if unknown:
+        raise ValueError(f"{unknown[0]!r} is not on the scale {scale}")
+    codes_a = np.array([index[v] for v in a])
+    codes_b = np.array([index[v] for v in b])
+    value = _kappa_of_codes(codes_a, codes_b, len(scale), weights)
+    return None if math.isnan(value) else value
+
+
+def _kappa_of_codes(a: np.ndarray, b: np.ndarray, size: int, weights: KappaWeights) -> float:
+    """κ = 1 − Σ w·O / Σ w·E over the confusion matrix O (sklearn's formula); NaN if undefined."""
+    i, j = np.meshgrid(np.arange(size), np.arange(size), indexing="ij")
+    if weights is None:
+        weight = (i != j).astype(float)
+    else:
+        weight = np.abs(i - j).astype(float) ** (1 if weights == "linear" else 2)
+    observed = np.bincount(a * size + b, minlength=size * size).reshape(size, size)
+    expected = np.outer(observed.sum(1), observed.sum(0)) / observed.sum()
+    denominator = float((weight * expected).sum())
+    return 1 - float((weight * observed).sum()) / denominator if denominator > 0 else math.nan
 
 
 def _on_scale(values: Sequence[Hashable], labels: Sequence[Hashable]) -> list[Hashable]:
@@ -127,22 +147,14 @@ def rank_correlation(x: np.ndarray, y: np.ndarray) -> float:
 def kappa_statistic(
     labels: Sequence[float], weights: KappaWeights
 ) -> Callable[[np.ndarray, np.ndarray], float]:
-    """Cohen's κ on a fixed scale, as sklearn's ``cohen_kappa_score(labels=..., weights=...)``."""
+    """Cohen's κ on a fixed numeric scale for numpy arrays (values move to the nearest point)."""
     scale = np.asarray(sorted(labels), dtype=float)
-    size = len(scale)
-    i, j = np.meshgrid(np.arange(size), np.arange(size), indexing="ij")
-    if weights is None:
-        weight = (i != j).astype(float)
-    else:
-        weight = np.abs(i - j).astype(float) ** (1 if weights == "linear" else 2)
 
     def kappa(x: np.ndarray, y: np.ndarray) -> float:
-        a = np.abs(x[:, None] - scale[None, :]).argmin(axis=1)
-        b = np.abs(y[:, None] - scale[None, :]).argmin(axis=1)
-        observed = np.bincount(a * size + b, minlength=size * size).reshape(size, size)
-        expected = np.outer(observed.sum(1), observed.sum(0)) / observed.sum()
-        denominator = float((weight * expected).sum())
-        return 1 - float((weight * observed).sum()) / denominator if denominator > 0 else math.nan
+        # nearest point, ties up (as _on_scale): 6.5 → 7
+        a = (np.abs(x[:, None] - scale[None, :]) - 1e-9 * scale[None, :]).argmin(axis=1)
+        b = (np.abs(y[:, None] - scale[None, :]) - 1e-9 * scale[None, :]).argmin(axis=1)
+        return _kappa_of_codes(a, b, len(scale), weights)
 
     return kappa
 

@@ -134,6 +134,9 @@ def print_summary(summary: dict[str, Any]) -> None:
         return
     console.print(f"raters: {', '.join(summary['raters']) or 'none'}", highlight=False)
     for axis, cell in summary["axes"].items():
+        if not cell["n"]:
+            console.print(f"{axis}: not rated yet", highlight=False)
+            continue
         _print_cells(axis, cell, cell["by"], {})
         _print_agreement(axis, cell["agreement"])
 
