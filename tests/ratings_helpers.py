@@ -122,3 +122,15 @@ def invoke(*args: str | Path) -> subprocess.CompletedProcess[str]:
 
     result = CliRunner().invoke(app, [str(a) for a in args])
     return subprocess.CompletedProcess(args, result.exit_code, result.stdout, result.stderr)
+
+
+def copy_runs(base: tuple[Path, Path], folder: Path) -> tuple[Path, Path]:
+    """Fresh copies of module-wide runs (so a test can write judges and ratings into them)."""
+    import shutil
+
+    copies = []
+    for run in base:
+        target = folder / "runs" / run.name
+        shutil.copytree(run, target)
+        copies.append(target)
+    return copies[0], copies[1]

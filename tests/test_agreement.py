@@ -16,6 +16,7 @@ from medlens.agreement import (
     cluster_bootstrap_ci,
     cohen_kappa,
     inter_judge_agreement,
+    judge_self_agreement,
     kappa_statistic,
     krippendorff_alpha,
     mean_absolute_difference,
@@ -113,12 +114,19 @@ def test_bootstrap_statistics_equal_scipy_and_sklearn(seed: int) -> None:
     rng = np.random.default_rng(seed)
     x = rng.integers(0, 11, 30).astype(float)
     y = np.clip(x + rng.integers(-3, 4, 30), 0, 10).astype(float)
-    assert rank_correlation(x, y) == pytest.approx(spearmanr(x, y).statistic)
+    assert rank_correlation(x, y)[0] == pytest.approx(spearmanr(x, y).statistic)
     labels = [float(v) for v in range(11)]
     for weights in (None, "linear", "quadratic"):
         expected = cohen_kappa_score(x, y, weights=weights, labels=labels)
-        assert kappa_statistic(labels, weights)(x, y) == pytest.approx(expected)  # type: ignore[arg-type]
-    assert math.isnan(rank_correlation(np.ones(5), np.arange(5.0)))
+        assert kappa_statistic(labels, weights)(x, y)[0] == pytest.approx(expected)  # type: ignore[arg-type]
+    assert math.isnan(rank_correlation(np.ones(5), np.arange(5.0))[0])
+    # batched: one value per row, each equal to the row on its own
+    xs, ys = np.stack([x, y, x]), np.stack([y, x, x])
+    batch = kappa_statistic(labels, "quadratic")(xs, ys)
+    assert batch == pytest.approx([cohen_kappa_score(a, b, weights="quadratic", labels=labels)
+                                   for a, b in zip(xs, ys, strict=True)])  # fmt: skip
+    assert rank_correlation(xs, ys) == pytest.approx([spearmanr(a, b).statistic
+                                                      for a, b in zip(xs, ys, strict=True)])  # fmt: skip
 
 
 def test_cohen_kappa_undefined_cases() -> None:
@@ -260,3 +268,25 @@ def test_inter_judge_agreement_refuses_one_judge_and_different_protocols(tmp_pat
         inter_judge_agreement(run, ["eq", "rub"])
     with pytest.raises(MedlensError, match=r"no judge named 'nope'.*eq, rub"):
         inter_judge_agreement(run, ["eq", "nope"])
+
+
+def test_judge_self_agreement_over_repeats(tmp_path: Path) -> None:
+    run = _run_with_items(tmp_path)
+    write_judge(run, "eq", "equivalence",
+                {"a": [True, True, True], "b": [True, False, True], "c": [False, False, None]})  # fmt: skip
+    result = judge_self_agreement(run, "eq")["equivalent"]
+    assert result["items"] == 3 and result["unanimous"] == pytest.approx(2 / 3)
+    assert result["alpha"] == pytest.approx(krippendorff_alpha([[1, 1, 1], [1, 0, 1], [0, 0]]))
+
+
+def test_unequal_clusters_take_the_slow_path_and_agree_with_it() -> None:
+    rng = np.random.default_rng(5)
+    clusters = [[(float(v), float(v + rng.integers(-1, 2)))] * int(rng.integers(1, 4))
+                for v in rng.integers(0, 10, 25)]  # fmt: skip
+    ci = cluster_bootstrap_ci(clusters, rank_correlation, 500, 0)
+    assert ci is not None and -1 <= ci[0] < ci[1] <= 1
+    equal = [c[:1] * 2 for c in clusters]
+    fast = cluster_bootstrap_ci(equal, rank_correlation, 500, 0)
+    slow = cluster_bootstrap_ci([*equal[:-1], equal[-1] * 2], rank_correlation, 500, 0)
+    assert fast is not None and slow is not None
+    assert fast == pytest.approx(slow, abs=0.1)

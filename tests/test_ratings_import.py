@@ -10,12 +10,17 @@ from scipy.stats import binomtest
 from sklearn.metrics import cohen_kappa_score
 
 from medlens.agreement import krippendorff_alpha
-from ratings_helpers import fill_xlsx, invoke, make_runs, medlens, sheet_rows, tree
+from ratings_helpers import copy_runs, fill_xlsx, invoke, make_runs, medlens, sheet_rows, tree
+
+
+@pytest.fixture(scope="module")
+def base_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return make_runs(tmp_path_factory.mktemp("base-runs"), n_items=30)
 
 
 @pytest.fixture()
-def runs(tmp_path: Path) -> tuple[Path, Path]:
-    return make_runs(tmp_path, n_items=30)
+def runs(base_runs: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
+    return copy_runs(base_runs, tmp_path / "copy")
 
 
 def _export(run: Path, folder: Path, protocol: str = "multimedqa", sample: int = 8) -> Path:

@@ -56,16 +56,25 @@ def cohen_kappa(
 
 
 def _kappa_of_codes(a: np.ndarray, b: np.ndarray, size: int, weights: KappaWeights) -> float:
-    """κ = 1 − Σ w·O / Σ w·E over the confusion matrix O (sklearn's formula); NaN if undefined."""
+    observed = np.bincount(a * size + b, minlength=size * size).reshape(1, size, size)
+    return float(_kappa_of_tables(observed, weights)[0])
+
+
+def _kappa_of_tables(observed: np.ndarray, weights: KappaWeights) -> np.ndarray:
+    """κ = 1 − Σ w·O / Σ w·E for each confusion matrix O (sklearn's formula); NaN if undefined."""
+    size = observed.shape[-1]
     i, j = np.meshgrid(np.arange(size), np.arange(size), indexing="ij")
     if weights is None:
         weight = (i != j).astype(float)
     else:
         weight = np.abs(i - j).astype(float) ** (1 if weights == "linear" else 2)
-    observed = np.bincount(a * size + b, minlength=size * size).reshape(size, size)
-    expected = np.outer(observed.sum(1), observed.sum(0)) / observed.sum()
-    denominator = float((weight * expected).sum())
-    return 1 - float((weight * observed).sum()) / denominator if denominator > 0 else math.nan
+    totals = observed.sum(axis=(1, 2)).astype(float)
+    expected = observed.sum(axis=2)[:, :, None] * observed.sum(axis=1)[:, None, :]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = expected / totals[:, None, None]
+        denominator = (weight * expected).sum(axis=(1, 2))
+        value = 1 - (weight * observed).sum(axis=(1, 2)) / denominator
+    return np.where(denominator > 0, value, np.nan)
 
 
 def _on_scale(values: Sequence[Hashable], labels: Sequence[Hashable]) -> list[Hashable]:
@@ -97,9 +106,13 @@ def mean_absolute_difference(x: Sequence[float], y: Sequence[float]) -> float | 
     return float(np.mean(np.abs(np.asarray(x, dtype=float) - np.asarray(y, dtype=float))))
 
 
+BatchStatistic = Callable[[np.ndarray, np.ndarray], np.ndarray]
+"""x, y of shape (resamples, n) → one value per row (NaN where undefined)."""
+
+
 def cluster_bootstrap_ci(
     pairs_by_cluster: Sequence[Sequence[Pair]],
-    statistic: Callable[[np.ndarray, np.ndarray], float],
+    statistic: BatchStatistic,
     n_resamples: int = 2000,
     seed: int = 0,
     confidence: float = 0.95,
@@ -108,24 +121,28 @@ def cluster_bootstrap_ci(
 
     A resample on which the statistic is undefined (NaN: all ratings equal) is left out. With one
     pair per cluster this is the ordinary paired bootstrap (a test checks it against
-    ``scipy.stats.bootstrap``). The statistics are numpy versions of scipy's and sklearn's
-    (:func:`rank_correlation`, :func:`kappa_statistic`; tests check they agree), because 2,000
-    calls of ``spearmanr`` per interval cost seconds on a loaded machine.
+    ``scipy.stats.bootstrap``), computed for all resamples at once. The statistics are batched
+    numpy versions of scipy's and sklearn's (:func:`rank_correlation`, :func:`kappa_statistic`;
+    tests check they agree): 2,000 calls of ``spearmanr`` per interval cost seconds.
     """
     if len(pairs_by_cluster) < 2:
         return None
     x = np.array([p[0] for c in pairs_by_cluster for p in c], dtype=float)
     y = np.array([p[1] for c in pairs_by_cluster for p in c], dtype=float)
     sizes = [len(c) for c in pairs_by_cluster]
-    starts = np.cumsum([0, *sizes[:-1]])
-    members = [np.arange(start, start + size) for start, size in zip(starts, sizes, strict=True)]
     rng = np.random.default_rng(seed)
     groups = len(pairs_by_cluster)
-    values = np.empty(n_resamples)
-    for b in range(n_resamples):
-        chosen = rng.integers(0, groups, groups)
-        index = chosen if max(sizes) == 1 else np.concatenate([members[i] for i in chosen])
-        values[b] = statistic(x[index], y[index])
+    chosen = rng.integers(0, groups, (n_resamples, groups))
+    if len(set(sizes)) == 1:  # equal clusters (one rating per item, or k raters each)
+        index = (chosen[:, :, None] * sizes[0] + np.arange(sizes[0])).reshape(n_resamples, -1)
+        values = statistic(x[index], y[index])
+    else:
+        starts = np.cumsum([0, *sizes[:-1]])
+        members = [np.arange(a, a + n) for a, n in zip(starts, sizes, strict=True)]
+        values = np.empty(n_resamples)
+        for b in range(n_resamples):
+            index = np.concatenate([members[i] for i in chosen[b]])
+            values[b] = statistic(x[None, index], y[None, index])[0]
     values = values[~np.isnan(values)]
     if values.size == 0:
         return None
@@ -134,33 +151,40 @@ def cluster_bootstrap_ci(
     return [float(low), float(high)]
 
 
-def rank_correlation(x: np.ndarray, y: np.ndarray) -> float:
-    """Spearman's ρ as Pearson's r of average ranks (as scipy computes it); NaN if undefined."""
+def rank_correlation(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Spearman's ρ per row: Pearson's r of average ranks (as scipy computes it); NaN if undefined."""
     from scipy.stats import rankdata
 
-    rx, ry = rankdata(x), rankdata(y)
-    rx, ry = rx - rx.mean(), ry - ry.mean()
-    denominator = math.sqrt(float((rx * rx).sum() * (ry * ry).sum()))
-    return float((rx * ry).sum() / denominator) if denominator > 0 else math.nan
+    rx = rankdata(np.atleast_2d(x), axis=1)
+    ry = rankdata(np.atleast_2d(y), axis=1)
+    rx -= rx.mean(axis=1, keepdims=True)
+    ry -= ry.mean(axis=1, keepdims=True)
+    denominator = np.sqrt((rx * rx).sum(axis=1) * (ry * ry).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denominator > 0, (rx * ry).sum(axis=1) / denominator, np.nan)
 
 
-def kappa_statistic(
-    labels: Sequence[float], weights: KappaWeights
-) -> Callable[[np.ndarray, np.ndarray], float]:
-    """Cohen's κ on a fixed numeric scale for numpy arrays (values move to the nearest point)."""
+def kappa_statistic(labels: Sequence[float], weights: KappaWeights) -> BatchStatistic:
+    """Cohen's κ per row on a fixed numeric scale (values move to the nearest point, ties up)."""
     scale = np.asarray(sorted(labels), dtype=float)
+    size = len(scale)
 
-    def kappa(x: np.ndarray, y: np.ndarray) -> float:
-        # nearest point, ties up (as _on_scale): 6.5 → 7
-        a = (np.abs(x[:, None] - scale[None, :]) - 1e-9 * scale[None, :]).argmin(axis=1)
-        b = (np.abs(y[:, None] - scale[None, :]) - 1e-9 * scale[None, :]).argmin(axis=1)
-        return _kappa_of_codes(a, b, len(scale), weights)
+    def codes(values: np.ndarray) -> np.ndarray:
+        distance = np.abs(values[..., None] - scale) - 1e-9 * scale
+        return np.asarray(distance.argmin(axis=-1))
+
+    def kappa(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        a, b = codes(np.atleast_2d(x)), codes(np.atleast_2d(y))
+        rows = a.shape[0]
+        flat = (np.arange(rows)[:, None] * size * size + a * size + b).ravel()
+        observed = np.bincount(flat, minlength=rows * size * size).reshape(rows, size, size)
+        return _kappa_of_tables(observed, weights)
 
     return kappa
 
 
-def _mad(x: np.ndarray, y: np.ndarray) -> float:
-    return float(np.abs(x - y).mean())
+def _mad(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return np.asarray(np.abs(np.atleast_2d(x) - np.atleast_2d(y)).mean(axis=1))
 
 
 @dataclass(frozen=True)
@@ -305,6 +329,20 @@ def self_agreement(repeats: Mapping[str, Sequence[float]], level: Level) -> dict
         "alpha": krippendorff_alpha(units, level),
         "alpha_level": level,
         "unanimous": float(np.mean(unanimous)) if unanimous else None,
+    }
+
+
+def judge_self_agreement(run_dir: Any, name: str) -> dict[str, Any]:
+    """Per dimension, how well one judge's ``--repeats`` agree with each other (see self_agreement)."""
+    from medlens.ratings.judged import judged_values
+
+    _, dimensions, extra = judged_values(run_dir, name)
+    return {
+        dimension: self_agreement(
+            extra["repeats"].get(dimension, {}),
+            "nominal" if dimension == "equivalent" else "interval",
+        )
+        for dimension in dimensions
     }
 
 

@@ -55,7 +55,7 @@ def _print_human(result: dict[str, Any]) -> None:
     table = Table(title=f"judge {result['judge']} vs people (95% bootstrap CIs over items)",
                   title_justify="left")  # fmt: skip
     for header in ("dimension", "n", "items", "Spearman ρ", "κ", "weights", "MAD"):
-        table.add_column(header, justify="left" if header == "dimension" else "right")
+        table.add_column(header, justify="left" if header == "dimension" else "right", no_wrap=True)
     for name, d in result["dimensions"].items():
         table.add_row(name, str(d["n"]), str(d["items"]), _fmt(d["spearman"], d["spearman_ci"]),
                       _fmt(d["kappa"], d["kappa_ci"]), d["kappa_weights"] or "none",
