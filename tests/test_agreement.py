@@ -290,3 +290,28 @@ def test_unequal_clusters_take_the_slow_path_and_agree_with_it() -> None:
     slow = cluster_bootstrap_ci([*equal[:-1], equal[-1] * 2], rank_correlation, 500, 0)
     assert fast is not None and slow is not None
     assert fast == pytest.approx(slow, abs=0.1)
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
+def test_alpha_ci_equals_alpha_recomputed_on_each_resample(level: str) -> None:
+    from medlens.agreement import krippendorff_alpha_ci
+
+    rng = np.random.default_rng(8)
+    units = [[float(v), float(v + rng.integers(-1, 2)), float(rng.integers(1, 6))]
+             for v in rng.integers(1, 6, 30)]  # fmt: skip
+    ci = krippendorff_alpha_ci(units, level, n_resamples=300, seed=4)  # type: ignore[arg-type]
+    draws = np.random.default_rng(4).integers(0, 30, (300, 30))
+    alphas = [krippendorff_alpha([units[i] for i in row], level) for row in draws]  # type: ignore[arg-type]
+    expected = np.percentile([a for a in alphas if a is not None], [2.5, 97.5])
+    assert ci == pytest.approx(list(expected))
+    point = krippendorff_alpha(units, level)  # type: ignore[arg-type]
+    assert ci is not None and point is not None and ci[0] < point < ci[1]
+
+
+def test_rater_pairs_carry_bootstrap_cis() -> None:
+    rng = random.Random(1)
+    a = {f"i{n}": float(rng.randint(0, 4)) for n in range(40)}
+    b = {k: float(min(4, max(0, v + rng.choice([-1, 0, 0, 1])))) for k, v in a.items()}
+    pair = rater_agreement({"a": a, "b": b}, "ordinal", "quadratic", [0.0, 1, 2, 3, 4])["pairs"][0]
+    assert pair["kappa_ci"][0] < pair["kappa"] < pair["kappa_ci"][1]
+    assert pair["spearman_ci"][0] < pair["spearman"] < pair["spearman_ci"][1]

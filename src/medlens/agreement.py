@@ -235,45 +235,84 @@ def krippendorff_alpha(
     α = 1 − D_o / D_e. Units with fewer than two ratings are not pairable and are left out.
     None when fewer than two pairable values exist or every value is the same (D_e = 0).
     """
+    values, per_unit = _unit_coincidences(units)
+    if per_unit.shape[0] == 0 or len(values) < 2:
+        return None
+    alpha = float(_alpha_of(per_unit.sum(axis=0)[None], values, level)[0])
+    return None if math.isnan(alpha) else alpha
+
+
+def krippendorff_alpha_ci(
+    units: Sequence[Sequence[float | None]],
+    level: Level = "nominal",
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> list[float] | None:
+    """Percentile bootstrap 95% CI of α, resampling units (all resamples at once)."""
+    values, per_unit = _unit_coincidences(units)
+    groups = per_unit.shape[0]
+    if groups < 2 or len(values) < 2:
+        return None
+    rng = np.random.default_rng(seed)
+    chosen = rng.integers(0, groups, (n_resamples, groups))
+    weights = np.zeros((n_resamples, groups))
+    np.add.at(weights, (np.arange(n_resamples)[:, None], chosen), 1.0)
+    size = len(values)
+    coincidences = (weights @ per_unit.reshape(groups, -1)).reshape(n_resamples, size, size)
+    alphas = _alpha_of(coincidences, values, level)
+    alphas = alphas[~np.isnan(alphas)]
+    if alphas.size == 0:
+        return None
+    low, high = np.percentile(alphas, [2.5, 97.5])
+    return [float(low), float(high)]
+
+
+def _unit_coincidences(units: Sequence[Sequence[float | None]]) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct values, and each pairable unit's coincidence matrix (units × V × V)."""
     values = sorted({v for unit in units for v in unit if v is not None})
     index = {v: i for i, v in enumerate(values)}
-    coincidence = np.zeros((len(values), len(values)))
+    matrices = []
     for unit in units:
         present = [index[v] for v in unit if v is not None]
         m = len(present)
         if m < 2:
             continue
         counts = np.bincount(present, minlength=len(values)).astype(float)
-        coincidence += (np.outer(counts, counts) - np.diag(counts)) / (m - 1)
-    marginals = coincidence.sum(axis=1)
-    n = marginals.sum()
-    if n < 2 or len(values) < 2:
-        return None
-    delta = _distance(np.asarray(values, dtype=float), marginals, level)
-    observed = float((coincidence * delta).sum() / n)
-    expected = float((np.outer(marginals, marginals) * delta).sum() / (n * (n - 1)))
-    if expected == 0:
-        return None
-    return 1.0 - observed / expected
+        matrices.append((np.outer(counts, counts) - np.diag(counts)) / (m - 1))
+    shape = (len(matrices), len(values), len(values))
+    return np.asarray(values, dtype=float), np.asarray(matrices).reshape(shape)
+
+
+def _alpha_of(coincidences: np.ndarray, values: np.ndarray, level: Level) -> np.ndarray:
+    """α for each coincidence matrix (B × V × V); NaN where D_e = 0 or n < 2."""
+    marginals = coincidences.sum(axis=2)
+    n = marginals.sum(axis=1)
+    delta = _distance(values, marginals, level)
+    observed = (coincidences * delta).sum(axis=(1, 2)) / n
+    pairs = marginals[:, :, None] * marginals[:, None, :]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = (pairs * delta).sum(axis=(1, 2)) / (n * (n - 1))
+        alpha = 1.0 - observed / expected
+    return np.where((expected > 0) & (n >= 2), alpha, np.nan)
 
 
 def _distance(values: np.ndarray, marginals: np.ndarray, level: Level) -> np.ndarray:
-    """δ²(c, k) of Krippendorff's metrics for the sorted distinct values."""
+    """δ²(c, k) of Krippendorff's metrics (B × V × V; ordinal depends on each B's marginals)."""
     c, k = np.meshgrid(values, values, indexing="ij")
+    rows = marginals.shape[0]
     if level == "nominal":
-        return (c != k).astype(float)
+        return np.broadcast_to((c != k).astype(float), (rows, *c.shape))
     if level == "interval":
-        return (c - k) ** 2
+        return np.broadcast_to((c - k) ** 2, (rows, *c.shape))
     if level == "ratio":
-        total = c + k
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(total == 0, 0.0, ((c - k) / np.where(total == 0, 1, total)) ** 2)
+        total = np.where(c + k == 0, 1.0, c + k)
+        return np.broadcast_to(np.where(c + k == 0, 0.0, ((c - k) / total) ** 2), (rows, *c.shape))
     if level == "ordinal":
-        cumulative = np.cumsum(marginals)
+        cumulative = np.cumsum(marginals, axis=1)
         i, j = np.meshgrid(np.arange(len(values)), np.arange(len(values)), indexing="ij")
         low, high = np.minimum(i, j), np.maximum(i, j)
-        between = cumulative[high] - cumulative[low] + marginals[low]
-        return (between - (marginals[i] + marginals[j]) / 2) ** 2
+        between = cumulative[:, high] - cumulative[:, low] + marginals[:, low]
+        return np.asarray((between - (marginals[:, i] + marginals[:, j]) / 2) ** 2)
     raise ValueError(f"unknown level of measurement {level!r}")
 
 
@@ -300,21 +339,35 @@ def rater_agreement(
             shared = sorted(set(ratings[first]) & set(ratings[second]))
             x = [ratings[first][item] for item in shared]
             y = [ratings[second][item] for item in shared]
-            pairs.append({
-                "raters": [first, second],
-                "n": len(shared),
-                "kappa": cohen_kappa(x, y, weights=weights, labels=labels),
-                "spearman": None if level == "nominal" else spearman(x, y),
-                "percent_agreement": float(np.mean([a == b for a, b in zip(x, y, strict=True)])) if x else None,
-            })  # fmt: skip
+            pairs.append(_pair_agreement([first, second], x, y, level, weights, labels))
     pairable = sum(1 for unit in units if sum(v is not None for v in unit) >= 2)
     return {
         "raters": len(raters),
         "items": len(items),
         "pairable_items": pairable,
         "alpha": krippendorff_alpha(units, level),
+        "alpha_ci": krippendorff_alpha_ci(units, level),
         "alpha_level": level,
         "pairs": pairs,
+    }
+
+
+def _pair_agreement(
+    raters: list[str], x: list[float], y: list[float], level: Level, weights: KappaWeights,
+    labels: Sequence[float] | None,
+) -> dict[str, Any]:  # fmt: skip
+    """κ, ρ (not for nominal scales) and percent agreement of two raters, with item-bootstrap CIs."""
+    scale = list(labels) if labels is not None else sorted({*x, *y})
+    clusters = [[(a, b)] for a, b in zip(x, y, strict=True)]
+    ordered = level != "nominal"
+    return {
+        "raters": raters,
+        "n": len(x),
+        "kappa": cohen_kappa(x, y, weights=weights, labels=labels),
+        "kappa_ci": cluster_bootstrap_ci(clusters, kappa_statistic(scale, weights)) if x else None,
+        "spearman": spearman(x, y) if ordered else None,
+        "spearman_ci": cluster_bootstrap_ci(clusters, rank_correlation) if ordered else None,
+        "percent_agreement": float(np.mean(np.equal(x, y))) if x else None,
     }
 
 

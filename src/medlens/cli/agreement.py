@@ -63,7 +63,7 @@ def _print_human(result: dict[str, Any]) -> None:
     console.print(table)
     if result["raters"]:
         for name, d in result["raters"].items():
-            console.print(f"inter-rater {name}: Krippendorff α = {_fmt(d['alpha'])} over "
+            console.print(f"inter-rater {name}: Krippendorff α = {_fmt(d['alpha'], d['alpha_ci'])} over "
                           f"{d['pairable_items']} items, {d['raters']} raters", highlight=False)  # fmt: skip
     wins = result["win_ratios"]
     if wins:
@@ -78,11 +78,13 @@ def _print_human(result: dict[str, Any]) -> None:
 
 
 def _print_judges(result: dict[str, Any]) -> None:
-    console.print(f"judges: {', '.join(result['judges'])}", highlight=False)
+    console.print(f"judges: {', '.join(result['judges'])} (95% bootstrap CIs over items)",
+                  highlight=False)  # fmt: skip
     for name, d in result["dimensions"].items():
-        console.print(f"{name}: Krippendorff α ({d['alpha_level']}) = {_fmt(d['alpha'])} over "
+        console.print(f"{name}: Krippendorff α ({d['alpha_level']}) = {_fmt(d['alpha'], d['alpha_ci'])} over "
                       f"{d['pairable_items']} items", highlight=False)  # fmt: skip
         for pair in d["pairs"]:
-            rho = "" if pair["spearman"] is None else f", Spearman ρ {_fmt(pair['spearman'])}"
+            rho = pair["spearman"]
+            rho_text = "" if rho is None else f", Spearman ρ {_fmt(rho, pair['spearman_ci'])}"
             console.print(f"  {pair['raters'][0]} vs {pair['raters'][1]} (n={pair['n']}): "
-                          f"κ {_fmt(pair['kappa'])}{rho}", highlight=False)  # fmt: skip
+                          f"κ {_fmt(pair['kappa'], pair['kappa_ci'])}{rho_text}", highlight=False)  # fmt: skip
