@@ -135,6 +135,8 @@ def test_several_raters_give_inter_rater_agreement(runs: tuple[Path, Path], tmp_
     report = json.loads(result.stdout)
     assert report["dimensions"]["coherence"]["n"] == 40
     assert report["dimensions"]["coherence"]["items"] == 20
+    text = invoke("agreement", run, "--judge", "judge", "--human", tmp_path / "h.csv")
+    assert text.returncode == 0 and "inter-rater coherence: Krippendorff" in text.stdout
     pair = report["raters"]["coherence"]["pairs"][0]
     a = [float(r["coherence"]) for r in rows[:20]]  # type: ignore[arg-type]
     b = [float(r["coherence"]) for r in rows[20:]]  # type: ignore[arg-type]
@@ -193,6 +195,8 @@ def test_two_runs_give_win_ratios_by_people_and_by_the_judge(
     assert wins["largest_difference"] == pytest.approx(
         abs(wins["models"][str(rand)]["human"] - wins["models"][str(rand)]["judge"])
     )
+    text = invoke("agreement", rand, oracle, "--judge", "judge", *files)
+    assert text.returncode == 0 and "largest |people − judge| win-ratio difference" in text.stdout
 
 
 def test_inter_judge_form(runs: tuple[Path, Path]) -> None:

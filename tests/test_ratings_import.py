@@ -24,7 +24,7 @@ def runs(base_runs: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
 
 
 def _export(run: Path, folder: Path, protocol: str = "multimedqa", sample: int = 8) -> Path:
-    sheet = folder / f"{protocol}.xlsx"
+    sheet = folder / f"{Path(protocol).name.replace(':', '-')}.xlsx"
     result = invoke("ratings", "export", run, "--sample", sample, "--seed", "1", "--output", sheet,
                      "--protocol", protocol)  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -151,3 +151,51 @@ def test_a_sheet_without_its_columns_is_refused(runs: tuple[Path, Path], tmp_pat
     study = sheet_rows(sheet)[0]["study"]
     (tmp_path / "nodim.csv").write_text(f"study,id,rater\n{study},q1,r\n", encoding="utf-8")
     assert "row 1, column 'equivalent': column missing" in _bad(run, tmp_path / "nodim.csv")
+
+
+def test_a_torn_last_line_is_ignored_and_the_next_import_completes(
+    runs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    run, _ = runs
+    sheet = _export(run, tmp_path, "equivalence", sample=4)
+    ids = [r["id"] for r in sheet_rows(sheet)]
+    filled = fill_xlsx(
+        sheet, tmp_path / "f.xlsx", {i: {"equivalent": "no", "rater": "a"} for i in ids}
+    )
+    stored = run / "ratings" / "equivalence.jsonl"
+    stored.parent.mkdir(parents=True, exist_ok=True)
+    stored.write_text('{"study": "torn", "id"', encoding="utf-8")  # a kill mid-write
+    summary = _import(run, filled)
+    assert summary["import"]["added"] == 4 and summary["axes"]["equivalent"]["n"] == 4
+
+
+def test_file_protocol_round_trip_with_dates_and_text_output(
+    runs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    import datetime as dt
+
+    run, _ = runs
+    rubric = tmp_path / "report.toml"
+    rubric.write_text(
+        'instructions = "Rate it."\n[[dimensions]]\nname = "clarity"\nscale = [1, 3]\n'
+        '[[dimensions]]\nname = "tone"\noptions = ["warm", "cold"]\n',
+        encoding="utf-8",
+    )
+    sheet = _export(run, tmp_path, f"file:{rubric}", sample=3)
+    ids = [r["id"] for r in sheet_rows(sheet)]
+    day = dt.datetime(2026, 3, 4)
+    fill = {
+        i: {"clarity": n + 1, "tone": "Warm", "rater": "a", "date": day} for n, i in enumerate(ids)
+    }
+    rubric.unlink()  # the study keeps the protocol: the rubric file is not needed any more
+    result = invoke("ratings", "import", run, fill_xlsx(sheet, tmp_path / "f.xlsx", fill))
+    assert result.returncode == 0, result.stderr
+    assert "clarity" in result.stdout and "3 rated rows, 3 new" in result.stdout
+    line = json.loads((run / "ratings" / "file-report.jsonl").read_text().splitlines()[0])
+    assert line["date"] == "2026-03-04" and line["ratings"]["tone"] == "warm"
+
+
+def test_ratings_subcommands_have_help() -> None:
+    for name in ("export", "import", "pairwise", "errors"):
+        result = invoke("ratings", name, "--help")
+        assert result.returncode == 0 and len(result.stdout.splitlines()) > 3

@@ -135,3 +135,21 @@ def test_pairwise_refuses_different_benchmarks_and_bad_sample(
     )
     assert result.returncode == 2 and "--sample must be at least 1" in result.stderr
     assert not (tmp_path / "p.xlsx").exists()
+
+
+def test_a_changed_run_b_is_refused_and_text_output_prints(
+    runs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    rand, oracle = runs
+    study = _pairwise(rand, oracle, tmp_path / "p.xlsx")
+    fill = {i: {"preference": "2 better", "rater": "x"} for i in study["items"]}
+    filled = fill_xlsx(tmp_path / "p.xlsx", tmp_path / "x.xlsx", fill)
+    result = invoke("ratings", "import", rand, filled)
+    assert result.returncode == 0, result.stderr
+    assert "A better" in result.stdout and "B ≥ A" in result.stdout
+    run_json = oracle / "run.json"
+    data = json.loads(run_json.read_text())
+    data["spec_hash"] = "0" * 64
+    run_json.write_text(json.dumps(data))
+    result = invoke("ratings", "import", rand, filled)
+    assert result.returncode == 2 and "changed since this sheet was exported" in result.stderr

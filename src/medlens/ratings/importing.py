@@ -71,8 +71,15 @@ def ratings_lock(run_dir: Path) -> Iterator[None]:
 
 
 def _append(path: Path, lines: list[RatingLine]) -> None:
+    """Append whole lines; a torn last line (a kill mid-write) is cut off first, so the next
+    line does not fuse with it."""
     if not lines:
         return
+    if path.is_file():
+        raw = path.read_bytes()
+        if raw and not raw.endswith(b"\n"):
+            with open(path, "r+b") as torn:
+                torn.truncate(raw.rfind(b"\n") + 1)
     with open(path, "a", encoding="utf-8") as handle:
         handle.write("".join(canonical_json(line) + "\n" for line in lines))
         handle.flush()
