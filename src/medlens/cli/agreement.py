@@ -52,14 +52,15 @@ def _fmt(value: float | None, ci: list[float] | None = None) -> str:
 def _print_human(result: dict[str, Any]) -> None:
     from rich.table import Table
 
-    table = Table(title=f"judge {result['judge']} vs people (95% bootstrap CIs over items)",
-                  title_justify="left")  # fmt: skip
-    for header in ("dimension", "n", "items", "Spearman ρ", "κ", "weights", "MAD"):
+    weights = {d["kappa_weights"] for d in result["dimensions"].values()}
+    kappa = "Cohen's κ" if weights == {None} else "quadratic-weighted κ"
+    title = f"judge {result['judge']} vs people ({kappa}; 95% bootstrap CIs over items)"
+    table = Table(title=title, title_justify="left")
+    for header in ("dimension", "n", "items", "Spearman ρ", "κ", "MAD"):
         table.add_column(header, justify="left" if header == "dimension" else "right", no_wrap=True)
     for name, d in result["dimensions"].items():
         table.add_row(name, str(d["n"]), str(d["items"]), _fmt(d["spearman"], d["spearman_ci"]),
-                      _fmt(d["kappa"], d["kappa_ci"]), d["kappa_weights"] or "none",
-                      _fmt(d["mad"], d["mad_ci"]))  # fmt: skip
+                      _fmt(d["kappa"], d["kappa_ci"]), _fmt(d["mad"], d["mad_ci"]))  # fmt: skip
     console.print(table)
     if result["raters"]:
         for name, d in result["raters"].items():
