@@ -64,6 +64,8 @@ def test_import_reports_shares_with_wilson_cis_and_is_idempotent(
     assert (run / "ratings/multimedqa.jsonl").read_text(encoding="utf-8") == stored
     line = json.loads(stored.splitlines()[0])
     assert line["qualification"] == "GP" and line["date"] == "2026-02-03"
+    kept = list((run / "ratings" / "sheets").iterdir())  # the raw sheet is kept, once
+    assert len(kept) == 1 and kept[0].read_bytes() == (tmp_path / "filled.xlsx").read_bytes()
 
 
 def test_several_raters_and_sheets_accumulate_with_inter_rater_agreement(

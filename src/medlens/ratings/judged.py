@@ -20,6 +20,8 @@ Values = dict[str, dict[str, float]]
 
 
 def judge_dir(run_dir: Path | str, name: str) -> Path:
+    if not name or "/" in name or "\\" in name or name in {".", ".."}:
+        raise MedlensError(f"{name!r} is not a judge name")
     return Path(run_dir) / "judges" / name
 
 
