@@ -86,11 +86,15 @@ def test_csv_export_writes_instructions_beside_it(runs: tuple[Path, Path], tmp_p
 def test_formula_like_answers_stay_text(tmp_path: Path) -> None:
     from openpyxl import load_workbook
 
-    from medlens.ratings.sheets import Sheet, write_sheet
+    from medlens.ratings.sheets import Sheet, read_sheet, write_sheet
 
-    write_sheet(tmp_path / "s.xlsx", Sheet(["id", "answer"], [("1", '=HYPERLINK("x")')], [()], {}))
+    sheet = Sheet(["id", "answer"], [("-7", '=HYPERLINK("x")')], [()], {})
+    write_sheet(tmp_path / "s.xlsx", sheet)
     cell = load_workbook(tmp_path / "s.xlsx")["ratings"]["B2"]
     assert cell.data_type == "s" and cell.value == '=HYPERLINK("x")'
+    write_sheet(tmp_path / "s.csv", sheet)
+    assert "'=HYPERLINK" in (tmp_path / "s.csv").read_text(encoding="utf-8")
+    assert read_sheet(tmp_path / "s.csv").rows == [(2, {"id": "-7", "answer": '=HYPERLINK("x")'})]
 
 
 def test_export_with_a_judge_samples_only_judged_items_and_takes_its_protocol(
