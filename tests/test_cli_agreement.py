@@ -63,6 +63,7 @@ def test_judge_human_agreement_equals_scipy_and_sklearn(
     run, _ = runs
     judged = _rubric_judge(run, 1)
     human = _noisy(judged, 2, "dr1")
+    human.insert(0, {**human[5], "coherence": 0})  # replaced by the later row of that item
     result = medlens(
         "agreement",
         run,
@@ -78,8 +79,8 @@ def test_judge_human_agreement_equals_scipy_and_sklearn(
     for dim in RUBRIC:
         cell = report["dimensions"][dim]
         assert {"n", "spearman", "spearman_ci", "kappa", "mad"} <= set(cell)
-        x = [float(h[dim]) for h in human]  # type: ignore[arg-type]
-        y = [float(judged[str(h["id"])][dim]) for h in human]
+        x = [float(h[dim]) for h in human[1:]]  # type: ignore[arg-type]
+        y = [float(judged[str(h["id"])][dim]) for h in human[1:]]
         assert cell["n"] == 20
         assert cell["spearman"] == pytest.approx(spearmanr(x, y).statistic)
         assert cell["kappa"] == pytest.approx(
