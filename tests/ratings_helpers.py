@@ -112,3 +112,25 @@ def tree(folder: Path) -> dict[str, bytes]:
     return {
         str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
     }
+
+
+def invoke(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """The same command in this process (typer's runner): fast, for the many bad-input cases."""
+    from typer.testing import CliRunner
+
+    from medlens.cli import app
+
+    result = CliRunner().invoke(app, [str(a) for a in args])
+    return subprocess.CompletedProcess(args, result.exit_code, result.stdout, result.stderr)
+
+
+def copy_runs(base: tuple[Path, Path], folder: Path) -> tuple[Path, Path]:
+    """Fresh copies of module-wide runs (so a test can write judges and ratings into them)."""
+    import shutil
+
+    copies = []
+    for run in base:
+        target = folder / "runs" / run.name
+        shutil.copytree(run, target)
+        copies.append(target)
+    return copies[0], copies[1]

@@ -16,6 +16,7 @@ from medlens.agreement import (
     cluster_bootstrap_ci,
     cohen_kappa,
     inter_judge_agreement,
+    judge_self_agreement,
     kappa_statistic,
     krippendorff_alpha,
     mean_absolute_difference,
@@ -113,12 +114,19 @@ def test_bootstrap_statistics_equal_scipy_and_sklearn(seed: int) -> None:
     rng = np.random.default_rng(seed)
     x = rng.integers(0, 11, 30).astype(float)
     y = np.clip(x + rng.integers(-3, 4, 30), 0, 10).astype(float)
-    assert rank_correlation(x, y) == pytest.approx(spearmanr(x, y).statistic)
+    assert rank_correlation(x, y)[0] == pytest.approx(spearmanr(x, y).statistic)
     labels = [float(v) for v in range(11)]
     for weights in (None, "linear", "quadratic"):
         expected = cohen_kappa_score(x, y, weights=weights, labels=labels)
-        assert kappa_statistic(labels, weights)(x, y) == pytest.approx(expected)  # type: ignore[arg-type]
-    assert math.isnan(rank_correlation(np.ones(5), np.arange(5.0)))
+        assert kappa_statistic(labels, weights)(x, y)[0] == pytest.approx(expected)  # type: ignore[arg-type]
+    assert math.isnan(rank_correlation(np.ones(5), np.arange(5.0))[0])
+    # batched: one value per row, each equal to the row on its own
+    xs, ys = np.stack([x, y, x]), np.stack([y, x, x])
+    batch = kappa_statistic(labels, "quadratic")(xs, ys)
+    assert batch == pytest.approx([cohen_kappa_score(a, b, weights="quadratic", labels=labels)
+                                   for a, b in zip(xs, ys, strict=True)])  # fmt: skip
+    assert rank_correlation(xs, ys) == pytest.approx([spearmanr(a, b).statistic
+                                                      for a, b in zip(xs, ys, strict=True)])  # fmt: skip
 
 
 def test_cohen_kappa_undefined_cases() -> None:
@@ -260,3 +268,50 @@ def test_inter_judge_agreement_refuses_one_judge_and_different_protocols(tmp_pat
         inter_judge_agreement(run, ["eq", "rub"])
     with pytest.raises(MedlensError, match=r"no judge named 'nope'.*eq, rub"):
         inter_judge_agreement(run, ["eq", "nope"])
+
+
+def test_judge_self_agreement_over_repeats(tmp_path: Path) -> None:
+    run = _run_with_items(tmp_path)
+    write_judge(run, "eq", "equivalence",
+                {"a": [True, True, True], "b": [True, False, True], "c": [False, False, None]})  # fmt: skip
+    result = judge_self_agreement(run, "eq")["equivalent"]
+    assert result["items"] == 3 and result["unanimous"] == pytest.approx(2 / 3)
+    assert result["alpha"] == pytest.approx(krippendorff_alpha([[1, 1, 1], [1, 0, 1], [0, 0]]))
+
+
+def test_unequal_clusters_take_the_slow_path_and_agree_with_it() -> None:
+    rng = np.random.default_rng(5)
+    clusters = [[(float(v), float(v + rng.integers(-1, 2)))] * int(rng.integers(1, 4))
+                for v in rng.integers(0, 10, 25)]  # fmt: skip
+    ci = cluster_bootstrap_ci(clusters, rank_correlation, 500, 0)
+    assert ci is not None and -1 <= ci[0] < ci[1] <= 1
+    equal = [c[:1] * 2 for c in clusters]
+    fast = cluster_bootstrap_ci(equal, rank_correlation, 500, 0)
+    slow = cluster_bootstrap_ci([*equal[:-1], equal[-1] * 2], rank_correlation, 500, 0)
+    assert fast is not None and slow is not None
+    assert fast == pytest.approx(slow, abs=0.1)
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
+def test_alpha_ci_equals_alpha_recomputed_on_each_resample(level: str) -> None:
+    from medlens.agreement import krippendorff_alpha_ci
+
+    rng = np.random.default_rng(8)
+    units = [[float(v), float(v + rng.integers(-1, 2)), float(rng.integers(1, 6))]
+             for v in rng.integers(1, 6, 30)]  # fmt: skip
+    ci = krippendorff_alpha_ci(units, level, n_resamples=300, seed=4)  # type: ignore[arg-type]
+    draws = np.random.default_rng(4).integers(0, 30, (300, 30))
+    alphas = [krippendorff_alpha([units[i] for i in row], level) for row in draws]  # type: ignore[arg-type]
+    expected = np.percentile([a for a in alphas if a is not None], [2.5, 97.5])
+    assert ci == pytest.approx(list(expected))
+    point = krippendorff_alpha(units, level)  # type: ignore[arg-type]
+    assert ci is not None and point is not None and ci[0] < point < ci[1]
+
+
+def test_rater_pairs_carry_bootstrap_cis() -> None:
+    rng = random.Random(1)
+    a = {f"i{n}": float(rng.randint(0, 4)) for n in range(40)}
+    b = {k: float(min(4, max(0, v + rng.choice([-1, 0, 0, 1])))) for k, v in a.items()}
+    pair = rater_agreement({"a": a, "b": b}, "ordinal", "quadratic", [0.0, 1, 2, 3, 4])["pairs"][0]
+    assert pair["kappa_ci"][0] < pair["kappa"] < pair["kappa_ci"][1]
+    assert pair["spearman_ci"][0] < pair["spearman"] < pair["spearman_ci"][1]

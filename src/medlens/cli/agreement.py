@@ -52,18 +52,19 @@ def _fmt(value: float | None, ci: list[float] | None = None) -> str:
 def _print_human(result: dict[str, Any]) -> None:
     from rich.table import Table
 
-    table = Table(title=f"judge {result['judge']} vs people (95% bootstrap CIs over items)",
-                  title_justify="left")  # fmt: skip
-    for header in ("dimension", "n", "items", "Spearman ρ", "κ", "weights", "MAD"):
-        table.add_column(header, justify="left" if header == "dimension" else "right")
+    weights = {d["kappa_weights"] for d in result["dimensions"].values()}
+    kappa = "Cohen's κ" if weights == {None} else "quadratic-weighted κ"
+    title = f"judge {result['judge']} vs people ({kappa}; 95% bootstrap CIs over items)"
+    table = Table(title=title, title_justify="left")
+    for header in ("dimension", "n", "items", "Spearman ρ", "κ", "MAD"):
+        table.add_column(header, justify="left" if header == "dimension" else "right", no_wrap=True)
     for name, d in result["dimensions"].items():
         table.add_row(name, str(d["n"]), str(d["items"]), _fmt(d["spearman"], d["spearman_ci"]),
-                      _fmt(d["kappa"], d["kappa_ci"]), d["kappa_weights"] or "none",
-                      _fmt(d["mad"], d["mad_ci"]))  # fmt: skip
+                      _fmt(d["kappa"], d["kappa_ci"]), _fmt(d["mad"], d["mad_ci"]))  # fmt: skip
     console.print(table)
     if result["raters"]:
         for name, d in result["raters"].items():
-            console.print(f"inter-rater {name}: Krippendorff α = {_fmt(d['alpha'])} over "
+            console.print(f"inter-rater {name}: Krippendorff α = {_fmt(d['alpha'], d['alpha_ci'])} over "
                           f"{d['pairable_items']} items, {d['raters']} raters", highlight=False)  # fmt: skip
     wins = result["win_ratios"]
     if wins:
@@ -78,11 +79,13 @@ def _print_human(result: dict[str, Any]) -> None:
 
 
 def _print_judges(result: dict[str, Any]) -> None:
-    console.print(f"judges: {', '.join(result['judges'])}", highlight=False)
+    console.print(f"judges: {', '.join(result['judges'])} (95% bootstrap CIs over items)",
+                  highlight=False)  # fmt: skip
     for name, d in result["dimensions"].items():
-        console.print(f"{name}: Krippendorff α ({d['alpha_level']}) = {_fmt(d['alpha'])} over "
+        console.print(f"{name}: Krippendorff α ({d['alpha_level']}) = {_fmt(d['alpha'], d['alpha_ci'])} over "
                       f"{d['pairable_items']} items", highlight=False)  # fmt: skip
         for pair in d["pairs"]:
-            rho = "" if pair["spearman"] is None else f", Spearman ρ {_fmt(pair['spearman'])}"
+            rho = pair["spearman"]
+            rho_text = "" if rho is None else f", Spearman ρ {_fmt(rho, pair['spearman_ci'])}"
             console.print(f"  {pair['raters'][0]} vs {pair['raters'][1]} (n={pair['n']}): "
-                          f"κ {_fmt(pair['kappa'])}{rho}", highlight=False)  # fmt: skip
+                          f"κ {_fmt(pair['kappa'], pair['kappa_ci'])}{rho_text}", highlight=False)  # fmt: skip

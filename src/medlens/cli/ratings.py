@@ -134,6 +134,9 @@ def print_summary(summary: dict[str, Any]) -> None:
         return
     console.print(f"raters: {', '.join(summary['raters']) or 'none'}", highlight=False)
     for axis, cell in summary["axes"].items():
+        if not cell["n"]:
+            console.print(f"{axis}: not rated yet", highlight=False)
+            continue
         _print_cells(axis, cell, cell["by"], {})
         _print_agreement(axis, cell["agreement"])
 
@@ -178,14 +181,22 @@ def _share(cell: dict[str, Any]) -> str:
 def _print_agreement(axis: str, agreement: dict[str, Any] | None) -> None:
     if not agreement:
         return
-    alpha = agreement["alpha"]
-    text = "n/a" if alpha is None else f"{alpha:.3f}"
     console.print(
-        f"{axis}: inter-rater Krippendorff α ({agreement['alpha_level']}) = {text} over "
+        f"{axis}: inter-rater Krippendorff α ({agreement['alpha_level']}) = "
+        f"{_estimate(agreement['alpha'], agreement['alpha_ci'])} over "
         f"{agreement['pairable_items']} items rated by ≥ 2 of {agreement['raters']} raters",
         highlight=False, soft_wrap=True,
     )  # fmt: skip
     for pair in agreement["pairs"]:
-        kappa = "n/a" if pair["kappa"] is None else f"{pair['kappa']:.3f}"
-        console.print(f"  κ {pair['raters'][0]} vs {pair['raters'][1]}: {kappa} (n={pair['n']})",
-                      highlight=False)  # fmt: skip
+        console.print(
+            f"  κ {pair['raters'][0]} vs {pair['raters'][1]}: "
+            f"{_estimate(pair['kappa'], pair['kappa_ci'])} (n={pair['n']})",
+            highlight=False,
+        )
+
+
+def _estimate(value: float | None, ci: list[float] | None) -> str:
+    """A figure with its 95% CI, or n/a."""
+    if value is None:
+        return "n/a"
+    return f"{value:.3f}" + (f" [95% CI {ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")

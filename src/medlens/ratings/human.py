@@ -37,9 +37,10 @@ class HumanRating:
 def read_human(
     files: Sequence[Path], runs: Sequence[Path], dimensions: Sequence[str]
 ) -> list[HumanRating]:
-    """Every rated row of the human files, checked against the runs' items; nothing half-read."""
+    """Every rated row of the human files, checked against the runs' items; nothing half-read.
+    One rating per (run, item, rater): the last row wins."""
     items = [{i.id for i in RunStore.open(run).items()} for run in runs]
-    out: list[HumanRating] = []
+    out: dict[tuple[int, str, str], HumanRating] = {}
     for position, file in enumerate(files):
         sheet = read_sheet(file)
         present = _check_header(sheet, dimensions)
@@ -53,8 +54,9 @@ def read_human(
             }
             if values:
                 rater = cells.get("rater") or cells.get("rater_id") or "rater"
-                out.append(HumanRating(run, cells["id"], rater, values))
-    return out
+                # a rater's later row for the same item replaces the earlier one
+                out[(run, cells["id"], rater)] = HumanRating(run, cells["id"], rater, values)
+    return list(out.values())
 
 
 def _check_header(sheet: FilledSheet, dimensions: Sequence[str]) -> list[str]:

@@ -53,7 +53,24 @@ def import_sheet(run_dir: Path, file: Path) -> ImportResult:
         new = [line for line in lines if line["key"] not in known]
         new = list({line["key"]: line for line in new}.values())
         _append(path, new)
+        if new:
+            keep_sheet(run_dir, study, file)
     return ImportResult(study, len(lines), len(new), path)
+
+
+def keep_sheet(run_dir: Path, study: Study, file: Path) -> Path:
+    """A copy of the raw sheet as filled (``ratings/sheets/<study>-<sha256[:16]><suffix>``)."""
+    import shutil
+
+    content = file.read_bytes()
+    digest = hashlib.sha256(content).hexdigest()[:16]
+    target = Path(run_dir) / "ratings" / "sheets" / f"{study.id}-{digest}{file.suffix.lower()}"
+    if not target.is_file():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(f".{target.name}.partial")
+        shutil.copyfile(file, partial)
+        os.replace(partial, target)
+    return target
 
 
 @contextlib.contextmanager
@@ -71,8 +88,15 @@ def ratings_lock(run_dir: Path) -> Iterator[None]:
 
 
 def _append(path: Path, lines: list[RatingLine]) -> None:
+    """Append whole lines; a torn last line (a kill mid-write) is cut off first, so the next
+    line does not fuse with it."""
     if not lines:
         return
+    if path.is_file():
+        raw = path.read_bytes()
+        if raw and not raw.endswith(b"\n"):
+            with open(path, "r+b") as torn:
+                torn.truncate(raw.rfind(b"\n") + 1)
     with open(path, "a", encoding="utf-8") as handle:
         handle.write("".join(canonical_json(line) + "\n" for line in lines))
         handle.flush()

@@ -20,6 +20,9 @@ Values = dict[str, dict[str, float]]
 
 
 def judge_dir(run_dir: Path | str, name: str) -> Path:
+    parts = Path(name).parts
+    if not name or Path(name).is_absolute() or ".." in parts or "\\" in name:
+        raise MedlensError(f"{name!r} is not a judge name")
     return Path(run_dir) / "judges" / name
 
 
@@ -27,7 +30,8 @@ def read_judge(run_dir: Path | str, name: str) -> dict[str, Any]:
     """The judge's ``judge.json``; a missing judge names the judges the run has."""
     path = judge_dir(run_dir, name) / "judge.json"
     if not path.is_file():
-        have = sorted(p.name for p in (Path(run_dir) / "judges").glob("*") if p.is_dir())
+        root = Path(run_dir) / "judges"
+        have = sorted(str(p.parent.relative_to(root)) for p in root.rglob("judge.json"))
         known = f" (this run has: {', '.join(have)})" if have else " (this run has no judges)"
         raise MedlensError(f"{run_dir}: no judge named {name!r}{known}")
     try:

@@ -10,6 +10,7 @@ import random
 from pathlib import Path
 
 from medlens.errors import MedlensError
+from medlens.items import Item
 from medlens.ratings.export import _save, instructions
 from medlens.ratings.protocols import Axis, Option, RatingProtocol
 from medlens.ratings.sheets import RATER_COLUMNS, Sheet, check_output
@@ -23,7 +24,7 @@ from medlens.ratings.study import (
     seeded_sample,
     study_id,
 )
-from medlens.store import RunStore
+from medlens.store import Record, RunStore
 
 PAIRWISE = RatingProtocol(
     name="pairwise",
@@ -49,19 +50,7 @@ def export_pairwise(
     check_sample(sample)
     suffix = check_output(output)
     store_a, store_b = RunStore.open(run_a), RunStore.open(run_b)
-    bench_a = store_a.run["spec"].get("benchmark", {}).get("content_hash")
-    if bench_a != store_b.run["spec"].get("benchmark", {}).get("content_hash"):
-        raise MedlensError(
-            f"{run_a} and {run_b} are runs of different benchmarks (content hashes differ)"
-        )
-    if Path(run_a).resolve() == Path(run_b).resolve():
-        raise MedlensError(f"{run_a}: RUN_A and RUN_B are the same run")
-    items_a, records_a = answered_items(store_a)
-    _, records_b = answered_items(store_b)
-    shared = [i for i in items_a if i.id in records_b and records_b[i.id].get("output") is not None
-              and records_b[i.id].get("error") is None]  # fmt: skip
-    if not shared:
-        raise MedlensError(f"{run_a} and {run_b} have no answered item in common")
+    shared, records = _shared_answers(run_a, run_b, store_a, store_b)
     chosen = seeded_sample([i.id for i in shared], sample, seed)
     order = random.Random(f"pairwise-key-{seed}")
     key = {item: order.choice(("AB", "BA")) for item in chosen}
@@ -73,19 +62,43 @@ def export_pairwise(
          "run_a_hash": store_a.run.get("spec_hash"), "run_b_hash": store_b.run.get("spec_hash"),
          "key": key, "sample": sample},
     )  # fmt: skip
-    by_id = {i.id: i for i in shared}
-    records = {"A": records_a, "B": records_b}
+    sheet = _sheet(study, {i.id: i for i in shared}, records, key)
+    return study, _save(Path(run_a), output, suffix, sheet, study)
+
+
+def _shared_answers(
+    run_a: Path, run_b: Path, store_a: RunStore, store_b: RunStore
+) -> tuple[list[Item], dict[str, dict[str, Record]]]:
+    """Items both runs answered, and each run's records; runs of different benchmarks refused."""
+    bench_a = store_a.run["spec"].get("benchmark", {}).get("content_hash")
+    if bench_a != store_b.run["spec"].get("benchmark", {}).get("content_hash"):
+        raise MedlensError(
+            f"{run_a} and {run_b} are runs of different benchmarks (content hashes differ)"
+        )
+    if Path(run_a).resolve() == Path(run_b).resolve():
+        raise MedlensError(f"{run_a}: RUN_A and RUN_B are the same run")
+    items_a, records_a = answered_items(store_a)
+    items_b, records_b = answered_items(store_b)
+    answered_b = {i.id for i in items_b}
+    shared = [i for i in items_a if i.id in answered_b]
+    if not shared:
+        raise MedlensError(f"{run_a} and {run_b} have no answered item in common")
+    return shared, {"A": records_a, "B": records_b}
+
+
+def _sheet(
+    study: Study, by_id: dict[str, Item], records: dict[str, dict[str, Record]], key: dict[str, str]
+) -> Sheet:
     rows = [
         (study.id, i, question_text(by_id[i]), gold_text(by_id[i]), image_names(by_id[i]),
          records[key[i][0]][i]["output"], records[key[i][1]][i]["output"],
          *([None] * (1 + len(RATER_COLUMNS))))
-        for i in chosen
+        for i in study.items
     ]  # fmt: skip
-    sheet = Sheet(
+    return Sheet(
         header=["study", "id", "question", "reference", "images", "response_1", "response_2",
                 "preference", *RATER_COLUMNS],
         rows=rows,
         instructions=instructions(PAIRWISE, study.id, "Which system wrote which response is hidden."),
         choices={"preference": [o.label for o in PAIRWISE.axes[0].options]},
     )  # fmt: skip
-    return study, _save(Path(run_a), output, suffix, sheet, study)

@@ -72,12 +72,25 @@ def write_bytes_atomic(path: Path, content: bytes) -> None:
         raise
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
 def _csv_bytes(rows: Sequence[Sequence[Any]]) -> bytes:
+    """CSV whose text cells cannot become spreadsheet formulas: a cell starting with = + - @
+    gets a leading apostrophe (OWASP's CSV-injection advice), which ``read_sheet`` removes."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     for row in rows:
-        writer.writerow(["" if v is None else v for v in row])
+        writer.writerow([_csv_cell(v) for v in row])
     return buffer.getvalue().encode("utf-8")
+
+
+def _csv_cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
 
 
 def _xlsx_bytes(sheet: Sheet) -> bytes:
@@ -142,9 +155,13 @@ def read_sheet(path: Path) -> FilledSheet:
 def _csv_table(path: Path) -> list[list[Any]]:
     try:
         with open(path, encoding="utf-8-sig", newline="") as handle:
-            return [list(row) for row in csv.reader(handle)]
+            return [[_uncsv_cell(v) for v in row] for row in csv.reader(handle)]
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise InputError(path, None, f"unreadable csv ({exc})") from None
+
+
+def _uncsv_cell(value: str) -> str:
+    return value[1:] if value.startswith("'") and value[1:].startswith(FORMULA_STARTS) else value
 
 
 def _xlsx_table(path: Path) -> list[list[Any]]:
