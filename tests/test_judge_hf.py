@@ -19,9 +19,9 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from judge_fixtures import finished_run, judgement_lines  # noqa: E402
-from medlens.cli import app  # noqa: E402
-from test_hf import build_llava  # noqa: E402
+from judge_fixtures import finished_run, judgement_lines
+from medlens.cli import app
+from test_hf import build_llava
 
 
 def test_a_tiny_hf_judge_end_to_end(tmp_path: Path) -> None:
