@@ -107,9 +107,7 @@ def validate(options: JudgeOptions) -> None:
         )
 
 
-def judge_options_for_run(
-    judge: str, protocol: str, concurrency: int, cache: bool
-) -> JudgeOptions:
+def judge_options_for_run(judge: str, protocol: str, concurrency: int, cache: bool) -> JudgeOptions:
     """`medlens run --judge SPEC --judge-protocol P`: options checked before the run starts."""
     options = JudgeOptions(
         run_dir=Path(), judge=judge, protocol=protocol, concurrency=concurrency, cache=cache
