@@ -11,7 +11,7 @@ import contextlib
 import re
 import shutil
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -66,6 +66,7 @@ class PreparedJudge:
     model: Model
     rule_lines: list[dict[str, Any]]
     tasks: list[JudgeTask]
+    run: RunStore
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,8 @@ class JudgeOutcome:
     done_before: int
     judged: int
     settled: int
+    results: dict[str, Any] = field(default_factory=dict)
+    """The run's rebuilt results.json, judges included."""
 
 
 def default_judge_name(judge: str) -> str:
@@ -167,7 +170,7 @@ def prepare_judge(options: JudgeOptions) -> PreparedJudge:
     }
     check_resumable(folder, spec)
     rule_lines, tasks = plan(items, records, settings)
-    return PreparedJudge(options, folder, spec, settings, model, rule_lines, tasks)
+    return PreparedJudge(options, folder, spec, settings, model, rule_lines, tasks, run)
 
 
 def plan(
@@ -209,9 +212,9 @@ def judge_run(
         outcome = _execute_stage(prepared, on_start, on_progress)
     from medlens.results import build_results
 
-    run = RunStore.open(options.run_dir)
-    run.write_results(build_results(run))
-    return outcome
+    results = build_results(prepared.run)  # the run's records were read once, in prepare
+    prepared.run.write_results(results)
+    return replace(outcome, results=results)
 
 
 def _execute_stage(
@@ -248,6 +251,7 @@ def _execute_stage(
         raise
     finally:
         store.close()
+    store.remember()
     return JudgeOutcome(prepared.folder, len(done), len(todo), len(rules))
 
 
