@@ -33,6 +33,10 @@ CASES = {
         "base_url",
     ),
     "unknown judge backend": (["--judge", "claude:opus", "--protocol", "rubric"], "unknown model"),
+    "repeats of a greedy judge": (
+        ["--judge", judge_spec(URL), "--protocol", "rubric", "--repeats", "3"],
+        "deterministically",
+    ),
     "no repeats": (
         ["--judge", judge_spec(URL), "--protocol", "rubric", "--repeats", "0"],
         "--repeats",

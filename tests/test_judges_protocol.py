@@ -249,3 +249,32 @@ def test_bad_rubric_files_name_the_file_and_field(
 def test_a_missing_rubric_file(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="cannot read"):
         load_protocol(f"file:{tmp_path / 'absent.toml'}")
+
+
+def test_judge_requests_show_images_only_when_asked() -> None:
+    import io
+
+    from PIL import Image
+
+    from medlens.items import ImageRef
+    from medlens.judges.tasks import JudgeSettings, JudgeTask, build_judge_request
+    from medlens.models.base import ImagePart
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (8, 8), (1, 2, 3)).save(buffer, format="PNG")
+    item = Item(
+        id="i", question="Q?", kind="open", answer="femur",
+        images=(ImageRef("bytes", data=buffer.getvalue(), name="x"),),
+    )  # fmt: skip
+    task = JudgeTask(item, "thigh bone", 0)
+    plain = JudgeSettings(RUBRIC, "all", 1, kinds=RUBRIC.kinds)
+    shown = JudgeSettings(RUBRIC, "all", 1, images=True, kinds=RUBRIC.kinds)
+    first = build_judge_request(task, "openai:j", plain, 0)
+    with_image = build_judge_request(task, "openai:j", shown, 0)
+    assert not any(isinstance(p, ImagePart) for p in first.messages[0].parts)
+    assert isinstance(with_image.messages[0].parts[0], ImagePart)
+    retry = build_judge_request(task, "openai:j", plain, 1)
+    again = build_judge_request(JudgeTask(item, "thigh bone", 1), "openai:j", plain, 0)
+    fingerprints = {first.fingerprint, with_image.fingerprint, retry.fingerprint, again.fingerprint}
+    assert len(fingerprints) == 4  # images, the retry and each repeat are separate cache entries
+    assert first.fingerprint == build_judge_request(task, "openai:j", plain, 0).fingerprint

@@ -157,6 +157,12 @@ def prepare_judge(options: JudgeOptions) -> PreparedJudge:
     model = load_judge_model(
         options.judge, items, options.concurrency, describe_only=options.executor == "ray"
     )
+    if options.repeats > 1 and model.deterministic and parse_spec(options.judge).name != "replay":
+        raise SpecError(
+            f"--repeats {options.repeats}: the judge {model.spec.split('?')[0]} answers "
+            "deterministically, so repeats would agree by construction; sample it "
+            "(e.g. temperature=0.7 without seed in an openai: spec)"
+        )
     name = options.name or default_judge_name(options.judge)
     folder = judges_dir(options.run_dir) / name
     spec = {
