@@ -82,7 +82,9 @@ def judge_with_progress(options: JudgeOptions) -> JudgeOutcome:
         bar.start()
         bar.update(task, total=total, completed=done)
         if done:
-            bar.console.print(f"resuming: {done} of {total} judgements already made")
+            bar.console.print(
+                f"{done} of {total} judgements need no call (rules, or judged before)"
+            )
 
     try:
         return judge_run(options, on_start, lambda line: bar.advance(task))

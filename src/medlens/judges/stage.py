@@ -234,10 +234,11 @@ def _execute_stage(
         done = store.done()
         todo = [t for t in prepared.tasks if (t.item.id, t.repeat) not in done]
         rules = [line for line in prepared.rule_lines if (line["id"], 0) not in done]
-        if on_start:
-            on_start(len(prepared.tasks) + len(prepared.rule_lines), len(done))
         for line in rules:
             store.append(line)
+        if on_start:
+            total = len(prepared.tasks) + len(prepared.rule_lines)
+            on_start(total, total - len(todo))
 
         def on_judgement(line: dict[str, Any]) -> None:
             store.append(line)
