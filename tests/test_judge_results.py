@@ -174,3 +174,21 @@ def test_spearman_of_judge_and_rules_is_scipys(tmp_path: Path) -> None:
     assert stats.spearmanr(table.score, table.rule).statistic == pytest.approx(
         stats.spearmanr(judged, rule).statistic
     )
+
+
+def test_markdown_judge_tables_keep_their_columns(tmp_path: Path) -> None:
+    import re
+
+    its = items(4)
+    rows = [
+        line(it.id, r, 0.5, verdict={"scores": dict.fromkeys(DIMS, 5), "rationale": "|x|"})
+        for it in its
+        for r in range(2)
+    ]
+    write(tmp_path, "r", spec("rubric", repeats=2, dims=DIMS), rows)
+    text = markdown_section({"judges": judges_results(tmp_path, its, {}, ["modality"], "x", None)})
+    for block in text.split("\n\n"):
+        table = [row for row in block.splitlines() if row.startswith("|")]
+        if table:
+            widths = {len(re.findall(r"(?<!\\)\|", row)) for row in table}
+            assert len(widths) == 1, block
