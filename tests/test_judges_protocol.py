@@ -278,3 +278,41 @@ def test_judge_requests_show_images_only_when_asked() -> None:
     fingerprints = {first.fingerprint, with_image.fingerprint, retry.fingerprint, again.fingerprint}
     assert len(fingerprints) == 4  # images, the retry and each repeat are separate cache entries
     assert first.fingerprint == build_judge_request(task, "openai:j", plain, 0).fingerprint
+
+
+ELIGIBLE_CASES = [
+    (Item(id="a", question="q", kind="open", answer="x"), True),
+    (Item(id="b", question="q", kind="classify", answer="pneumonia"), True),
+    (Item(id="c", question="q", kind="classify", options={"A": "x"}, answer="A"), False),
+    (Item(id="d", question="q", kind="report", answer="normal"), False),
+    (Item(id="e", question="q", kind="open", answer=None), False),
+    (Item(id="f", question="q", kind="yes_no", answer="yes"), False),
+]
+
+
+@pytest.mark.parametrize(("item", "expected"), ELIGIBLE_CASES)
+def test_which_items_equivalence_judges(item: Item, expected: bool) -> None:
+    from medlens.judges.tasks import JudgeSettings, eligible
+
+    settings = JudgeSettings(EQUIVALENCE, "unresolved", 1, kinds=EQUIVALENCE.kinds)
+    assert eligible(item, {"score": 0.0, "error": None}, settings) is expected
+    assert not eligible(item, {"score": None, "error": {"type": "server"}}, settings)
+    with_reports = JudgeSettings(EQUIVALENCE, "unresolved", 1, kinds=EQUIVALENCE.kinds | {"report"})
+    assert eligible(item, {"score": 0.0, "error": None}, with_reports) is (
+        expected or item.id == "d"
+    )
+
+
+def test_rules_settle_right_answers_and_read_options() -> None:
+    from medlens.judges.tasks import JudgeSettings, settled_by_rules
+
+    unresolved = JudgeSettings(EQUIVALENCE, "unresolved", 1, kinds=EQUIVALENCE.kinds)
+    everything = JudgeSettings(EQUIVALENCE, "all", 1, kinds=EQUIVALENCE.kinds)
+    assert settled_by_rules(OPEN, {"score": 1.0}, unresolved)
+    assert not settled_by_rules(OPEN, {"score": 0.0}, unresolved)
+    assert not settled_by_rules(OPEN, {"score": 1.0}, everything)
+    choice = JudgeSettings(CHOICE, "unresolved", 1, kinds=CHOICE.kinds)
+    assert settled_by_rules(CHOICE_ITEM, {"score": 0.0, "extraction": {"status": "ok"}}, choice)
+    assert not settled_by_rules(
+        CHOICE_ITEM, {"score": 0.0, "extraction": {"status": "unparsed"}}, choice
+    )
