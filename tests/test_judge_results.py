@@ -192,3 +192,28 @@ def test_markdown_judge_tables_keep_their_columns(tmp_path: Path) -> None:
         if table:
             widths = {len(re.findall(r"(?<!\\)\|", row)) for row in table}
             assert len(widths) == 1, block
+
+
+def test_two_judges_call_the_agreement_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The one call site of `medlens.agreement` (owned by the ratings work): run and judge names."""
+    import sys
+    import types
+
+    calls: list[tuple[Path, list[str]]] = []
+    module = types.ModuleType("medlens.agreement")
+
+    def inter_judge_agreement(run_dir: Path, names: list[str]) -> dict[str, Any]:
+        calls.append((run_dir, names))
+        return {"kappa": 0.5}
+
+    module.inter_judge_agreement = inter_judge_agreement  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "medlens.agreement", module)
+    its = items(2)
+    for name in ("b", "a"):
+        write(tmp_path, name, spec("equivalence"), [line(it.id, 0, 1.0) for it in its])
+    judges = judges_results(tmp_path, its, {}, [], "x", None)
+    assert calls == [(tmp_path, ["a", "b"])] and judges["a"]["inter_judge"] == {"kappa": 0.5}
+    one = judges_results(tmp_path / "none", its, {}, [], "x", None)
+    assert one == {} and len(calls) == 1
