@@ -77,9 +77,9 @@ def main() -> None:
             saved = overall["calls_saved"] / (overall["calls"] + overall["calls_saved"])
             print(f"rules first: {overall['calls']} calls, {overall['calls_saved']} saved = "
                   f"{100 * saved:.1f}% of calls on the realistic mix")  # fmt: skip
-            again, wall, _ = timed_judge(every)
+            again, wall, cpu = timed_judge(every)
             print(f"re-judging the finished stage: {again.judged} calls, {wall:.2f} s "  # type: ignore[attr-defined]
-                  "(includes rebuilding results.json)")  # fmt: skip
+                  f"({cpu:.2f} s CPU; includes rebuilding results.json)")  # fmt: skip
     finally:
         server.terminate()
         server.wait(timeout=30)
