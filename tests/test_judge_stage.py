@@ -253,9 +253,10 @@ def test_run_with_judge_and_every_report_format(tmp_path: Path) -> None:
     from judge_fixtures import write_open_bench
 
     bench, predictions = write_open_bench(tmp_path / "data", 20, 6)
+    answers = predictions.rename(predictions.with_name("gpt-4o-mini.csv"))  # the model's family
     with serve(judge_config(JudgeReplies())) as server:
         run = named_run(
-            f"jsonl:{bench}", f"replay:{predictions}", tmp_path / "runs", "gpt-run",
+            f"jsonl:{bench}", f"replay:{answers}", tmp_path / "runs", "gpt-run",
             "--judge", judge_spec(server.base_url, model="gpt-4o"), "--judge-protocol", "rubric",
         )  # fmt: skip
     entry = report_json(run)["judges"]["gpt-4o"]  # type: ignore[index]
@@ -271,6 +272,7 @@ def test_run_with_judge_and_every_report_format(tmp_path: Path) -> None:
         assert "Judge gpt-4o" in output and score in output, fmt
         dimension = "ground\\_truth\\_correctness" if fmt == "md" else "ground_truth_correctness"
         assert dimension in output and "open judged by" in output, fmt
+        assert "share the family" in output, fmt  # the self-preference warning
     xlsx = tmp_path / "report.xlsx"
     assert (
         CliRunner().invoke(app, ["report", str(run), "-f", "xlsx", "-o", str(xlsx)]).exit_code == 0
