@@ -42,3 +42,33 @@ def test_a_tiny_hf_judge_end_to_end(tmp_path: Path) -> None:
     overall = json.loads(report.output)["judges"]["tiny"]["overall"]
     unparseable = sum(line["status"] == "unparseable" for line in sent)
     assert overall["judge_errors"] == unparseable and overall["n"] == 12 - unparseable
+
+
+def test_a_finished_or_refused_hf_judge_loads_no_weights(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import medlens.models.hf as hf
+
+    model = build_llava(tmp_path / "llava")
+    run = finished_run(tmp_path, n_open=12, n_closed=0)
+    args = ["judge", str(run), "--judge", f"hf:{model}?max_new_tokens=4", "--protocol", "rubric"]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    before = (run / "judges" / "llava" / "judgements.jsonl").read_bytes()
+
+    def no_loading(settings: object) -> None:
+        raise AssertionError("weights loaded although nothing is left to judge")
+
+    monkeypatch.setattr(hf, "load", no_loading)
+    again = CliRunner().invoke(app, args)
+    assert again.exit_code == 0, again.output
+    refused = CliRunner().invoke(app, [*args, "--scope", "unresolved"])
+    assert refused.exit_code == 2 and "different spec" in refused.output
+    assert (run / "judges" / "llava" / "judgements.jsonl").read_bytes() == before
+
+
+def test_an_hf_judge_that_cannot_load_leaves_nothing(tmp_path: Path) -> None:
+    run = finished_run(tmp_path, n_open=12, n_closed=0)
+    args = ["judge", str(run), "--judge", f"hf:{tmp_path / 'absent'}", "--protocol", "rubric"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2 and "absent" in result.output, result.output
+    assert not (run / "judges").exists()

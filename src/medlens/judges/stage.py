@@ -33,6 +33,8 @@ from medlens.specs import parse_spec
 from medlens.store import RunStore
 
 SCOPES = ("unresolved", "all")
+LOADS_WEIGHTS = ("hf", "vllm")
+"""Backends whose describe-only form (``ModelContext.describe_only``) skips loading weights."""
 
 
 @dataclass(frozen=True)
@@ -154,9 +156,9 @@ def prepare_judge(options: JudgeOptions) -> PreparedJudge:
         with_question=options.with_question,
         kinds=frozenset(kinds),
     )
-    model = load_judge_model(
-        options.judge, items, options.concurrency, describe_only=options.executor == "ray"
-    )
+    # Only the spec is needed until there is something to judge: local engines (hf:, vllm:)
+    # load their weights in _call_judge, so a refused or finished stage loads none.
+    model = load_judge_model(options.judge, items, options.concurrency, describe_only=True)
     if options.repeats > 1 and model.deterministic and parse_spec(options.judge).name != "replay":
         raise SpecError(
             f"--repeats {options.repeats}: the judge {model.spec.split('?')[0]} answers "
@@ -246,6 +248,7 @@ def _execute_stage(
                 on_progress(line)
 
         if todo:
+            _load_weights(prepared, todo)
             asyncio.run(_call_judge(todo, prepared, on_judgement))
         else:
             asyncio.run(prepared.model.aclose())
@@ -260,6 +263,19 @@ def _execute_stage(
         store.close()
     store.remember()
     return JudgeOutcome(prepared.folder, len(done), len(todo), len(rules))
+
+
+def _load_weights(prepared: PreparedJudge, todo: list[JudgeTask]) -> None:
+    """Replace the describe-only judge of a local engine by the loaded one, outside any event
+    loop (as answering loads its model); Ray workers load their own."""
+    options = prepared.options
+    if options.executor == "ray" or parse_spec(options.judge).name not in LOADS_WEIGHTS:
+        return
+    asyncio.run(prepared.model.aclose())
+    items = [task.item for task in todo]
+    prepared.model = load_judge_model(
+        options.judge, items, options.concurrency, describe_only=False
+    )
 
 
 async def _call_judge(
