@@ -253,9 +253,10 @@ def test_run_with_judge_and_every_report_format(tmp_path: Path) -> None:
     from judge_fixtures import write_open_bench
 
     bench, predictions = write_open_bench(tmp_path / "data", 20, 6)
+    answers = predictions.rename(predictions.with_name("gpt-4o-mini.csv"))  # the model's family
     with serve(judge_config(JudgeReplies())) as server:
         run = named_run(
-            f"jsonl:{bench}", f"replay:{predictions}", tmp_path / "runs", "gpt-run",
+            f"jsonl:{bench}", f"replay:{answers}", tmp_path / "runs", "gpt-run",
             "--judge", judge_spec(server.base_url, model="gpt-4o"), "--judge-protocol", "rubric",
         )  # fmt: skip
     entry = report_json(run)["judges"]["gpt-4o"]  # type: ignore[index]
@@ -271,6 +272,7 @@ def test_run_with_judge_and_every_report_format(tmp_path: Path) -> None:
         assert "Judge gpt-4o" in output and score in output, fmt
         dimension = "ground\\_truth\\_correctness" if fmt == "md" else "ground_truth_correctness"
         assert dimension in output and "open judged by" in output, fmt
+        assert "share the family" in output, fmt  # the self-preference warning
     xlsx = tmp_path / "report.xlsx"
     assert (
         CliRunner().invoke(app, ["report", str(run), "-f", "xlsx", "-o", str(xlsx)]).exit_code == 0
@@ -283,3 +285,33 @@ def test_a_judge_of_the_models_family_gets_a_self_preference_warning(tmp_path: P
     assert self_preference("openai:gpt-4o-mini?base_url=x", "openai:gpt-4o?base_url=y")
     assert self_preference("hf:/models/Qwen2.5-VL-72B", "openai:qwen2.5-vl-7b?base_url=y")
     assert self_preference("openai:gpt-4o?base_url=x", "hf:/m/llava-1.5") is None
+
+
+def test_a_user_rubric_file_from_the_command_line(run: Path, tmp_path: Path) -> None:
+    rubric = tmp_path / "mine.toml"
+    dims = "".join(
+        f'[[dimensions]]\nname = "{name}"\ndescription = "d"\nweight = {weight}\n\n'
+        for name, weight in (("consistency", 0), ("coherence", 0), ("visual_accuracy", 0),
+                             ("ground_truth_correctness", 1))
+    )  # fmt: skip
+    rubric.write_text(f'instructions = "Grade it."\n\n{dims}', encoding="utf-8")
+    with serve(judge_config(JudgeReplies())) as server:
+        judged(
+            run,
+            "--judge",
+            judge_spec(server.base_url),
+            "--protocol",
+            f"file:{rubric}",
+            "--name",
+            "mine",
+        )
+    folder = run / "judges" / "mine"
+    spec = json.loads((folder / "judge.json").read_text())
+    assert (
+        spec["protocol"]["name"] == f"file:{rubric}"
+        and spec["protocol"]["weights"]["coherence"] == 0
+    )
+    lines = judgement_lines(folder)
+    points = [line["verdict"]["scores"]["ground_truth_correctness"] for line in lines]
+    overall = report_json(run)["judges"]["mine"]["overall"]  # type: ignore[index]
+    assert overall["n"] == 20 and overall["score"] == pytest.approx(np.mean(points) / 10)

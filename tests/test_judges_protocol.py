@@ -143,7 +143,7 @@ def test_equivalence_shows_no_question_unless_asked() -> None:
 
 def test_registry_lists_the_protocols_and_refuses_unknown_ones() -> None:
     assert [e.name for e in JUDGE_PROTOCOLS] == ["choice", "equivalence", "rubric"]
-    with pytest.raises(SpecError, match="did you mean 'rubric'.*file:PATH"):
+    with pytest.raises(SpecError, match=r"did you mean 'rubric'.*file:PATH"):
         load_protocol("rubrik")
 
 
@@ -249,3 +249,70 @@ def test_bad_rubric_files_name_the_file_and_field(
 def test_a_missing_rubric_file(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="cannot read"):
         load_protocol(f"file:{tmp_path / 'absent.toml'}")
+
+
+def test_judge_requests_show_images_only_when_asked() -> None:
+    import io
+
+    from PIL import Image
+
+    from medlens.items import ImageRef
+    from medlens.judges.tasks import JudgeSettings, JudgeTask, build_judge_request
+    from medlens.models.base import ImagePart
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (8, 8), (1, 2, 3)).save(buffer, format="PNG")
+    item = Item(
+        id="i", question="Q?", kind="open", answer="femur",
+        images=(ImageRef("bytes", data=buffer.getvalue(), name="x"),),
+    )  # fmt: skip
+    task = JudgeTask(item, "thigh bone", 0)
+    plain = JudgeSettings(RUBRIC, "all", 1, kinds=RUBRIC.kinds)
+    shown = JudgeSettings(RUBRIC, "all", 1, images=True, kinds=RUBRIC.kinds)
+    first = build_judge_request(task, "openai:j", plain, 0)
+    with_image = build_judge_request(task, "openai:j", shown, 0)
+    assert not any(isinstance(p, ImagePart) for p in first.messages[0].parts)
+    assert isinstance(with_image.messages[0].parts[0], ImagePart)
+    retry = build_judge_request(task, "openai:j", plain, 1)
+    again = build_judge_request(JudgeTask(item, "thigh bone", 1), "openai:j", plain, 0)
+    fingerprints = {first.fingerprint, with_image.fingerprint, retry.fingerprint, again.fingerprint}
+    assert len(fingerprints) == 4  # images, the retry and each repeat are separate cache entries
+    assert first.fingerprint == build_judge_request(task, "openai:j", plain, 0).fingerprint
+
+
+ELIGIBLE_CASES = [
+    (Item(id="a", question="q", kind="open", answer="x"), True),
+    (Item(id="b", question="q", kind="classify", answer="pneumonia"), True),
+    (Item(id="c", question="q", kind="classify", options={"A": "x"}, answer="A"), False),
+    (Item(id="d", question="q", kind="report", answer="normal"), False),
+    (Item(id="e", question="q", kind="open", answer=None), False),
+    (Item(id="f", question="q", kind="yes_no", answer="yes"), False),
+]
+
+
+@pytest.mark.parametrize(("item", "expected"), ELIGIBLE_CASES)
+def test_which_items_equivalence_judges(item: Item, expected: bool) -> None:
+    from medlens.judges.tasks import JudgeSettings, eligible
+
+    settings = JudgeSettings(EQUIVALENCE, "unresolved", 1, kinds=EQUIVALENCE.kinds)
+    assert eligible(item, {"score": 0.0, "error": None}, settings) is expected
+    assert not eligible(item, {"score": None, "error": {"type": "server"}}, settings)
+    with_reports = JudgeSettings(EQUIVALENCE, "unresolved", 1, kinds=EQUIVALENCE.kinds | {"report"})
+    assert eligible(item, {"score": 0.0, "error": None}, with_reports) is (
+        expected or item.id == "d"
+    )
+
+
+def test_rules_settle_right_answers_and_read_options() -> None:
+    from medlens.judges.tasks import JudgeSettings, settled_by_rules
+
+    unresolved = JudgeSettings(EQUIVALENCE, "unresolved", 1, kinds=EQUIVALENCE.kinds)
+    everything = JudgeSettings(EQUIVALENCE, "all", 1, kinds=EQUIVALENCE.kinds)
+    assert settled_by_rules(OPEN, {"score": 1.0}, unresolved)
+    assert not settled_by_rules(OPEN, {"score": 0.0}, unresolved)
+    assert not settled_by_rules(OPEN, {"score": 1.0}, everything)
+    choice = JudgeSettings(CHOICE, "unresolved", 1, kinds=CHOICE.kinds)
+    assert settled_by_rules(CHOICE_ITEM, {"score": 0.0, "extraction": {"status": "ok"}}, choice)
+    assert not settled_by_rules(
+        CHOICE_ITEM, {"score": 0.0, "extraction": {"status": "unparsed"}}, choice
+    )

@@ -68,7 +68,7 @@ def judge(
         ray_address=ray_address,
     )
     outcome = judge_with_progress(options)
-    print_judge_summary(run, outcome)
+    print_judge_summary(outcome)
 
 
 def judge_with_progress(options: JudgeOptions) -> JudgeOutcome:
@@ -82,7 +82,9 @@ def judge_with_progress(options: JudgeOptions) -> JudgeOutcome:
         bar.start()
         bar.update(task, total=total, completed=done)
         if done:
-            bar.console.print(f"resuming: {done} of {total} judgements already made")
+            bar.console.print(
+                f"{done} of {total} judgements need no call (rules, or judged before)"
+            )
 
     try:
         return judge_run(options, on_start, lambda line: bar.advance(task))
@@ -91,13 +93,10 @@ def judge_with_progress(options: JudgeOptions) -> JudgeOutcome:
             bar.stop()
 
 
-def print_judge_summary(run: Path, outcome: JudgeOutcome) -> None:
+def print_judge_summary(outcome: JudgeOutcome) -> None:
     from medlens.report.judges import judge_text_lines
-    from medlens.results import build_results
-    from medlens.store import RunStore
 
-    results = build_results(RunStore.open(run))
-    entry = results["judges"].get(outcome.folder.name)
+    entry = outcome.results["judges"].get(outcome.folder.name)
     if entry is not None:
         for line in judge_text_lines(outcome.folder.name, entry):
             console.print(line, highlight=False, markup=False, soft_wrap=True)

@@ -104,7 +104,7 @@ def run(
         from medlens.cli.judge import judge_with_progress, print_judge_summary
 
         judged = judge_with_progress(replace(judging, run_dir=outcome.store.path))
-        print_judge_summary(outcome.store.path, judged)
+        print_judge_summary(judged)
     error_rate = outcome.results["rates"]["error"]
     if error_rate > max_error_rate:
         for line in error_lines(outcome.store.records().values()):

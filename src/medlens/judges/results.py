@@ -270,9 +270,11 @@ def inter_judge_agreement(run_dir: Path, names: list[str]) -> dict[str, Any] | N
     The ratings/agreement work owns these statistics in ``medlens.agreement``; this is the one
     call site, rewired at merge (until then the module is absent and nothing is reported).
     """
+    import importlib
+
     try:
-        from medlens import agreement  # type: ignore[attr-defined,unused-ignore]
-    except ImportError:
+        agreement = importlib.import_module("medlens.agreement")
+    except ModuleNotFoundError:
         return None
     result: dict[str, Any] = agreement.inter_judge_agreement(run_dir, names)
     return result

@@ -11,7 +11,7 @@ import contextlib
 import re
 import shutil
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,8 @@ from medlens.specs import parse_spec
 from medlens.store import RunStore
 
 SCOPES = ("unresolved", "all")
+LOADS_WEIGHTS = ("hf", "vllm")
+"""Backends whose describe-only form (``ModelContext.describe_only``) skips loading weights."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,7 @@ class PreparedJudge:
     model: Model
     rule_lines: list[dict[str, Any]]
     tasks: list[JudgeTask]
+    run: RunStore
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,8 @@ class JudgeOutcome:
     done_before: int
     judged: int
     settled: int
+    results: dict[str, Any] = field(default_factory=dict)
+    """The run's rebuilt results.json, judges included."""
 
 
 def default_judge_name(judge: str) -> str:
@@ -107,9 +112,7 @@ def validate(options: JudgeOptions) -> None:
         )
 
 
-def judge_options_for_run(
-    judge: str, protocol: str, concurrency: int, cache: bool
-) -> JudgeOptions:
+def judge_options_for_run(judge: str, protocol: str, concurrency: int, cache: bool) -> JudgeOptions:
     """`medlens run --judge SPEC --judge-protocol P`: options checked before the run starts."""
     options = JudgeOptions(
         run_dir=Path(), judge=judge, protocol=protocol, concurrency=concurrency, cache=cache
@@ -153,9 +156,15 @@ def prepare_judge(options: JudgeOptions) -> PreparedJudge:
         with_question=options.with_question,
         kinds=frozenset(kinds),
     )
-    model = load_judge_model(
-        options.judge, items, options.concurrency, describe_only=options.executor == "ray"
-    )
+    # Only the spec is needed until there is something to judge: local engines (hf:, vllm:)
+    # load their weights in _call_judge, so a refused or finished stage loads none.
+    model = load_judge_model(options.judge, items, options.concurrency, describe_only=True)
+    if options.repeats > 1 and model.deterministic and parse_spec(options.judge).name != "replay":
+        raise SpecError(
+            f"--repeats {options.repeats}: the judge {model.spec.split('?')[0]} answers "
+            "deterministically, so repeats would agree by construction; sample it "
+            "(e.g. temperature=0.7 without seed in an openai: spec)"
+        )
     name = options.name or default_judge_name(options.judge)
     folder = judges_dir(options.run_dir) / name
     spec = {
@@ -169,7 +178,7 @@ def prepare_judge(options: JudgeOptions) -> PreparedJudge:
     }
     check_resumable(folder, spec)
     rule_lines, tasks = plan(items, records, settings)
-    return PreparedJudge(options, folder, spec, settings, model, rule_lines, tasks)
+    return PreparedJudge(options, folder, spec, settings, model, rule_lines, tasks, run)
 
 
 def plan(
@@ -211,9 +220,9 @@ def judge_run(
         outcome = _execute_stage(prepared, on_start, on_progress)
     from medlens.results import build_results
 
-    run = RunStore.open(options.run_dir)
-    run.write_results(build_results(run))
-    return outcome
+    results = build_results(prepared.run)  # the run's records were read once, in prepare
+    prepared.run.write_results(results)
+    return replace(outcome, results=results)
 
 
 def _execute_stage(
@@ -227,10 +236,11 @@ def _execute_stage(
         done = store.done()
         todo = [t for t in prepared.tasks if (t.item.id, t.repeat) not in done]
         rules = [line for line in prepared.rule_lines if (line["id"], 0) not in done]
-        if on_start:
-            on_start(len(prepared.tasks) + len(prepared.rule_lines), len(done))
         for line in rules:
             store.append(line)
+        if on_start:
+            total = len(prepared.tasks) + len(prepared.rule_lines)
+            on_start(total, total - len(todo))
 
         def on_judgement(line: dict[str, Any]) -> None:
             store.append(line)
@@ -238,6 +248,7 @@ def _execute_stage(
                 on_progress(line)
 
         if todo:
+            _load_weights(prepared, todo)
             asyncio.run(_call_judge(todo, prepared, on_judgement))
         else:
             asyncio.run(prepared.model.aclose())
@@ -250,7 +261,21 @@ def _execute_stage(
         raise
     finally:
         store.close()
+    store.remember()
     return JudgeOutcome(prepared.folder, len(done), len(todo), len(rules))
+
+
+def _load_weights(prepared: PreparedJudge, todo: list[JudgeTask]) -> None:
+    """Replace the describe-only judge of a local engine by the loaded one, outside any event
+    loop (as answering loads its model); Ray workers load their own."""
+    options = prepared.options
+    if options.executor == "ray" or parse_spec(options.judge).name not in LOADS_WEIGHTS:
+        return
+    asyncio.run(prepared.model.aclose())
+    items = [task.item for task in todo]
+    prepared.model = load_judge_model(
+        options.judge, items, options.concurrency, describe_only=False
+    )
 
 
 async def _call_judge(

@@ -24,6 +24,17 @@ _COMPARED = ("schema", "name", "judge", "protocol", "scope", "repeats")
 """judge.json fields that must match to resume (`created` differs by design)."""
 
 
+_SNAPSHOTS: dict[Path, tuple[tuple[int, int] | None, dict[Key, Judgement]]] = {}
+
+
+def _file_state(folder: Path) -> tuple[int, int] | None:
+    try:
+        stat = (folder / "judgements.jsonl").stat()
+    except OSError:
+        return None
+    return stat.st_size, stat.st_mtime_ns
+
+
 def judges_dir(run_dir: Path) -> Path:
     return Path(run_dir) / "judges"
 
@@ -74,7 +85,11 @@ class JudgeStore:
     def open(cls, folder: Path) -> JudgeStore:
         """Open an existing stage read-only (reports)."""
         store = cls(folder, read_judge_json(folder))
-        store._load(compact=False)
+        snapshot = _SNAPSHOTS.get(folder)
+        if snapshot is not None and snapshot[0] == _file_state(folder):
+            store._lines = snapshot[1]  # the judge stage just closed this very file
+        else:
+            store._load(compact=False)
         return store
 
     @classmethod
@@ -137,6 +152,13 @@ class JudgeStore:
         if self._handle is not None:
             self._handle.close()
             self._handle = None
+
+    def remember(self) -> None:
+        """Keep the lines for the next read-only :meth:`open` in this process (results right
+        after judging), as long as the file has not changed since."""
+        self.close()
+        _SNAPSHOTS.clear()
+        _SNAPSHOTS[self.folder] = (_file_state(self.folder), self._lines)
 
     def by_item(self) -> Iterator[tuple[str, list[Judgement]]]:
         """Each item's lines, in repeat order."""

@@ -78,7 +78,7 @@ def dimension_section(name: str, entry: dict[str, Any]) -> JudgeSection:
             "–" if cell["ci"] is None else f"[{cell['ci'][0]:.2f}, {cell['ci'][1]:.2f}]",
             "–" if not mad or mad["score"] is None else f"{mad['score']:.2f} (n={mad['n']})",
         ))  # fmt: skip
-    headers = ("dimension", "weight", "n", "mean points", "95% CI", "repeat |Δ|")
+    headers = ("dimension", "weight", "n", "mean points", "95% CI", "repeats' mean abs. diff.")
     note = "Item score S = Σ wᵢ sᵢ / (10 · Σ wᵢ); rule-settled items have no dimension scores."
     return JudgeSection(f"Judge {name}: rubric dimensions", headers, rows, [note])
 
@@ -86,9 +86,13 @@ def dimension_section(name: str, entry: dict[str, Any]) -> JudgeSection:
 def judge_notes(name: str, entry: dict[str, Any]) -> list[str]:
     overall = entry["overall"]
     replies = entry.get("replies", {})
+    saved = (
+        f"the rules settled the rest and saved {overall['calls_saved']} calls"
+        if entry.get("scope") == "unresolved"
+        else "every item sent"
+    )
     notes = [
-        f"{overall['calls']} judge calls; the rules settled the rest and saved "
-        f"{overall['calls_saved']} calls (scope {entry.get('scope')}); "
+        f"{overall['calls']} judge calls; {saved} (scope {entry.get('scope')}); "
         f"{replies.get('unparseable', 0)} unparseable and {replies.get('errors', 0)} failed "
         f"replies; {overall['judge_errors']} items without a verdict are left out of the "
         "judged score (not scored 0)."
@@ -145,8 +149,9 @@ def markdown_section(results: dict[str, Any]) -> str:
     parts = []
     for section in judge_sections(results):
         rows = [tuple(md_text(cell) for cell in row) for row in section.rows]
+        headers = [md_text(header) for header in section.headers]
         notes = "".join(f"\n\n{md_text(note)}" for note in section.notes)
-        parts.append(f"## {md_text(section.title)}\n\n" + table(section.headers, rows) + notes)
+        parts.append(f"## {md_text(section.title)}\n\n" + table(headers, rows) + notes)
     return "\n\n".join(parts)
 
 
