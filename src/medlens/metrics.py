@@ -83,7 +83,8 @@ def macro_f1(
     from sklearn.metrics import f1_score
 
     y_pred = [p if p is not None else _UNANSWERED for p in predicted]
-    classes = sorted(labels) if labels is not None else sorted({*gold, *predicted} - {None})
+    named = {p for p in predicted if p is not None}
+    classes = sorted(labels) if labels is not None else sorted({*gold, *named})
     return float(f1_score(gold, y_pred, labels=classes, average="macro", zero_division=0))
 
 

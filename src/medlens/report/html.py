@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from medlens.report.html_assets import SCRIPT, STYLE
+from medlens.report.protocol_lines import protocol_lines
 from medlens.report.sections import (
     AxisRow,
     ReportData,
@@ -119,6 +120,7 @@ def overall_section(data: ReportData) -> str:
     table = table_html(("n", "score", "95% CI", "random baseline"), [row], False, 0)
     secondary = secondary_text(data.results)
     extra = f'<p class="note">{esc(secondary)}</p>' if secondary else ""
+    extra += "".join(f'<p class="note">{esc(line)}</p>' for line in protocol_lines(data.results))
     return "<h2>Overall</h2>" + table + extra
 
 

@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from medlens.report.protocol_lines import protocol_lines
 from medlens.report.sections import (
     AxisRow,
     ReportData,
@@ -78,6 +79,7 @@ def overall_section(data: ReportData) -> str:
     headers = ("n", "score", "95% CI", "random baseline", "vs random")
     secondary = secondary_text(data.results)
     extra = f"\n\n{md_text(secondary)}" if secondary else ""
+    extra += "".join(f"\n\n{md_text(line)}" for line in protocol_lines(data.results))
     return "## Overall\n\n" + table(headers, [row], right_from=0) + extra
 
 

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from medlens.report import load_results
+from medlens.report.protocol_lines import protocol_lines
 
 SMALL_N = 50
 
@@ -93,6 +94,7 @@ def detail_lines(results: dict[str, Any]) -> list[str]:
         lines.append(
             "secondary: " + ", ".join(f"{k} {v:.3f}" for k, v in results["secondary"].items())
         )
+    lines.extend(protocol_lines(results))
     tokens = results.get("usage", {}).get("tokens")
     if tokens:
         lines.append("tokens: " + ", ".join(f"{k} {v:,}" for k, v in sorted(tokens.items())))

@@ -1,0 +1,34 @@
+"""Report lines for the protocol figures of issue 15: per-kind corpus metrics with n and CI.
+
+Every renderer (text, markdown, html) shows the same lines; each line is plain text, escaped by
+the renderer that prints it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_NOTES = {"chexpert_f1": "rule-based labeller, uncertain = negative"}
+
+
+def corpus_metric_lines(results: dict[str, Any]) -> list[str]:
+    """One line per kind: ``open: contains 0.694 [0.688, 0.700] (n=26000), …``."""
+    lines = []
+    for kind, metrics in (results.get("metrics") or {}).items():
+        parts = [_metric_text(name, cell) for name, cell in metrics.items()]
+        if parts:
+            lines.append(f"{kind} corpus metrics: " + ", ".join(parts))
+    return lines
+
+
+def _metric_text(name: str, cell: dict[str, Any]) -> str:
+    value, ci = cell.get("value"), cell.get("ci")
+    shown = "–" if value is None else f"{value:.3f}"
+    interval = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
+    note = f"; {_NOTES[name]}" if name in _NOTES else ""
+    return f"{name} {shown}{interval} (n={cell.get('n', 0)}{note})"
+
+
+def protocol_lines(results: dict[str, Any]) -> list[str]:
+    """Every protocol line of a report, in order."""
+    return corpus_metric_lines(results)
