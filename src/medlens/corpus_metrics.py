@@ -140,8 +140,8 @@ def _resampled_cells(
     batches = _resample_counts(n_clusters, N_RESAMPLES, 0) if rows.weighted and n_clusters else []
     for name, weighted in rows.weighted.items():
         value = float(weighted(np.ones((1, index.size)), index)[0])
-        draws = [weighted(counts[:, codes], index) for counts in batches]
-        ci = _percentile_ci(np.concatenate(draws), 0.95) if draws else (np.nan, np.nan)
+        weighted_draws = [weighted(counts[:, codes], index) for counts in batches]
+        ci = _percentile_ci(np.concatenate(weighted_draws), 0.95) if batches else (np.nan, np.nan)
         out[name] = _cell(index, clusters, value, ci)
     return out
 
