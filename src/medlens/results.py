@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 
 from medlens.bootstrap import group_cis
-from medlens.corpus_metrics import attach_corpus_metrics
 from medlens.items import CANONICAL_AXES, Item
 from medlens.metrics import random_baseline
+from medlens.protocol_results import attach_protocol_sections
 from medlens.store import Record, RunStore
 
 MAX_AXIS_VALUES = 60
@@ -263,7 +263,7 @@ def build_results(store: RunStore) -> dict[str, Any]:
         "by": by_axis(table, axes),
         "usage": usage_totals(records),
     }
-    attach_corpus_metrics(results, items, records)  # issue 15: per-kind corpus metrics
+    attach_protocol_sections(results, items, records)  # issue 15: corpus metrics, single/multi
     if spec.get("probe"):
         results["leakage_suspects"] = probe_suspects(spec["probe"], results)
     return results

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from medlens.report.html_assets import SCRIPT, STYLE
-from medlens.report.protocol_lines import protocol_lines
+from medlens.report.protocol_lines import protocol_lines, single_multi_line
 from medlens.report.sections import (
     AxisRow,
     ReportData,
@@ -72,6 +72,7 @@ def render(run_dir: Path) -> str:
             "<strong>scores need the official answer key</strong>. Export the predictions for "
             f"submission with <code>{esc(data.export_hint)}</code>.</p>"
         )
+        body += [f'<p class="note">{esc(line)}</p>' for line in single_multi_line(data.results)]
     body += [deficiency_section(data), sensitivity_section(data), limitations_section(data)]
     body.append(browser_section(run_dir, data))
     return (

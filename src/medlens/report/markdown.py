@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from medlens.report.protocol_lines import protocol_lines
+from medlens.report.protocol_lines import protocol_lines, single_multi_line
 from medlens.report.sections import (
     AxisRow,
     ReportData,
@@ -63,7 +63,7 @@ def no_answers_section(data: ReportData) -> str:
         "## Scores\n\nThis split has no gold answers: **scores need the official answer key**. "
         "Export the predictions for submission with:\n\n"
         f"```\n{data.export_hint}\n```"
-    )
+    ) + "".join(f"\n\n{md_text(line)}" for line in single_multi_line(data.results))
 
 
 def overall_section(data: ReportData) -> str:

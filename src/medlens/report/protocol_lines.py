@@ -1,4 +1,5 @@
-"""Report lines for the protocol figures of issue 15: per-kind corpus metrics with n and CI.
+"""Report lines for the protocol figures of issue 15: the single/multi line of choice
+benchmarks and the per-kind corpus metrics with n and CI.
 
 Every renderer (text, markdown, html) shows the same lines; each line is plain text, escaped by
 the renderer that prints it.
@@ -29,6 +30,23 @@ def _metric_text(name: str, cell: dict[str, Any]) -> str:
     return f"{name} {shown}{interval} (n={cell.get('n', 0)}{note})"
 
 
+def single_multi_line(results: dict[str, Any]) -> list[str]:
+    """``single/multi: 1,200 single-answer (score 0.512), 300 multi-answer …; how told apart``."""
+    summary = results.get("single_multi")
+    if not summary:
+        return []
+    parts = []
+    for name in ("single", "multi"):
+        cell = summary[name]
+        score = (
+            f", score {cell['score']:.3f} over {cell['scored']}"
+            if cell["score"] is not None
+            else ""
+        )
+        parts.append(f"{cell['n']:,} {name}-answer{score}")
+    return [f"single/multi: {', '.join(parts)}; {summary['note']}"]
+
+
 def protocol_lines(results: dict[str, Any]) -> list[str]:
     """Every protocol line of a report, in order."""
-    return corpus_metric_lines(results)
+    return single_multi_line(results) + corpus_metric_lines(results)

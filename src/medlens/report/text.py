@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from medlens.report import load_results
-from medlens.report.protocol_lines import protocol_lines
+from medlens.report.protocol_lines import protocol_lines, single_multi_line
 
 SMALL_N = 50
 
@@ -58,6 +58,7 @@ def summary_blocks(results: dict[str, Any], run_dir: Path | None = None) -> list
             "This split has no answers: scores need the official answer key. Export the predictions "
             "with:\n  " + EXPORT_HINT.format(run=run_dir if run_dir is not None else results["run"])
         )
+        blocks.extend(single_multi_line(results))
         return blocks
     blocks.append(overall_table(results))
     blocks.extend(detail_lines(results))
