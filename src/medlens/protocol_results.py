@@ -1,6 +1,8 @@
 """The protocol sections issue 15 adds to results.json, behind one call in ``results.py``.
 
 - ``metrics``: per-kind corpus metrics with CIs (``corpus_metrics``), also in every slice cell;
+- ``mmbu``: MMBU's micro-F1 per task and form with chance and the paired closed−open Δ
+  (``mmbu_results``);
 - ``single_multi``: how single- and multi-answer items were told apart (GMAI's
   ``question_type`` markers, the gold letters, or not at all on an unmarked TEST split), with
   the count and score of each.
@@ -31,6 +33,10 @@ def attach_protocol_sections(
 ) -> None:
     attach_corpus_metrics(results, items, records)
     bench = str(((results.get("spec") or {}).get("benchmark") or {}).get("spec", ""))
+    if bench.startswith("mmbu:"):
+        from medlens.mmbu_results import mmbu_section
+
+        results["mmbu"] = mmbu_section(items, records)
     if bench.startswith(MARKED_FAMILIES):
         summary = single_multi_summary(items, records)
         if summary is not None:

@@ -23,11 +23,15 @@ def corpus_metric_lines(results: dict[str, Any]) -> list[str]:
 
 
 def _metric_text(name: str, cell: dict[str, Any]) -> str:
+    return f"{name} {_value_text(cell, _NOTES.get(name))}"
+
+
+def _value_text(cell: dict[str, Any], note: str | None = None) -> str:
+    """``0.612 [0.580, 0.641] (n=900)``."""
     value, ci = cell.get("value"), cell.get("ci")
     shown = "–" if value is None else f"{value:.3f}"
     interval = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
-    note = f"; {_NOTES[name]}" if name in _NOTES else ""
-    return f"{name} {shown}{interval} (n={cell.get('n', 0)}{note})"
+    return f"{shown}{interval} (n={cell.get('n', 0)}{f'; {note}' if note else ''})"
 
 
 def single_multi_line(results: dict[str, Any]) -> list[str]:
@@ -47,6 +51,28 @@ def single_multi_line(results: dict[str, Any]) -> list[str]:
     return [f"single/multi: {', '.join(parts)}; {summary['note']}"]
 
 
+def mmbu_lines(results: dict[str, Any]) -> list[str]:
+    """MMBU's headline (micro-F1 per task and form, chance) and the paired closed−open Δ."""
+    section = results.get("mmbu")
+    if not section:
+        return []
+    parts = []
+    for task, forms in section["tasks"].items():
+        for form, cell in forms.items():
+            chance = "none" if cell["chance"] is None else f"{cell['chance']:.3f}"
+            parts.append(f"{task} {form} {_value_text(cell)} chance {chance}")
+    lines = ["MMBU micro-F1 per task: " + "; ".join(parts)] if parts else []
+    delta = section.get("paired_delta")
+    if delta:
+        lo, hi = delta["ci"]
+        lines.append(
+            f"MMBU closed−open Δ paired per sample: {delta['delta']:+.3f} [{lo:+.3f}, {hi:+.3f}] "
+            f"(n={delta['n_pairs']} pairs; closed {delta['closed']:.3f}, open {delta['open']:.3f}; "
+            f"{delta['unpaired']} items without a partner)"
+        )
+    return lines
+
+
 def protocol_lines(results: dict[str, Any]) -> list[str]:
     """Every protocol line of a report, in order."""
-    return single_multi_line(results) + corpus_metric_lines(results)
+    return single_multi_line(results) + mmbu_lines(results) + corpus_metric_lines(results)

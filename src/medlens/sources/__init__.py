@@ -93,9 +93,10 @@ SOURCES.add(
 SOURCES.add(
     "mmbu",
     "medlens.sources.mmbu:load_mmbu",
-    "mmbu:DIR|FILE.tsv[?template=basic|expert|full|all&mode=closed|open|all]",
-    "MMBU perception TSV (image_path): classification closed/open, box/mask-anchored, "
-    "detection (IoU≥0.5) as detect items; question_type → template; dataset → source",
+    "mmbu:DIR|FILE[?template=none|modality|full|all&mode=closed|open|all]",
+    "MMBU perception: the ImageFolder release (metadata.jsonl) or TSVs; classification "
+    "closed/open, box/mask-anchored, detection closed (candidate boxes) and open (multi-box "
+    "F1 at IoU≥0.5); templates none/modality/full; dataset → source",
 )
 SOURCES.add(
     "medcmr",
