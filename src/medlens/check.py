@@ -179,10 +179,14 @@ def run_checks(
     ``skipped`` names other splits that could not be opened (reported, not failed);
     ``on_item`` is called after each item (progress).
     """
+    from medlens.check_protocol import ProtocolTally
+
     tally = _Tally(sample_size, seed)
+    protocol = ProtocolTally()  # issue 15: patient leakage, gold labels, rare classes
     hashes = _ContentHashes() if others else None
     for item in benchmark.items():
         tally.add(item)
+        protocol.add(item)
         if hashes is not None:
             hashes.add(item)
         if on_item is not None:
@@ -203,6 +207,7 @@ def run_checks(
             else []
         ),
         _axis_counts_check(tally),
+        *protocol.checks(others),
     ]
     return CheckReport(benchmark.spec, benchmark.split, tally.count, tuple(checks))
 
