@@ -48,7 +48,8 @@ def test_macro_and_micro_f1_equal_sklearn(trial: int) -> None:
     macro = _stats_value(
         corpus_stats.class_stats(gold, pred, LABELS), corpus_stats.macro_f1_from_sums
     )
-    assert macro == pytest.approx(f1_score(gold, filled, labels=LABELS, average="macro"))
+    reference = f1_score(gold, filled, labels=LABELS, average="macro", zero_division=np.nan)
+    assert macro == pytest.approx(reference)
     correct = np.array([[float(g == p), 1.0] for g, p in zip(gold, pred, strict=True)])
     assert _stats_value(correct, corpus_stats.ratio_from_sums) == pytest.approx(
         accuracy_score(gold, filled)
@@ -219,7 +220,9 @@ def test_a_run_reports_corpus_metrics_overall_and_per_slice(tmp_path: Path) -> N
     pred = [records[str(i["id"])]["extraction"]["answer"] or "none" for i in classify]
     macro = report["metrics"]["classify"]["macro_f1"]
     assert macro["n"] == 40 and macro["images"] == 20
-    assert macro["value"] == pytest.approx(f1_score(gold, pred, labels=LABELS, average="macro"))
+    assert macro["value"] == pytest.approx(
+        f1_score(gold, pred, labels=LABELS, average="macro", zero_division=np.nan)
+    )
     assert macro["ci"][0] <= macro["value"] <= macro["ci"][1]
     micro = report["metrics"]["classify"]["micro_f1"]["value"]
     assert micro == pytest.approx(np.mean([g == p for g, p in zip(gold, pred, strict=True)]))
@@ -243,7 +246,7 @@ def test_a_run_reports_corpus_metrics_overall_and_per_slice(tmp_path: Path) -> N
     mri_pred = [records[str(i["id"])]["extraction"]["answer"] or "none" for i in mri_items]
     assert mri["n"] == 10
     assert mri["value"] == pytest.approx(
-        f1_score(mri_gold, mri_pred, labels=LABELS, average="macro")
+        f1_score(mri_gold, mri_pred, labels=LABELS, average="macro", zero_division=np.nan)
     )
 
 

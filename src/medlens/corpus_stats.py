@@ -3,8 +3,8 @@
 Each corpus metric is a function of sums over items, so one resample is one matrix product:
 
 - macro-F1 over C classes: per class (true positives, gold count, predicted count);
-  F1_c = 2·tp / (gold + predicted), averaged over the known classes (0 for a class neither
-  side uses, as scikit-learn's ``zero_division=0``).
+  F1_c = 2·tp / (gold + predicted), averaged over the known classes that gold or a prediction
+  names (scikit-learn's ``labels=`` with ``zero_division=nan``).
 - micro-F1 of single-label data is accuracy (an unanswered item predicts a wrong label): a mean
   of 0/1 item values, with the interval of every mean (``bootstrap.group_cis``).
 - corpus BLEU-4: sacrebleu's own per-sentence statistics (hypothesis and reference lengths,
@@ -106,10 +106,15 @@ def class_stats(gold: list[str], predicted: list[str | None], labels: list[str])
 
 
 def macro_f1_from_sums(sums: np.ndarray) -> np.ndarray:
+    """Mean per-class F1 over the classes gold or a prediction names (a known class absent
+    from both has no F1: scikit-learn's ``zero_division=nan`` with ``labels=``)."""
     tp, gold, predicted = np.split(sums, 3, axis=1)
     denominator = gold + predicted
-    f1 = np.divide(2 * tp, denominator, out=np.zeros_like(tp), where=denominator > 0)
-    return np.asarray(f1.mean(axis=1))
+    f1 = np.divide(2 * tp, denominator, out=np.full_like(tp, np.nan), where=denominator > 0)
+    named = denominator > 0
+    count = named.sum(axis=1)
+    total = np.where(named, f1, 0.0).sum(axis=1)
+    return np.divide(total, count, out=np.full(count.shape, np.nan), where=count > 0)
 
 
 def ratio_from_sums(sums: np.ndarray) -> np.ndarray:

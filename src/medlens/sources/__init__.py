@@ -113,6 +113,44 @@ SOURCES.add(
     "(e.g. genomics pileup ref/het/hom-alt)",
 )
 
+# MultiMedBench tasks (issue 15); each module's docstring cites its release's column names.
+SOURCES.add(
+    "mimic-cxr",
+    "medlens.sources.mimic_cxr:load_mimic_cxr",
+    "mimic-cxr:DIR[?split=test|validate|train&target=findings|impression]",
+    "MIMIC-CXR(-JPG) report generation: official split CSV, sectioned reports, study images",
+)
+SOURCES.add(
+    "iu-xray",
+    "medlens.sources.iu_xray:load_iu_xray",
+    "iu-xray:DIR[?target=findings|impression]",
+    "IU-Xray (Open-i) report generation: indiana_reports.csv + indiana_projections.csv",
+)
+SOURCES.add(
+    "mimic-iii",
+    "medlens.sources.mimic_iii:load_mimic_iii",
+    "mimic-iii:DIR|NOTEEVENTS.csv",
+    "MIMIC-III radiology notes: findings → impression summarisation (report items)",
+)
+SOURCES.add(
+    "pad-ufes",
+    "medlens.sources.pad_ufes:load_pad_ufes",
+    "pad-ufes:DIR",
+    "PAD-UFES-20 skin lesions: metadata.csv diagnostic (6 classes), patient_id",
+)
+SOURCES.add(
+    "vindr-mammo",
+    "medlens.sources.vindr_mammo:load_vindr_mammo",
+    "vindr-mammo:DIR[?split=test|training]",
+    "VinDr-Mammo BI-RADS 1-5 from breast-level_annotations.csv (official split)",
+)
+SOURCES.add(
+    "cbis-ddsm",
+    "medlens.sources.cbis_ddsm:load_cbis_ddsm",
+    "cbis-ddsm:DIR[?split=test|train&abnormality=mass|calc|all]",
+    "CBIS-DDSM mass and calcification pathology (benign/malignant) from the case CSVs",
+)
+
 
 def load_benchmark(text: str, *, lenient: bool = False) -> Benchmark:
     """Open the benchmark named by a spec such as ``gmai:data/GMAI_mm_bench_VAL.tsv``.
