@@ -143,6 +143,14 @@ def mimic_iii(root: Path) -> Path:
     return write_csv(root / "NOTEEVENTS.csv", header, rows)
 
 
+def pileup(root: Path) -> Path:
+    rows = [["chr20:10001", "chr20_10001.png", "0", "SNV"], ["chr20:10002", "chr20_10002.png", "1", "SNV"],
+            ["chr20:10003", "chr20_10003.png", "hom-alt", "indel"], ["chr20:10004", "chr20_10004.png", "het", "indel"]]  # fmt: skip
+    for n, row in enumerate(rows):
+        png(root / row[1], 60 * n)
+    return write_csv(root / "labels.csv", ["locus", "image", "label", "variant_type"], rows)
+
+
 LOADERS: dict[str, tuple[Callable[[Path], Path], int, str]] = {
     # spec name → (fixture writer, items in the default split, a required column)
     "pad-ufes": (pad_ufes, 3, "diagnostic"),
@@ -151,6 +159,7 @@ LOADERS: dict[str, tuple[Callable[[Path], Path], int, str]] = {
     "mimic-cxr": (mimic_cxr, 2, "split"),
     "iu-xray": (iu_xray, 2, "findings"),
     "mimic-iii": (mimic_iii, 3, "TEXT"),
+    "pileup": (pileup, 4, "label"),
 }
 
 
@@ -196,7 +205,8 @@ def test_missing_column_is_one_line_and_exit_2(tmp_path: Path, name: str) -> Non
 
 
 @pytest.mark.parametrize(
-    "module", ["pad_ufes", "vindr_mammo", "cbis_ddsm", "mimic_cxr", "iu_xray", "mimic_iii", "mmbu"]
+    "module",
+    ["pad_ufes", "vindr_mammo", "cbis_ddsm", "mimic_cxr", "iu_xray", "mimic_iii", "pileup", "mmbu"],
 )
 def test_every_new_loader_declares_its_card(module: str) -> None:
     card = importlib.import_module(f"medlens.sources.{module}").CARD
@@ -247,3 +257,25 @@ def test_patient_leakage_check_sees_vindr_exams_in_both_splits(tmp_path: Path) -
     checks = {c["name"]: c for c in json.loads(result.stdout)["checks"]}
     assert checks["patient_leakage"]["status"] == "warn"
     assert checks["patient_leakage"]["data"]["shared"] == {"test/training": 1}
+
+
+def test_variant_calling_precision_recall_f1(tmp_path: Path) -> None:
+    """Sites: SNV ref (called het: FP), SNV het (called het: TP), indel hom-alt (called het:
+    genotype mismatch, FP + FN), indel het (unread: FN)."""
+    pileup(tmp_path / "pileup")
+    replay = tmp_path / "p.csv"
+    write_csv(replay, ["index", "prediction"], [
+        ["chr20:10001", "heterozygous"], ["chr20:10002", "Heterozygous."],
+        ["chr20:10003", "heterozygous"], ["chr20:10004", "I cannot tell from this image."],
+    ])  # fmt: skip
+    run = named_run(f"pileup:{tmp_path / 'pileup'}", f"replay:{replay}", tmp_path / "runs", "v")
+    result = CliRunner().invoke(app, ["report", str(run), "--format", "json"])
+    calls = json.loads(result.output)["variant_calling"]
+    assert (calls["SNV"]["tp"], calls["SNV"]["fp"], calls["SNV"]["fn"]) == (1, 1, 0)
+    assert (calls["indel"]["tp"], calls["indel"]["fp"], calls["indel"]["fn"]) == (0, 1, 2)
+    assert calls["SNV"]["precision"] == 0.5 and calls["SNV"]["recall"] == 1.0
+    assert calls["SNV"]["f1"] == pytest.approx(2 / 3)
+    assert calls["indel"]["f1"] == 0.0 and calls["all"]["n"] == 4
+    assert calls["all"]["f1"] == pytest.approx(2 * 1 / (2 * 1 + 2 + 2))
+    text = CliRunner().invoke(app, ["report", str(run)]).output
+    assert "variant calls (genotype match): SNV F1 0.667" in " ".join(text.split())

@@ -3,6 +3,7 @@
 - ``metrics``: per-kind corpus metrics with CIs (``corpus_metrics``), also in every slice cell;
 - ``mmbu``: MMBU's micro-F1 per task and form with chance and the paired closed−open Δ
   (``mmbu_results``);
+- ``variant_calling``: SNV/indel precision, recall, F1 of pileup genotype calls;
 - ``single_multi``: how single- and multi-answer items were told apart (GMAI's
   ``question_type`` markers, the gold letters, or not at all on an unmarked TEST split), with
   the count and score of each.
@@ -37,6 +38,12 @@ def attach_protocol_sections(
         from medlens.mmbu_results import mmbu_section
 
         results["mmbu"] = mmbu_section(items, records)
+    if bench.startswith("pileup:"):
+        from medlens.variant_calling import variant_calling_section
+
+        section = variant_calling_section(items, records)
+        if section is not None:
+            results["variant_calling"] = section
     if bench.startswith(MARKED_FAMILIES):
         summary = single_multi_summary(items, records)
         if summary is not None:

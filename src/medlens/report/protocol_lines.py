@@ -73,6 +73,30 @@ def mmbu_lines(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def variant_calling_lines(results: dict[str, Any]) -> list[str]:
+    """``variant calls: SNV F1 0.912 [0.880, 0.940] (P 0.93, R 0.89, n=400); indel …``."""
+    section = results.get("variant_calling")
+    if not section:
+        return []
+
+    def shown(value: float | None) -> str:
+        return "–" if value is None else f"{value:.3f}"
+
+    parts = []
+    for name, cell in section.items():
+        ci = f" [{cell['ci'][0]:.3f}, {cell['ci'][1]:.3f}]" if cell["ci"] else ""
+        parts.append(
+            f"{name} F1 {shown(cell['f1'])}{ci} (precision {shown(cell['precision'])}, "
+            f"recall {shown(cell['recall'])}, n={cell['n']})"
+        )
+    return ["variant calls (genotype match): " + "; ".join(parts)]
+
+
 def protocol_lines(results: dict[str, Any]) -> list[str]:
     """Every protocol line of a report, in order."""
-    return single_multi_line(results) + mmbu_lines(results) + corpus_metric_lines(results)
+    return (
+        single_multi_line(results)
+        + mmbu_lines(results)
+        + variant_calling_lines(results)
+        + corpus_metric_lines(results)
+    )

@@ -150,6 +150,12 @@ SOURCES.add(
     "cbis-ddsm:DIR[?split=test|train&abnormality=mass|calc|all]",
     "CBIS-DDSM mass and calcification pathology (benign/malignant) from the case CSVs",
 )
+SOURCES.add(
+    "pileup",
+    "medlens.sources.pileup:load_pileup",
+    "pileup:DIR",
+    "variant calling from pileup images (labels.csv: hom-ref/het/hom-alt, SNV/indel F1)",
+)
 
 
 def load_benchmark(text: str, *, lenient: bool = False) -> Benchmark:
