@@ -5,7 +5,7 @@
 
 - ``classify``: ``macro_f1`` over the known class set (every label the items offer),
   ``micro_f1`` (an unanswered item is a wrong label, so it equals accuracy), ``auroc``
-  (one-vs-rest macro) only when every record holds per-label ``probabilities`` and the items
+  (one-vs-rest macro) only when every record holds per-label ``option_probs`` and the items
   share one fixed label set.
 - ``report``: ``rouge_l`` (mean ROUGE-L F), ``bleu4`` (sacrebleu corpus BLEU, its defaults:
   13a tokenisation, exp smoothing), ``chexpert_f1`` (micro-F1 over the rule-based labeller's 14

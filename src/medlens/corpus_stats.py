@@ -128,8 +128,8 @@ def probability_matrix(
 ) -> np.ndarray | None:
     """(items × labels) renormalised probabilities, or None unless every record has them.
 
-    A record's ``probabilities`` maps labels (or the item's option letters, read as their
-    texts) to probabilities; AUROC needs one fixed label set, so items whose labels differ
+    A record's ``option_probs`` maps labels (or the item's option letters, read as their
+    texts) to probabilities (``models/option_logprobs.py``); AUROC needs one fixed label set, so items whose labels differ
     from the others' mean no AUROC.
     """
     from medlens.extract.open import classify_labels
@@ -139,7 +139,7 @@ def probability_matrix(
         return None
     rows = []
     for item, record in zip(items, records, strict=True):
-        probabilities = record.get("probabilities")
+        probabilities = record.get("option_probs")
         if not isinstance(probabilities, dict) or not probabilities:
             return None
         named = {_label(item.options.get(k, k)): float(v) for k, v in probabilities.items()}
