@@ -97,6 +97,10 @@ class ServerConfig:
     lifetime: float = 900.0
     reply: Callable[[ChatRequest], str] | None = None
     """When set, the text of every fault-free answer (a judge: see ``tests/judge_server.py``)."""
+    logprob_tokens: tuple[str, ...] = ("A", "B", "C", "D", "E", "yes", "no", "maybe")
+    """Alternatives offered in ``top_logprobs`` when a request asks for ``logprobs``."""
+    answer_probability: float = 0.6
+    """Probability the answer token gets among its alternatives; the rest share what is left."""
 
 
 def unit_hash(*parts: object) -> float:
@@ -228,6 +232,20 @@ def serve(config: ServerConfig) -> Iterator[LoopbackServer]:
         server.stop()
 
 
+def token_logprobs(answer: str, request: ChatRequest, config: ServerConfig) -> dict[str, Any]:
+    """OpenAI's ``logprobs.content``: the answer as one token, its top alternatives drawn from
+    ``config.logprob_tokens`` (the answer at ``answer_probability``, the rest sharing 1 − p)."""
+    import math
+
+    top = int(request.body.get("top_logprobs") or 1)
+    others = [t for t in config.logprob_tokens if t != answer][: max(0, top - 1)]
+    rest = (1.0 - config.answer_probability) / max(1, len(others))
+    alternatives = [{"token": answer, "logprob": math.log(config.answer_probability)}]
+    alternatives += [{"token": t, "logprob": math.log(rest)} for t in others]
+    first = {"token": answer, "logprob": alternatives[0]["logprob"], "top_logprobs": alternatives}
+    return {"content": [first]}
+
+
 def completion(answer: str | None, request: ChatRequest, finish: str = "stop") -> dict[str, Any]:
     prompt_tokens = len(request.text) // 4 + 85 * len(request.image_urls)
     completion_tokens = 0 if answer is None else max(1, len(answer) // 4)
@@ -316,6 +334,8 @@ def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
                 reply["model"] = config.served_model
             if config.system_fingerprint is not None:
                 reply["system_fingerprint"] = config.system_fingerprint
+            if request.body.get("logprobs") and answer:
+                reply["choices"][0]["logprobs"] = token_logprobs(answer, request, config)
             return self._json(200, reply)
 
         def _json(self, status: int, value: Any, headers: Mapping[str, str] | None = None) -> None:

@@ -149,14 +149,14 @@ def test_mmbu_closed_open_and_detection_items(tmp_path: Path) -> None:
     path = mmbu_file(
         tmp_path,
         [
-            "1\timg/a.png\tWhat organ?\tLiver\tclassification\tbasic\tKidney\tLiver\tSpleen\tAMOS\tCT",
-            "2\timg/a.png\tWhat organ?\tliver\tmask_classification\texpert\t\t\t\tAMOS\tCT",
+            "1\timg/a.png\tWhat organ?\tLiver\tclassification\tNo Context\tKidney\tLiver\tSpleen\tAMOS\tCT",
+            "2\timg/a.png\tWhat organ?\tliver\tmask_classification\tModality\t\t\t\tAMOS\tCT",
             "3\timg/a.png\tFind the lesion.\t[[10, 20, 30, 40], [1, 2, 3, 4]]\tdetection\tfull\t\t\t\tISIC\tDermoscopy",
         ],
     )
     closed, opened, detect = items_of(f"mmbu:{path}")
     assert (closed.kind, closed.answer, closed.meta["answer_type"]) == ("choice", "B", "closed")
-    assert closed.meta["granularity"] == "image" and closed.meta["template"] == "basic"
+    assert closed.meta["granularity"] == "image" and closed.meta["template"] == "none"
     assert closed.meta["source"] == "AMOS" and closed.meta["modality"] == "CT"
     assert (opened.kind, opened.answer, opened.meta["granularity"]) == ("open", "liver", "mask")
     assert detect.kind == "detect" and detect.answer == (
@@ -164,7 +164,7 @@ def test_mmbu_closed_open_and_detection_items(tmp_path: Path) -> None:
         (1.0, 2.0, 3.0, 4.0),
     )
     assert detect.meta["box_format"] == "pixel" and detect.meta["granularity"] == "box"
-    assert [i.id for i in items_of(f"mmbu:{tmp_path}?template=expert")] == ["2"]
+    assert [i.id for i in items_of(f"mmbu:{tmp_path}?template=modality")] == ["2"]
     assert [i.id for i in items_of(f"mmbu:{path}?mode=closed")] == ["1"]
 
 

@@ -179,13 +179,16 @@ def run_checks(
     ``skipped`` names other splits that could not be opened (reported, not failed);
     ``on_item`` is called after each item (progress).
     """
+    from medlens.check_protocol import ProtocolTally
     from medlens.readiness import ReadinessTally, readiness_check
 
     tally = _Tally(sample_size, seed)
+    protocol = ProtocolTally()  # issue 15: patient leakage, gold labels, rare classes
     readiness = ReadinessTally()
     hashes = _ContentHashes() if others else None
     for item in benchmark.items():
         tally.add(item)
+        protocol.add(item)
         readiness.add(item)
         if hashes is not None:
             hashes.add(item)
@@ -207,6 +210,7 @@ def run_checks(
             else []
         ),
         _axis_counts_check(tally),
+        *protocol.checks(others),
     ]
     checks.append(readiness_check(readiness, checks))  # DAIMS items, scored from the data
     return CheckReport(benchmark.spec, benchmark.split, tally.count, tuple(checks))

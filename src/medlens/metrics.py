@@ -77,14 +77,17 @@ def macro_f1(
     """Macro-averaged F1 over the known class set (scikit-learn's ``labels=``).
 
     `labels` is the benchmark's class set; without it, every class gold or a prediction names
-    (scikit-learn's default), so a predicted class absent from gold counts with F1 0. An
+    (scikit-learn's default), so a predicted class absent from gold counts with F1 0. A known
+    class that neither gold nor any prediction names (a slice without it) has no F1 and is left
+    out of the average (scikit-learn's ``zero_division=nan``), rather than counted as 0. An
     unanswered item is a miss for its gold class and no class of its own.
     """
     from sklearn.metrics import f1_score
 
     y_pred = [p if p is not None else _UNANSWERED for p in predicted]
-    classes = sorted(labels) if labels is not None else sorted({*gold, *predicted} - {None})
-    return float(f1_score(gold, y_pred, labels=classes, average="macro", zero_division=0))
+    named = {p for p in predicted if p is not None}
+    classes = sorted(labels) if labels is not None else sorted({*gold, *named})
+    return float(f1_score(gold, y_pred, labels=classes, average="macro", zero_division=np.nan))
 
 
 def auroc(

@@ -26,14 +26,34 @@ def build_prompt(item: Item, style: str) -> str:
     raise SpecError(f"unknown prompt style {style!r} (known: {', '.join(PROMPT_STYLES)})")
 
 
+VLMEVAL_YORN_THREE_WAY_TAIL = "\nPlease answer yes, no or maybe."
+
+
 def vlmeval_prompt(item: Item) -> str:
-    """VLMEvalKit's ImageMCQDataset prompt: hint, question, options, then a fixed request."""
+    """VLMEvalKit's ImageMCQDataset prompt: hint, question, options, then a fixed request.
+
+    Yes/no items without lettered options get its ImageYORNDataset prompt instead: the bare
+    question (VLMEvalKit adds nothing for MME, POPE or HallusionBench; only AMBER appends
+    "Please answer yes or no."). VLMEvalKit has no yes/no/maybe dataset: for PubMedQA medlens
+    keeps the abstract as a ``Hint:`` line and appends AMBER's request extended to "maybe" —
+    an adaptation, since the bare question would never let a model say "maybe".
+    """
+    if item.kind == "yes_no" and not item.options:
+        return vlmeval_yes_no_prompt(item)
     text = f"Hint: {item.context}\n" if item.context else ""
     text += f"Question: {item.question}\n"
     if item.options:
         text += "Options:\n" + "".join(f"{key}. {value}\n" for key, value in item.options.items())
         text += VLMEVAL_MCQ_TAIL
     return text
+
+
+def vlmeval_yes_no_prompt(item: Item) -> str:
+    """ImageYORNDataset's text part (the bare question); three-way items: see above."""
+    if item.meta.get("answer_set") != "yes/no/maybe":
+        return item.question
+    hint = f"Hint: {item.context}\n" if item.context else ""
+    return hint + item.question + VLMEVAL_YORN_THREE_WAY_TAIL
 
 
 def medlens_prompt(item: Item) -> str:

@@ -12,6 +12,7 @@ from medlens.bootstrap import group_spread
 from medlens.intervals import Spread, chance_corrected, chance_p
 from medlens.items import CANONICAL_AXES, Item
 from medlens.metrics import random_baseline, secondary_baselines
+from medlens.protocol_results import attach_protocol_sections
 from medlens.slices import is_small, one_image_note
 from medlens.store import Record, RunStore
 
@@ -366,6 +367,7 @@ def build_results(store: RunStore) -> dict[str, Any]:
     results["judges"] = judges_results(
         store.path, items, records, axes, str(spec["model"]), results["closed_open"]
     )
+    attach_protocol_sections(results, items, records)  # issue 15: corpus metrics, single/multi
     if spec.get("probe"):
         results["leakage_suspects"] = probe_suspects(spec["probe"], results)
     add_strategy_results(results, spec, records)

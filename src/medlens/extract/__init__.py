@@ -2,8 +2,8 @@
 
 ``mode="medlens"`` reads what a careful reader would read (containers, conclusions, leading
 letters, negation-aware option mentions; never a guess). ``mode="vlmeval"`` reproduces
-VLMEvalKit's exact matching for closed kinds (see ``vlmeval.py``); it has no rules for free-text
-kinds, which are read the medlens way in both modes.
+VLMEvalKit's exact matching for closed kinds (``vlmeval.py``; yes/no: ``vlmeval_yorn.py``); it
+has no rules for free-text kinds, which are read the medlens way in both modes.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from medlens.extract.choice import extract_choice
 from medlens.extract.extraction import STATUSES, Extraction, Mode, Status
 from medlens.extract.open import extract_boxes, extract_label, extract_open, extract_report
 from medlens.extract.vlmeval import extract_vlmeval
+from medlens.extract.vlmeval_yorn import extract_vlmeval_yes_no
 from medlens.extract.yes_no import extract_yes_no
 from medlens.items import Item
 
@@ -37,6 +38,8 @@ def extract(item: Item, text: str | None, mode: Mode = "medlens") -> Extraction:
             if found.answer is not None:
                 return Extraction(item.options[found.answer].strip().lower(), "ok", found.method)
             return found
+        if mode == "vlmeval":
+            return extract_vlmeval_yes_no(text)
         return extract_yes_no(item.options, text, is_three_way(item), item.question)
     if item.kind == "classify":
         return extract_label(item.options, item.meta, text)

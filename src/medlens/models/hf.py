@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from medlens.errors import SpecError
@@ -20,7 +20,7 @@ from medlens.models.batching import BatchedModel, answer_prepared, chat_turns, t
 from medlens.models.images import rgb_image
 from medlens.specs import Spec, check_options
 
-OPTIONS = {"device", "dtype", "max_new_tokens", "batch_size"}
+OPTIONS = {"device", "dtype", "max_new_tokens", "batch_size", "top_logprobs"}
 # device and batch size change where and how fast, not what is asked: left out of Model.spec.
 PLACEMENT_OPTIONS = frozenset({"device", "batch_size"})
 DTYPES = ("float32", "float16", "bfloat16", "auto")
@@ -33,6 +33,8 @@ class HFSettings:
     dtype: str = "float32"
     max_new_tokens: int = 64
     batch_size: int = 8
+    top_logprobs: int = 0
+    """K > 0: keep the K most likely tokens at the answer position (per-option probabilities)."""
 
 
 def parse_settings(spec: Spec, params: dict[str, Any]) -> HFSettings:
@@ -53,8 +55,15 @@ def parse_settings(spec: Spec, params: dict[str, Any]) -> HFSettings:
         if numbers[key] < 1:
             raise SpecError(f"hf: option {key}={raw!r} must be at least 1")
     device = spec.option("device", "cpu") or "cpu"
+    raw_top = spec.option("top_logprobs")
+    try:
+        top = int(raw_top) if raw_top else 0
+    except ValueError:
+        raise SpecError(f"hf: option top_logprobs={raw_top!r} is not an integer") from None
+    if top < 0:
+        raise SpecError(f"hf: option top_logprobs={raw_top!r} must be at least 0")
     return HFSettings(
-        spec.argument, device, dtype, numbers["max_new_tokens"], numbers["batch_size"]
+        spec.argument, device, dtype, numbers["max_new_tokens"], numbers["batch_size"], top
     )
 
 
@@ -128,7 +137,17 @@ class HFModel(BatchedModel):
         return [answers[index] for index in range(len(requests))]
 
     def _answer_group(self, requests: list[Request]) -> list[Response]:
-        return answer_prepared(requests, conversation, self._generate)
+        responses = answer_prepared(requests, conversation, self._generate)
+        if not self.settings.top_logprobs:
+            return responses
+        from medlens.models.option_logprobs import option_probabilities
+
+        return [
+            replace(r, option_probs=option_probabilities(q.item, r.option_probs))
+            if r.option_probs is not None
+            else r
+            for q, r in zip(requests, responses, strict=True)
+        ]
 
     def _generate(self, conversations: list[list[dict[str, Any]]]) -> list[Response]:
         """One batched greedy ``generate``; usage counts real (unpadded) tokens."""
@@ -145,19 +164,58 @@ class HFModel(BatchedModel):
         ).to(self.model.device)
         if "pixel_values" in inputs:
             inputs["pixel_values"] = inputs["pixel_values"].to(self.model.dtype)
+        scored = self.settings.top_logprobs > 0
         with torch.inference_mode():
             output = self.model.generate(
-                **inputs, max_new_tokens=self.settings.max_new_tokens, do_sample=False
-            )
+                **inputs, max_new_tokens=self.settings.max_new_tokens, do_sample=False,
+                output_scores=scored, return_dict_in_generate=scored,
+            )  # fmt: skip
+        sequences = output.sequences if scored else output
         prompt_length = inputs["input_ids"].shape[1]
-        new_tokens = output[:, prompt_length:]
+        new_tokens = sequences[:, prompt_length:]
+        alternatives = (
+            self._alternatives(output.scores, new_tokens) if scored else [None] * len(conversations)
+        )
         texts = self.processor.batch_decode(new_tokens, skip_special_tokens=True)
         prompt_counts = inputs["attention_mask"].sum(dim=1).tolist()
         latency = (time.perf_counter() - started) / len(conversations)
         return [
-            Response(text.strip(), usage=self._usage(int(prompt), row), latency=latency)
-            for text, prompt, row in zip(texts, prompt_counts, new_tokens, strict=True)
-        ]
+            Response(text.strip(), usage=self._usage(int(prompt), row), latency=latency,
+                     option_probs=alternative)
+            for text, prompt, row, alternative in zip(
+                texts, prompt_counts, new_tokens, alternatives, strict=True
+            )
+        ]  # fmt: skip
+
+    def _alternatives(self, scores: Any, new_tokens: Any) -> list[dict[str, float] | None]:
+        """Per row: the K most likely tokens (text → log-probability) at the first generated
+        token that is not whitespace or punctuation (``option_logprobs``), from the scores
+        ``generate`` returns (greedy: the logits after its processors)."""
+        import math
+
+        import torch
+
+        from medlens.models.option_logprobs import answer_position
+
+        tokenizer = getattr(self.processor, "tokenizer", self.processor)
+        k = min(self.settings.top_logprobs, int(scores[0].shape[-1]))
+        rows: list[dict[str, float] | None] = []
+        for row in range(new_tokens.shape[0]):
+            positions = []
+            for step, logits in enumerate(scores):
+                token = tokenizer.decode([int(new_tokens[row, step])], skip_special_tokens=True)
+                logprobs = torch.log_softmax(logits[row].float(), dim=-1)
+                top = torch.topk(logprobs, k)
+                merged: dict[str, float] = {}
+                for value, index in zip(top.values.tolist(), top.indices.tolist(), strict=True):
+                    text = tokenizer.decode([index], skip_special_tokens=True)
+                    merged[text] = merged.get(text, 0.0) + math.exp(value)
+                positions.append((token, {t: math.log(p) for t, p in merged.items() if p > 0}))
+                if answer_position(positions) is not None:
+                    break
+            found = answer_position(positions)
+            rows.append(dict(found) if found else None)
+        return rows
 
     def _usage(self, prompt_tokens: int, generated: Any) -> dict[str, int]:
         """Generated tokens up to and including the first stop token (the rest is padding)."""
@@ -172,7 +230,8 @@ class HFModel(BatchedModel):
 
 
 def make_hf(spec: Spec, context: ModelContext) -> HFModel:
-    """Factory for ``hf:PATH?device=cpu&dtype=float32&max_new_tokens=64&batch_size=8``."""
+    """Factory for ``hf:PATH?device=cpu&dtype=float32&max_new_tokens=64&batch_size=8``
+    (``&top_logprobs=K``: per-option probabilities from the generation scores)."""
     settings = parse_settings(spec, dict(context.params))
     if context.describe_only:
         return HFModel(spec, settings, None, None)

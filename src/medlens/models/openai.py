@@ -57,6 +57,8 @@ REQUEST_OPTIONS = frozenset(
         "image_detail",
         "extra_body",
         "top_p",
+        "logprobs",
+        "top_logprobs",
     }
 )
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -128,6 +130,21 @@ def _extra_body(spec: Spec) -> dict[str, Any]:
     return value
 
 
+def _logprob_options(spec: Spec) -> dict[str, Any]:
+    """``logprobs=true&top_logprobs=K`` (K in 1..20): per-option probabilities for AUROC."""
+    raw = (spec.option("logprobs") or "").lower()
+    if raw not in ("", "true", "false", "1", "0"):
+        raise SpecError(f"openai: option logprobs={raw!r} must be true or false")
+    if raw not in ("true", "1"):
+        if spec.option("top_logprobs"):
+            raise SpecError("openai: option top_logprobs needs logprobs=true")
+        return {}
+    top = _number(spec, "top_logprobs", int, 5, 1)
+    if top > 20:
+        raise SpecError(f"openai: option top_logprobs={top} must be at most 20")
+    return {"logprobs": True, "top_logprobs": top}
+
+
 def parse_settings(spec: Spec, params: Mapping[str, Any]) -> OpenAISettings:
     """Validate the spec's options; run-level `params` fill what the spec leaves open."""
     if "api_key" in spec.options:
@@ -147,6 +164,7 @@ def parse_settings(spec: Spec, params: Mapping[str, Any]) -> OpenAISettings:
         value = _number(spec, key, kind, body.get(key))
         if value is not None:
             body[key] = value
+    body.update(_logprob_options(spec))
     body.update(_extra_body(spec))
     detail = spec.option("image_detail") or None
     if detail not in (None, "auto", "low", "high"):
@@ -255,7 +273,8 @@ class OpenAIChatModel:
         for attempt in range(settings.max_retries + 1):
             last = await self._attempt(payload)
             if last.response is not None:
-                return _with_latency(last.response, time.perf_counter() - started)
+                answered = _with_option_probs(last.response, request)
+                return _with_latency(answered, time.perf_counter() - started)
             if attempt < settings.max_retries:
                 delay = backoff_delay(
                     attempt, settings.backoff, settings.backoff_max, last.retry_after
@@ -354,10 +373,12 @@ class OpenAIChatModel:
         # hidden reasoning: retrying would get the same, and extraction reports it as `empty`.
         text = _message_text(message) or ""
         served_model, fingerprint = _served(data)
+        alternatives = _answer_alternatives(choice)
         return Attempt(
             Response(
                 text,
                 usage=_usage(data.get("usage")),
+                option_probs=alternatives,
                 served_model=served_model,
                 system_fingerprint=fingerprint,
             )
@@ -375,6 +396,31 @@ class OpenAIChatModel:
 
     def _redact(self, text: str) -> str:
         return text.replace(self._api_key, "***") if len(self._api_key) >= 4 else text
+
+
+def _answer_alternatives(choice: Mapping[str, Any]) -> dict[str, float] | None:
+    """Log-probabilities of the answer token's alternatives (``logprobs.content``), if sent.
+
+    Held in ``option_probs`` only until :func:`_with_option_probs` maps them to the item.
+    """
+    from medlens.models.option_logprobs import answer_position, positions_from_openai
+
+    logprobs = choice.get("logprobs")
+    content = logprobs.get("content") if isinstance(logprobs, dict) else None
+    if not isinstance(content, list):
+        return None
+    found = answer_position(positions_from_openai(content))
+    return dict(found) if found else None
+
+
+def _with_option_probs(response: Response, request: Request) -> Response:
+    """The answer token's alternatives turned into probabilities per option of the item."""
+    if response.option_probs is None:
+        return response
+    from medlens.models.option_logprobs import option_probabilities
+
+    probs = option_probabilities(request.item, response.option_probs)
+    return dataclasses.replace(response, option_probs=probs)
 
 
 def _retry(kind: ErrorType, message: str, retry_after: float | None = None) -> Attempt:

@@ -20,6 +20,7 @@ from typing import Any
 
 from medlens.report.html_assets import SCRIPT, STYLE
 from medlens.report.judges import html_section as judges_html
+from medlens.report.protocol_lines import protocol_lines, single_multi_line
 from medlens.report.sections import (
     AxisRow,
     ReportData,
@@ -77,6 +78,7 @@ def render(run_dir: Path) -> str:
             + esc(data.results.get("no_answers_reason", "This split has no gold answers."))
             + f" Export the predictions with <code>{esc(data.export_hint)}</code>.</p>"
         )
+        body += [f'<p class="note">{esc(line)}</p>' for line in single_multi_line(data.results)]
     body += [deficiency_section(data), sensitivity_section(data), limitations_section(data)]
     body.append(browser_section(run_dir, data))
     body.append(html_citations(card))
@@ -126,6 +128,7 @@ def overall_section(data: ReportData) -> str:
     table = table_html(("n", "score", "95% CI", "random baseline"), [row], False, 0)
     secondary = secondary_text(data.results)
     extra = f'<p class="note">{esc(secondary)}</p>' if secondary else ""
+    extra += "".join(f'<p class="note">{esc(line)}</p>' for line in protocol_lines(data.results))
     return "<h2>Overall</h2>" + table + extra
 
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from medlens.report.judges import markdown_section as judges_markdown
+from medlens.report.protocol_lines import protocol_lines, single_multi_line
 from medlens.report.sections import (
     AxisRow,
     ReportData,
@@ -70,7 +71,7 @@ def no_answers_section(data: ReportData) -> str:
         + md_text(data.results.get("no_answers_reason", "This split has no gold answers."))
         + " Export the predictions with:\n\n"
         + f"```\n{data.export_hint}\n```"
-    )
+    ) + "".join(f"\n\n{md_text(line)}" for line in single_multi_line(data.results))
 
 
 def overall_section(data: ReportData) -> str:
@@ -86,6 +87,7 @@ def overall_section(data: ReportData) -> str:
     headers = ("n", "score", "95% CI", "random baseline", "vs random")
     secondary = secondary_text(data.results)
     extra = f"\n\n{md_text(secondary)}" if secondary else ""
+    extra += "".join(f"\n\n{md_text(line)}" for line in protocol_lines(data.results))
     return "## Overall\n\n" + table(headers, [row], right_from=0) + extra
 
 

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from medlens.report import load_results
+from medlens.report.protocol_lines import protocol_lines, single_multi_line
 
 SMALL_N = 50
 
@@ -67,6 +68,7 @@ def summary_blocks(results: dict[str, Any], run_dir: Path | None = None) -> list
             + " Export the predictions with:\n  "
             + EXPORT_HINT.format(run=run_dir if run_dir is not None else results["run"])
         )
+        blocks.extend(single_multi_line(results))
         return blocks
     blocks.append(overall_table(results))
     blocks.extend(detail_lines(results))
@@ -113,6 +115,7 @@ def detail_lines(results: dict[str, Any]) -> list[str]:
         )
     if results.get("secondary"):
         lines.append(secondary_text(results))
+    lines.extend(protocol_lines(results))
     tokens = results.get("usage", {}).get("tokens")
     if tokens:
         lines.append("tokens: " + ", ".join(f"{k} {v:,}" for k, v in sorted(tokens.items())))

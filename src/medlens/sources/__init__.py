@@ -93,9 +93,10 @@ SOURCES.add(
 SOURCES.add(
     "mmbu",
     "medlens.sources.mmbu:load_mmbu",
-    "mmbu:DIR|FILE.tsv[?template=basic|expert|full|all&mode=closed|open|all]",
-    "MMBU perception TSV (image_path): classification closed/open, box/mask-anchored, "
-    "detection (IoU≥0.5) as detect items; question_type → template; dataset → source",
+    "mmbu:DIR|FILE[?template=none|modality|full|all&mode=closed|open|all]",
+    "MMBU perception: the ImageFolder release (metadata.jsonl) or TSVs; classification "
+    "closed/open, box/mask-anchored, detection closed (candidate boxes) and open (multi-box "
+    "F1 at IoU≥0.5); templates none/modality/full; dataset → source",
 )
 SOURCES.add(
     "medcmr",
@@ -130,6 +131,49 @@ SOURCES.add(
     "medlens.sources.healthsearchqa:load_healthsearchqa",
     "healthsearchqa:FILE.csv|DIR",
     "HealthSearchQA (3,173 consumer questions, no reference answers: human rating only)",
+)
+# MultiMedBench tasks (issue 15); each module's docstring cites its release's column names.
+SOURCES.add(
+    "mimic-cxr",
+    "medlens.sources.mimic_cxr:load_mimic_cxr",
+    "mimic-cxr:DIR[?split=test|validate|train&target=findings|impression]",
+    "MIMIC-CXR(-JPG) report generation: official split CSV, sectioned reports, study images",
+)
+SOURCES.add(
+    "iu-xray",
+    "medlens.sources.iu_xray:load_iu_xray",
+    "iu-xray:DIR[?target=findings|impression]",
+    "IU-Xray (Open-i) report generation: indiana_reports.csv + indiana_projections.csv",
+)
+SOURCES.add(
+    "mimic-iii",
+    "medlens.sources.mimic_iii:load_mimic_iii",
+    "mimic-iii:DIR|NOTEEVENTS.csv",
+    "MIMIC-III radiology notes: findings → impression summarisation (report items)",
+)
+SOURCES.add(
+    "pad-ufes",
+    "medlens.sources.pad_ufes:load_pad_ufes",
+    "pad-ufes:DIR",
+    "PAD-UFES-20 skin lesions: metadata.csv diagnostic (6 classes), patient_id",
+)
+SOURCES.add(
+    "vindr-mammo",
+    "medlens.sources.vindr_mammo:load_vindr_mammo",
+    "vindr-mammo:DIR[?split=test|training]",
+    "VinDr-Mammo BI-RADS 1-5 from breast-level_annotations.csv (official split)",
+)
+SOURCES.add(
+    "cbis-ddsm",
+    "medlens.sources.cbis_ddsm:load_cbis_ddsm",
+    "cbis-ddsm:DIR[?split=test|train&abnormality=mass|calc|all]",
+    "CBIS-DDSM mass and calcification pathology (benign/malignant) from the case CSVs",
+)
+SOURCES.add(
+    "pileup",
+    "medlens.sources.pileup:load_pileup",
+    "pileup:DIR",
+    "variant calling from pileup images (labels.csv: hom-ref/het/hom-alt, SNV/indel F1)",
 )
 
 

@@ -1,19 +1,30 @@
-"""MMBU (ECCV 2026) perception benchmark: TSV files with an ``image_path`` column.
+"""MMBU (ECCV 2026) perception benchmark: the public ImageFolder release or a TSV variant.
 
-The public release is not available here, so this reads the layout its paper describes, with
-these columns (every other column is kept as a native axis — MMBU has 13 metadata fields):
+``mmbu:DIR`` reads the public release when DIR holds ``metadata.jsonl`` (Hugging Face card
+``ryandcunha/mmbu``), else every ``.tsv`` in DIR; ``mmbu:FILE.tsv`` / ``mmbu:FILE.jsonl`` one
+file. Where each field name comes from:
 
-- ``index`` — item id (prefixed with the file name when a folder holds several TSVs);
-- ``image_path`` — image file relative to the TSV's folder;
-- ``question``, ``answer``;
-- ``task`` — ``classification`` | ``mask_classification`` | ``box_classification`` |
-  ``detection`` (→ ``granularity`` image / mask / box / box);
-- ``question_type`` — ``basic`` | ``expert`` | ``full`` context template (→ ``template``);
-- ``A`` … ``E`` — options of the closed variant; empty for the open variant, whose answer is the
-  label text (``answer_type`` closed / open);
-- ``dataset`` → ``source``; ``modality``;
-- detection: ``answer`` is ``[x1, y1, x2, y2]`` or a list of such boxes, pixels unless every
-  coordinate is ≤ 1 (or a ``box_format`` column says so); ``width``/``height`` when known.
+- the dataset card (``ryandcunha/mmbu``, read through the search tool): the release is laid out
+  for the Hugging Face *ImageFolder* loader; ``metadata.jsonl`` holds one example per line, its
+  ``file_name`` points to the image file (relative to the folder, as ImageFolder requires), and
+  a duplicate ``image_path`` keeps the original source-relative path (``images/classification/…``,
+  ``images/detection/…``, ``images/segmentation/…``); repeated ``image_path`` values are expected
+  because several questions share an image. medlens opens ``file_name`` and clusters on
+  ``image_path``.
+- the card excerpt shows no other field names, so the remaining ones are those of the TSV
+  variant this loader read before the release (its paper's layout), with aliases:
+  ``index`` (or ``id``), ``question``, ``answer``, ``task`` (``classification`` |
+  ``mask_classification`` | ``box_classification`` | ``detection``, → ``granularity``
+  image / mask / box / box), the context template in ``template`` or ``question_type``
+  (No Context / Modality / Full Context → ``none`` / ``modality`` / ``full`` on the
+  ``template`` axis; other values are kept as written), options in ``options`` (list or
+  object) or ``A`` … ``E`` columns (closed form; none for the open form →
+  ``answer_type`` closed / open), ``dataset`` → ``source``, ``modality``, ``width``/``height``,
+  and an optional ``sample_id`` tying the closed and open forms of one sample (else the image,
+  task, template and gold label tie them; see ``mmbu_results``).
+- detection: the open form's ``answer`` is ``[x1, y1, x2, y2]`` or a list of boxes (→ ``detect``
+  items, multi-box F1 at IoU ≥ 0.5); the closed form's options are candidate boxes (→ ``choice``
+  items, chance 1/k), its answer a letter or one of the candidate boxes.
 """
 
 from __future__ import annotations
@@ -28,8 +39,16 @@ from medlens.items import Benchmark, Box, Item
 from medlens.sources import native
 from medlens.specs import Spec
 
+CARD = {
+    "licence": "research use under the dataset's access conditions (see the card)",
+    "access": "registration",
+    "homepage": "https://huggingface.co/datasets/ryandcunha/mmbu",
+    "citation": "@inproceedings{mmbu2026, title={MMBU: A Massive Multi-modal Biomedical "
+    "Understanding Benchmark to Probe the Perception Capabilities of Vision-Language Models}, "
+    "booktitle={ECCV}, year={2026}, note={arXiv:2606.06696}}",
+}
 SPLITS = ("test",)
-TEMPLATES = ("basic", "expert", "full", "all")
+TEMPLATES = ("none", "modality", "full", "all")
 MODES = ("closed", "open", "all")
 GRANULARITY = {
     "classification": "image",
@@ -37,28 +56,47 @@ GRANULARITY = {
     "box_classification": "box",
     "detection": "box",
 }
+TEMPLATE_NAMES = {
+    "none": "none", "no context": "none", "no_context": "none", "nocontext": "none",
+    "modality": "modality", "modality context": "modality", "modality_context": "modality",
+    "full": "full", "full context": "full", "full_context": "full", "fullcontext": "full",
+}  # fmt: skip
+"""The paper's three context templates (No Context / Modality / Full Context), as written."""
+METADATA = "metadata.jsonl"
 
 
 def load_mmbu(spec: Spec) -> Benchmark:
-    """``mmbu:DIR|FILE.tsv[?template=basic|expert|full|all&mode=closed|open|all]``."""
+    """``mmbu:DIR|FILE[?template=none|modality|full|all&mode=closed|open|all]``."""
     root = native.open_spec(spec, {"template", "mode"}, want="any")
     template = native.choose_option(spec, "template", TEMPLATES, "all")
     mode = native.choose_option(spec, "mode", MODES, "all")
-    files = native.data_files(root, (".tsv",))
+    files = _files(root)
 
     def iter_items() -> Iterator[Item]:
         for path in files:
             prefix = f"{path.stem}-" if len(files) > 1 else ""
-            for where, record in native.read_table(path, "\t"):
-                if template != "all" and record.get("question_type", "").strip() != template:
-                    continue
+            rows = (
+                native.read_jsonl(path)
+                if path.suffix == ".jsonl"
+                else native.read_table(path, "\t")
+            )
+            for where, record in rows:
                 item = _item(record, path, where, prefix)
+                if template != "all" and item.meta.get("template") != template:
+                    continue
                 if mode == "all" or item.meta.get("answer_type") == mode:
                     yield item
 
+    layout = "ImageFolder metadata.jsonl" if files[0].name == METADATA else "TSV"
     return native.make_benchmark(
-        spec, "test", iter_items, description=f"MMBU (template {template}, mode {mode})"
+        spec, "test", iter_items, description=f"MMBU {layout} (template {template}, mode {mode})"
     )
+
+
+def _files(root: Path) -> list[Path]:
+    if root.is_dir() and (root / METADATA).is_file():
+        return [root / METADATA]
+    return native.data_files(root, (".tsv", ".jsonl"))
 
 
 def _item(record: native.Record, path: Path, where: str, prefix: str) -> Item:
@@ -66,15 +104,21 @@ def _item(record: native.Record, path: Path, where: str, prefix: str) -> Item:
     if task not in GRANULARITY:
         problem = f"{task!r} is not one of {', '.join(GRANULARITY)}"
         raise InputError(path, f"{where}, field 'task'", problem)
-    image_path = native.text(record, "image_path", path, where)
+    image_key = "file_name" if "file_name" in record else "image_path"
+    image_path = native.text(record, image_key, path, where)
+    cluster = native.optional_text(record, "image_path") or image_path
     options = native.options_from(record, path, where)
+    id_key, _ = native.pick(record, ("index", "id"))
     common: dict[str, Any] = {
-        "id": prefix + native.text(record, "index", path, where),
+        "id": prefix + native.text(record, id_key, path, where),
         "question": native.text(record, "question", path, where),
         "images": (native.file_image(path.parent, image_path, path, where),),
-        "meta": _meta(record, task, image_path, closed=bool(options)),
+        "meta": _meta(record, task, cluster, closed=bool(options)),
     }
-    answer = native.text(record, "answer", path, where)
+    answer = _answer_text(record, path, where)
+    if task == "detection" and options:
+        letter = _box_letter(options, answer, path, where)
+        return Item(kind="choice", options=options, answer=letter, **common)
     if task == "detection":
         boxes = parse_boxes(answer, path, where)
         normalized = all(v <= 1.0 for box in boxes for v in box)
@@ -86,34 +130,53 @@ def _item(record: native.Record, path: Path, where: str, prefix: str) -> Item:
     return Item(kind="open", answer=answer, **common)
 
 
-def _meta(record: native.Record, task: str, image_path: str, closed: bool) -> dict[str, str]:
-    """Native columns plus the canonical axes they map onto."""
-    meta = native.native_meta(record, skip=("question", "answer", *native.LETTERS[:10]))
+def _answer_text(record: native.Record, path: Path, where: str) -> str:
+    """The gold as text; a JSON list (boxes in metadata.jsonl) as its compact JSON."""
+    value = record.get("answer")
+    if isinstance(value, list):
+        return json.dumps(value)
+    return native.text(record, "answer", path, where)
+
+
+def _meta(record: native.Record, task: str, cluster: str, closed: bool) -> dict[str, str]:
+    """Native fields plus the canonical axes they map onto."""
+    skip = ("question", "answer", "options", *native.LETTERS[:10])
+    meta = native.native_meta(record, skip=skip)
     meta.update(
         task=task,
         granularity=GRANULARITY[task],
         answer_type="closed" if closed else "open",
         split="test",
-        image_id=image_path,
+        image_id=cluster,
     )
-    renames = {"question_type": "template", "dataset": "source", "width": "image_width",
-               "height": "image_height"}  # fmt: skip
-    meta.update(
-        {axis: meta[native_name] for native_name, axis in renames.items() if native_name in meta}
-    )
+    renames = {"dataset": "source", "width": "image_width", "height": "image_height"}
+    meta.update({axis: meta[name] for name, axis in renames.items() if name in meta})
+    template = meta.get("template", meta.get("question_type"))
+    if template is not None:
+        meta["template"] = TEMPLATE_NAMES.get(" ".join(template.lower().split()), template)
     return meta
+
+
+def _box_letter(options: dict[str, str], answer: str, path: Path, where: str) -> str:
+    """Closed detection: the letter of the gold box among the candidate boxes."""
+    if answer.strip() in options:
+        return answer.strip()
+    wanted = parse_boxes(answer, path, where)
+    for letter, option in options.items():
+        if parse_boxes(option, path, f"{where}, option {letter}") == wanted:
+            return letter
+    raise InputError(path, f"{where}, field 'answer'", f"{answer!r} is none of the candidate boxes")
 
 
 def parse_boxes(text: str, path: Path, where: str) -> tuple[Box, ...]:
     """``[x1, y1, x2, y2]`` or ``[[x1, y1, x2, y2], …]`` → boxes."""
+    field = where if ", option " in where else f"{where}, field 'answer'"
     try:
         value = json.loads(text)
     except json.JSONDecodeError:
-        raise InputError(path, f"{where}, field 'answer'", "boxes must be JSON lists") from None
+        raise InputError(path, field, "boxes must be JSON lists") from None
     if not isinstance(value, list) or not value:
-        raise InputError(
-            path, f"{where}, field 'answer'", "expected [x1, y1, x2, y2] or a list of them"
-        )
+        raise InputError(path, field, "expected [x1, y1, x2, y2] or a list of them")
     rows = value if isinstance(value[0], list) else [value]
     boxes: list[Box] = []
     for row in rows:
@@ -122,7 +185,7 @@ def parse_boxes(text: str, path: Path, where: str) -> tuple[Box, ...]:
             and len(row) == 4
             and all(isinstance(v, (int, float)) for v in row)
         ):
-            raise InputError(path, f"{where}, field 'answer'", f"{row!r} is not [x1, y1, x2, y2]")
+            raise InputError(path, field, f"{row!r} is not [x1, y1, x2, y2]")
         x1, y1, x2, y2 = (float(v) for v in row)
         boxes.append((x1, y1, x2, y2))
     return tuple(boxes)

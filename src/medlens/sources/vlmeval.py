@@ -10,7 +10,13 @@ decoded only when a request is built. Behaviour follows VLMEvalKit (see VLMEVAL_
 - an empty image cell is kept as an item whose image fails to decode (the runner records it as
   that item's error) rather than dropped silently as VLMEvalKit does;
 - options are the single-letter columns ``A``..``Z`` whose cell is non-empty and not ``nan``;
-- no ``answer`` column means the TEST split: ``answer=None`` and ``has_answers=False``.
+- no ``answer`` column means the TEST split: ``answer=None`` and ``has_answers=False``;
+- a ``question_type`` column marks single- and multi-answer items (GMAI: ``*`` single,
+  ``#`` multi; the words ``single``/``multi`` are read too). The marker decides the kind on VAL
+  and TEST alike, so both splits run one protocol; a single-marked item whose gold names two
+  letters is an input error. Without markers the kind comes from the gold letters (VAL), and
+  on TEST every item is single-choice; the report says which (``protocol_results``) and that
+  unmarked TEST multi-answer items cannot be told apart.
 """
 
 from __future__ import annotations
@@ -64,6 +70,8 @@ class TsvLayout:
     """Option letter → column, in letter order."""
     meta: tuple[tuple[str, int], ...]
     """``Item.meta`` key → column: every other column under its own name, then canonical axes."""
+    question_type: int | None = None
+    """GMAI's single/multi marker column (``*`` single, ``#`` multi), when present."""
 
 
 def load_gmai(spec: Spec, *, lenient: bool = False) -> Benchmark:
@@ -143,6 +151,7 @@ def _layout_from_names(path: str, names: Sequence[str]) -> TsvLayout:
         hint=columns.get("hint"),
         options=options,
         meta=native + tuple(axis for axis in axes if axis not in native),
+        question_type=columns.get("questiontype"),
     )
 
 
@@ -218,6 +227,9 @@ def _row_to_item(
     answer: str | None = None
     if layout.answer is not None:
         kind, answer = parse_gold(layout, row, texts[layout.answer], options, lenient)
+    marked = answer_mode(layout, row, texts)
+    if marked is not None:
+        kind = _marked_kind(layout, row, marked, answer, lenient)
     hint = texts[layout.hint] if layout.hint is not None else ""
     images, reference = _image_of(layout, cells, index, texts)
     meta = _meta(layout, texts, split)
@@ -303,6 +315,35 @@ def parse_gold(
         field = layout.names[layout.answer] if layout.answer is not None else "answer"
         raise InputError(layout.path, f"row {row}, field {field!r}", problem)
     return ("multi_choice" if len(letters) > 1 else "choice"), "".join(letters)
+
+
+_MARKERS = {"*": "single", "#": "multi", "single": "single", "multi": "multi"}
+
+
+def answer_mode(layout: TsvLayout, row: int, texts: list[str]) -> str | None:
+    """``single``/``multi`` from the row's ``question_type`` marker; None without the column."""
+    if layout.question_type is None:
+        return None
+    raw = texts[layout.question_type].strip()
+    word = raw.lower().removesuffix("-choice").removesuffix("ple").removesuffix(" choice")
+    if word in _MARKERS:
+        return _MARKERS[word]
+    field = layout.names[layout.question_type]
+    problem = f"question type {raw!r} is neither '*' (single) nor '#' (multi)"
+    raise InputError(layout.path, f"row {row}, field {field!r}", problem)
+
+
+def _marked_kind(
+    layout: TsvLayout, row: int, mode: str, answer: str | None, lenient: bool
+) -> ItemKind:
+    """The kind a marker gives; a single-marked item with two gold letters is refused."""
+    if mode == "multi":
+        return "multi_choice"
+    if answer is not None and len(answer) > 1 and not lenient:
+        field = layout.names[layout.question_type or 0]
+        problem = f"marked single-answer ('*') but the gold answer {answer!r} has several letters"
+        raise InputError(layout.path, f"row {row}, field {field!r}", problem)
+    return "choice"
 
 
 def _wrong_width(layout: TsvLayout, row: int, width: int) -> None:
