@@ -194,26 +194,24 @@ def test_markdown_judge_tables_keep_their_columns(tmp_path: Path) -> None:
             assert len(widths) == 1, block
 
 
-def test_two_judges_call_the_agreement_module(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The one call site of `medlens.agreement` (owned by the ratings work): run and judge names."""
-    import sys
-    import types
+def test_two_judges_report_their_agreement_as_sklearn_computes_it(tmp_path: Path) -> None:
+    """Two equivalence judges of one run: Cohen's κ from `medlens.agreement`, in every report."""
+    from sklearn.metrics import cohen_kappa_score
 
-    calls: list[tuple[Path, list[str]]] = []
-    module = types.ModuleType("medlens.agreement")
-
-    def inter_judge_agreement(run_dir: Path, names: list[str]) -> dict[str, Any]:
-        calls.append((run_dir, names))
-        return {"kappa": 0.5}
-
-    module.inter_judge_agreement = inter_judge_agreement  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "medlens.agreement", module)
-    its = items(2)
-    for name in ("b", "a"):
-        write(tmp_path, name, spec("equivalence"), [line(it.id, 0, 1.0) for it in its])
+    its = items(12)
+    first = [1.0, 1, 0, 0, 1, 1, 0, 1, 0, 1, 1, 0]
+    second = [1.0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 0, 0]
+    for name, verdicts in (("b", second), ("a", first)):
+        rows = [line(it.id, 0, v, verdict={"equivalent": bool(v), "reason": ""})
+                for it, v in zip(its, verdicts, strict=True)]  # fmt: skip
+        write(tmp_path, name, spec("equivalence"), rows)
     judges = judges_results(tmp_path, its, {}, [], "x", None)
-    assert calls == [(tmp_path, ["a", "b"])] and judges["a"]["inter_judge"] == {"kappa": 0.5}
-    one = judges_results(tmp_path / "none", its, {}, [], "x", None)
-    assert one == {} and len(calls) == 1
+    agreement = judges["a"]["inter_judge"]
+    assert agreement["judges"] == ["a", "b"]
+    pair = agreement["dimensions"]["equivalent"]["pairs"][0]
+    assert pair["n"] == 12
+    assert pair["kappa"] == pytest.approx(cohen_kappa_score(first, second))
+    notes = markdown_section({"judges": judges})
+    assert "inter-judge agreement (a, b) on equivalent" in notes
+    assert f"κ {pair['kappa']:.3f}" in notes
+    assert judges_results(tmp_path / "none", its, {}, [], "x", None) == {}

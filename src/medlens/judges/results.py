@@ -265,16 +265,9 @@ def judged_closed_open(table: JudgedTable, closed_open: dict[str, Any]) -> dict[
 
 
 def inter_judge_agreement(run_dir: Path, names: list[str]) -> dict[str, Any] | None:
-    """Agreement between two or more judges of one run (κ, Spearman/weighted κ, α).
+    """Agreement between two or more judges of one run (κ, Spearman/weighted κ, α), from
+    ``medlens.agreement`` (the statistics human ratings use too); None when nothing pairs."""
+    from medlens.agreement import inter_judge_agreement as agreement_of
 
-    The ratings/agreement work owns these statistics in ``medlens.agreement``; this is the one
-    call site, rewired at merge (until then the module is absent and nothing is reported).
-    """
-    import importlib
-
-    try:
-        agreement = importlib.import_module("medlens.agreement")
-    except ModuleNotFoundError:
-        return None
-    result: dict[str, Any] = agreement.inter_judge_agreement(run_dir, names)
-    return result
+    result: dict[str, Any] = agreement_of(run_dir, names)
+    return result if result.get("dimensions") else None

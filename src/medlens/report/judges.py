@@ -112,8 +112,34 @@ def judge_notes(name: str, entry: dict[str, Any]) -> list[str]:
         )
     notes += [f"warning: {w}" for w in entry.get("warnings", [])]
     if entry.get("inter_judge"):
-        notes.append(f"inter-judge agreement: {entry['inter_judge']}")
+        notes += inter_judge_lines(entry["inter_judge"])
     return notes
+
+
+def inter_judge_lines(agreement: dict[str, Any]) -> list[str]:
+    """One line per dimension: Krippendorff's α with its CI, and each pair's κ (and ρ)."""
+    judges = ", ".join(agreement.get("judges", []))
+    lines = []
+    for dimension, stats in agreement["dimensions"].items():
+        text = f"inter-judge agreement ({judges}) on {dimension}: α {_number(stats['alpha'])}"
+        text += f" {_interval(stats.get('alpha_ci'))}, items {stats['pairable_items']}"
+        for pair in stats.get("pairs", []):
+            text += f"; {' vs '.join(pair['raters'])}: κ {_number(pair['kappa'])}"
+            text += f" {_interval(pair.get('kappa_ci'))}"
+            if pair.get("spearman") is not None:
+                text += f", ρ {_number(pair['spearman'])} {_interval(pair.get('spearman_ci'))}"
+        lines.append(text)
+    return lines
+
+
+def _number(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _interval(bounds: Any) -> str:
+    if not bounds or bounds[0] is None:
+        return ""
+    return f"[{bounds[0]:.3f}, {bounds[1]:.3f}]"
 
 
 def judge_text_lines(name: str, entry: dict[str, Any]) -> list[str]:
