@@ -112,12 +112,21 @@ def server() -> Iterator[LoopbackServer]:
         ("base_url=notaurl", "base_url='notaurl' is not an http:// or https:// URL"),
         ("base_url=ftp://127.0.0.1:9/v1", "is not an http:// or https:// URL"),
         ("api_key_env=MEDLENS_UNSET_KEY", "variable .MEDLENS_UNSET_KEY is not set"),
+        ("base_url=", "give the server explicitly with base_url=URL"),
+        ("base_url=http://h/v1&base_url=http://x/v1", "option base_url given more than once"),
     ],
 )
 def test_bad_options_name_the_option(options: str, message: str) -> None:
+    server = "" if options.startswith("base_url=") else "base_url=http://127.0.0.1:9/v1&"
     with pytest.raises(SpecError, match=message.replace("(", r"\(").replace(")", r"\)")) as caught:
-        load_model(f"openai:m?base_url=http://127.0.0.1:9/v1&{options}", ModelContext(items=()))
+        load_model(f"openai:m?{server}{options}", ModelContext(items=()))
     assert "sk-123" not in str(caught.value)
+
+
+def test_openai_without_base_url_is_refused_before_any_request() -> None:
+    """No default endpoint: medical images never leave for api.openai.com by omission."""
+    with pytest.raises(SpecError, match="give the server explicitly with base_url=URL"):
+        load_model("openai:gpt-4o?temperature=0", ModelContext(items=()))
 
 
 def test_model_name_is_required() -> None:
@@ -131,10 +140,8 @@ def test_spec_keeps_request_options_and_drops_transport_and_secrets() -> None:
         "&temperature=0&seed=3",
         ModelContext(items=()),
     )
-    assert (
-        backend.spec
-        == "openai:m?api_key_env=MEDLENS_TEST_KEY&base_url=http://h/v1&seed=3&temperature=0"
-    )
+    # base_url is transport: the same server moved to another port continues the same run
+    assert backend.spec == "openai:m?api_key_env=MEDLENS_TEST_KEY&seed=3&temperature=0"
     assert KEY not in backend.spec
     asyncio.run(backend.aclose())
 
@@ -498,7 +505,7 @@ def test_exhausted_retries_exit_1_and_resume_retries_them(tmp_path: Path) -> Non
         )
         return invoke_run(f"jsonl:{bench}", spec, tmp_path / "runs", "r")
 
-    # One listener so the base_url (part of the run spec) stays the same across both attempts.
+    # One listener, so the attempt counters (and their faults) continue across both runs.
     config = ServerConfig(gold=gold_by_marker(golds), faults=Faults(server_error=0.3))
     with serve(config) as running:
         first = invoke(running)

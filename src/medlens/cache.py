@@ -65,6 +65,8 @@ class ResponseCache:
             usage=value.get("usage") or {},
             option_probs=value.get("option_probs"),
             cached=True,
+            served_model=value.get("served_model"),
+            system_fingerprint=value.get("system_fingerprint"),
         )
 
     def put(self, fingerprint: str, response: Response) -> None:
@@ -72,6 +74,8 @@ class ResponseCache:
             "text": response.text,
             "usage": dict(response.usage),
             "option_probs": dict(response.option_probs) if response.option_probs else None,
+            "served_model": response.served_model,
+            "system_fingerprint": response.system_fingerprint,
         }
         self._db.execute(
             "INSERT OR REPLACE INTO responses (fingerprint, value) VALUES (?, ?)",

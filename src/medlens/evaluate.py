@@ -13,15 +13,19 @@ from typing import Any
 from medlens.cache import with_cache
 from medlens.errors import MedlensError, SpecError
 from medlens.execute import RunSettings, run_local
+from medlens.extras import check_run_extras
 from medlens.items import Item, describe
 from medlens.models import MODELS, ModelContext, load_model
 from medlens.prompts import PROMPT_STYLES
 from medlens.results import build_results
 from medlens.sources import load_benchmark
 from medlens.specs import parse_spec
-from medlens.store import Record, RunStore
+from medlens.store import Record, RunStore, check_same_spec
 
 EXECUTORS = ("local", "ray")
+# Above this, connection pools and sockets (not the server) become the limit, and a mistyped
+# number would open millions of tasks.
+MAX_CONCURRENCY = 4096
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,8 @@ class RunOptions:
     executor: str = "local"
     ray_address: str | None = None
     cache: bool = True
+    retry_errors: bool = False
+    """Also retry items whose error is permanent (`input`, `image`): after fixing the files."""
 
 
 @dataclass(frozen=True)
@@ -71,14 +77,51 @@ def validate(options: RunOptions) -> None:
         raise SpecError(f"--executor {options.executor!r}: expected one of {', '.join(EXECUTORS)}")
     if options.concurrency < 1:
         raise SpecError("--concurrency must be at least 1")
+    if options.concurrency > MAX_CONCURRENCY:
+        raise SpecError(
+            f"--concurrency {options.concurrency}: at most {MAX_CONCURRENCY} requests in flight"
+        )
+    check_run_path(options.out, options.name)
     if options.limit is not None and options.limit < 0:
         raise SpecError("--limit must not be negative")
 
 
-def prepare(options: RunOptions) -> tuple[RunStore, list[Item], Any, RunSettings, Any]:
-    """Everything that can fail on bad input happens here, before the run directory exists."""
+def check_run_path(out: Path, name: str | None) -> None:
+    """`--name` is one folder name inside `--out`; `--out` is a folder (or does not exist yet)."""
+    if name is not None and (
+        not name
+        or name in (".", "..")
+        or "/" in name
+        or "\\" in name
+        or "\0" in name
+        or Path(name).is_absolute()
+    ):
+        raise SpecError(
+            f"--name {name!r}: must be one folder name inside --out (no '/', no '..', not absolute)"
+        )
+    if out.exists() and not out.is_dir():
+        raise SpecError(f"--out {out}: is a file, not a folder of runs")
+    run_dir = out / (name or "")
+    if name is not None and run_dir.exists() and not run_dir.is_dir():
+        raise SpecError(f"{run_dir}: is a file, not a run directory")
+
+
+def run_dir_of(options: RunOptions) -> Path:
+    return options.out / (options.name or default_name(options))
+
+
+def prepare(
+    options: RunOptions, describe_only: bool = False
+) -> tuple[dict[str, Any], list[Item], Any, RunSettings, Any]:
+    """Everything that can fail on bad input happens here, before the run directory exists.
+
+    Returns the run spec, the (probed) items, the model, the settings and the probe. With
+    `describe_only` the model only names its spec (no weights loaded: `run --dry-run`).
+    """
     validate(options)
-    MODELS.get(parse_spec(options.model).name)  # fail on a mistyped model before a long load
+    model_name = parse_spec(options.model).name
+    MODELS.get(model_name)  # fail on a mistyped model before a long load
+    check_run_extras(model_name, options.executor)
     benchmark = load_benchmark(options.bench)
     items = list(benchmark.items())
     info = describe(benchmark, items)
@@ -97,7 +140,7 @@ def prepare(options: RunOptions) -> tuple[RunStore, list[Item], Any, RunSettings
         items=items,
         seed=options.seed,
         concurrency=options.concurrency,
-        describe_only=options.executor == "ray",  # Ray workers build their own backends
+        describe_only=describe_only or options.executor == "ray",  # Ray workers build their own
     )
     model = load_model(options.model, context)
     settings = RunSettings(
@@ -116,24 +159,69 @@ def prepare(options: RunOptions) -> tuple[RunStore, list[Item], Any, RunSettings
         "seed": options.seed,
         "params": dict(settings.params),
     }
-    store = RunStore.open_or_create(
-        options.out / (options.name or default_name(options)), spec, items
-    )
-    return store, items, model, settings, probe
+    return spec, items, model, settings, probe
 
 
 def evaluate(
     options: RunOptions,
     on_start: Callable[[int, int], None] | None = None,
     on_progress: Callable[[Record], None] | None = None,
+    on_note: Callable[[str], None] | None = None,
 ) -> RunOutcome:
-    """Run (or resume) an evaluation; returns the store and its freshly derived results."""
-    out_existed = options.out.exists()
-    run_existed = (options.out / (options.name or default_name(options)) / "run.json").exists()
-    store, items, model, settings, probe = prepare(options)
+    """Run (or resume) an evaluation; returns the store and its freshly derived results.
+
+    Order: everything that can refuse (bad input, another spec, another writer) happens before
+    the run directory is touched; the lock is held from opening the store to writing results.
+    """
+    from medlens.runlock import hold_run_lock
+
+    spec, items, model, settings, probe = prepare(options)
+    path = run_dir_of(options)
+    check_same_spec(path, spec)
+    out_existed, run_existed = options.out.exists(), path.exists()
+    note = on_note or (lambda message: None)
+    try:
+        with hold_run_lock(path, "medlens run", note=note):
+            return _evaluate_locked(
+                options, path, spec, items, (model, settings, probe), on_start, on_progress, note
+            )
+    except MedlensError as exc:
+        from medlens.runlock import RunLockedError
+
+        if not isinstance(exc, RunLockedError) and not run_existed:
+            _remove_unstarted(path, options.out, out_existed)
+        raise
+
+
+def _remove_unstarted(path: Path, out: Path, out_existed: bool) -> None:
+    """Bad input met by the first request (a rejected API key): leave no run behind."""
+    records = path / "records.jsonl"
+    if records.is_file() and records.stat().st_size:
+        return
+    shutil.rmtree(path, ignore_errors=True)
+    if not out_existed and out.is_dir() and not any(out.iterdir()):
+        out.rmdir()
+
+
+def _evaluate_locked(
+    options: RunOptions,
+    path: Path,
+    spec: dict[str, Any],
+    items: list[Item],
+    backend: tuple[Any, RunSettings, Any],
+    on_start: Callable[[int, int], None] | None,
+    on_progress: Callable[[Record], None] | None,
+    note: Callable[[str], None],
+) -> RunOutcome:
+    model, settings, probe = backend
+    store = RunStore.open_or_create(path, spec, items)
+    for message in store.damaged:
+        note(f"{message}; its item is run again")
+    for message in getattr(model, "notes", ()):
+        note(message)
     try:
         selected = items if options.limit is None else items[: options.limit]
-        done = store.done_ids()
+        done = store.done_ids(retry_errors=options.retry_errors)
         todo = [item for item in selected if item.id not in done]
         if on_start:
             on_start(len(selected), len(selected) - len(todo))
@@ -145,16 +233,9 @@ def evaluate(
 
         if todo:
             asyncio.run(_execute(todo, items, model, settings, probe, options, on_record))
-    except MedlensError:
-        store.close()
-        if not run_existed and not store.records():
-            # Bad input met by the first request (a rejected API key): leave no run behind.
-            shutil.rmtree(store.path, ignore_errors=True)
-            if not out_existed and not any(options.out.iterdir()):
-                options.out.rmdir()
-        raise
     finally:
         store.close()
+        store.compact_if_needed()  # retried items: keep each item's latest record once
     results = build_results(store)
     store.write_results(results)
     return RunOutcome(store, results, done_before=len(done), ran=len(todo))

@@ -95,6 +95,11 @@ def make_record(
     }
     if response.option_probs is not None:
         record["option_probs"] = dict(response.option_probs)
+    if response.served_model is not None or response.system_fingerprint is not None:
+        record["served_model"] = response.served_model
+        record["system_fingerprint"] = response.system_fingerprint
+    if response.retries:
+        record["retries"] = dict(response.retries)
     if response.error is not None:
         record["error"] = {"type": response.error.type, "message": response.error.message}
         return record

@@ -44,6 +44,9 @@ class ExportFile:
     content: bytes
 
 
+SUBMISSION_SOURCES = ("gmai", "vlmeval")
+
+
 def export_run(run_dir: Path, fmt: str) -> list[ExportFile]:
     """The files of export `fmt` for the run at `run_dir`."""
     from medlens.store import RunStore
@@ -54,6 +57,12 @@ def export_run(run_dir: Path, fmt: str) -> list[ExportFile]:
     items, records = store.items(), store.records()
     stem = Path(run_dir).resolve().name
     if fmt == "gmai-submission":
+        bench_spec = str(store.run["spec"]["benchmark"].get("spec", ""))
+        if bench_spec.split(":", 1)[0] not in SUBMISSION_SOURCES:
+            raise MedlensError(
+                f"{run_dir}: --format gmai-submission is for GMAI-MMBench (gmai:/vlmeval: TSV) "
+                f"runs; this run is on {bench_spec} (try --format vlmeval)"
+            )
         probe = store.run["spec"].get("probe")
         if probe:
             raise MedlensError(

@@ -11,6 +11,7 @@ import numpy as np
 from medlens.bootstrap import group_cis
 from medlens.items import CANONICAL_AXES, Item
 from medlens.metrics import random_baseline
+from medlens.run_health import run_health
 from medlens.store import Record, RunStore
 
 MAX_AXIS_VALUES = 60
@@ -215,13 +216,17 @@ def secondary_means(records: dict[str, Record]) -> dict[str, float]:
 
 
 def usage_totals(records: dict[str, Record]) -> dict[str, Any]:
+    """Token counts of fresh answers (`tokens`) and, apart, of cache answers (`cached_tokens`)."""
     tokens: dict[str, int] = {}
+    cached_tokens: dict[str, int] = {}
     for record in records.values():
+        into = cached_tokens if record.get("cached") else tokens
         for name, value in (record.get("usage") or {}).items():
-            tokens[name] = tokens.get(name, 0) + int(value)
+            into[name] = into.get(name, 0) + int(value)
     latencies = [r["latency"] for r in records.values() if r.get("latency") and not r.get("cached")]
     return {
         "tokens": tokens,
+        "cached_tokens": cached_tokens,
         "cached": sum(1 for r in records.values() if r.get("cached")),
         "latency_mean": float(np.mean(latencies)) if latencies else None,
         "latency_p95": float(np.percentile(latencies, 95)) if latencies else None,
@@ -261,6 +266,7 @@ def build_results(store: RunStore) -> dict[str, Any]:
         "closed_open": closed_open(table, axes),
         "by": by_axis(table, axes),
         "usage": usage_totals(records),
+        "health": run_health(records, store.damaged),
     }
     if spec.get("probe"):
         results["leakage_suspects"] = probe_suspects(spec["probe"], results)

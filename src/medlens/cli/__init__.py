@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib
 
-from medlens.cli.common import app
+from medlens.cli.common import app, flush_stdout_quietly
 
 COMMAND_MODULES: tuple[str, ...] = (
     "medlens.cli.listing",
@@ -27,7 +27,10 @@ for _module in COMMAND_MODULES:
 
 def main() -> None:
     """Console-script entry point."""
-    app()
+    try:
+        app()
+    finally:
+        flush_stdout_quietly()
 
 
 __all__ = ["app", "main"]

@@ -67,6 +67,12 @@ class Response:
     latency: float = 0.0
     cached: bool = False
     """True when the response came from the response cache rather than the backend."""
+    served_model: str | None = None
+    """The model id the server says answered (OpenAI ``model``): the identity check of a run."""
+    system_fingerprint: str | None = None
+    """The server's configuration fingerprint (OpenAI ``system_fingerprint``), when it sends one."""
+    retries: Mapping[str, int] = field(default_factory=dict)
+    """Failed attempts before this response, per fault type (``rate_limit``, ``timeout``, …)."""
 
 
 class Model(Protocol):

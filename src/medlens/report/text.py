@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from medlens.report import load_results
+from medlens.run_health import health_lines
 
 SMALL_N = 50
 
@@ -51,6 +52,7 @@ def summary_blocks(results: dict[str, Any], run_dir: Path | None = None) -> list
         + (f", probe {spec['probe']}" if spec.get("probe") else ""),
         f"records {counts['records']}/{counts['items']}, errors {counts['errors']}"
         + (f", pending {counts['pending']}" if counts["pending"] else ""),
+        *health_lines(results.get("health")),
     ]
     if not results["has_answers"]:
         blocks.append(
@@ -93,9 +95,12 @@ def detail_lines(results: dict[str, Any]) -> list[str]:
         lines.append(
             "secondary: " + ", ".join(f"{k} {v:.3f}" for k, v in results["secondary"].items())
         )
-    tokens = results.get("usage", {}).get("tokens")
-    if tokens:
-        lines.append("tokens: " + ", ".join(f"{k} {v:,}" for k, v in sorted(tokens.items())))
+    usage = results.get("usage", {})
+    for key, label in (("tokens", "tokens"), ("cached_tokens", "tokens of cache answers")):
+        if usage.get(key):
+            lines.append(
+                f"{label}: " + ", ".join(f"{k} {v:,}" for k, v in sorted(usage[key].items()))
+            )
     return lines
 
 
