@@ -431,14 +431,16 @@ def write_benchmark(folder: Path, n_items: int) -> tuple[Path, dict[str, str]]:
     return folder / "bench.jsonl", golds
 
 
-def run_cli(bench: Path, server: LoopbackServer, out: Path, name: str) -> dict[str, Any]:
+def run_cli(
+    bench: Path, server: LoopbackServer, out: Path, name: str, *extra: str
+) -> dict[str, Any]:
     from cli_runs import invoke_run
 
     spec = (
         f"openai:tiny-vlm?base_url={server.base_url}&api_key_env=MEDLENS_TEST_KEY"
         "&connect_timeout=2&read_timeout=1&max_retries=12&backoff=0.002&backoff_max=0.02"
     )
-    result = invoke_run(f"jsonl:{bench}", spec, out, name, "--concurrency", "32")
+    result = invoke_run(f"jsonl:{bench}", spec, out, name, "--concurrency", "32", *extra)
     assert result.exit_code == 0, result.output
     assert KEY not in result.output
     return dict(json.loads((out / name / "results.json").read_text()))
@@ -470,14 +472,18 @@ def test_fault_run_of_2000_items_matches_a_fault_free_run(tmp_path: Path) -> Non
     common = {"gold": gold_by_marker(golds), "accuracy": 0.8, "api_key": KEY, "slow_seconds": 2.0}
     with serve(ServerConfig(faults=faults, **common)) as faulty:  # type: ignore[arg-type]
         faulty_results = run_cli(bench, faulty, tmp_path / "runs", "faulty")
-        stats = dict(faulty.stats)
+        stats, delivered = dict(faulty.stats), set(faulty.answered_keys)
     with serve(ServerConfig(**common)) as clean:  # type: ignore[arg-type]
-        clean_results = run_cli(bench, clean, tmp_path / "runs", "clean")
+        # without the cache: base_url is no part of the fingerprint, and the cache would answer
+        clean_results = run_cli(bench, clean, tmp_path / "runs", "clean", "--no-cache")
+        assert clean.stats["requests"] == 2000
     for kind in ("rate_limit", "server_error", "slow", "malformed", "dropped"):
         assert stats.get(kind, 0) > 0, kind
-    # Every item got a real answer; a loaded machine may time out a normal answer too, so the
-    # server can answer more often than that. "Exactly once" is checked on the records below.
-    assert stats["answered"] >= 2000
+    # The server wrote an answer for every item's prompt. Counted per prompt, not per answer: on
+    # a loaded machine a "slow" answer can beat the client's timeout (then it is the answer) and
+    # a normal one can miss it (then the item is asked again), so answer counts vary run to run.
+    # "Exactly one record per item, none errored" is checked on the records below.
+    assert len(delivered) == 2000
     faulty_records, clean_records = (records_of(tmp_path / "runs" / n) for n in ("faulty", "clean"))
     assert sorted(r["id"] for r in faulty_records) == sorted(golds)
     assert all(r["error"] is None for r in faulty_records)

@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import tomllib
 import typer
 
 from medlens.errors import InputError
@@ -16,6 +15,8 @@ NOT_CONFIGURABLE = frozenset({"config", "dry_run"})
 
 
 def read_config(path: Path) -> dict[str, Any]:
+    import tomllib  # Python 3.11+
+
     try:
         with open(path, "rb") as handle:
             return tomllib.load(handle)

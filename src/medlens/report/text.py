@@ -9,6 +9,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from medlens.report import load_results
 from medlens.run_health import health_lines
@@ -52,7 +53,7 @@ def summary_blocks(results: dict[str, Any], run_dir: Path | None = None) -> list
         + (f", probe {spec['probe']}" if spec.get("probe") else ""),
         f"records {counts['records']}/{counts['items']}, errors {counts['errors']}"
         + (f", pending {counts['pending']}" if counts["pending"] else ""),
-        *health_lines(results.get("health")),
+        *(Text(line) for line in health_lines(results.get("health"))),  # paths: no markup
     ]
     if not results["has_answers"]:
         blocks.append(
