@@ -91,7 +91,7 @@ def test_second_writer_is_refused_and_the_first_keeps_every_record(tmp_path: Pat
             second = medlens(*args, cache=tmp_path / "cache")
         finally:
             hold.set()  # let the first run finish, whatever happened to the second
-        out, err = first.communicate(timeout=TIMEOUT)
+        _out, err = first.communicate(timeout=TIMEOUT)
         requests = server.stats["requests"]
     assert second.returncode == 2, second.stderr
     message = second.stderr.strip()

@@ -57,7 +57,7 @@ RUN_CASES = {
         ["--bench", "BENCH?split=test&split=train"],
         "",
         "given more than once",
-    ),  # fmt: skip
+    ),
     "hf without torch": (["--model", "hf:/models/x"], "torch", "pip install 'medlens[hf]'"),
     "vllm without vllm": (["--model", "vllm:/models/x"], "vllm", "pip install 'medlens[vllm]'"),
     "ray without ray": (["--executor", "ray"], "ray", "pip install 'medlens[ray]'"),
