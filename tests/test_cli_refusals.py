@@ -158,3 +158,57 @@ def test_replay_covering_fewer_items_says_so_before_the_run(tmp_path: Path) -> N
     flat = " ".join(proc.stderr.split())
     assert f"note: {predictions} has no prediction for 2 of 4 items" in flat
     assert flat.index("has no prediction") < flat.index("evaluating")
+
+
+GOOD_ITEM = {"id": "1", "question": "Which organ?", "kind": "choice",
+             "options": {"A": "liver", "B": "lung"}, "answer": "A"}  # fmt: skip
+JSONL_CASES = {
+    "gold not among options": (
+        {"answer": "C"},
+        "field 'answer': gold 'C' is not among the options",
+    ),
+    "numeric option keys": (
+        {"options": {"1": "liver", "2": "lung"}, "answer": "1"},
+        "field 'options': option keys must be letters A-Z, got '1', '2'",
+    ),
+    "yes/no answer perhaps": (
+        {"kind": "yes_no", "options": {}, "answer": "perhaps"},
+        "field 'answer': a yes_no answer is one of yes, no, got 'perhaps'",
+    ),
+    "missing image file": ({"images": ["absent.png"]}, "field 'images[0]': no such image file"),
+    "image through a symlink out of the folder": (
+        {"images": ["link/secret.png"]},
+        "field 'images[0]': image path 'link/secret.png' resolves outside the folder",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(JSONL_CASES))
+def test_jsonl_items_are_validated_like_gmai_rows(case: str, tmp_path: Path) -> None:
+    change, needle = JSONL_CASES[case]
+    folder = tmp_path / "bench"
+    folder.mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "secret.png").write_bytes(b"\x89PNG")
+    (folder / "link").symlink_to(tmp_path / "elsewhere")
+    lines = [dict(GOOD_ITEM, id="0"), {**GOOD_ITEM, **change}]
+    path = folder / "bench.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    proc = medlens(tmp_path, "run", "--bench", f"jsonl:{path}", "--model", "first", "--out", "runs")
+    assert_one_line_exit_2(proc, f"{path}, line 2, {needle}")
+    assert not (tmp_path / "runs").exists()
+
+
+def test_native_loaders_share_the_symlink_policy(tmp_path: Path) -> None:
+    from medlens.errors import InputError
+    from medlens.sources.native import file_image
+
+    (tmp_path / "data").mkdir()
+    (tmp_path / "secret.png").write_bytes(b"x")
+    (tmp_path / "data" / "inside.png").write_bytes(b"x")
+    (tmp_path / "data" / "planted.png").symlink_to(tmp_path / "secret.png")
+    assert file_image(tmp_path / "data", "inside.png", tmp_path / "f.json", "record 1").path
+    with pytest.raises(
+        InputError, match=r"f\.json, record 2: image path 'planted\.png' resolves outside"
+    ):
+        file_image(tmp_path / "data", "planted.png", tmp_path / "f.json", "record 2")
