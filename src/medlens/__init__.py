@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -10,9 +12,11 @@ from medlens.errors import InputError, ItemError, MedlensError, RunMismatchError
 from medlens.items import Benchmark, BenchmarkInfo, ImageRef, Item, decode_image
 
 if TYPE_CHECKING:
+    from medlens.api import evaluate
     from medlens.bootstrap import bootstrap_ci, bootstrap_ci_groups, group_cis
     from medlens.extract import Extraction
     from medlens.metrics import random_baseline
+    from medlens.report import load_results
     from medlens.sources import load_benchmark
 
 # Imported on first use, so that `import medlens` (and the TSV indexer) does not pull in numpy.
@@ -24,7 +28,26 @@ _LAZY = {
     "group_cis": "medlens.bootstrap",
     "random_baseline": "medlens.metrics",
     "load_benchmark": "medlens.sources",
+    "load_results": "medlens.report",
+    "evaluate": "medlens.api",
 }
+
+
+class _Package(types.ModuleType):
+    """`medlens.evaluate` is the API function, although a submodule has the same name.
+
+    Importing a submodule sets it as an attribute of its package; that one assignment is
+    skipped, so `medlens.evaluate(...)` keeps working after `from medlens.evaluate import …`
+    (which goes through sys.modules and is unaffected).
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "evaluate" and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:
@@ -51,7 +74,9 @@ __all__ = [
     "bootstrap_ci",
     "bootstrap_ci_groups",
     "decode_image",
+    "evaluate",
     "group_cis",
     "load_benchmark",
+    "load_results",
     "random_baseline",
 ]

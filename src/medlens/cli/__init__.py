@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "medlens.cli.check",
     "medlens.cli.audit",
     "medlens.cli.extract",
+    "medlens.cli.runs",
 )
 
 for _module in COMMAND_MODULES:
