@@ -207,28 +207,32 @@ def test_a_new_checkpoint_behind_the_same_name_is_reported(tmp_path: Path) -> No
 
 
 def test_permanent_item_errors_are_kept_until_retry_errors(tmp_path: Path) -> None:
-    bench, _ = write_bench(tmp_path / "bench", 4, broken_image=True)
+    bench, golds = write_bench(tmp_path / "bench", 4, broken_image=True)
     runs, cache = tmp_path / "runs", tmp_path / "cache"
-    base = [
-        "run",
-        "--bench",
-        f"jsonl:{bench}",
-        "--model",
-        "first",
-        "--out",
-        str(runs),
-        "--name",
-        "r",
-    ]
-    first = medlens(*base, "--max-error-rate", "0.5", cache=cache)
-    assert first.returncode == 0 and "errored: 1 (image 1)" in flat(first.stdout), first.stdout
-    before = snapshot(runs / "r")
-    again = medlens(*base, "--max-error-rate", "0.5", cache=cache)
-    assert "resuming: 4 of 4" in again.stderr  # the image error is not retried
-    assert (runs / "r" / "records.jsonl").read_bytes() == before["records.jsonl"]
-    retried = medlens(*base, "--max-error-rate", "0.5", "--retry-errors", cache=cache)
-    assert "resuming: 3 of 4" in retried.stderr
+    with serve(ServerConfig(gold=gold_by_marker(golds))) as server:
+        spec = openai_spec(server.base_url)  # a model that reads images (baselines do not)
+        base = ["run", "--bench", f"jsonl:{bench}", "--model", spec, "--out", str(runs),
+                "--name", "r", "--max-error-rate", "0.5"]  # fmt: skip
+        first = medlens(*base, cache=cache)
+        assert first.returncode == 0 and "errored: 1 (image 1)" in flat(first.stdout), first.stdout
+        before = snapshot(runs / "r")
+        again = medlens(*base, cache=cache)
+        assert "resuming: 4 of 4" in again.stderr  # the image error is not retried
+        assert (runs / "r" / "records.jsonl").read_bytes() == before["records.jsonl"]
+        retried = medlens(*base, "--retry-errors", cache=cache)
+        assert "resuming: 3 of 4" in retried.stderr
+        assert server.stats["requests"] == 3  # the broken image never reached the server
     assert [r["error"]["type"] for r in records_of(runs / "r") if r["error"]] == ["image"]
+
+
+def test_baselines_never_read_images(tmp_path: Path) -> None:
+    """A broken image is no error for `first`: it does not look at pixels, so none is read."""
+    bench, _ = write_bench(tmp_path / "bench", 4, broken_image=True)
+    runs = tmp_path / "runs"
+    proc = medlens("run", "--bench", f"jsonl:{bench}", "--model", "first", "--out", str(runs),
+                   "--name", "r", cache=tmp_path / "cache")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert all(r["error"] is None for r in records_of(runs / "r"))
 
 
 def test_a_closed_stdout_pipe_ends_quietly(tmp_path: Path) -> None:

@@ -37,6 +37,8 @@ def write_bench(folder: Path) -> Path:
          "options": {"A": "liver", "B": "lung"}, "answer": "A", "meta": {"modality": "CT"}}
         for i in range(4)
     ]  # fmt: skip
+    lines.append({"id": "open", "question": "Which organ?", "kind": "open", "answer": "liver",
+                  "meta": {"modality": "CT"}})  # fmt: skip
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     return path
 
@@ -109,7 +111,7 @@ READER_CASES = {
     "xlsx without -o": (["report", "RUN", "-f", "xlsx"], "--format xlsx is binary: give --output"),
     "submission of a jsonl run": (
         ["export", "RUN", "--format", "gmai-submission"],
-        "--format gmai-submission is for GMAI-MMBench",
+        "--format gmai-submission is for GMAI-MMBench's multiple-choice items; 1 of 5 items",
     ),
     "where matching nothing": (
         ["slice", "RUN", "--by", "modality", "--where", "modality=XR"],
@@ -156,7 +158,7 @@ def test_replay_covering_fewer_items_says_so_before_the_run(tmp_path: Path) -> N
                    f"replay:{predictions}", "--out", "runs", "--max-error-rate", "1")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     flat = " ".join(proc.stderr.split())
-    assert f"note: {predictions} has no prediction for 2 of 4 items" in flat
+    assert f"note: {predictions} has no prediction for 3 of 5 items" in flat
     assert flat.index("has no prediction") < flat.index("evaluating")
 
 

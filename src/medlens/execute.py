@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from medlens.errors import ItemError
 from medlens.extract import extract
-from medlens.items import Item, check_image, rgb_image_bytes
+from medlens.items import ImageRef, Item, check_image, rgb_image_bytes
 from medlens.models.base import ImagePart, Message, Model, Request, Response, TextPart
 from medlens.prompts import build_prompt
 from medlens.scoring import item_scores, score
@@ -42,11 +42,21 @@ class RunSettings:
 
 
 def build_request(
-    item: Item, model_spec: str, settings: RunSettings, probe: Probe | None
+    item: Item,
+    model_spec: str,
+    settings: RunSettings,
+    probe: Probe | None,
+    read_images: bool = True,
 ) -> Request:
-    """Read the item's images (checked to be images) and assemble messages and fingerprint."""
+    """Read the item's images (checked to be images) and assemble messages and fingerprint.
+
+    With `read_images` False (a model that never looks at pixels: the baselines) images are
+    only named: no bytes are read or decoded, and the fingerprint uses their references.
+    """
     parts: list[TextPart | ImagePart] = []
-    for index, image in enumerate(item.images):
+    if not read_images:
+        parts.extend(_unread_image(image) for image in item.images)
+    for index, image in enumerate(item.images if read_images else ()):
         data: bytes | None = image.read_bytes()
         if probe is not None and data is not None:
             data = probe.apply_image(item, index, data)
@@ -61,6 +71,13 @@ def build_request(
     return Request(
         item, messages, settings.params, fingerprint(model_spec, messages, settings.params)
     )
+
+
+def _unread_image(image: ImageRef) -> ImagePart:
+    """A placeholder for an image the model does not read, identified by its reference."""
+    reference = f"{image.source}\0{image.path}\0{image.offset}\0{image.length}\0{image.name}"
+    digest = hashlib.sha256(reference.encode("utf-8")).hexdigest()
+    return ImagePart(data=b"", sha256=f"ref:{digest}", name=image.name)
 
 
 def fingerprint(model_spec: str, messages: Iterable[Message], params: Mapping[str, Any]) -> str:
@@ -119,7 +136,8 @@ async def process_item(
     from medlens.models.base import ModelError
 
     try:
-        request = build_request(item, model.spec, settings, probe)
+        reads_images = getattr(model, "reads_images", True)
+        request = build_request(item, model.spec, settings, probe, reads_images)
     except ItemError as exc:
         failed = Response(text=None, error=ModelError(exc.kind, str(exc)))  # type: ignore[arg-type]
         return make_record(item, None, failed, settings.extract)

@@ -44,7 +44,7 @@ class ExportFile:
     content: bytes
 
 
-SUBMISSION_SOURCES = ("gmai", "vlmeval")
+SUBMISSION_KINDS = ("choice", "multi_choice")
 
 
 def export_run(run_dir: Path, fmt: str) -> list[ExportFile]:
@@ -57,17 +57,19 @@ def export_run(run_dir: Path, fmt: str) -> list[ExportFile]:
     items, records = store.items(), store.records()
     stem = Path(run_dir).resolve().name
     if fmt == "gmai-submission":
-        bench_spec = str(store.run["spec"]["benchmark"].get("spec", ""))
-        if bench_spec.split(":", 1)[0] not in SUBMISSION_SOURCES:
-            raise MedlensError(
-                f"{run_dir}: --format gmai-submission is for GMAI-MMBench (gmai:/vlmeval: TSV) "
-                f"runs; this run is on {bench_spec} (try --format vlmeval)"
-            )
         probe = store.run["spec"].get("probe")
         if probe:
             raise MedlensError(
                 f"{run_dir}: a --probe {probe} run answered altered items; "
                 "its predictions are no submission (export the run without the probe)"
+            )
+        not_mcq = [item for item in items if item.kind not in SUBMISSION_KINDS]
+        if not_mcq:
+            bench_spec = store.run["spec"]["benchmark"].get("spec", "this benchmark")
+            raise MedlensError(
+                f"{run_dir}: --format gmai-submission is for GMAI-MMBench's multiple-choice "
+                f"items; {len(not_mcq)} of {len(items)} items of {bench_spec} are not (e.g. "
+                f"item {not_mcq[0].id!r}: {not_mcq[0].kind})"
             )
         return [ExportFile(f"{stem}_submission.xlsx", submission_xlsx(items, records))]
     if not store.run["spec"]["benchmark"].get("has_answers", True):

@@ -31,6 +31,7 @@ class ReplayModel:
     deterministic = True
     # A dictionary lookup is cheaper than the response cache.
     worth_caching = False
+    reads_images = False  # the predictions are already written: no image is read or decoded
 
     def __init__(self, spec: str, source: Path, predictions: Mapping[str, str]) -> None:
         self.spec = spec
