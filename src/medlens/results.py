@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -119,8 +120,8 @@ def breakdown_axes(table: ScoreTable) -> list[str]:
         distinct = len(set(values.tolist()) - {""})
         if key == "image_id" or distinct == 0 or distinct > MAX_AXIS_VALUES:
             continue
-        if key not in CANONICAL_AXES and _structured(values):
-            continue  # JSON kept for other uses (SLAKE's KG `triple`), not a category
+        if key not in CANONICAL_AXES and (_structured(values) or not_a_category(values)):
+            continue  # JSON, ids and paths are kept for other uses, never tabulated
         if key in CANONICAL_AXES or (
             distinct >= 2 and not _renames(table, key, [*CANONICAL_AXES, *axes])
         ):
@@ -133,6 +134,20 @@ def breakdown_axes(table: ScoreTable) -> list[str]:
             a,
         ),
     )
+
+
+_PATH_LIKE = re.compile(
+    r"(^|[/\\])[^/\\\s]+\.(png|jpe?g|dcm|dicom|nii|gz|tiff?|bmp|gif|npy|json)$", re.IGNORECASE
+)
+
+
+def not_a_category(values: np.ndarray) -> bool:
+    """Ids and paths: file-like values, or a value per item (more than 10 items, ≥ 90% unique)."""
+    present = [str(v) for v in values.tolist() if v != ""]
+    distinct = set(present)
+    if any(_PATH_LIKE.search(value) for value in distinct):
+        return True
+    return len(present) > 10 and len(distinct) >= 0.9 * len(present)
 
 
 def _structured(values: np.ndarray) -> bool:

@@ -15,6 +15,11 @@ from medlens.report import load_results
 from medlens.run_health import health_lines
 
 SMALL_N = 50
+VLMEVAL_COLUMN_NOTE = (
+    "'vlmeval rules' re-reads the same outputs with VLMEvalKit's exact matching (a letter it "
+    "finds on its own, or one option's full text), so it differs where an answer needs medlens's "
+    "reading"
+)
 
 
 def render_json(run_dir: Path) -> str:
@@ -86,6 +91,8 @@ def detail_lines(results: dict[str, Any]) -> list[str]:
             f"{sensitivity['medlens']:.3f} vs VLMEvalKit rules "
             f"{sensitivity['vlmeval']:.3f} (Δ {sensitivity['difference']:+.3f})"
         )
+        if abs(sensitivity["difference"]) > 1e-12:
+            lines.append(VLMEVAL_COLUMN_NOTE)
     gap = (results.get("closed_open") or {}).get("overall")
     if gap and gap["delta"] is not None:
         lines.append(
