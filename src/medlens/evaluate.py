@@ -173,10 +173,16 @@ def evaluate(
     Order: everything that can refuse (bad input, another spec, another writer) happens before
     the run directory is touched; the lock is held from opening the store to writing results.
     """
-    from medlens.runlock import hold_run_lock
+    from medlens.runlock import RunLockedError, hold_run_lock, lock_holder
 
-    spec, items, model, settings, probe = prepare(options)
+    validate(options)
     path = run_dir_of(options)
+    holder = lock_holder(path)  # refuse before loading a benchmark or a model for nothing
+    if holder:
+        raise RunLockedError(
+            f"{path} is being written by {holder}; wait for it to finish or use another --name"
+        )
+    spec, items, model, settings, probe = prepare(options)
     check_same_spec(path, spec)
     out_existed, run_existed = options.out.exists(), path.exists()
     note = on_note or (lambda message: None)
@@ -186,8 +192,6 @@ def evaluate(
                 options, path, spec, items, (model, settings, probe), on_start, on_progress, note
             )
     except MedlensError as exc:
-        from medlens.runlock import RunLockedError
-
         if not isinstance(exc, RunLockedError) and not run_existed:
             _remove_unstarted(path, options.out, out_existed)
         raise

@@ -102,11 +102,23 @@ def show_item(run_dir: Path, item_id: str) -> dict[str, Any]:
         "options": dict(item.options),
         "gold": item.answer,
         "images": [describe_image(image) for image in item.images],
+        "system": _system_prompt(str(store.run["spec"].get("model", ""))),
         "prompt": build_prompt(item, str(store.run["spec"].get("prompt", "medlens"))),
         "meta": dict(item.meta),
         "record": store.records().get(item.id),
         "judgements": judge_verdicts(run_dir, item.id),
     }
+
+
+def _system_prompt(model_spec: str) -> str | None:
+    """The system message a model spec sends (openai's ``system=`` option), if any."""
+    from medlens.errors import SpecError
+    from medlens.specs import parse_spec
+
+    try:
+        return parse_spec(model_spec).option("system") or None
+    except SpecError:
+        return None
 
 
 def judge_verdicts(run_dir: Path, item_id: str) -> dict[str, list[dict[str, Any]]]:

@@ -69,6 +69,8 @@ def item_lines(shown: dict[str, Any]) -> list[str]:
     lines += [f"  {key}. {text}" for key, text in shown["options"].items()]
     lines.append(f"gold: {shown['gold']}")
     lines += [f"image: {image}" for image in shown["images"]]
+    if shown.get("system"):
+        lines += ["--- system message", shown["system"]]
     lines += ["--- prompt sent", shown["prompt"].rstrip("\n"), "---"]
     record = shown["record"]
     if record is None:
