@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -29,28 +27,16 @@ _LAZY = {
     "random_baseline": "medlens.metrics",
     "load_benchmark": "medlens.sources",
     "load_results": "medlens.report",
-    "evaluate": "medlens.api",
 }
 
 
-class _Package(types.ModuleType):
-    """`medlens.evaluate` is the API function, although a submodule has the same name.
-
-    Importing a submodule sets it as an attribute of its package; that one assignment is
-    skipped, so `medlens.evaluate(...)` keeps working after `from medlens.evaluate import …`
-    (which goes through sys.modules and is unaffected).
-    """
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "evaluate" and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
-
-
 def __getattr__(name: str) -> Any:
+    if name == "evaluate":
+        # The submodule medlens/evaluate.py is callable: medlens.evaluate(bench, model, ...) runs
+        # medlens.api.evaluate, while `medlens.evaluate.RunOptions` and patching keep working.
+        import importlib
+
+        return importlib.import_module("medlens.evaluate")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'medlens' has no attribute {name!r}")

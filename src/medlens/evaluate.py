@@ -1,10 +1,16 @@
-"""One evaluation, start to finish: load, fingerprint, open or resume the run, execute, summarise."""
+"""One evaluation, start to finish: load, fingerprint, open or resume the run, execute, summarise.
+
+The module itself is callable as the public API: ``medlens.evaluate(bench, model, **options)``
+is :func:`medlens.api.evaluate` (see the end of this file and ``docs/python-api.md``).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import re
 import shutil
+import sys
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -274,3 +280,15 @@ async def _execute(
         await run_local(todo, wrapped, settings, on_record, probe)
     finally:
         await wrapped.aclose()
+
+
+class _CallableModule(types.ModuleType):
+    """`medlens.evaluate` names this module (imports set it on the package) and the API call."""
+
+    def __call__(self, bench: str, model: str, **options: Any) -> dict[str, Any]:
+        from medlens.api import evaluate as api_evaluate
+
+        return api_evaluate(bench, model, **options)
+
+
+sys.modules[__name__].__class__ = _CallableModule
