@@ -266,3 +266,27 @@ def test_version_and_help(option: str, tmp_path: Path) -> None:
         from medlens import __version__
 
         assert proc.stdout == f"medlens {__version__}\n"
+
+
+def test_a_killed_writers_lock_is_taken_over_with_a_note(tmp_path: Path) -> None:
+    bench, golds = write_bench(tmp_path / "bench", 4)
+    arrived, hold = threading.Event(), threading.Event()
+    env = {**os.environ, "MEDLENS_CACHE": str(tmp_path / "cache")}
+    with serve(ServerConfig(gold=gold_by_marker(golds), arrived=arrived, hold=hold)) as server:
+        args = ["run", "--bench", f"jsonl:{bench}", "--model", openai_spec(server.base_url),
+                "--out", str(tmp_path / "runs"), "--name", "r"]  # fmt: skip
+        first = subprocess.Popen(
+            [sys.executable, "-m", "medlens", *args],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+        )  # fmt: skip
+        try:
+            assert arrived.wait(TIMEOUT), "the first run never sent a request"
+            first.kill()  # SIGKILL: no cleanup, the lock file still names it
+            first.wait(timeout=TIMEOUT)
+        finally:
+            hold.set()
+        assert str(first.pid) in (tmp_path / "runs" / "r" / ".lock").read_text()
+        second = medlens(*args, cache=tmp_path / "cache")
+    assert second.returncode == 0, second.stderr
+    assert f"taking over the lock left by PID {first.pid} on " in flat(second.stderr)
+    assert sorted(r["id"] for r in records_of(tmp_path / "runs" / "r")) == sorted(golds)
