@@ -89,10 +89,6 @@ class ServerConfig:
     """When set, requests without ``Authorization: Bearer <api_key>`` get 401."""
     content_filter_marker: str | None = None
     """Prompts containing this text end with ``finish_reason: content_filter``."""
-    served_model: str | None = None
-    """When set, replies name this model instead of echoing the requested one."""
-    system_fingerprint: str | None = None
-    """When set, replies carry this ``system_fingerprint``."""
     max_requests: int = 200_000
     lifetime: float = 900.0
     reply: Callable[[ChatRequest], str] | None = None
@@ -101,6 +97,14 @@ class ServerConfig:
     """Alternatives offered in ``top_logprobs`` when a request asks for ``logprobs``."""
     answer_probability: float = 0.6
     """Probability the answer token gets among its alternatives; the rest share what is left."""
+    served_model: str | None = None
+    """The ``model`` the answers name (None: the requested one), e.g. a new checkpoint."""
+    system_fingerprint: str | None = None
+    """``system_fingerprint`` of the answers (None: left out)."""
+    arrived: threading.Event | None = None
+    """Set when a request arrives (tests wait on it instead of sleeping)."""
+    hold: threading.Event | None = None
+    """When given, answers wait until it is set (a run kept busy while the test acts)."""
 
 
 def unit_hash(*parts: object) -> float:
@@ -195,6 +199,8 @@ class LoopbackServer:
         self.attempts: Counter[str] = Counter()
         self.seen_headers: list[dict[str, str]] = []
         self.last_body: Mapping[str, Any] | None = None
+        self.answered_keys: set[str] = set()
+        """Prompts that got at least one answer written out (normal or slow)."""
         self._lock = threading.Lock()
         self._httpd = _Listener(("127.0.0.1", 0), _make_handler(self))
         self.port = self._httpd.server_address[1]
@@ -205,6 +211,11 @@ class LoopbackServer:
             self.attempts[key] += 1
             self.stats["requests"] += 1
             return self.attempts[key] - 1
+
+    def delivered(self, key: str) -> None:
+        """An answer (on time or slow) was written out for the prompt `key`."""
+        with self._lock:
+            self.answered_keys.add(key)
 
     def count(self, what: str) -> None:
         with self._lock:
@@ -298,6 +309,10 @@ def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
             except (ValueError, KeyError, TypeError) as exc:
                 return self._json(400, {"error": {"message": f"bad request: {exc}"}})
             server.last_body = request.body
+            if config.arrived is not None:
+                config.arrived.set()
+            if config.hold is not None:
+                config.hold.wait(config.lifetime)
             attempt = server.next_attempt(request.key)
             fault = config.faults.draw(unit_hash(request.key, attempt, "fault"))
             server.count(fault or "answered")
@@ -329,19 +344,22 @@ def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
             if config.reply is not None:
                 return self._json(200, completion(config.reply(request), request))
             answer = choose_answer(request, config.gold(request), config.accuracy)
-            reply = completion(answer, request)
+            body = completion(answer, request)
             if config.served_model is not None:
-                reply["model"] = config.served_model
+                body["model"] = config.served_model
             if config.system_fingerprint is not None:
-                reply["system_fingerprint"] = config.system_fingerprint
+                body["system_fingerprint"] = config.system_fingerprint
             if request.body.get("logprobs") and answer:
-                reply["choices"][0]["logprobs"] = token_logprobs(answer, request, config)
-            return self._json(200, reply)
+                body["choices"][0]["logprobs"] = token_logprobs(answer, request, config)
+            if self._json(200, body):
+                server.delivered(request.key)
+            return None
 
-        def _json(self, status: int, value: Any, headers: Mapping[str, str] | None = None) -> None:
-            self._send(status, json.dumps(value).encode(), headers)
+        def _json(self, status: int, value: Any, headers: Mapping[str, str] | None = None) -> bool:
+            return self._send(status, json.dumps(value).encode(), headers)
 
-        def _send(self, status: int, data: bytes, headers: Mapping[str, str] | None = None) -> None:
+        def _send(self, status: int, data: bytes, headers: Mapping[str, str] | None = None) -> bool:
+            """Write one response; False when the client had gone."""
             try:
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
@@ -350,8 +368,10 @@ def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
                     self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
+                return True
             except OSError:  # the client gave up (e.g. after its read timeout)
                 self.close_connection = True
+                return False
 
     return ChatHandler
 

@@ -40,9 +40,11 @@ BAD_TSVS: dict[str, tuple[bytes, str]] = {
 }
 
 
-def run_medlens(bench: str, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+def run_medlens(
+    bench: str, out: Path, *extra: str, model: str = "first"
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "medlens", "run", "--bench", bench, "--model", "first",
+        [sys.executable, "-m", "medlens", "run", "--bench", bench, "--model", model,
          "--out", str(out), *extra],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
@@ -79,17 +81,23 @@ def test_bad_images_are_item_errors_and_the_run_goes_on(tmp_path: Path) -> None:
     rows = [row("1"), row("2", image=not_an_image), row("3", image=not_base64), row("4")]
     path = tmp_path / "bench.tsv"
     path.write_text(HEADER + "".join(rows))
-    proc = run_medlens(f"gmai:{path}", tmp_path / "runs")
-    assert proc.returncode == 1, proc.stderr  # finished, but errors exceed --max-error-rate 0
-    assert "image errors: 2 (e.g. item 2: " in proc.stderr  # says why, not only how many
-    records = [
-        json.loads(line) for line in (tmp_path / "runs" / "gmai-first" / "records.jsonl").open()
-    ]
-    errors = {r["id"]: r["error"] for r in records if r["error"]}
-    assert set(errors) == {"2", "3"} and all(e["type"] == "image" for e in errors.values())
-    assert sorted(r["id"] for r in records) == ["1", "2", "3", "4"]
-    again = run_medlens(f"gmai:{path}", tmp_path / "runs", "--max-error-rate", "0.5")
-    assert again.returncode == 0, again.stderr  # the two bad items are retried, fail again: 50%
+    from loopback_server import ServerConfig, serve
+
+    # a model that reads images (the baselines never do, so they meet no bad image)
+    with serve(ServerConfig()) as server:
+        model = f"openai:m?base_url={server.base_url}&max_retries=0"
+        proc = run_medlens(f"gmai:{path}", tmp_path / "runs", "--name", "r", model=model)
+        assert proc.returncode == 1, proc.stderr  # finished, but errors exceed --max-error-rate 0
+        assert "image errors: 2 (e.g. item 2: " in proc.stderr  # says why, not only how many
+        records = [json.loads(line) for line in (tmp_path / "runs" / "r" / "records.jsonl").open()]
+        errors = {r["id"]: r["error"] for r in records if r["error"]}
+        assert set(errors) == {"2", "3"} and all(e["type"] == "image" for e in errors.values())
+        assert sorted(r["id"] for r in records) == ["1", "2", "3", "4"]
+        again = run_medlens(
+            f"gmai:{path}", tmp_path / "runs", "--name", "r", "--max-error-rate", "0.5", model=model
+        )
+    # image errors are permanent: not retried (--retry-errors would), still 50%
+    assert again.returncode == 0 and "resuming: 4 of 4" in again.stderr, again.stderr
 
 
 @pytest.mark.parametrize("rate", ["-1", "1.5"])

@@ -71,13 +71,15 @@ def write_benchmark(folder: Path, n_items: int) -> tuple[str, dict[str, str]]:
 
 
 def records(run_dir: Path) -> dict[str, dict[str, Any]]:
-    """Records by id without timings: latency, and `cached` (items a killed worker had answered
-    before dying come from the response cache when its shard is re-run)."""
+    """Records by id without timings: latency, `retries` (which attempt meets a fault depends on
+    the server's attempt counters), and `cached` (items a killed worker had answered before dying
+    come from the response cache when its shard is re-run)."""
     out = {}
     for line in (run_dir / "records.jsonl").read_text().splitlines():
         record = json.loads(line)
         record.pop("latency")
         record.pop("cached")
+        record.pop("retries", None)
         out[record["id"]] = record
     return out
 

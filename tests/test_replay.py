@@ -147,5 +147,5 @@ def test_a_run_of_another_benchmark_is_refused(tmp_path: Path) -> None:
         load_model(f"replay:{tmp_path / 'run'}", ModelContext(items=items("Is there")))
     # same questions, or questions an options-only probe removed: accepted
     load_model(f"replay:{tmp_path / 'run'}", ModelContext(items=items("Which organ")))
-    blank = [Item(id="0", question="", kind="choice", options={"A": "x"})]
+    blank = [Item(id=i, question="", kind="choice", options={"A": "x"}) for i in ("0", "1")]
     load_model(f"replay:{tmp_path / 'run'}", ModelContext(items=blank))

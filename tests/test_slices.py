@@ -328,7 +328,9 @@ def test_binomial_quantile_equals_scipy_binom_ppf(q: float) -> None:
 
 def test_cli_explains_empty_results(tmp_path: Path, run: Path) -> None:
     nothing = runner.invoke(app, ["slice", str(run), "--by", "dept", "--where", "dept=Nope"])
-    assert nothing.exit_code == 0 and "no items with a record match the filter" in nothing.output
+    # a --where that matches nothing is a mistake: exit 2, listing the axis's known values
+    assert nothing.exit_code == 2
+    assert "--where matches no item (known values: dept: " in nothing.output
     rows = [{"meta": {"dept": "A"}, "error": {"type": "timeout", "message": "t"}} for _ in range(3)]
     errored = runner.invoke(app, ["slice", str(write_run(tmp_path / "e", rows)), "--by", "dept"])
     assert "every matching item errored" in errored.output

@@ -40,7 +40,8 @@ def test_append_then_resume_skips_done(tmp_path: Path) -> None:
     again = RunStore.open_or_create(tmp_path / "r", SPEC, ITEMS)
     assert again.done_ids() == {"0"}
     lines = (tmp_path / "r" / "records.jsonl").read_text().splitlines()
-    assert [json.loads(line)["id"] for line in lines] == ["0"]  # errored record compacted away
+    # the errored record stays (its error is reported) and is retried on resume
+    assert [json.loads(line)["id"] for line in lines] == ["0", "1"]
 
 
 def test_read_only_open_keeps_errors_for_reporting(tmp_path: Path) -> None:

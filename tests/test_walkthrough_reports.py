@@ -149,7 +149,13 @@ def test_html_browser_filters_on_the_runs_own_axes(mixed_run: Path) -> None:
 
 def test_export_of_an_unfinished_run_warns(tmp_path: Path) -> None:
     """A TEST submission of a --limit run silently held 50 of 300 rows."""
-    bench = _bench(tmp_path / "t.jsonl", with_answer=False)
+    # GMAI-shaped items (a submission of yes/no or open items is refused: see test_cli_refusals)
+    mcq = [
+        Item(id=str(i), question=f"Question {i}?", kind="choice", options={"A": "x", "B": "y"})
+        for i in range(20)
+    ]
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps(i.to_json()) + "\n" for i in mcq))
+    bench = f"jsonl:{tmp_path / 't.jsonl'}"
     run = named_run(bench, "first", tmp_path, "part", "--limit", "5")
     result = runner.invoke(app, ["export", str(run), "--format", "gmai-submission"])
     assert result.exit_code == 0, result.output

@@ -10,9 +10,11 @@ from medlens.errors import InputError, ItemError, MedlensError, RunMismatchError
 from medlens.items import Benchmark, BenchmarkInfo, ImageRef, Item, decode_image
 
 if TYPE_CHECKING:
+    from medlens.api import evaluate
     from medlens.bootstrap import bootstrap_ci, bootstrap_ci_groups, group_cis
     from medlens.extract import Extraction
     from medlens.metrics import random_baseline
+    from medlens.report import load_results
     from medlens.sources import load_benchmark
 
 # Imported on first use, so that `import medlens` (and the TSV indexer) does not pull in numpy.
@@ -24,10 +26,17 @@ _LAZY = {
     "group_cis": "medlens.bootstrap",
     "random_baseline": "medlens.metrics",
     "load_benchmark": "medlens.sources",
+    "load_results": "medlens.report",
 }
 
 
 def __getattr__(name: str) -> Any:
+    if name == "evaluate":
+        # The submodule medlens/evaluate.py is callable: medlens.evaluate(bench, model, ...) runs
+        # medlens.api.evaluate, while `medlens.evaluate.RunOptions` and patching keep working.
+        import importlib
+
+        return importlib.import_module("medlens.evaluate")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'medlens' has no attribute {name!r}")
@@ -51,7 +60,9 @@ __all__ = [
     "bootstrap_ci",
     "bootstrap_ci_groups",
     "decode_image",
+    "evaluate",
     "group_cis",
     "load_benchmark",
+    "load_results",
     "random_baseline",
 ]

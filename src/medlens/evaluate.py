@@ -1,10 +1,16 @@
-"""One evaluation, start to finish: load, fingerprint, open or resume the run, execute, summarise."""
+"""One evaluation, start to finish: load, fingerprint, open or resume the run, execute, summarise.
+
+The module itself is callable as the public API: ``medlens.evaluate(bench, model, **options)``
+is :func:`medlens.api.evaluate` (see the end of this file and ``docs/python-api.md``).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import re
 import shutil
+import sys
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +20,7 @@ from medlens.cache import with_cache
 from medlens.errors import MedlensError, SpecError
 from medlens.execute import RunSettings, run_local
 from medlens.exemplars import Exemplars, load_exemplars
+from medlens.extras import check_run_extras
 from medlens.items import Item, describe
 from medlens.models import MODELS, ModelContext, load_model
 from medlens.prompts import PROMPT_STYLES
@@ -21,10 +28,13 @@ from medlens.results import build_results
 from medlens.selection import run_provenance, select_run_items
 from medlens.sources import load_benchmark
 from medlens.specs import parse_spec
-from medlens.store import Record, RunStore
+from medlens.store import Record, RunStore, check_same_spec
 from medlens.strategies import Strategy, parse_strategy
 
 EXECUTORS = ("local", "ray")
+# Above this, connection pools and sockets (not the server) become the limit, and a mistyped
+# number would open millions of tasks.
+MAX_CONCURRENCY = 4096
 
 
 @dataclass(frozen=True)
@@ -52,6 +62,8 @@ class RunOptions:
     sample: int | None = None
     stratify: str | None = None
     exclude: str | None = None
+    retry_errors: bool = False
+    """Also retry items whose error is permanent (`input`, `image`): after fixing the files."""
 
 
 @dataclass(frozen=True)
@@ -82,14 +94,51 @@ def validate(options: RunOptions) -> None:
         raise SpecError(f"--executor {options.executor!r}: expected one of {', '.join(EXECUTORS)}")
     if options.concurrency < 1:
         raise SpecError("--concurrency must be at least 1")
+    if options.concurrency > MAX_CONCURRENCY:
+        raise SpecError(
+            f"--concurrency {options.concurrency}: at most {MAX_CONCURRENCY} requests in flight"
+        )
+    check_run_path(options.out, options.name)
     if options.limit is not None and options.limit < 0:
         raise SpecError("--limit must not be negative")
 
 
-def prepare(options: RunOptions) -> tuple[RunStore, list[Item], Any, RunSettings, Any]:
-    """Everything that can fail on bad input happens here, before the run directory exists."""
+def check_run_path(out: Path, name: str | None) -> None:
+    """`--name` is one folder name inside `--out`; `--out` is a folder (or does not exist yet)."""
+    if name is not None and (
+        not name
+        or name in (".", "..")
+        or "/" in name
+        or "\\" in name
+        or "\0" in name
+        or Path(name).is_absolute()
+    ):
+        raise SpecError(
+            f"--name {name!r}: must be one folder name inside --out (no '/', no '..', not absolute)"
+        )
+    if out.exists() and not out.is_dir():
+        raise SpecError(f"--out {out}: is a file, not a folder of runs")
+    run_dir = out / (name or "")
+    if name is not None and run_dir.exists() and not run_dir.is_dir():
+        raise SpecError(f"{run_dir}: is a file, not a run directory")
+
+
+def run_dir_of(options: RunOptions) -> Path:
+    return options.out / (options.name or default_name(options))
+
+
+def prepare(
+    options: RunOptions, describe_only: bool = False
+) -> tuple[dict[str, Any], list[Item], Any, RunSettings, Any]:
+    """Everything that can fail on bad input happens here, before the run directory exists.
+
+    Returns the run spec, the (probed) items, the model, the settings and the probe. With
+    `describe_only` the model only names its spec (no weights loaded: `run --dry-run`).
+    """
     validate(options)
-    MODELS.get(parse_spec(options.model).name)  # fail on a mistyped model before a long load
+    model_name = parse_spec(options.model).name
+    MODELS.get(model_name)  # fail on a mistyped model before a long load
+    check_run_extras(model_name, options.executor)
     benchmark = load_benchmark(options.bench)
     items = list(benchmark.items())
     items, selection = select_run_items(
@@ -112,7 +161,7 @@ def prepare(options: RunOptions) -> tuple[RunStore, list[Item], Any, RunSettings
         items=items,
         seed=options.seed,
         concurrency=options.concurrency,
-        describe_only=options.executor == "ray",  # Ray workers build their own backends
+        describe_only=describe_only or options.executor == "ray",  # Ray workers build their own
     )
     model = load_model(options.model, context)
     strategy, exemplars = prepare_strategy(options, items, model)
@@ -137,13 +186,7 @@ def prepare(options: RunOptions) -> tuple[RunStore, list[Item], Any, RunSettings
     }
     if not strategy.is_zero_shot:  # zero-shot runs keep the spec (and hash) they always had
         spec["strategy"] = strategy_spec(strategy, exemplars)
-    path = options.out / (options.name or default_name(options))
-    created = not (path / "run.json").is_file()
-    store = RunStore.open_or_create(path, spec, items)
-    from medlens.provenance import stamp_run
-
-    stamp_run(store, options.model, created)  # environment is not part of the spec hash
-    return store, items, model, settings, probe
+    return spec, items, model, settings, probe
 
 
 def prepare_strategy(
@@ -178,14 +221,70 @@ def evaluate(
     options: RunOptions,
     on_start: Callable[[int, int], None] | None = None,
     on_progress: Callable[[Record], None] | None = None,
+    on_note: Callable[[str], None] | None = None,
 ) -> RunOutcome:
-    """Run (or resume) an evaluation; returns the store and its freshly derived results."""
-    out_existed = options.out.exists()
-    run_existed = (options.out / (options.name or default_name(options)) / "run.json").exists()
-    store, items, model, settings, probe = prepare(options)
+    """Run (or resume) an evaluation; returns the store and its freshly derived results.
+
+    Order: everything that can refuse (bad input, another spec, another writer) happens before
+    the run directory is touched; the lock is held from opening the store to writing results.
+    """
+    from medlens.runlock import RunLockedError, hold_run_lock, lock_holder
+
+    validate(options)
+    path = run_dir_of(options)
+    holder = lock_holder(path)  # refuse before loading a benchmark or a model for nothing
+    if holder:
+        raise RunLockedError(
+            f"{path} is being written by {holder}; wait for it to finish or use another --name"
+        )
+    spec, items, model, settings, probe = prepare(options)
+    check_same_spec(path, spec)
+    out_existed, run_existed = options.out.exists(), path.exists()
+    note = on_note or (lambda message: None)
+    try:
+        with hold_run_lock(path, "medlens run", note=note):
+            return _evaluate_locked(
+                options, path, spec, items, (model, settings, probe), on_start, on_progress, note
+            )
+    except MedlensError as exc:
+        if not isinstance(exc, RunLockedError) and not run_existed:
+            _remove_unstarted(path, options.out, out_existed)
+        raise
+
+
+def _remove_unstarted(path: Path, out: Path, out_existed: bool) -> None:
+    """Bad input met by the first request (a rejected API key): leave no run behind."""
+    records = path / "records.jsonl"
+    if records.is_file() and records.stat().st_size:
+        return
+    shutil.rmtree(path, ignore_errors=True)
+    if not out_existed and out.is_dir() and not any(out.iterdir()):
+        out.rmdir()
+
+
+def _evaluate_locked(
+    options: RunOptions,
+    path: Path,
+    spec: dict[str, Any],
+    items: list[Item],
+    backend: tuple[Any, RunSettings, Any],
+    on_start: Callable[[int, int], None] | None,
+    on_progress: Callable[[Record], None] | None,
+    note: Callable[[str], None],
+) -> RunOutcome:
+    from medlens.provenance import stamp_run
+
+    model, settings, probe = backend
+    created = not (path / "run.json").is_file()
+    store = RunStore.open_or_create(path, spec, items)
+    stamp_run(store, options.model, created)  # environment is not part of the spec hash
+    for message in store.damaged:
+        note(f"{message}; its item is run again")
+    for message in getattr(model, "notes", ()):
+        note(message)
     try:
         selected = items if options.limit is None else items[: options.limit]
-        done = store.done_ids()
+        done = store.done_ids(retry_errors=options.retry_errors)
         todo = [item for item in selected if item.id not in done]
         if on_start:
             on_start(len(selected), len(selected) - len(todo))
@@ -197,16 +296,9 @@ def evaluate(
 
         if todo:
             asyncio.run(_execute(todo, items, model, settings, probe, options, on_record))
-    except MedlensError:
-        store.close()
-        if not run_existed and not store.records():
-            # Bad input met by the first request (a rejected API key): leave no run behind.
-            shutil.rmtree(store.path, ignore_errors=True)
-            if not out_existed and not any(options.out.iterdir()):
-                options.out.rmdir()
-        raise
     finally:
         store.close()
+        store.compact_if_needed()  # retried items: keep each item's latest record once
     results = build_results(store)
     store.write_results(results)
     return RunOutcome(store, results, done_before=len(done), ran=len(todo))
@@ -241,3 +333,15 @@ async def _execute(
         await run_local(todo, wrapped, settings, on_record, probe)
     finally:
         await wrapped.aclose()
+
+
+class _CallableModule(types.ModuleType):
+    """`medlens.evaluate` names this module (imports set it on the package) and the API call."""
+
+    def __call__(self, bench: str, model: str, **options: Any) -> dict[str, Any]:
+        from medlens.api import evaluate as api_evaluate
+
+        return api_evaluate(bench, model, **options)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from medlens.errors import ItemError
 from medlens.extract import extract
-from medlens.items import Item, check_image, rgb_image_bytes
+from medlens.items import ImageRef, Item, check_image, rgb_image_bytes
 from medlens.models.base import ImagePart, Message, Model, Request, Response, TextPart
 from medlens.prompts import build_prompt
 from medlens.scoring import item_scores, score
@@ -47,19 +47,26 @@ class RunSettings:
 
 
 def build_request(
-    item: Item, model_spec: str, settings: RunSettings, probe: Probe | None
+    item: Item,
+    model_spec: str,
+    settings: RunSettings,
+    probe: Probe | None,
+    read_images: bool = True,
 ) -> Request:
     """Read the item's images (checked to be images) and assemble messages and fingerprint.
 
-    Few-shot exemplars come first as solved user/assistant turns (their images unprobed)."""
+    Few-shot exemplars come first as solved user/assistant turns (their images unprobed).
+    With `read_images` False (a model that never looks at pixels: the baselines) images are
+    only named: no bytes are read or decoded, and the fingerprint uses their references.
+    """
     messages: list[Message] = []
     if settings.exemplars is not None:
         from medlens.exemplars import answer_turn
 
         for exemplar in settings.exemplars.for_item(item):
-            messages.append(Message("user", _user_parts(exemplar, settings, None)))
+            messages.append(Message("user", _user_parts(exemplar, settings, None, read_images)))
             messages.append(Message("assistant", (TextPart(answer_turn(exemplar)),)))
-    messages.append(Message("user", _user_parts(item, settings, probe)))
+    messages.append(Message("user", _user_parts(item, settings, probe, read_images)))
     return Request(
         item, tuple(messages), settings.params,
         fingerprint(model_spec, messages, settings.params),
@@ -77,10 +84,12 @@ def prompt_text(item: Item, settings: RunSettings) -> str:
 
 
 def _user_parts(
-    item: Item, settings: RunSettings, probe: Probe | None
+    item: Item, settings: RunSettings, probe: Probe | None, read_images: bool
 ) -> tuple[TextPart | ImagePart, ...]:
     parts: list[TextPart | ImagePart] = []
-    for index, image in enumerate(item.images):
+    if not read_images:
+        parts.extend(_unread_image(image) for image in item.images)
+    for index, image in enumerate(item.images if read_images else ()):
         data: bytes | None = image.read_bytes()
         if probe is not None and data is not None:
             data = probe.apply_image(item, index, data)
@@ -92,6 +101,13 @@ def _user_parts(
         parts.append(ImagePart(data=data, sha256=hashlib.sha256(data).hexdigest(), name=image.name))
     parts.append(TextPart(prompt_text(item, settings)))
     return tuple(parts)
+
+
+def _unread_image(image: ImageRef) -> ImagePart:
+    """A placeholder for an image the model does not read, identified by its reference."""
+    reference = f"{image.source}\0{image.path}\0{image.offset}\0{image.length}\0{image.name}"
+    digest = hashlib.sha256(reference.encode("utf-8")).hexdigest()
+    return ImagePart(data=b"", sha256=f"ref:{digest}", name=image.name)
 
 
 def fingerprint(model_spec: str, messages: Iterable[Message], params: Mapping[str, Any]) -> str:
@@ -134,10 +150,11 @@ def make_record(
     }
     if response.option_probs is not None:
         record["option_probs"] = dict(response.option_probs)
-    if response.served_model is not None:  # what the server says answered
+    if response.served_model is not None or response.system_fingerprint is not None:
         record["served_model"] = response.served_model
-    if response.system_fingerprint is not None:
         record["system_fingerprint"] = response.system_fingerprint
+    if response.retries:
+        record["retries"] = dict(response.retries)
     if response.error is not None:
         record["error"] = {"type": response.error.type, "message": response.error.message}
         return record
@@ -162,7 +179,8 @@ async def process_item(
     from medlens.models.base import ModelError
 
     try:
-        request = build_request(item, model.spec, settings, probe)
+        reads_images = getattr(model, "reads_images", True)
+        request = build_request(item, model.spec, settings, probe, reads_images)
     except ItemError as exc:
         failed = Response(text=None, error=ModelError(exc.kind, str(exc)))  # type: ignore[arg-type]
         return make_record(item, None, failed, settings.extract)

@@ -44,6 +44,9 @@ class ExportFile:
     content: bytes
 
 
+SUBMISSION_KINDS = ("choice", "multi_choice")
+
+
 def export_run(run_dir: Path, fmt: str) -> list[ExportFile]:
     """The files of export `fmt` for the run at `run_dir`."""
     from medlens.store import RunStore
@@ -59,6 +62,14 @@ def export_run(run_dir: Path, fmt: str) -> list[ExportFile]:
             raise MedlensError(
                 f"{run_dir}: a --probe {probe} run answered altered items; "
                 "its predictions are no submission (export the run without the probe)"
+            )
+        not_mcq = [item for item in items if item.kind not in SUBMISSION_KINDS]
+        if not_mcq:
+            bench_spec = store.run["spec"]["benchmark"].get("spec", "this benchmark")
+            raise MedlensError(
+                f"{run_dir}: --format gmai-submission is for GMAI-MMBench's multiple-choice "
+                f"items; {len(not_mcq)} of {len(items)} items of {bench_spec} are not (e.g. "
+                f"item {not_mcq[0].id!r}: {not_mcq[0].kind})"
             )
         return [ExportFile(f"{stem}_submission.xlsx", submission_xlsx(items, records))]
     if not store.run["spec"]["benchmark"].get("has_answers", True):

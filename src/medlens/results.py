@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,6 +14,7 @@ from medlens.intervals import Spread, chance_corrected, chance_p
 from medlens.items import CANONICAL_AXES, Item
 from medlens.metrics import random_baseline, secondary_baselines
 from medlens.protocol_results import attach_protocol_sections
+from medlens.run_health import run_health
 from medlens.slices import is_small, one_image_note
 from medlens.store import Record, RunStore
 
@@ -167,8 +169,8 @@ def breakdown_axes(table: ScoreTable) -> list[str]:
         distinct = len(set(values.tolist()) - {""})
         if key == "image_id" or distinct == 0 or distinct > MAX_AXIS_VALUES:
             continue
-        if key not in CANONICAL_AXES and _structured(values):
-            continue  # JSON kept for other uses (SLAKE's KG `triple`), not a category
+        if key not in CANONICAL_AXES and (_structured(values) or not_a_category(values)):
+            continue  # JSON, ids and paths are kept for other uses, never tabulated
         if key in CANONICAL_AXES or (
             distinct >= 2 and not _renames(table, key, [*CANONICAL_AXES, *axes])
         ):
@@ -181,6 +183,20 @@ def breakdown_axes(table: ScoreTable) -> list[str]:
             a,
         ),
     )
+
+
+_PATH_LIKE = re.compile(
+    r"(^|[/\\])[^/\\\s]+\.(png|jpe?g|dcm|dicom|nii|gz|tiff?|bmp|gif|npy|json)$", re.IGNORECASE
+)
+
+
+def not_a_category(values: np.ndarray) -> bool:
+    """Ids and paths: file-like values, or a value per item (more than 10 items, ≥ 90% unique)."""
+    present = [str(v) for v in values.tolist() if v != ""]
+    distinct = set(present)
+    if any(_PATH_LIKE.search(value) for value in distinct):
+        return True
+    return len(present) > 10 and len(distinct) >= 0.9 * len(present)
 
 
 def _structured(values: np.ndarray) -> bool:
@@ -307,13 +323,17 @@ def secondary_means(records: dict[str, Record]) -> dict[str, float]:
 
 
 def usage_totals(records: dict[str, Record]) -> dict[str, Any]:
+    """Token counts of fresh answers (`tokens`) and, apart, of cache answers (`cached_tokens`)."""
     tokens: dict[str, int] = {}
+    cached_tokens: dict[str, int] = {}
     for record in records.values():
+        into = cached_tokens if record.get("cached") else tokens
         for name, value in (record.get("usage") or {}).items():
-            tokens[name] = tokens.get(name, 0) + int(value)
+            into[name] = into.get(name, 0) + int(value)
     latencies = [r["latency"] for r in records.values() if r.get("latency") and not r.get("cached")]
     return {
         "tokens": tokens,
+        "cached_tokens": cached_tokens,
         "cached": sum(1 for r in records.values() if r.get("cached")),
         "latency_mean": float(np.mean(latencies)) if latencies else None,
         "latency_p95": float(np.percentile(latencies, 95)) if latencies else None,
@@ -361,6 +381,7 @@ def build_results(store: RunStore) -> dict[str, Any]:
         "box_image_gap": box_image_gap(table),
         "by": by_axis(table, axes),
         "usage": usage_totals(records),
+        "health": run_health(records, store.damaged),
     }
     from medlens.judges.results import judges_results
 

@@ -223,7 +223,22 @@ def apply_where(table: SliceTable, conditions: Sequence[Condition]) -> SliceTabl
         hit = pc.fill_null(pc.is_in(column, value_set=_pa_strings(condition.values)), False)
         term = pc.invert(hit) if condition.negate else hit
         mask = term if mask is None else pc.and_(mask, term)
-    return SliceTable(table.table.filter(mask), table.axes, table.has_answers)
+    kept = table.table.filter(mask)
+    if kept.num_rows == 0 and table.table.num_rows:
+        raise SpecError(no_match_message(table, conditions))
+    return SliceTable(kept, table.axes, table.has_answers)
+
+
+def no_match_message(table: SliceTable, conditions: Sequence[Condition]) -> str:
+    """`--where` matched nothing: name the axes' known values, so the typo is visible."""
+    import pyarrow.compute as pc
+
+    known = []
+    for axis in dict.fromkeys(c.axis for c in conditions):
+        values = sorted(str(v) for v in pc.unique(table.table[axis]).to_pylist() if v)
+        shown = ", ".join(values[:20]) + (f", … ({len(values)} values)" if len(values) > 20 else "")
+        known.append(f"{axis}: {shown or 'no values'}")
+    return "--where matches no item (known values: " + "; ".join(known) + ")"
 
 
 def _pa_strings(values: Sequence[str]) -> pa.Array:

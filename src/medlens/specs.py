@@ -42,6 +42,11 @@ def parse_spec(text: str) -> Spec:
             pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=True)
         except ValueError as exc:
             raise SpecError(f"spec {text!r}: cannot read options {query!r} ({exc})") from None
+        repeated = sorted({key for key, _ in pairs if sum(k == key for k, _ in pairs) > 1})
+        if repeated:
+            raise SpecError(
+                f"spec {text!r}: option {', '.join(repeated)} given more than once (give it once)"
+            )
         options = dict(pairs)
     return Spec(name=name, argument=argument, options=options)
 

@@ -16,6 +16,19 @@ from medlens.items import Item
 
 SCHEMA_VERSION = 1
 Record = dict[str, Any]
+# Item errors that a retry cannot fix (an undecodable image, a missing file): resume skips them
+# unless asked to retry errors.
+PERMANENT_ERRORS = frozenset({"input", "image"})
+
+
+def _parse_record(line: bytes) -> Record | None:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(record, dict) or not isinstance(record.get("id"), str):
+        return None
+    return record
 
 
 def canonical_json(value: Any) -> str:
@@ -58,6 +71,9 @@ class RunStore:
         self.run = run
         self._records: dict[str, Record] = {}
         self._handle: IO[str] | None = None
+        self._lines = 0
+        self.damaged: list[str] = []
+        """One message per line of records.jsonl that is not a record (file and line number)."""
 
     # -- opening -----------------------------------------------------------------------------
     @classmethod
@@ -81,12 +97,8 @@ class RunStore:
     def open_or_create(cls, path: Path, spec: Mapping[str, Any], items: Iterable[Item]) -> RunStore:
         """Resume the run at `path` if its spec matches, else create it; refuse to mix specs."""
         if (path / "run.json").is_file():
+            check_same_spec(path, spec)  # before compaction: a refused run changes nothing
             store = cls.open(path, resume=True)
-            if store.run.get("spec_hash") != spec_hash(spec):
-                raise RunMismatchError(
-                    f"{path} holds a run with a different spec ({describe_difference(store.run['spec'], spec)}); "
-                    "use another --name or delete the directory"
-                )
             if not (path / "items.jsonl").is_file():
                 store._write_items(items)
             return store
@@ -115,42 +127,53 @@ class RunStore:
 
     # -- records -----------------------------------------------------------------------------
     def _load_records(self, compact: bool) -> None:
-        """Read records.jsonl, ignoring a torn last line.
+        """Read records.jsonl; every line that is not a record is listed in `self.damaged`.
 
-        With `compact` (resuming), the file is rewritten without the torn line, without errored
-        records (their items are retried) and without duplicates, so it holds each item once.
+        With `compact` (resuming, under the run lock), the file is rewritten without damaged
+        lines and duplicates, keeping each item's latest record: an answer over an error, and an
+        errored item's last error (its type and message stay reportable while it is retried).
         """
         file = self.path / "records.jsonl"
         if not file.is_file():
             return
         raw = file.read_bytes()
         latest: dict[str, Record] = {}
-        dirty = bool(raw) and not raw.endswith(b"\n")
-        for line in raw.splitlines():
-            try:
-                record = json.loads(line)
-            except ValueError:
-                dirty = True  # a torn line left by a kill mid-write
-                continue
-            if not isinstance(record, dict) or "id" not in record:
-                dirty = True  # not a record (damaged by hand): its item is run again
+        lines = raw.split(b"\n")
+        torn_tail = lines.pop() if lines else b""  # text after the last newline
+        dirty = bool(torn_tail)
+        if torn_tail:
+            self.damaged.append(f"{file}, line {len(lines) + 1}: torn last line (a killed write)")
+        for number, line in enumerate(lines, start=1):
+            record = _parse_record(line)
+            if record is None:
+                dirty = True
+                if line.strip():
+                    self.damaged.append(
+                        f"{file}, line {number}: damaged (not a JSON record with an id)"
+                    )
                 continue
             previous = latest.get(record["id"])
-            dirty = dirty or previous is not None or record.get("error") is not None
+            dirty = dirty or previous is not None
             if previous is None or record.get("error") is None or previous.get("error") is not None:
                 latest[record["id"]] = record
-        if compact:
-            latest = {rid: r for rid, r in latest.items() if r.get("error") is None}
-            if dirty:
-                write_atomic(file, "".join(canonical_json(r) + "\n" for r in latest.values()))
         self._records = latest
+        self._lines = len(lines)
+        if compact and dirty:
+            self.compact()
 
     def records(self) -> dict[str, Record]:
         """Latest record per item id (errored ones included while the run is open)."""
         return self._records
 
-    def done_ids(self) -> set[str]:
-        return {rid for rid, record in self._records.items() if record.get("error") is None}
+    def done_ids(self, retry_errors: bool = False) -> set[str]:
+        """Items not to run again: answered ones, and those whose error is permanent (bad
+        input: retrying gives the same error) unless `retry_errors`."""
+        return {
+            rid
+            for rid, record in self._records.items()
+            if record.get("error") is None
+            or (not retry_errors and record["error"].get("type") in PERMANENT_ERRORS)
+        }
 
     def append(self, record: Record) -> None:
         if self._handle is None:
@@ -158,7 +181,20 @@ class RunStore:
             self._handle = open(self.path / "records.jsonl", "a", encoding="utf-8")  # noqa: SIM115
         self._handle.write(canonical_json(record) + "\n")
         self._handle.flush()
+        self._lines += 1
         self._records[record["id"]] = record
+
+    def compact(self) -> None:
+        """Rewrite records.jsonl with each item's latest record once (call under the run lock)."""
+        self.close()
+        file = self.path / "records.jsonl"
+        write_atomic(file, "".join(canonical_json(r) + "\n" for r in self._records.values()))
+        self._lines = len(self._records)
+
+    def compact_if_needed(self) -> None:
+        """Compact when retried items left more than one line for some item."""
+        if self._lines != len(self._records):
+            self.compact()
 
     def close(self) -> None:
         if self._handle is not None:
@@ -185,6 +221,27 @@ class RunStore:
     def write_results(self, results: Mapping[str, Any]) -> None:
         write_atomic(
             self.path / "results.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n"
+        )
+
+
+def check_same_spec(path: Path, spec: Mapping[str, Any]) -> None:
+    """Raise RunMismatchError when the run at `path` (if any) was made with another spec.
+
+    Reads run.json only, so a refused rerun leaves the directory byte for byte as it was.
+    """
+    run_file = path / "run.json"
+    if not run_file.is_file():
+        return
+    try:
+        run = json.loads(run_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise MedlensError(f"{run_file}: unreadable ({exc})") from None
+    if not isinstance(run, dict) or not isinstance(run.get("spec"), dict):
+        raise MedlensError(f"{run_file}: not a medlens run file (no spec object)")
+    if run.get("spec_hash") != spec_hash(spec):
+        raise RunMismatchError(
+            f"{path} holds a run with a different spec "
+            f"({describe_difference(run['spec'], spec)}); use another --name or delete the directory"
         )
 
 

@@ -30,7 +30,7 @@ from medlens.builder.overlays import COLOURS, PixelBox, draw_boxes
 from medlens.builder.questions import Draft, ask_choice, ask_multi
 from medlens.builder.scene import Pools, Scene, image_questions, make_pools, scene_questions
 
-DEMO_FOLDER = "demo-v1"
+DEMO_FOLDER = "demo-v2"
 """Cache folder name; bump the version whenever the built content changes."""
 SEED = 20240607
 
@@ -87,6 +87,14 @@ def available_scenes() -> list[Scene]:
 
 
 def demo_drafts() -> Iterator[Draft]:
+    """All demo questions, with source names a reader understands."""
+    from medlens.build.demo_sources import readable_source
+
+    for draft in scene_drafts():
+        yield readable_source(draft)
+
+
+def scene_drafts() -> Iterator[Draft]:
     """All demo questions; each scene has its own seeded generator, so output is reproducible."""
     scenes = available_scenes()
     pools = make_pools(scenes, EXTRA_MODALITIES, CONFUSABLE_MODALITIES)
@@ -222,7 +230,7 @@ def segmentation_question(rng: random.Random) -> Draft:
     meta = {
         "task": "Organ Recognition",
         "department": "Hepatobiliary Surgery",
-        "modality": "Segmentation mask",
+        "modality": "CT",  # a segmentation object drawn on a CT slice (not a modality of its own)
         "granularity": "mask",
         "source": "pydicom/liver_1frame.dcm",
         "image_id": "liver_seg",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib
 
-from medlens.cli.common import app
+from medlens.cli.common import app, flush_stdout_quietly
 
 COMMAND_MODULES: tuple[str, ...] = (
     "medlens.cli.listing",
@@ -28,6 +28,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "medlens.cli.subset",
     "medlens.cli.unpack",
     "medlens.cli.cost",
+    "medlens.cli.runs",
 )
 
 for _module in COMMAND_MODULES:
@@ -36,7 +37,10 @@ for _module in COMMAND_MODULES:
 
 def main() -> None:
     """Console-script entry point."""
-    app()
+    try:
+        app()
+    finally:
+        flush_stdout_quietly()
 
 
 __all__ = ["app", "main"]

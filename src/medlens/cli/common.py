@@ -6,7 +6,7 @@ import functools
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -52,6 +52,10 @@ def command(name: str | None = None, **kwargs: Any) -> Callable[[F], F]:
                 return function(*args, **kw)
             except MedlensError as exc:
                 fail(str(exc))
+            except BrokenPipeError:
+                # `medlens … | head`: the reader has all it wanted; exit 1 would claim errors.
+                silence_stdout()
+                raise typer.Exit(0) from None
             except KeyboardInterrupt:
                 err_console.print("interrupted; rerun the same command to resume", highlight=False)
                 raise typer.Exit(EXIT_INTERRUPTED) from None
@@ -60,6 +64,43 @@ def command(name: str | None = None, **kwargs: Any) -> Callable[[F], F]:
         return function
 
     return decorate
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null, so that flushing a closed pipe at exit stays quiet."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def flush_stdout_quietly() -> None:
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        silence_stdout()
+
+
+def show_version(value: bool) -> None:
+    if value:
+        from medlens import __version__
+
+        print(f"medlens {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def main_options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print the medlens version and exit.",
+            callback=show_version,
+            is_eager=True,
+        ),
+    ] = False,
+) -> None:
+    """Evaluate vision-language models on medical benchmarks and show where they fail."""
 
 
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> None:

@@ -10,6 +10,8 @@ import typer
 
 from medlens.cli.common import command
 
+BINARY_FORMATS = ("xlsx",)
+
 
 @command("report")
 def report(
@@ -26,6 +28,8 @@ def report(
     from medlens.report import render
     from medlens.store import write_atomic
 
+    if output is None and format in BINARY_FORMATS:  # before any work
+        raise MedlensError(f"--format {format} is binary: give --output FILE")
     rendered = render(run, format)
     if output is None:
         if isinstance(rendered, bytes):

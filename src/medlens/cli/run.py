@@ -19,12 +19,14 @@ EXIT_TOO_MANY_ERRORS = 1
 
 @command("run")
 def run(
+    ctx: typer.Context,
     bench: Annotated[
-        str, typer.Option("--bench", help="Benchmark spec, e.g. demo or gmai:FILE.tsv")
-    ],
+        str | None, typer.Option("--bench", help="Benchmark spec, e.g. demo or gmai:FILE.tsv")
+    ] = None,
     model: Annotated[
-        str, typer.Option("--model", help="Model spec, e.g. random or openai:NAME?base_url=URL")
-    ],
+        str | None,
+        typer.Option("--model", help="Model spec, e.g. random or openai:NAME?base_url=URL"),
+    ] = None,
     name: Annotated[str | None, typer.Option(help="Run name (default: <bench>-<model>)")] = None,
     out: Annotated[Path, typer.Option(help="Folder holding run directories")] = Path("runs"),
     limit: Annotated[int | None, typer.Option(help="Only the first N items")] = None,
@@ -60,40 +62,59 @@ def run(
     exclude: Annotated[
         Path | None, typer.Option(help="Drop the item ids listed in this file")
     ] = None,
+    retry_errors: Annotated[
+        bool, typer.Option(help="Also retry items with permanent (input/image) errors")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show the item count and first prompts; no model call")
+    ] = False,
+    config: Annotated[
+        Path | None, typer.Option(help="TOML file of these options (flags override it)")
+    ] = None,
 ) -> None:
     """Evaluate MODEL on BENCH; rerunning the same command resumes where it stopped."""
-    from medlens.errors import SpecError
-    from medlens.evaluate import RunOptions
-    from medlens.report.text import summary_blocks
+    from medlens.cli.run_config import merged_options
 
-    if not 0.0 <= max_error_rate <= 1.0:
-        raise SpecError(f"--max-error-rate {max_error_rate:g}: expected a rate from 0 to 1")
-    options = RunOptions(
-        bench=bench,
-        model=model,
-        out=out,
-        name=name,
-        limit=limit,
-        concurrency=concurrency,
-        prompt=prompt,
-        extract=extract,
-        probe=probe,
-        seed=seed,
-        executor=executor,
-        ray_address=ray_address,
-        cache=cache,
-        strategy=strategy,
-        exemplars=exemplars,
-        where=where,
-        sample=sample,
-        stratify=stratify,
-        exclude=str(exclude) if exclude else None,
-    )
+    values = merged_options(ctx, config)
+    if values.get("exclude") is not None:
+        values["exclude"] = str(values["exclude"])
+    options = run_options(values)
+    if dry_run:
+        from medlens.cli.run_preview import print_dry_run
+
+        print_dry_run(options)
+        return
     judging = None
-    if judge is not None:  # checked before answering, so a bad judge spec costs no run
+    if values.get("judge"):  # checked before answering, so a bad judge spec costs no run
         from medlens.judges.stage import judge_options_for_run
 
-        judging = judge_options_for_run(judge, judge_protocol, concurrency, cache)
+        judging = judge_options_for_run(
+            values["judge"], values["judge_protocol"], options.concurrency, options.cache
+        )
+    run_and_summarise(options, float(values["max_error_rate"]), judging)
+
+
+def run_options(values: Mapping[str, Any]) -> RunOptions:
+    """RunOptions from the merged flags and config values (one key per RunOptions field)."""
+    from dataclasses import fields
+
+    from medlens.errors import SpecError
+    from medlens.evaluate import RunOptions
+
+    for required in ("bench", "model"):
+        if not values.get(required):
+            raise SpecError(f"--{required} is required (on the command line or in --config)")
+    rate = float(values["max_error_rate"])
+    if not 0.0 <= rate <= 1.0:
+        raise SpecError(f"--max-error-rate {rate:g}: expected a rate from 0 to 1")
+    names = {f.name for f in fields(RunOptions)}
+    return RunOptions(**{key: value for key, value in values.items() if key in names})
+
+
+def run_and_summarise(options: RunOptions, max_error_rate: float, judging: Any = None) -> None:
+    """Run, print the summary, judge the answers when asked, and exit 1 above the error rate."""
+    from medlens.report.text import summary_blocks
+
     outcome = evaluate_with_progress(options)
     for block in summary_blocks(outcome.results, outcome.store.path):
         console.print(block)
@@ -142,8 +163,11 @@ def evaluate_with_progress(options: RunOptions) -> RunOutcome:
         if done:
             bar.console.print(f"resuming: {done} of {total} items already answered")
 
+    def on_note(message: str) -> None:
+        err_console.print(f"note: {message}", highlight=False, markup=False, soft_wrap=True)
+
     try:
-        return evaluate(options, on_start, lambda record: bar.advance(task))
+        return evaluate(options, on_start, lambda record: bar.advance(task), on_note)
     finally:
         if bar.live.is_started:
             bar.stop()

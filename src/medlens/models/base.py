@@ -68,9 +68,11 @@ class Response:
     cached: bool = False
     """True when the response came from the response cache rather than the backend."""
     served_model: str | None = None
-    """The model name the server says answered (OpenAI ``model``), when it reports one."""
+    """The model id the server says answered (OpenAI ``model``): the identity check of a run."""
     system_fingerprint: str | None = None
-    """The server's backend configuration fingerprint (OpenAI ``system_fingerprint``)."""
+    """The server's configuration fingerprint (OpenAI ``system_fingerprint``), when it sends one."""
+    retries: Mapping[str, int] = field(default_factory=dict)
+    """Failed attempts before this response, per fault type (``rate_limit``, ``timeout``, …)."""
 
 
 class Model(Protocol):

@@ -18,6 +18,7 @@ import os
 import random
 import re
 import time
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -42,13 +43,22 @@ from medlens.specs import NUMBER_KINDS, Spec, check_options
 log = logging.getLogger(__name__)
 
 # Options that change only how requests travel, not what is asked: kept out of Model.spec (and so
-# out of the fingerprint and the run spec), so a run resumed with a longer timeout is the same run.
+# out of the fingerprint and the run spec), so a run resumed with a longer timeout, or against the
+# same server moved to another host or port, is the same run. The served model id that each record
+# stores is the identity check.
 TRANSPORT_OPTIONS = frozenset(
-    {"connect_timeout", "read_timeout", "max_retries", "backoff", "backoff_max", "max_connections"}
+    {
+        "base_url",
+        "connect_timeout",
+        "read_timeout",
+        "max_retries",
+        "backoff",
+        "backoff_max",
+        "max_connections",
+    }
 )
 REQUEST_OPTIONS = frozenset(
     {
-        "base_url",
         "api_key_env",
         "max_tokens",
         "temperature",
@@ -61,7 +71,6 @@ REQUEST_OPTIONS = frozenset(
         "top_logprobs",
     }
 )
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Status codes that say the configuration is wrong for every item: stop the run instead.
 FATAL_STATUS = {
     401: "rejected the API key",
@@ -169,7 +178,14 @@ def parse_settings(spec: Spec, params: Mapping[str, Any]) -> OpenAISettings:
     detail = spec.option("image_detail") or None
     if detail not in (None, "auto", "low", "high"):
         raise SpecError(f"openai: option image_detail={detail!r} must be auto, low or high")
-    base_url = (spec.option("base_url") or DEFAULT_BASE_URL).rstrip("/")
+    if not spec.option("base_url"):
+        # No default: medical images must never leave for a public endpoint by omission.
+        raise SpecError(
+            "openai: give the server explicitly with base_url=URL (a local server, e.g. "
+            "base_url=http://127.0.0.1:8000/v1, or a hosted API written out, e.g. "
+            "base_url=https://api.openai.com/v1)"
+        )
+    base_url = str(spec.option("base_url")).rstrip("/")
     if not re.match(r"https?://[^/?#\s]+", base_url):
         raise SpecError(
             f"openai: option base_url={base_url!r} is not an http:// or https:// URL "
@@ -270,11 +286,16 @@ class OpenAIChatModel:
             return Response(None, error=ModelError(kind, self._redact(str(exc))))
         settings = self.settings
         last: Attempt = Attempt()
+        faults: Counter[str] = Counter()
         for attempt in range(settings.max_retries + 1):
             last = await self._attempt(payload)
             if last.response is not None:
                 answered = _with_option_probs(last.response, request)
-                return _with_latency(answered, time.perf_counter() - started)
+                return dataclasses.replace(
+                    answered, latency=time.perf_counter() - started, retries=dict(faults)
+                )
+            assert last.error is not None
+            faults[last.error.type] += 1
             if attempt < settings.max_retries:
                 delay = backoff_delay(
                     attempt, settings.backoff, settings.backoff_max, last.retry_after
@@ -286,7 +307,9 @@ class OpenAIChatModel:
         error = ModelError(
             last.error.type, f"{last.error.message} (gave up after {tries} attempts)"
         )
-        return Response(None, error=error, latency=time.perf_counter() - started)
+        faults[last.error.type] -= 1  # the final failure is the record's error, not a retry
+        retries = {kind: n for kind, n in faults.items() if n}
+        return Response(None, error=error, latency=time.perf_counter() - started, retries=retries)
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -425,10 +448,6 @@ def _with_option_probs(response: Response, request: Request) -> Response:
 
 def _retry(kind: ErrorType, message: str, retry_after: float | None = None) -> Attempt:
     return Attempt(error=ModelError(kind, message), retry_after=retry_after)
-
-
-def _with_latency(response: Response, latency: float) -> Response:
-    return dataclasses.replace(response, latency=latency)
 
 
 def _is_content_filter(reply: httpx.Response) -> bool:

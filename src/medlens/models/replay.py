@@ -31,11 +31,14 @@ class ReplayModel:
     deterministic = True
     # A dictionary lookup is cheaper than the response cache.
     worth_caching = False
+    reads_images = False  # the predictions are already written: no image is read or decoded
 
     def __init__(self, spec: str, source: Path, predictions: Mapping[str, str]) -> None:
         self.spec = spec
         self.source = source
         self.predictions = predictions
+        self.notes: list[str] = []
+        """Said before the run starts (items without a prediction)."""
 
     async def generate(self, request: Request) -> Response:
         text = self.predictions.get(request.item.id)
@@ -57,8 +60,54 @@ def make_replay(spec: Spec, context: ModelContext) -> ReplayModel:
     predictions = load_predictions(source)
     if source.is_dir():
         check_same_questions(source, context.items)
+    elif context.items:
+        check_table_questions(source, _table_questions(source), context.items)
     canonical = f"replay:{source}?sha256={_digest(predictions)}"
-    return ReplayModel(canonical, source, predictions)
+    model = ReplayModel(canonical, source, predictions)
+    model.notes = coverage_notes(source, predictions, context.items)
+    return model
+
+
+def coverage_notes(
+    source: Path, predictions: Mapping[str, str], items: Sequence[Item]
+) -> list[str]:
+    """Refuse predictions that match no item (another benchmark); say how many items lack one."""
+    if not items:
+        return []
+    missing = sum(1 for item in items if item.id not in predictions)
+    if missing == len(items):
+        raise InputError(
+            source,
+            None,
+            f"none of its {len(predictions)} predictions has the index of an item of this "
+            "benchmark: predictions of another benchmark?",
+        )
+    if not missing:
+        return []
+    return [
+        f"{source} has no prediction for {missing} of {len(items)} items: "
+        "they will be recorded as input errors"
+    ]
+
+
+def check_table_questions(
+    source: Path, questions: Mapping[str, str] | None, items: Sequence[Item]
+) -> None:
+    """With a `question` column (VLMEvalKit files have one), each matched prediction must ask its
+    item's question (whitespace-normalised); the first mismatching index is named."""
+    if questions is None:
+        return
+    for item in items:
+        theirs = questions.get(item.id)
+        if theirs is None or not item.question:
+            continue
+        if " ".join(theirs.split()) != " ".join(item.question.split()):
+            raise InputError(
+                source,
+                f"index {item.id!r}",
+                f"column 'question' asks {theirs[:60]!r}, but this benchmark's item asks "
+                f"{item.question[:60]!r}: predictions of another benchmark or split?",
+            )
 
 
 def load_predictions(source: Path) -> dict[str, str]:
@@ -137,6 +186,32 @@ def _table_predictions(source: Path) -> dict[str, str]:
             raise InputError(source, where, f"column {index_column!r}: duplicate index {item_id!r}")
         predictions[item_id] = text
     return predictions
+
+
+def _table_questions(source: Path) -> dict[str, str] | None:
+    """Index → question text when the table has a `question` column, else None."""
+    import pandas as pd
+
+    columns = _header(source)
+    if not any(c.strip().lower() == "question" for c in columns):
+        return None
+    index_column = _find_column(source, columns, "index")
+    question_column = _find_column(source, columns, "question")
+    wanted = [index_column, question_column]
+    try:
+        if source.suffix.lower() == ".xlsx":
+            frame = pd.read_excel(source, usecols=wanted, dtype=str, keep_default_na=False)
+        else:
+            separator = "\t" if source.suffix.lower() == ".tsv" else ","
+            frame = pd.read_csv(
+                source, sep=separator, usecols=wanted, dtype=str, keep_default_na=False
+            )
+    except (OSError, ValueError) as exc:
+        raise InputError(source, None, f"cannot read ({exc})") from None
+    return {
+        _normalise_index(index): question
+        for index, question in zip(frame[index_column], frame[question_column], strict=True)
+    }
 
 
 def _header(source: Path) -> list[str]:

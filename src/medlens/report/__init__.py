@@ -18,14 +18,14 @@ FORMATS: dict[str, str] = {
 }
 
 
-def load_results(run_dir: Path) -> dict[str, Any]:
-    """Rebuild results.json from the run directory (it is derived, so always rebuildable)."""
+def load_results(run_dir: Path | str) -> dict[str, Any]:
+    """Every aggregate of a run (the content of results.json), derived afresh from its directory.
+
+    Reading never modifies the run: results.json is written only by `run` (under its lock).
+    """
     from medlens.results import build_results
 
-    store = RunStore.open(run_dir)
-    results = build_results(store)
-    store.write_results(results)
-    return results
+    return build_results(RunStore.open(Path(run_dir)))
 
 
 def render(run_dir: Path, fmt: str) -> str | bytes:

@@ -316,6 +316,9 @@ def _dynamic_limitations(results: dict[str, Any], axes: dict[str, list[AxisRow]]
         )
     if counts["pending"]:
         notes.append(f"{counts['pending']} items have not been run yet.")
+    from medlens.run_health import health_lines
+
+    notes.extend(f"{line}." for line in health_lines(results.get("health")))
     return notes
 
 

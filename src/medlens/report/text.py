@@ -9,11 +9,18 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from medlens.report import load_results
 from medlens.report.protocol_lines import protocol_lines, single_multi_line
+from medlens.run_health import health_lines
 
 SMALL_N = 50
+VLMEVAL_COLUMN_NOTE = (
+    "'vlmeval rules' re-reads the same outputs with VLMEvalKit's exact matching (a letter it "
+    "finds on its own, or one option's full text), so it differs where an answer needs medlens's "
+    "reading"
+)
 
 
 def render_json(run_dir: Path) -> str:
@@ -60,6 +67,7 @@ def summary_blocks(results: dict[str, Any], run_dir: Path | None = None) -> list
         + (f", strategy {_strategy(results)}" if spec.get("strategy") else ""),
         f"records {counts['records']}/{counts['items']}, errors {counts['errors']}"
         + (f", pending {counts['pending']}" if counts["pending"] else ""),
+        *(Text(line) for line in health_lines(results.get("health"))),  # paths: no markup
     ]
     blocks += [f"{name}: {value}" for name, value in provenance_rows(spec)]
     if not results["has_answers"]:
@@ -101,6 +109,8 @@ def detail_lines(results: dict[str, Any]) -> list[str]:
             f"{sensitivity['vlmeval']:.3f} (Δ {sensitivity['difference']:+.3f}, 95% CI "
             f"{fmt_diff_ci(sensitivity.get('ci'))})"
         )
+        if abs(sensitivity["difference"]) > 1e-12:
+            lines.append(VLMEVAL_COLUMN_NOTE)
     gap = (results.get("closed_open") or {}).get("overall")
     if gap and gap["delta"] is not None:
         lines.append(
@@ -116,9 +126,12 @@ def detail_lines(results: dict[str, Any]) -> list[str]:
     if results.get("secondary"):
         lines.append(secondary_text(results))
     lines.extend(protocol_lines(results))
-    tokens = results.get("usage", {}).get("tokens")
-    if tokens:
-        lines.append("tokens: " + ", ".join(f"{k} {v:,}" for k, v in sorted(tokens.items())))
+    usage = results.get("usage", {})
+    for key, label in (("tokens", "tokens"), ("cached_tokens", "tokens of cache answers")):
+        if usage.get(key):
+            lines.append(
+                f"{label}: " + ", ".join(f"{k} {v:,}" for k, v in sorted(usage[key].items()))
+            )
     return lines
 
 

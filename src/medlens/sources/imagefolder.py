@@ -13,6 +13,7 @@ from pathlib import Path
 from medlens.errors import InputError
 from medlens.items import Benchmark, Item
 from medlens.sources import native
+from medlens.sources.image_paths import resolve_inside
 from medlens.specs import Spec
 
 IMAGE_SUFFIXES = (
@@ -73,7 +74,7 @@ def _item(
         question=question,
         kind="classify",
         answer=label,
-        images=(native.image_ref(image.resolve(), name),),
+        images=(native.image_ref(resolve_inside(root, name, root, f"image {name!r}"), name),),
         meta=meta,
     )
 

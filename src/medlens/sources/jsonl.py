@@ -16,19 +16,25 @@ from typing import Any
 
 from medlens.errors import InputError
 from medlens.items import KINDS, Benchmark, Item
+from medlens.sources.image_paths import resolve_inside
 from medlens.specs import Spec, check_options
 
 _PATH_SOURCES = ("file", "dicom", "tsv")
 
 
-def load_jsonl(spec: Spec) -> Benchmark:
-    """Open a medlens jsonl benchmark (``jsonl:PATH.jsonl[?split=NAME]``)."""
+def load_jsonl(spec: Spec, *, lenient: bool = False) -> Benchmark:
+    """Open a medlens jsonl benchmark (``jsonl:PATH.jsonl[?split=NAME]``).
+
+    Items are validated as the GMAI loader validates rows (letter option keys, gold among the
+    options, yes/no vocabulary, image files present inside the folder). `lenient`
+    (``medlens check``) keeps items whose gold is not among the options, so the check lists them.
+    """
     check_options(spec, {"split"})
     path = os.path.abspath(os.path.expanduser(spec.argument))
     if not spec.argument or not os.path.isfile(path):
         raise InputError(spec.argument or "(no path)", None, "no such jsonl file")
     has_answers, splits = False, set()
-    for item in iter_jsonl_items(path):
+    for item in iter_jsonl_items(path, lenient):
         has_answers = has_answers or item.answer is not None
         splits.add(item.meta.get("split", ""))
     split = spec.option("split") or _common_split(splits, has_answers)
@@ -37,7 +43,7 @@ def load_jsonl(spec: Spec) -> Benchmark:
         spec=spec.canonical(),
         split=split,
         has_answers=has_answers,
-        iter_items=lambda: iter_jsonl_items(path),
+        iter_items=lambda: iter_jsonl_items(path, lenient),
         description=f"medlens jsonl {os.path.basename(path)} ({split})",
     )
 
@@ -49,7 +55,7 @@ def _common_split(splits: set[str], has_answers: bool) -> str:
     return "val" if has_answers else "test"
 
 
-def iter_jsonl_items(path: str) -> Iterator[Item]:
+def iter_jsonl_items(path: str, lenient: bool = False) -> Iterator[Item]:
     """Stream and check the items of a jsonl file; InputError names the line and field."""
     root = os.path.realpath(os.path.dirname(path))
     seen: set[str] = set()
@@ -58,6 +64,7 @@ def iter_jsonl_items(path: str) -> Iterator[Item]:
             if not raw.strip():
                 continue
             item = _parse_line(path, number, raw, root)
+            check_item(path, f"line {number}", item, lenient)
             if item.id in seen:
                 raise InputError(path, f"line {number}, field 'id'", f"duplicate id {item.id!r}")
             seen.add(item.id)
@@ -88,6 +95,38 @@ def _parse_line(path: str, number: int, raw: bytes, root: str) -> Item:
         raise InputError(path, f"line {number}", f"not an item ({exc})") from None
 
 
+def check_item(path: str, where: str, item: Item, lenient: bool = False) -> None:
+    """The GMAI loader's checks: letter keys, gold among options, yes/no words, image files."""
+    if item.kind in ("choice", "multi_choice"):
+        if not item.options:
+            raise InputError(path, f"{where}, field 'options'", f"a {item.kind} item needs options")
+        bad = [key for key in item.options if not (len(key) == 1 and "A" <= key <= "Z")]
+        if bad:
+            problem = f"option keys must be letters A-Z, got {', '.join(map(repr, bad))}"
+            raise InputError(path, f"{where}, field 'options'", problem)
+        answer = item.answer
+        if answer is not None and not lenient:
+            text = str(answer)
+            letters = [c for c in text if c not in ", "] if item.kind == "multi_choice" else [text]
+            if not letters or any(letter not in item.options for letter in letters):
+                known = ", ".join(item.options)
+                problem = f"gold {answer!r} is not among the options ({known})"
+                raise InputError(path, f"{where}, field 'answer'", problem)
+    if item.kind == "yes_no" and item.answer is not None:
+        allowed = (
+            ("yes", "no", "maybe")
+            if item.meta.get("answer_set") == "yes/no/maybe"
+            else ("yes", "no")
+        )
+        if item.answer not in allowed:
+            problem = f"a yes_no answer is one of {', '.join(allowed)}, got {item.answer!r}"
+            raise InputError(path, f"{where}, field 'answer'", problem)
+    for position, image in enumerate(item.images):
+        if image.source in _PATH_SOURCES and not os.path.isfile(image.path):
+            problem = f"no such image file {image.name or image.path!r}"
+            raise InputError(path, f"{where}, field 'images[{position}]'", problem)
+
+
 def _check_fields(path: str, number: int, data: Mapping[str, Any]) -> None:
     for name in ("id", "question", "kind"):
         if name not in data:
@@ -116,11 +155,8 @@ def _image(path: str, number: int, position: int, entry: Any, root: str) -> dict
     relative = entry.get("path")
     if not isinstance(relative, str) or not relative:
         raise InputError(path, where, "image has no path")
-    resolved = os.path.realpath(os.path.join(root, relative))
-    if os.path.commonpath([root, resolved]) != root:
-        problem = f"image path {relative!r} points outside the folder {root} of the benchmark file"
-        raise InputError(path, where, problem)
-    return {**entry, "path": resolved, "name": entry.get("name") or relative}
+    resolved = resolve_inside(root, relative, path, where)
+    return {**entry, "path": str(resolved), "name": entry.get("name") or relative}
 
 
 # Licence, access and citation of this source (read by medlens.cards; see docs/design.md).

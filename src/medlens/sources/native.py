@@ -257,8 +257,10 @@ def vqa_record_item(
 
 def file_image(root: Path, relative: str, path: Path, where: str) -> ImageRef:
     """An image file under ``root`` (existence checked now, bytes read later)."""
+    from medlens.sources.image_paths import resolve_inside
+
     relative = relative.replace("\\", "/").strip()
-    full = (root / relative).resolve()
+    full = resolve_inside(root, relative, path, where)
     if not full.is_file():
         raise InputError(path, where, f"image {relative!r} not found under {root}")
     return image_ref(full, relative)

@@ -1,0 +1,113 @@
+"""`medlens runs [DIR]` and `medlens show RUN ID`: the runs in a folder, and one item of a run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from medlens.cli.common import command, console
+
+
+@command("runs")
+def runs(
+    folder: Annotated[Path, typer.Argument(help="Folder of run directories")] = Path("runs"),
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON list")] = False,
+) -> None:
+    """List runs: name, benchmark, model, done/total, score with its CI, errors, created."""
+    from medlens.run_listing import list_runs
+
+    found = list_runs(folder)
+    if as_json:
+        print(json.dumps([summary.to_json() for summary in found], indent=2))
+        return
+    table = Table(title=f"runs in {folder}", title_justify="left")
+    for column in ("name", "benchmark", "model", "done/total", "n", "score", "95% CI", "errors", "created"):  # fmt: skip
+        table.add_column(column, overflow="fold")
+    for s in found:
+        table.add_row(
+            Text(s.name + (" (running)" if s.writer else "")),
+            Text(s.benchmark),
+            Text(s.model),
+            f"{s.done}/{s.total}",
+            str(s.n),
+            "–" if s.score is None else f"{s.score:.3f}",
+            "–" if s.ci is None else f"[{s.ci[0]:.3f}, {s.ci[1]:.3f}]",
+            str(s.errors),
+            s.created,
+        )
+    console.print(table if found else Text(f"no runs in {folder}"))
+
+
+@command("show")
+def show(
+    run: Annotated[Path, typer.Argument(help="Run directory")],
+    item_id: Annotated[str, typer.Argument(metavar="ID", help="Item id")],
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object")] = False,
+) -> None:
+    """One item of a run: question, options, gold, images, the exact prompt, raw output,
+    extraction, scores and judge verdicts."""
+    from medlens.run_listing import show_item
+
+    shown = show_item(run, item_id)
+    if as_json:
+        print(json.dumps(shown, indent=2, ensure_ascii=False))
+        return
+    for line in item_lines(shown):
+        console.print(Text(line), soft_wrap=True)
+
+
+def item_lines(shown: dict[str, Any]) -> list[str]:
+    """The text layout of `show` (model output is printed as plain text, never as markup)."""
+    lines = [f"item {shown['id']} ({shown['kind']})", f"question: {shown['question']}"]
+    if shown["context"]:
+        lines.append(f"context: {shown['context']}")
+    lines += [f"  {key}. {text}" for key, text in shown["options"].items()]
+    lines.append(f"gold: {shown['gold']}")
+    lines += [f"image: {image}" for image in shown["images"]]
+    if shown.get("system"):
+        lines += ["--- system message", shown["system"]]
+    lines += ["--- prompt sent", shown["prompt"].rstrip("\n"), "---"]
+    record = shown["record"]
+    if record is None:
+        lines.append("no record yet (not run)")
+    else:
+        lines += record_lines(record)
+    for judge, verdicts in shown["judgements"].items():
+        for verdict in verdicts:
+            lines.append(
+                f"judge {judge} (repeat {verdict.get('repeat')}, {verdict.get('by')}): "
+                f"status {verdict.get('status')}, score {verdict.get('score')}, "
+                f"verdict {json.dumps(verdict.get('verdict'), ensure_ascii=False)}"
+            )
+    return lines
+
+
+def record_lines(record: dict[str, Any]) -> list[str]:
+    if record.get("error"):
+        error = record["error"]
+        return [f"error: {error.get('type')}: {error.get('message')}"]
+    extraction = record.get("extraction") or {}
+    lines = [
+        f"output: {record.get('output')}",
+        f"extraction: answer {extraction.get('answer')!r}, status {extraction.get('status')}, "
+        f"method {extraction.get('method')}",
+        f"score: {record.get('score')}"
+        + "".join(f", {k} {v}" for k, v in (record.get("scores") or {}).items()),
+    ]
+    vlmeval = record.get("vlmeval")
+    if vlmeval:
+        lines.append(
+            f"VLMEvalKit rules: answer {vlmeval.get('answer')!r}, score {vlmeval.get('score')}"
+        )
+    extras = [f"cached {record.get('cached')}", f"latency {record.get('latency')}"]
+    if record.get("served_model"):
+        extras.append(f"served model {record['served_model']}")
+    if record.get("retries"):
+        extras.append("retries " + ", ".join(f"{k} {v}" for k, v in record["retries"].items()))
+    lines.append("; ".join(extras))
+    return lines
