@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from medlens.evaluate import RunOptions, prepare, run_dir_of
+from medlens.execute import RunSettings, exemplar_settings, prompt_text
 from medlens.items import ImageRef, Item
-from medlens.prompts import build_prompt
 from medlens.store import RunStore, check_same_spec
 
 
@@ -35,7 +35,8 @@ class RunPlan:
     """Items the run covers (after --limit)."""
     todo: list[Item]
     """Items that would be sent (not answered yet in an existing run)."""
-    prompt_style: str
+    settings: RunSettings
+    """Prompt style and strategy (with the few-shot exemplars) the requests would use."""
     notes: tuple[str, ...]
 
 
@@ -51,14 +52,32 @@ def plan_run(options: RunOptions) -> RunPlan:
     selected = items if options.limit is None else items[: options.limit]
     todo = [item for item in selected if item.id not in done]
     notes = tuple(getattr(model, "notes", ()))
-    return RunPlan(path, model.spec, len(selected), todo, settings.prompt, notes)
+    return RunPlan(path, model.spec, len(selected), todo, settings, notes)
 
 
-def planned_prompts(items: Iterable[Item], prompt_style: str) -> Iterator[PlannedPrompt]:
-    """The prompt text of each item in `prompt_style` (images named, not read)."""
+def planned_prompts(items: Iterable[Item], settings: RunSettings) -> Iterator[PlannedPrompt]:
+    """The prompt of each item as `settings` would send it (images named, not read)."""
     for item in items:
         images = tuple(describe_image(image) for image in item.images)
-        yield PlannedPrompt(item, build_prompt(item, prompt_style), images)
+        yield PlannedPrompt(item, conversation_text(item, settings), images)
+
+
+def conversation_text(item: Item, settings: RunSettings) -> str:
+    """Every text turn sent for `item`: few-shot exemplars as solved turns, then the item.
+
+    Zero-shot, this is exactly the item's prompt text."""
+    if settings.exemplars is None:
+        return prompt_text(item, settings)
+    from medlens.exemplars import answer_turn
+
+    turns = []
+    for number, exemplar in enumerate(settings.exemplars.for_item(item), start=1):
+        images = "".join(f"[image] {describe_image(i)}\n" for i in exemplar.images)
+        turns.append(f"[exemplar {number} ({exemplar.id}): user]\n{images}")
+        turns.append(prompt_text(exemplar, exemplar_settings(settings)))
+        turns.append(f"[exemplar {number}: assistant]\n{answer_turn(exemplar)}\n")
+    turns.append(f"[item {item.id}: user]\n{prompt_text(item, settings)}")
+    return "".join(turns)
 
 
 def describe_image(image: ImageRef) -> str:

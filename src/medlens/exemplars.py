@@ -16,6 +16,7 @@ import random
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from medlens.errors import SpecError
 from medlens.items import Item
@@ -137,3 +138,21 @@ def train_file_beside(spec: Spec, evaluated: str, loader: str) -> str:
             "which does not exist (give another split with --exemplars SPEC)"
         )
     return Spec(spec.name, str(train), dict(spec.options)).canonical()
+
+
+def exemplars_of_run(recorded: dict[str, Any]) -> Exemplars | None:
+    """The exemplars a run recorded (``spec["strategy"]["exemplars"]``), read again from their
+    spec by id; None when the run has none or their benchmark cannot be read here."""
+    from medlens.errors import MedlensError
+    from medlens.sources import load_benchmark
+
+    chosen = recorded.get("exemplars")
+    if not chosen:
+        return None
+    try:
+        pool = {item.id: item for item in load_benchmark(chosen["spec"]).items()}
+        by_group = {g: tuple(pool[i] for i in ids) for g, ids in chosen["ids"].items()}
+    except (MedlensError, KeyError):
+        return None
+    k = len(next(iter(by_group.values()), ()))
+    return Exemplars(spec=chosen["spec"], k=k, by_group=by_group)

@@ -85,8 +85,7 @@ def summarise_run(run_dir: Path) -> RunSummary:
 def show_item(run_dir: Path, item_id: str) -> dict[str, Any]:
     """Everything medlens knows about one item of a run: the item, the exact prompt sent, the
     record (raw output, extraction, scores, error, retries) and any judge verdicts."""
-    from medlens.dry_run import describe_image
-    from medlens.prompts import build_prompt
+    from medlens.dry_run import conversation_text, describe_image
 
     store = RunStore.open(run_dir)
     items = {item.id: item for item in store.items()}
@@ -103,11 +102,25 @@ def show_item(run_dir: Path, item_id: str) -> dict[str, Any]:
         "gold": item.answer,
         "images": [describe_image(image) for image in item.images],
         "system": _system_prompt(str(store.run["spec"].get("model", ""))),
-        "prompt": build_prompt(item, str(store.run["spec"].get("prompt", "medlens"))),
+        "prompt": conversation_text(item, settings_of_run(store.run["spec"])),
         "meta": dict(item.meta),
         "record": store.records().get(item.id),
         "judgements": judge_verdicts(run_dir, item.id),
     }
+
+
+def settings_of_run(spec: dict[str, Any]) -> Any:
+    """The prompt style and strategy a run's requests were built with (exemplars re-read)."""
+    from medlens.execute import RunSettings
+    from medlens.exemplars import exemplars_of_run
+    from medlens.strategies import parse_strategy
+
+    recorded = spec.get("strategy") or {}
+    return RunSettings(
+        prompt=str(spec.get("prompt", "medlens")),
+        strategy=parse_strategy(str(recorded.get("name", "zero-shot"))),
+        exemplars=exemplars_of_run(recorded),
+    )
 
 
 def _system_prompt(model_spec: str) -> str | None:

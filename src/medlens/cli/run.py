@@ -71,18 +71,25 @@ def run(
     config: Annotated[
         Path | None, typer.Option(help="TOML file of these options (flags override it)")
     ] = None,
+    price: Annotated[
+        str | None,
+        typer.Option(help="With --dry-run: estimate the cost, input=USD_PER_1M,output=USD_PER_1M"),
+    ] = None,
 ) -> None:
     """Evaluate MODEL on BENCH; rerunning the same command resumes where it stopped."""
     from medlens.cli.run_config import merged_options
+    from medlens.errors import SpecError
 
     values = merged_options(ctx, config)
     if values.get("exclude") is not None:
         values["exclude"] = str(values["exclude"])
     options = run_options(values)
+    if price is not None and not dry_run:
+        raise SpecError("--price estimates a run before it starts: use it with --dry-run")
     if dry_run:
         from medlens.cli.run_preview import print_dry_run
 
-        print_dry_run(options)
+        print_dry_run(options, price)
         return
     judging = None
     if values.get("judge"):  # checked before answering, so a bad judge spec costs no run

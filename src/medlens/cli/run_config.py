@@ -11,7 +11,7 @@ import typer
 
 from medlens.errors import InputError
 
-NOT_CONFIGURABLE = frozenset({"config", "dry_run"})
+NOT_CONFIGURABLE = frozenset({"config", "dry_run", "price"})
 
 
 def read_config(path: Path) -> dict[str, Any]:

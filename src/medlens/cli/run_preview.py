@@ -10,15 +10,20 @@ from rich.text import Text
 from medlens.cli.common import console, err_console
 
 if TYPE_CHECKING:
+    from medlens.cost import Price
+    from medlens.dry_run import RunPlan
     from medlens.evaluate import RunOptions
 
 SHOWN_PROMPTS = 3
 
 
-def print_dry_run(options: RunOptions) -> None:
-    """Item counts, then the first prompts exactly as they would be sent."""
+def print_dry_run(options: RunOptions, price_text: str | None = None) -> None:
+    """Item counts, then the first prompts exactly as they would be sent (and, with a price,
+    the estimated cost of sending every remaining one)."""
+    from medlens.cost import parse_price
     from medlens.dry_run import plan_run, planned_prompts
 
+    price = parse_price(price_text) if price_text is not None else None  # before any work
     plan = plan_run(options)
     for note in plan.notes:
         err_console.print(Text(f"note: {note}"), soft_wrap=True)
@@ -30,8 +35,52 @@ def print_dry_run(options: RunOptions) -> None:
         ),
         soft_wrap=True,
     )
-    for prompt in islice(planned_prompts(plan.todo, plan.prompt_style), SHOWN_PROMPTS):
+    for prompt in islice(planned_prompts(plan.todo, plan.settings), SHOWN_PROMPTS):
         console.print(Text(f"--- item {prompt.item.id} ({prompt.item.kind})"))
         for image in prompt.images:
             console.print(Text(f"[image] {image}"), soft_wrap=True)
         console.print(Text(prompt.text.rstrip("\n")), soft_wrap=True)
+    if price is not None:
+        print_estimate(plan, price)
+
+
+def print_estimate(plan: RunPlan, price: Price) -> None:
+    """The cost of the prompts still to send, from characters, images and max_tokens."""
+    from medlens.cost import estimate_prompt_cost
+    from medlens.dry_run import planned_prompts
+
+    prompts = list(planned_prompts(plan.todo, plan.settings))
+    estimate = estimate_prompt_cost(
+        (p.text for p in prompts),
+        price,
+        output_tokens_per_item=output_tokens_per_item(plan.model_spec),
+        tokens_per_image=TOKENS_PER_IMAGE,
+        images_per_prompt=[len(p.images) for p in prompts],
+    )
+    samples = plan.settings.strategy.samples
+    tokens, assumed = estimate["tokens"], estimate["assumptions"]
+    console.print(
+        Text(
+            f"estimated cost of {estimate['items']} items: ${estimate['cost'] * samples:.4f} "
+            f"(input ≈ {tokens['input'] * samples:,.0f} tokens, output ≈ "
+            f"{tokens['output'] * samples:,.0f}; assumed {assumed['chars_per_token']:g} "
+            f"characters per token, {assumed['tokens_per_image']:g} tokens per image, "
+            f"{assumed['output_tokens_per_item']:g} output tokens per answer"
+            + (f", {samples} draws per item" if samples > 1 else "")
+            + "; not a tokenizer count)"
+        ),
+        soft_wrap=True,
+    )
+
+
+TOKENS_PER_IMAGE = 85.0
+"""OpenAI's base cost of one image at low detail; high-detail tiles cost more."""
+DEFAULT_OUTPUT_TOKENS = 64
+
+
+def output_tokens_per_item(model_spec: str) -> float:
+    """The model spec's ``max_tokens`` (an upper bound of each answer), else 64."""
+    from medlens.specs import parse_spec
+
+    raw = parse_spec(model_spec).option("max_tokens")
+    return float(raw) if raw and raw.isdigit() else float(DEFAULT_OUTPUT_TOKENS)

@@ -201,12 +201,11 @@ def plan(
 
 @contextlib.contextmanager
 def run_lock(run_dir: Path) -> Iterator[None]:
-    """The run-directory lock held while judging.
+    """The run directory's write lock (one writer per run: `medlens run` or `medlens judge`)."""
+    from medlens.runlock import hold_run_lock
 
-    Issue 10 owns it: at merge this becomes
-    ``with medlens.runlock.hold_run_lock(run_dir, "judge"): yield``.
-    """
-    yield
+    with hold_run_lock(run_dir, "medlens judge"):
+        yield
 
 
 def judge_run(

@@ -9,7 +9,6 @@ is checked before anything is written: a refused import stores nothing.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -75,16 +74,11 @@ def keep_sheet(run_dir: Path, study: Study, file: Path) -> Path:
 
 @contextlib.contextmanager
 def ratings_lock(run_dir: Path) -> Iterator[None]:
-    """One importer at a time per run. The single call site to rewire onto issue 10's
-    ``runlock.hold_run_lock(run_dir, "ratings import")`` at merge."""
-    folder = Path(run_dir) / "ratings"
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / ".lock", "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    """The run directory's write lock while ratings are stored (one writer per run)."""
+    from medlens.runlock import hold_run_lock
+
+    with hold_run_lock(Path(run_dir), "medlens ratings import"):
+        yield
 
 
 def _append(path: Path, lines: list[RatingLine]) -> None:
