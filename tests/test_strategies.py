@@ -307,3 +307,48 @@ def test_a_zero_k_strategy_is_one_line_exit_2(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "K ≥ 1" in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "runs").exists()
+
+
+# --- what a few-shot run shows before and after it ran ---------------------------------------
+
+
+def test_dry_run_shows_the_exemplar_turns_and_estimates_the_cost(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from medlens.cli import app
+
+    bench = f"mmlu:{realdata_dir('mmlu_medical')}?subjects=anatomy"
+    model = "openai:m?base_url=http://127.0.0.1:9/v1&max_tokens=16"
+    args = ["run", "--bench", bench, "--model", model, "--out", str(tmp_path / "runs"),
+            "--strategy", "few-shot:2+cot", "--dry-run", "--price", "input=2,output=10"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    first = result.output.split("--- item")[1]
+    assert first.count("[exemplar") == 4  # two solved user/assistant pairs before the item
+    assert first.count("step by step") == 1  # exemplar turns carry no reasoning request
+    assert "estimated cost of 135 items" in result.output
+    assert "16 output tokens per answer" in result.output
+    assert not (tmp_path / "runs").exists()
+    refused = CliRunner().invoke(app, args[:-2] + ["--price", "input=2"])
+    assert refused.exit_code == 2 and "missing output" in refused.output
+
+
+def test_price_without_a_dry_run_is_refused(tmp_path: Path) -> None:
+    result = invoke_run("demo", "first", tmp_path, "p", "--price", "input=1,output=1")
+    assert result.exit_code == 2 and "--dry-run" in result.output
+    assert not (tmp_path / "p").exists()
+
+
+def test_show_prints_the_few_shot_conversation_of_an_item(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from medlens.cli import app
+
+    bench = f"mmlu:{realdata_dir('mmlu_medical')}?subjects=anatomy"
+    run = named_run(bench, "oracle", tmp_path, "fs", "--strategy", "few-shot:3", "--limit", "2")
+    spec = json.loads((run / "run.json").read_text())["spec"]
+    item_id = json.loads((run / "records.jsonl").read_text().splitlines()[0])["id"]
+    shown = CliRunner().invoke(app, ["show", str(run), item_id])
+    assert shown.exit_code == 0, shown.output
+    for exemplar_id in spec["strategy"]["exemplars"]["ids"]["anatomy"]:
+        assert f"({exemplar_id}): user]" in shown.output

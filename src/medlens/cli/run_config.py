@@ -15,7 +15,7 @@ NOT_CONFIGURABLE = frozenset({"config", "dry_run", "price"})
 
 
 def read_config(path: Path) -> dict[str, Any]:
-    import tomllib  # Python 3.11+
+    from medlens.tomlfile import tomllib
 
     try:
         with open(path, "rb") as handle:

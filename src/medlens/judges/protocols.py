@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -13,11 +12,7 @@ from typing import Any
 
 from medlens.errors import InputError, SpecError
 from medlens.judges.protocol import Dimension, JudgeProtocol
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+from medlens.tomlfile import tomllib
 
 EQUIVALENCE = JudgeProtocol(
     name="equivalence",

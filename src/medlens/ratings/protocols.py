@@ -256,7 +256,7 @@ def _read_rubric(path: Path) -> dict[str, Any]:
         if path.suffix.lower() == ".json":
             data = json.loads(text)
         else:
-            import tomllib
+            from medlens.tomlfile import tomllib
 
             data = tomllib.loads(text)
     except ValueError as exc:
