@@ -88,7 +88,7 @@ def available_scenes() -> list[Scene]:
 
 def demo_drafts() -> Iterator[Draft]:
     """All demo questions, with source names a reader understands."""
-    from medlens.build.demo_sources import readable_source
+    from medlens.builder.demo_sources import readable_source
 
     for draft in scene_drafts():
         yield readable_source(draft)

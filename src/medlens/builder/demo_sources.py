@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from medlens.build.questions import Draft
+from medlens.builder.questions import Draft
 
 SOURCE_NAMES = {
     "pydicom/J2K_pixelrep_mismatch.dcm": "CT head (pydicom sample)",
