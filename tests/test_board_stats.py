@@ -179,3 +179,27 @@ def test_meta_reading_rules(tmp_path: Path) -> None:
     meta = read_meta(path)
     assert meta.numeric == {"params_b": {"a": 7.0, "c": 1000.0}}
     assert meta.categorical == {"family": {"a": "llava", "b": "qwen", "c": "llava"}}
+
+
+@pytest.mark.parametrize("kind", ["binary", "fractional", "clustered"])
+def test_cell_cis_are_group_cis_of_each_run_and_value(kind: str) -> None:
+    from medlens.board.axes import axis_values
+    from medlens.board.ranks import cell_cis
+    from medlens.bootstrap import group_cis
+
+    rng = np.random.default_rng(7)
+    scores = (rng.random((3, 240)) < [[0.2], [0.5], [0.9]]).astype(float)
+    if kind == "fractional":
+        scores = scores * rng.random((3, 240))
+    cluster = np.arange(240) // 4 if kind == "clustered" else None
+    aligned = synthetic(scores, cluster)
+    values, codes = axis_values(aligned, "axis")
+    lo, hi = cell_cis(aligned, codes, len(values))
+    for r in range(3):
+        for v in range(len(values)):
+            mask = codes == v
+            clusters = None if cluster is None else cluster[mask]
+            expected = group_cis(scores[r, mask], np.zeros(int(mask.sum())), clusters)
+            assert (lo[r, v], hi[r, v]) == pytest.approx(
+                (expected[0][0], expected[1][0]), abs=1e-12
+            )
