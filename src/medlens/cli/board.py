@@ -14,7 +14,10 @@ import typer
 from medlens.cli.common import command
 
 
-@command("board")
+HELP = "Rank runs with rank intervals and tied groups; per-axis tables, pairs, correlations."
+
+
+@command("board", help=HELP)
 def board(
     runs: Annotated[list[Path], typer.Argument(help="Run directories (one per model)")],
     by: Annotated[str, typer.Option("--by", help="Per-axis tables for these axes (a,b)")] = "",
@@ -53,7 +56,11 @@ def board(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object")] = False,
 ) -> None:
-    """Rank runs with rank intervals and tied groups; per-axis tables, pairs, correlations."""
+    """`medlens board` (help: HELP).
+
+    Over 60 lines only because typer declares each of the 16 options in the signature; the
+    body checks the flags, builds the board and writes one output.
+    """
     from medlens.board import BoardOptions, build_board
     from medlens.board.render import FORMATS, render_board
     from medlens.errors import MedlensError, SpecError
