@@ -161,6 +161,9 @@ def test_difficulty_and_the_solved_by_all_export(
     d = board["difficulty"]
     assert d["solved_by_all"] == len(first_right) and d["solved_by_none"] == 0
     assert [h["items"] for h in d["histogram"]] == [0, 189 - len(first_right), len(first_right)]
+    shares = d["per_item"]
+    assert len(shares) == 189 and all(shares[i] == 1.0 for i in first_right)
+    assert sorted(set(shares.values())) == [0.5, 1.0]
 
 
 def test_where_filters_items_before_everything(demo_runs: dict[str, Path]) -> None:

@@ -84,15 +84,15 @@ def board(
         rendered = json.dumps(result, ensure_ascii=False) + "\n"
     else:
         rendered = render_board(result, format)
+    if output is None:
+        sys.stdout.write(rendered if isinstance(rendered, str) else "")
+    else:
+        _write(output, rendered.encode("utf-8") if isinstance(rendered, str) else rendered)
     if solved_by_all is not None and not across:
         from medlens.board.difficulty import solved_ids_text
 
         ids = result["difficulty"]["solved_by_all_ids"]
         _write(solved_by_all, solved_ids_text(ids).encode("utf-8"))
-    if output is None:
-        sys.stdout.write(rendered if isinstance(rendered, str) else "")
-        return
-    _write(output, rendered.encode("utf-8") if isinstance(rendered, str) else rendered)
 
 
 def _write(path: Path, data: bytes) -> None:
