@@ -13,7 +13,6 @@ import typer
 
 from medlens.cli.common import command
 
-
 HELP = "Rank runs with rank intervals and tied groups; per-axis tables, pairs, correlations."
 
 
