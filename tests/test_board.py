@@ -85,6 +85,10 @@ def test_scores_and_cis_are_the_ones_report_prints(demo_runs: dict[str, Path]) -
     for cells in board["by"]["granularity"].values():
         best = max(c["score"] for c in cells)
         assert [c["best"] for c in cells] == [c["score"] == best for c in cells]
+    for value, chance in board["by_chance"]["granularity"].items():
+        assert chance == pytest.approx(
+            report_json(demo_runs["first"])["by"]["granularity"][value]["random"]
+        )
     assert board["chance"]["score"] == pytest.approx(
         report_json(demo_runs["first"])["overall"]["random"]
     )

@@ -31,6 +31,17 @@ def axis_values(aligned: Aligned, axis: str) -> tuple[list[str], np.ndarray]:
     return aligned.codes[axis]
 
 
+def axis_chance(aligned: Aligned, axes: Sequence[str]) -> dict[str, dict[str, float | None]]:
+    """Chance level of each axis value (results.baseline_mean: open items count 0 in a mix)."""
+    from medlens.results import baseline_mean
+
+    out: dict[str, dict[str, float | None]] = {}
+    for axis in axes:
+        values, codes = axis_values(aligned, axis)
+        out[axis] = {v: baseline_mean(aligned.random[codes == c]) for c, v in enumerate(values)}
+    return out
+
+
 def by_axis(
     aligned: Aligned, axes: Sequence[str], min_n: int = SMALL_N
 ) -> dict[str, dict[str, list[dict[str, Any]]]]:

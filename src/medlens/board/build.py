@@ -81,6 +81,7 @@ def _board(
         "tied": tied,
         "tied_test": test,
         "by": {a: {v: cells for v, cells in t.items()} for a, t in by.items()},
+        "by_chance": axes_module.axis_chance(aligned, options.by),
         "pairs": pair_rows,
         "pair_tests": pairs_module.pair_tests(pair_rows, options.by),
         "correlations": {},

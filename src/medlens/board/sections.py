@@ -151,6 +151,8 @@ def axis_table(
                 t(f"{percent(cell['score'])} [{percent_ci(cell['ci'])}]{mark}", cell["score"])
             )
         rows.append(row)
+    chance = board.get("by_chance", {}).get(axis, {})
+    rows.append([t("chance (random guess)")] + [pct(chance.get(v)) for v in columns])
     notes = [f"{BEST}: best score in the column; [95% CI]; {SMALL}: small cell"]
     return BoardTable(f"by {axis}", f"By {axis}", headers, rows, notes)
 

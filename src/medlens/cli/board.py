@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -80,7 +81,7 @@ def board(
     result = build_board(options)
     rendered: str | bytes
     if as_json:
-        rendered = json.dumps(result, ensure_ascii=False) + "\n"
+        rendered = json.dumps(_finite(result), ensure_ascii=False, allow_nan=False) + "\n"
     else:
         rendered = render_board(result, format)
     if output is None:
@@ -92,6 +93,17 @@ def board(
 
         ids = result["difficulty"]["solved_by_all_ids"]
         _write(solved_by_all, solved_ids_text(ids).encode("utf-8"))
+
+
+def _finite(value: Any) -> Any:
+    """NaN and infinities as null: the JSON stays JSON for every parser."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _write(path: Path, data: bytes) -> None:
