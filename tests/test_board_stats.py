@@ -168,6 +168,16 @@ def test_board_meta_correlations_and_win_shares_from_a_csv(
     assert result["by"]["granularity"]["box"]["pearson"] == pytest.approx(
         stats.pearsonr(x, box).statistic
     )
+    pairs = "random_1:oracle,first:prior,random_2:random_1,first:oracle"
+    with_pairs = board_json(*(demo_runs[m] for m in MODELS), "--meta", csv, "--pairs", pairs)
+    fitted = with_pairs["pair_correlations"]["params_b"]
+    tuned = np.array([sizes[p["tuned"]] for p in with_pairs["pairs"]], dtype=float)
+    rates = np.array([p["overall"]["wins"] / p["overall"]["n"] for p in with_pairs["pairs"]])
+    line = stats.linregress(tuned, rates)
+    assert fitted["win_rate"]["n"] == 4
+    assert (fitted["win_rate"]["slope"], fitted["win_rate"]["r2"]) == pytest.approx(
+        (line.slope, line.rvalue**2)
+    )
     (share,) = board["win_shares"]["medical"]
     assert (share["group"], share["versus"], share["models"]) == ("no", "yes", [3, 2])
     assert set(share["by"]["granularity"]) == {"box", "contour", "image", "mask"}

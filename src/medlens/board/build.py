@@ -132,7 +132,7 @@ def _chance(aligned: Aligned) -> dict[str, Any]:
 
 def _add_meta(board: dict[str, Any], aligned: Aligned, meta: Any, options: BoardOptions) -> None:
     from medlens.board.groups import win_shares
-    from medlens.board.meta import correlations
+    from medlens.board.meta import correlations, pair_correlations
 
     names = [run.run for run in aligned.runs]
     overall = [float(aligned.scores[r].mean()) for r in range(len(names))]
@@ -142,6 +142,7 @@ def _add_meta(board: dict[str, Any], aligned: Aligned, meta: Any, options: Board
     }
     board["correlations"] = correlations(meta, names, overall, per_axis)
     board["win_shares"] = win_shares(aligned, meta, options.by, options.n_resamples, options.seed)
+    board["pair_correlations"] = pair_correlations(meta, board["pairs"])
     board["meta_file"] = str(meta.path)
 
 
