@@ -228,3 +228,10 @@ def test_text_markdown_and_xlsx(demo_runs: dict[str, Path], tmp_path: Path) -> N
     models = list(book["models"].iter_rows(values_only=True))
     assert models[0][:3] == ("model", "run", "rank")
     assert models[1][1] == "oracle" and models[1][6] == 1.0  # a number, not "100.0%"
+
+
+def test_json_to_a_file_leaves_stdout_empty(demo_runs: dict[str, Path], tmp_path: Path) -> None:
+    target = tmp_path / "out" / "board.json"
+    result = invoke_board(demo_runs["oracle"], demo_runs["first"], "--json", "--output", target)
+    assert result.exit_code == 0 and result.stdout == ""
+    assert json.loads(target.read_text())["models"][0]["run"] == "oracle"
