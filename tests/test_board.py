@@ -235,3 +235,17 @@ def test_json_to_a_file_leaves_stdout_empty(demo_runs: dict[str, Path], tmp_path
     result = invoke_board(demo_runs["oracle"], demo_runs["first"], "--json", "--output", target)
     assert result.exit_code == 0 and result.stdout == ""
     assert json.loads(target.read_text())["models"][0]["run"] == "oracle"
+
+
+def test_a_torn_last_record_is_read_by_the_store_rules(
+    demo_runs: dict[str, Path], tmp_path: Path
+) -> None:
+    import shutil
+
+    torn = tmp_path / "torn"
+    shutil.copytree(demo_runs["first"], torn)
+    with open(torn / "records.jsonl", "a", encoding="utf-8") as handle:
+        handle.write('{"id": "ct_head-modality", "score": 1.0, "err')  # killed mid-write
+    board = board_json(demo_runs["oracle"], torn)
+    expected = board_json(demo_runs["oracle"], demo_runs["first"])
+    assert [m["score"] for m in board["models"]] == [m["score"] for m in expected["models"]]
