@@ -112,7 +112,9 @@ def time_board(
     command = [sys.executable, "-m", "medlens", "board", *map(str, runs), "--by", ",".join(AXES),
                "--resamples", str(resamples), "--json", "--output", str(root / "board.json")]  # fmt: skip
     if extras:
-        pairs = ",".join(f"{runs[2 * k].name}:{runs[2 * k + 1].name}" for k in range(PAIRS))
+        pairs = ",".join(
+            f"{runs[2 * k].name}:{runs[2 * k + 1].name}" for k in range(min(PAIRS, len(runs) // 2))
+        )
         command += ["--pairs", pairs, "--meta", str(root / "models.csv")]
     measured = subprocess.run(
         [sys.executable, "-c", MEASURE, *command], check=True, capture_output=True, text=True
