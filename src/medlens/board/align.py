@@ -30,7 +30,7 @@ class BoardRun:
     run: str
     """Folder name: how --pairs, --meta and --base refer to the run."""
     name: str
-    """The model spec the run recorded (display name)."""
+    """The model spec the run recorded, with its probe if any (display name)."""
     spec: dict[str, Any]
 
     @property
@@ -75,7 +75,10 @@ def open_runs(paths: Sequence[Path]) -> list[BoardRun]:
                 "the board names runs by folder, so rename one"
             )
         seen[path.name] = path
-        runs.append(BoardRun(path, path.name, str(spec.get("model", path.name)), spec))
+        name = str(spec.get("model", path.name))
+        if spec.get("probe"):  # a probed run is not the model's own score
+            name += f" (probe {spec['probe']})"
+        runs.append(BoardRun(path, path.name, name, spec))
     return runs
 
 
