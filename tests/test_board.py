@@ -208,6 +208,8 @@ def test_across_benchmarks_matrix_and_gains(demo_runs: dict[str, Path], tmp_path
     assert cells[("oracle", small_bench)]["n"] == len(lines[::3])
     text = invoke_board(demo_runs["oracle"], *runs, "--across").stdout
     assert "Models × benchmarks" in text
+    boxes = board_json(demo_runs["oracle"], *runs, "--across", "--where", "granularity=box")
+    assert {c["n"] for c in boxes["across"]["cells"] if c["benchmark"] == "demo"} == {96}
 
 
 def test_text_markdown_and_xlsx(demo_runs: dict[str, Path], tmp_path: Path) -> None:

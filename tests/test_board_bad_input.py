@@ -116,6 +116,8 @@ def test_across_refuses_two_runs_of_one_model_on_one_benchmark(
     again = named_run("demo", "first", tmp_path, "first_again")
     line = one_error_line(invoke_board(demo_runs["first"], again, "--across"))
     assert "both first on demo" in line
+    line = one_error_line(invoke_board(demo_runs["first"], "--across", "--by", "granularity"))
+    assert "--by does not apply to --across" in line
 
 
 def test_a_run_being_written_is_refused(

@@ -150,8 +150,13 @@ def _across_board(
     runs: list[BoardRun], options: BoardOptions, references: list[dict[str, Any]]
 ) -> dict[str, Any]:
     from medlens.board.across import across
+    from medlens.errors import SpecError
 
-    matrix = across(runs, options.base, options.n_resamples, options.seed)
+    unused = [flag for flag, value in (("--by", options.by), ("--pairs", options.pairs),
+                                        ("--meta", options.meta)) if value]  # fmt: skip
+    if unused:
+        raise SpecError(f"{unused[0]} does not apply to --across (one table: models × benchmarks)")
+    matrix = across(runs, options.base, options.n_resamples, options.seed, options.where)
     return {
         "benchmark": None,
         "models": [],
@@ -161,5 +166,6 @@ def _across_board(
         "pair_tests": None,
         "correlations": {},
         "references": references,
+        "where": options.where,
         "across": matrix,
     }
