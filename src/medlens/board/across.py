@@ -26,28 +26,32 @@ def benchmark_label(run: BoardRun, runs: Sequence[BoardRun]) -> str:
 
 
 def across(
-    runs: Sequence[BoardRun], base: str | None, n_resamples: int = 1000, seed: int = 0
+    runs: Sequence[BoardRun],
+    base: str | None,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    where: str = "",
 ) -> dict[str, Any]:
     """{"benchmarks", "models", "base", "cells": [{model, benchmark, run, n, score, ci, gain}]}"""
-    where: dict[tuple[str, str], BoardRun] = {}
+    run_of: dict[tuple[str, str], BoardRun] = {}
     for run in runs:
         key = (run.name, benchmark_label(run, runs))
-        if key in where:
+        if key in run_of:
             raise SpecError(
-                f"--across: {where[key].path} and {run.path} are both {key[0]} on {key[1]}; "
+                f"--across: {run_of[key].path} and {run.path} are both {key[0]} on {key[1]}; "
                 "give one run per model and benchmark"
             )
-        where[key] = run
-    models = list(dict.fromkeys(name for name, _ in where))
-    benchmarks = list(dict.fromkeys(bench for _, bench in where))
+        run_of[key] = run
+    models = list(dict.fromkeys(name for name, _ in run_of))
+    benchmarks = list(dict.fromkeys(bench for _, bench in run_of))
     base_model = _base_model(base, runs, models)
     cells = []
-    for (model, bench), run in where.items():
+    for (model, bench), run in run_of.items():
         cell = {"model": model, "benchmark": bench, "run": run.run,
-                **score_cells(align_runs([run], "same"))[0], "gain": None}  # fmt: skip
-        base_run = where.get((base_model, bench)) if base_model else None
+                **score_cells(align_runs([run], "same", where))[0], "gain": None}  # fmt: skip
+        base_run = run_of.get((base_model, bench)) if base_model else None
         if base_run is not None and base_run is not run:
-            cell["gain"] = _gain(base_run, run, n_resamples, seed)
+            cell["gain"] = _gain(base_run, run, n_resamples, seed, where)
         cells.append(cell)
     return {"benchmarks": benchmarks, "models": models, "base": base_model, "cells": cells}
 
@@ -65,13 +69,15 @@ def _base_model(base: str | None, runs: Sequence[BoardRun], models: list[str]) -
     )
 
 
-def _gain(base: BoardRun, run: BoardRun, n_resamples: int, seed: int) -> dict[str, Any] | None:
+def _gain(
+    base: BoardRun, run: BoardRun, n_resamples: int, seed: int, where: str
+) -> dict[str, Any] | None:
     import numpy as np
 
     from medlens.board.pairs import _paired
     from medlens.compare import paired_cell
 
-    aligned = align_runs([base, run], "intersect")
+    aligned = align_runs([base, run], "intersect", where)
     if aligned.ids.size == 0:
         return None
     everything = np.ones(aligned.ids.size, dtype=bool)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ class BoardRun:
     run: str
     """Folder name: how --pairs, --meta and --base refer to the run."""
     name: str
-    """The model spec the run recorded (display name)."""
+    """The model spec the run recorded, with its probe if any (display name)."""
     spec: dict[str, Any]
 
     @property
@@ -53,6 +53,8 @@ class Aligned:
     meta: dict[str, np.ndarray]
     dropped: dict[str, int]
     """Per run: scored items left out because another run did not score them."""
+    codes: dict[str, tuple[list[str], np.ndarray]] = field(default_factory=dict, compare=False)
+    """Per axis: its values and each item's code (filled by ``board.axes.axis_values``)."""
 
     @property
     def n_images(self) -> int:
@@ -73,7 +75,10 @@ def open_runs(paths: Sequence[Path]) -> list[BoardRun]:
                 "the board names runs by folder, so rename one"
             )
         seen[path.name] = path
-        runs.append(BoardRun(path, path.name, str(spec.get("model", path.name)), spec))
+        name = str(spec.get("model", path.name))
+        if spec.get("probe"):  # a probed run is not the model's own score
+            name += f" (probe {spec['probe']})"
+        runs.append(BoardRun(path, path.name, name, spec))
     return runs
 
 
@@ -121,32 +126,37 @@ def check_same_benchmark(runs: Sequence[BoardRun], mode: str) -> None:
             )
 
 
-def run_scores(run: BoardRun) -> dict[str, float]:
-    """Item id → main score of the items the run scored (errored and ungraded ones left out)."""
+def run_scores(run: BoardRun) -> tuple[Any, np.ndarray]:
+    """Ids (a pyarrow string array) and main scores of the items the run scored (errored and
+    ungraded items left out)."""
+    import pyarrow as pa
+
     file = run.path / "records.jsonl"
     if not file.is_file():
-        return {}
-    import pyarrow as pa
+        return pa.array([], type=pa.string()), np.zeros(0)
+    import pyarrow.compute as pc
     import pyarrow.json as pajson
 
     schema = pa.schema([("id", pa.string()), ("score", pa.float64())])
     options = pajson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
     try:
         table = pajson.read_json(file, parse_options=options)
-        ids = table["id"].to_pylist()
-        if len(set(ids)) == len(ids) and table["id"].null_count == 0:
-            scores = table["score"].to_numpy(zero_copy_only=False)
-            return {i: s for i, s in zip(ids, scores.tolist(), strict=True) if s == s}
+        ids = table["id"].combine_chunks()
+        if ids.null_count == 0 and pc.count_distinct(ids).as_py() == len(ids):
+            scored = pc.is_valid(table["score"]).combine_chunks()
+            scores = table["score"].combine_chunks().filter(scored)
+            return ids.filter(scored), scores.to_numpy(zero_copy_only=False).astype(float)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
         pass  # a torn line, an odd record: the store's own reading rules decide
     from medlens.store import RunStore
 
     records = RunStore.open(run.path).records()
-    return {
+    kept = {
         rid: float(r["score"])
         for rid, r in records.items()
         if r.get("error") is None and r.get("score") is not None
     }
+    return pa.array(list(kept), type=pa.string()), np.array(list(kept.values()), dtype=float)
 
 
 def align_runs(runs: Sequence[BoardRun], mode: str = "same", where: str = "") -> Aligned:
@@ -158,9 +168,11 @@ def align_runs(runs: Sequence[BoardRun], mode: str = "same", where: str = "") ->
     check_same_benchmark(runs, mode)
     items = _items_by_id(runs)
     scored = [run_scores(run) for run in runs]
-    common = [i for i in items if all(i in s for s in scored)]
+    positions, counts = _positions(list(items), scored)
+    everywhere = np.all([p >= 0 for p in positions], axis=0) if positions else np.zeros(0, bool)
+    common = [i for i, keep in zip(items, everywhere.tolist(), strict=True) if keep]
     if mode == "same":
-        _refuse_different_items(runs, scored, len(common))
+        _refuse_different_items(runs, counts, len(common))
     table = _item_table(items, common)
     mask = _where_mask(table.meta, len(common), where)
     ids = np.asarray(common, dtype=object)[mask]
@@ -170,7 +182,8 @@ def align_runs(runs: Sequence[BoardRun], mode: str = "same", where: str = "") ->
             + (f" and matches --where {where!r}" if where.strip() else "")
             + " (no gold answers, errors, or runs on disjoint items)"
         )
-    matrix = np.array([[s[i] for i in ids.tolist()] for s in scored], dtype=float)
+    chosen = np.flatnonzero(everywhere)[mask]
+    matrix = np.array([s[p[chosen]] for p, (_, s) in zip(positions, scored, strict=True)])
     cluster = np.unique(table.cluster[mask].astype(str), return_inverse=True)[1].ravel()
     return Aligned(
         runs=list(runs),
@@ -179,7 +192,7 @@ def align_runs(runs: Sequence[BoardRun], mode: str = "same", where: str = "") ->
         cluster=cluster.astype(np.intp),
         random=table.random[mask],
         meta={k: v[mask] for k, v in table.meta.items()},
-        dropped={run.run: len(s) - len(common) for run, s in zip(runs, scored, strict=True)},
+        dropped={run.run: k - len(common) for run, k in zip(runs, counts, strict=True)},
     )
 
 
@@ -212,13 +225,26 @@ def _question(item: Any) -> tuple[Any, ...]:
     return item.question, tuple(item.options.items()), item.answer, item.kind
 
 
-def _refuse_different_items(
-    runs: Sequence[BoardRun], scored: Sequence[dict[str, float]], n_common: int
-) -> None:
-    for run, own in zip(runs, scored, strict=True):
-        if len(own) != n_common:
+def _positions(
+    item_ids: list[str], scored: list[tuple[Any, np.ndarray]]
+) -> tuple[list[np.ndarray], list[int]]:
+    """Per run: each item's row in the run's scores (−1: not scored), and how many it scored."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    reference = pa.array(item_ids, type=pa.string())
+    positions = []
+    for ids, _ in scored:
+        found = pc.index_in(reference, value_set=ids)
+        positions.append(found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.intp))
+    return positions, [len(ids) for ids, _ in scored]
+
+
+def _refuse_different_items(runs: Sequence[BoardRun], counts: Sequence[int], n_common: int) -> None:
+    for run, own in zip(runs, counts, strict=True):
+        if own != n_common:
             raise RunMismatchError(
-                f"{run.path}: scores {len(own)} items but only {n_common} are scored by every run "
+                f"{run.path}: scores {own} items but only {n_common} are scored by every run "
                 f"(errors, --limit or no gold); use --align intersect to compare on those {n_common}"
             )
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from medlens.board.align import Aligned
-from medlens.board.ranks import SMALL_N, is_small
+from medlens.board.ranks import SMALL_N, cell_cis, is_small
 
 
 def check_board_axes(aligned: Aligned, axes: Sequence[str]) -> None:
@@ -19,10 +19,27 @@ def check_board_axes(aligned: Aligned, axes: Sequence[str]) -> None:
 
 def axis_values(aligned: Aligned, axis: str) -> tuple[list[str], np.ndarray]:
     """Sorted non-empty values of `axis` and each item's code into them (−1: no value)."""
-    column = aligned.meta[axis].astype(str)
-    values = sorted(set(column.tolist()) - {""})
-    lookup = {v: i for i, v in enumerate(values)}
-    return values, np.array([lookup.get(v, -1) for v in column.tolist()], dtype=np.intp)
+    if axis not in aligned.codes:
+        names, inverse = np.unique(aligned.meta[axis].astype(str), return_inverse=True)
+        values = names.tolist()
+        codes = inverse.ravel().astype(np.intp)
+        if "" in values:  # items without a value: code −1, and "" is no column
+            empty = values.index("")
+            codes = np.where(codes == empty, -1, codes - (codes > empty))
+            values.remove("")
+        aligned.codes[axis] = (values, codes)
+    return aligned.codes[axis]
+
+
+def axis_chance(aligned: Aligned, axes: Sequence[str]) -> dict[str, dict[str, float | None]]:
+    """Chance level of each axis value (results.baseline_mean: open items count 0 in a mix)."""
+    from medlens.results import baseline_mean
+
+    out: dict[str, dict[str, float | None]] = {}
+    for axis in axes:
+        values, codes = axis_values(aligned, axis)
+        out[axis] = {v: baseline_mean(aligned.random[codes == c]) for c, v in enumerate(values)}
+    return out
 
 
 def by_axis(
@@ -33,37 +50,28 @@ def by_axis(
 
 
 def _axis_table(aligned: Aligned, axis: str, min_n: int) -> dict[str, list[dict[str, Any]]]:
-    from medlens.bootstrap import group_cis
-
     values, codes = axis_values(aligned, axis)
-    runs = aligned.scores.shape[0]
     keep = codes >= 0
     if not values or not keep.any():
         return {}
     n_values = len(values)
-    cells = (np.arange(runs)[:, None] * n_values + codes[keep][None, :]).ravel()
-    lo, hi = group_cis(
-        aligned.scores[:, keep].ravel(), cells, np.tile(aligned.cluster[keep], runs)
-    )  # bounds follow np.unique(cells): every (run, value) with items, in code order
-    present = np.unique(cells)
-    bound = {int(c): (float(lo[i]), float(hi[i])) for i, c in enumerate(present.tolist())}
+    lo, hi = cell_cis(aligned, codes, n_values)
     n = np.bincount(codes[keep], minlength=n_values)
+    sums = np.stack([np.bincount(codes[keep], row[keep], minlength=n_values)
+                     for row in aligned.scores])  # fmt: skip
+    unit = np.unique(codes[keep].astype(np.int64) * aligned.n_images + aligned.cluster[keep])
+    images = np.bincount(unit // aligned.n_images, minlength=n_values)
     table: dict[str, list[dict[str, Any]]] = {}
     for v, value in enumerate(values):
-        mask = codes == v
-        images = int(np.unique(aligned.cluster[mask]).size)
-        row: list[dict[str, Any]] = []
-        for r, run in enumerate(aligned.runs):
-            row.append({
-                "run": run.run,
-                "n": int(n[v]),
-                "images": images,
-                "score": float(aligned.scores[r, mask].mean()),
-                "ci": list(bound[r * n_values + v]),
-                "small": is_small(int(n[v]), images, min_n),
-            })  # fmt: skip
-        best = max(float(c["score"]) for c in row)
-        for c in row:
-            c["best"] = abs(float(c["score"]) - best) <= 1e-12
-        table[value] = row
+        if n[v] == 0:
+            continue
+        means = sums[:, v] / n[v]
+        best = means.max()
+        small = is_small(int(n[v]), int(images[v]), min_n)
+        table[value] = [
+            {"run": run.run, "n": int(n[v]), "images": int(images[v]), "score": float(means[r]),
+             "ci": [float(lo[r, v]), float(hi[r, v])], "small": small,
+             "best": bool(abs(means[r] - best) <= 1e-12)}
+            for r, run in enumerate(aligned.runs)
+        ]  # fmt: skip
     return table

@@ -81,6 +81,7 @@ def _board(
         "tied": tied,
         "tied_test": test,
         "by": {a: {v: cells for v, cells in t.items()} for a, t in by.items()},
+        "by_chance": axes_module.axis_chance(aligned, options.by),
         "pairs": pair_rows,
         "pair_tests": pairs_module.pair_tests(pair_rows, options.by),
         "correlations": {},
@@ -131,7 +132,7 @@ def _chance(aligned: Aligned) -> dict[str, Any]:
 
 def _add_meta(board: dict[str, Any], aligned: Aligned, meta: Any, options: BoardOptions) -> None:
     from medlens.board.groups import win_shares
-    from medlens.board.meta import correlations
+    from medlens.board.meta import correlations, pair_correlations
 
     names = [run.run for run in aligned.runs]
     overall = [float(aligned.scores[r].mean()) for r in range(len(names))]
@@ -141,6 +142,7 @@ def _add_meta(board: dict[str, Any], aligned: Aligned, meta: Any, options: Board
     }
     board["correlations"] = correlations(meta, names, overall, per_axis)
     board["win_shares"] = win_shares(aligned, meta, options.by, options.n_resamples, options.seed)
+    board["pair_correlations"] = pair_correlations(meta, board["pairs"])
     board["meta_file"] = str(meta.path)
 
 
@@ -148,8 +150,13 @@ def _across_board(
     runs: list[BoardRun], options: BoardOptions, references: list[dict[str, Any]]
 ) -> dict[str, Any]:
     from medlens.board.across import across
+    from medlens.errors import SpecError
 
-    matrix = across(runs, options.base, options.n_resamples, options.seed)
+    unused = [flag for flag, value in (("--by", options.by), ("--pairs", options.pairs),
+                                        ("--meta", options.meta)) if value]  # fmt: skip
+    if unused:
+        raise SpecError(f"{unused[0]} does not apply to --across (one table: models × benchmarks)")
+    matrix = across(runs, options.base, options.n_resamples, options.seed, options.where)
     return {
         "benchmark": None,
         "models": [],
@@ -159,5 +166,6 @@ def _across_board(
         "pair_tests": None,
         "correlations": {},
         "references": references,
+        "where": options.where,
         "across": matrix,
     }

@@ -38,6 +38,7 @@ def difficulty(aligned: Aligned) -> dict[str, Any]:
             for k in range(runs + 1)
         ],
         "solved_by_all_ids": solved_by_all,
+        "per_item": dict(zip(aligned.ids.tolist(), shares.tolist(), strict=True)),
     }
 
 

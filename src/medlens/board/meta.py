@@ -169,3 +169,21 @@ def correlations(
         }
         out[column] = result
     return out
+
+
+def pair_correlations(meta: ModelMeta, pairs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Each pair's win rate (share of items the tuned model wins) and difference against the
+    tuned run's value of each numeric column (MMBU: win rate on training-set size)."""
+    out: dict[str, Any] = {}
+    for column, values in meta.numeric.items():
+        present = [p for p in pairs if p["tuned"] in values]
+        if not present:
+            continue
+        x = np.array([values[p["tuned"]] for p in present], dtype=float)
+        wins = [p["overall"]["wins"] / p["overall"]["n"] for p in present]
+        differences = [p["overall"]["difference"] for p in present]
+        out[column] = {
+            "win_rate": correlation(x, np.array(wins, dtype=float)),
+            "difference": correlation(x, np.array(differences, dtype=float)),
+        }
+    return out

@@ -80,8 +80,8 @@ def _axis_cells(
     Each group is resampled on its own units (bootstrap.resampled_cis), so a cell's interval
     equals the one `paired_cell` gives it alone.
     """
+    from medlens.board.ranks import mcnemar_p
     from medlens.bootstrap import bootstrap_ci_groups
-    from medlens.compare import mcnemar_exact
     from medlens.results import baseline_mean
 
     values, codes = axis_values(aligned, axis)
@@ -93,6 +93,11 @@ def _axis_cells(
         (b - a)[keep], codes[keep], aligned.cluster[keep], n_resamples=n_resamples, seed=seed
     )
     present = np.unique(codes[keep]).tolist()
+    not_binary = ~(np.isin(a, (0.0, 1.0)) & np.isin(b, (0.0, 1.0)))
+    odd = np.bincount(codes[keep], not_binary[keep], minlength=len(values))
+    b_only = np.bincount(codes[keep], ((b > a) & (a == 0))[keep], minlength=len(values))
+    a_only = np.bincount(codes[keep], ((a > b) & (b == 0))[keep], minlength=len(values))
+    mcnemar = mcnemar_p(b_only, a_only)  # compare.mcnemar_exact of every cell at once
     cells = {}
     for position, code in enumerate(present):
         mask = codes == code
@@ -105,7 +110,7 @@ def _axis_cells(
             "wins": int((b[mask] > a[mask]).sum()),
             "ties": int((b[mask] == a[mask]).sum()),
             "losses": int((b[mask] < a[mask]).sum()),
-            "mcnemar_p": mcnemar_exact(a[mask], b[mask]),
+            "mcnemar_p": float(mcnemar[code]) if odd[code] == 0 else None,
             "random": baseline_mean(aligned.random[mask]),
         }
     return cells

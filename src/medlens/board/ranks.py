@@ -33,17 +33,46 @@ def is_small(n: int, images: int, min_n: int = SMALL_N) -> bool:
     return n < min_n or (images < n and images < FEW_IMAGES)
 
 
-def score_cells(aligned: Aligned, min_n: int = SMALL_N) -> list[dict[str, Any]]:
-    """n, images, score, CI, small of each run over all aligned items (one group_cis call)."""
-    from medlens.bootstrap import group_cis
+def cell_cis(aligned: Aligned, codes: np.ndarray, n_codes: int) -> tuple[np.ndarray, np.ndarray]:
+    """(runs, n_codes) 95% CI bounds of each run's mean over each code's items (NaN: no items).
 
+    The interval every medlens report prints (:func:`medlens.bootstrap.group_cis`). For 0/1
+    scores on items that share no image, its units are only each cell's counts of zeros and
+    ones, so they are built with bincount and handed to ``bootstrap.mean_cis`` directly,
+    instead of sorting runs × items values.
+    """
+    from medlens.bootstrap import Units, group_cis, mean_cis
+
+    keep = codes >= 0
+    scores, kept = aligned.scores[:, keep], codes[keep]
+    runs = scores.shape[0]
+    cells = (np.arange(runs)[:, None] * n_codes + kept[None, :]).ravel()
+    if aligned.n_images == aligned.ids.size and np.isin(scores, (0.0, 1.0)).all():
+        ones = np.bincount(cells, scores.ravel(), minlength=runs * n_codes)
+        zeros = np.bincount(cells, minlength=runs * n_codes) - ones
+        group = np.repeat(np.arange(runs * n_codes), 2)
+        counts = np.rint(np.stack([zeros, ones], axis=1).ravel()).astype(np.int64)
+        some = counts > 0
+        units = Units(group[some], np.tile([0.0, 1.0], runs * n_codes)[some],
+                      np.ones(int(some.sum())), counts[some])  # fmt: skip
+        lo, hi = mean_cis(units, None, runs * n_codes)
+        return lo.reshape(runs, n_codes), hi.reshape(runs, n_codes)
+    present = np.unique(cells)
+    lo_present, hi_present = group_cis(scores.ravel(), cells, tiled_clusters(aligned, runs, keep))
+    lo, hi = np.full(runs * n_codes, np.nan), np.full(runs * n_codes, np.nan)
+    lo[present], hi[present] = lo_present, hi_present
+    return lo.reshape(runs, n_codes), hi.reshape(runs, n_codes)
+
+
+def score_cells(aligned: Aligned, min_n: int = SMALL_N) -> list[dict[str, Any]]:
+    """n, images, score, CI, small of each run over all aligned items."""
     runs, n = aligned.scores.shape
     if n == 0:
         return [
             {"n": 0, "images": 0, "score": None, "ci": None, "small": True} for _ in range(runs)
         ]
-    groups = np.repeat(np.arange(runs), n)
-    lo, hi = group_cis(aligned.scores.ravel(), groups, np.tile(aligned.cluster, runs))
+    lo, hi = cell_cis(aligned, np.zeros(n, dtype=np.intp), 1)
+    lo, hi = lo[:, 0], hi[:, 0]
     images = aligned.n_images
     return [
         {
@@ -57,11 +86,21 @@ def score_cells(aligned: Aligned, min_n: int = SMALL_N) -> list[dict[str, Any]]:
     ]
 
 
-def ranks_of(means: np.ndarray) -> np.ndarray:
-    """Competition ranks (1 = best; equal scores share the better rank) along the last axis."""
-    from scipy.stats import rankdata
+def tiled_clusters(aligned: Aligned, times: int, keep: np.ndarray | None = None) -> Any:
+    """Image codes repeated for `times` groups; None when no image holds two items (then
+    group_cis gives the same intervals without pairing 1.3M (group, image) codes)."""
+    if aligned.n_images == aligned.ids.size:
+        return None
+    cluster = aligned.cluster if keep is None else aligned.cluster[keep]
+    return np.tile(cluster, times)
 
-    return np.asarray(rankdata(-np.round(means, 12), axis=-1, method="min"), dtype=np.int64)
+
+def ranks_of(means: np.ndarray) -> np.ndarray:
+    """Competition ranks (1 = best; equal scores share the better rank) along the last axis:
+    1 + the number of runs with a strictly higher mean (``scipy.stats.rankdata(-x, "min")``)."""
+    rounded = np.round(np.asarray(means, dtype=float), 12)
+    higher = rounded[..., None, :] > rounded[..., :, None]
+    return np.asarray(1 + higher.sum(axis=-1), dtype=np.int64)
 
 
 def cluster_sums(aligned: Aligned) -> tuple[np.ndarray, np.ndarray]:
@@ -106,19 +145,25 @@ def pairwise_p(aligned: Aligned) -> tuple[np.ndarray, str]:
 
 def mcnemar_matrix(scores: np.ndarray) -> np.ndarray:
     """Exact McNemar p of every pair of 0/1 score rows (binomial test on discordant items)."""
-    from scipy.stats import binom
-
     only = (1.0 - scores) @ scores.T  # only[i, j]: items j got right and i got wrong
-    discordant = only + only.T
-    smaller = np.minimum(only, only.T)
-    with np.errstate(invalid="ignore"):
-        p = np.minimum(1.0, 2.0 * binom.cdf(smaller, discordant, 0.5))
-    return np.where(discordant == 0, 1.0, p)
+    return mcnemar_p(only, only.T)
+
+
+def mcnemar_p(b_only: np.ndarray, a_only: np.ndarray) -> np.ndarray:
+    """Two-sided exact McNemar p from discordant counts, elementwise (= scipy ``binomtest``
+    at ½: twice the smaller tail, capped at 1; 1 without discordant items)."""
+    from scipy.special import bdtr
+
+    b_only, a_only = np.rint(b_only).astype(np.int64), np.rint(a_only).astype(np.int64)
+    discordant = b_only + a_only
+    smaller = np.minimum(b_only, a_only)
+    p = np.minimum(1.0, 2.0 * bdtr(smaller, np.maximum(discordant, 1), 0.5))
+    return np.asarray(np.where(discordant == 0, 1.0, p), dtype=float)
 
 
 def cluster_t_matrix(aligned: Aligned) -> np.ndarray:
     """CR1 cluster-robust t test of each pair's mean item difference, t(G − 1)."""
-    from scipy.stats import t as student
+    from scipy.special import stdtr
 
     sums, sizes = cluster_sums(aligned)
     n, g = aligned.scores.shape[1], sums.shape[1]
@@ -130,7 +175,7 @@ def cluster_t_matrix(aligned: Aligned) -> np.ndarray:
     difference = means[:, None] - means[None, :]
     with np.errstate(divide="ignore", invalid="ignore"):
         statistic = np.abs(difference) / np.sqrt(variance)
-        p = 2.0 * student.sf(statistic, max(g - 1, 1))
+        p = 2.0 * stdtr(max(g - 1, 1), -statistic)
     exact_zero = np.isclose(variance, 0.0, atol=1e-24)
     p = np.where(exact_zero, np.where(np.isclose(difference, 0.0, atol=1e-12), 1.0, 0.0), p)
     return np.asarray(np.where(g < 2, 1.0, p), dtype=float)

@@ -35,7 +35,8 @@ def board_title(board: dict[str, Any]) -> str:
     where = f", where {board['where']}" if board.get("where") else ""
     return (
         f"medlens board: {bench.get('name')} ({bench.get('split')}), "
-        f"{len(board['models'])} runs, {board['align']['n']} items{where}"
+        f"{len(board['models'])} run{'s' if len(board['models']) != 1 else ''}, "
+        f"{board['align']['n']} items{where}"
     )
 
 
@@ -95,6 +96,8 @@ def render_xlsx(board: dict[str, Any]) -> bytes:
         rows: list[tuple[Any, ...]] = [("solved by every run",)]
         rows += [(i,) for i in board["difficulty"]["solved_by_all_ids"]]
         write_rows(workbook.create_sheet(sheet_name("solved by all", used)), rows)
+        shares = [("id", "share of runs right"), *board["difficulty"]["per_item"].items()]
+        write_rows(workbook.create_sheet(sheet_name("item difficulty", used)), shares)
     return workbook_bytes(workbook)
 
 

