@@ -84,10 +84,8 @@ def open_runs(paths: Sequence[Path]) -> list[BoardRun]:
 
 def _refuse_if_being_written(run_dir: Path) -> None:
     """A run another process is writing gives moving numbers: refuse it (issue 10's run lock)."""
-    try:
-        from medlens.runlock import lock_holder
-    except ImportError:  # no run lock in this install: nothing records a live writer
-        return
+    from medlens.runlock import lock_holder
+
     holder = lock_holder(run_dir)
     if holder is not None:
         raise MedlensError(f"{run_dir}: the run is being written ({holder}); board it when done")

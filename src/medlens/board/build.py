@@ -29,15 +29,8 @@ class BoardOptions:
 
 def load_references(name: str) -> list[dict[str, Any]]:
     """Published scores of other models (issue 16's provenance data), shown unranked."""
-    from medlens.errors import SpecError
+    from medlens.references import load_references as published
 
-    try:
-        from medlens.references import load_references as published
-    except ImportError:
-        raise SpecError(
-            f"--reference {name}: this install has no published reference scores "
-            "(medlens.references)"
-        ) from None
     rows = published(name)
     return [{"model": r["model"], "score": r["score"], "split": r.get("split"),
              "source": r.get("source"), "ranked": False} for r in rows]  # fmt: skip

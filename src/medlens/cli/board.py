@@ -79,6 +79,7 @@ def board(
         min_n=min_n, n_resamples=resamples,
     )  # fmt: skip
     result = build_board(options)
+    _warn_on_mixed_environments(result, list(runs))
     rendered: str | bytes
     if as_json:
         rendered = json.dumps(_finite(result), ensure_ascii=False, allow_nan=False) + "\n"
@@ -93,6 +94,17 @@ def board(
 
         ids = result["difficulty"]["solved_by_all_ids"]
         _write(solved_by_all, solved_ids_text(ids).encode("utf-8"))
+
+
+def _warn_on_mixed_environments(result: dict[str, Any], runs: list[Path]) -> None:
+    """Runs made with other package versions or served models: a warning, also in the JSON."""
+    from medlens.cli.common import err_console
+    from medlens.provenance import environment_notes
+
+    notes = environment_notes(runs)
+    result["environment_differ"] = notes
+    for note in notes:
+        err_console.print(f"warning: {note}", highlight=False, markup=False, soft_wrap=True)
 
 
 def _finite(value: Any) -> Any:
