@@ -56,6 +56,12 @@ def spread(clusters: Units, items: Units | None, n_groups: int) -> Spread:
     `clusters`: one unit per (group, image); `items`: one unit per (group, item value), needed
     only when some value is not 0/1 (None: all are).
     """
+    from medlens.bootstrap import _collapse
+
+    # collapsed and rounded as the bootstrap did, so DuckDB's and numpy's sums give one interval
+    clusters = _collapse(clusters.group, clusters.sum, clusters.size, clusters.count)
+    if items is not None:
+        items = _collapse(items.group, items.sum, items.size, items.count)
     weight = clusters.count.astype(float)
     n = np.bincount(clusters.group, clusters.size * weight, minlength=n_groups)
     total = np.bincount(clusters.group, clusters.sum * weight, minlength=n_groups)
@@ -180,9 +186,10 @@ def chance_p(s: Spread, chance: np.ndarray, side: str = "above") -> np.ndarray:
     p = np.ones(s.n.size)
     ok = (s.n > 0) & ~np.isnan(chance)
     binary = ok & np.isnan(s.item_se)
-    k = np.round(s.mean * s.n)
+    k = np.nan_to_num(np.round(s.mean * s.n)).astype(np.int64)
+    whole = np.rint(s.n).astype(np.int64)
     with np.errstate(invalid="ignore", divide="ignore"):
-        tail = bdtrc(k - 1, s.n, chance) if side == "above" else bdtr(k, s.n, chance)
+        tail = bdtrc(k - 1, whole, chance) if side == "above" else bdtr(k, whole, chance)
         p[binary] = np.where(k[binary] <= 0, 1.0, tail[binary]) if side == "above" else tail[binary]
         fractional = ok & ~np.isnan(s.item_se)
         p[fractional] = t_sf(sign * (s.mean - chance) / s.item_se, s.n - 1)[fractional]
