@@ -100,7 +100,26 @@ def spread_bounds(s: Spread, level: float = 0.95) -> tuple[np.ndarray, np.ndarra
     c_lo, c_hi = t_bounds(s.mean[clustered], s.cluster_se[clustered], s.images[clustered] - 1, level)
     lo[clustered] = np.fmin(lo[clustered], c_lo)
     hi[clustered] = np.fmax(hi[clustered], c_hi)
+    effective = clustered & binary
+    e_lo, e_hi = _effective_wilson(s, effective, level)
+    lo[effective] = np.fmin(lo[effective], e_lo)
+    hi[effective] = np.fmax(hi[effective], e_hi)
     return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
+
+
+def _effective_wilson(s: Spread, mask: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson-cc at the effective sample size of clustered 0/1 groups (Korn & Graubard 1998):
+    n_eff = p̂(1 − p̂)/SE_CR² · (z/t_{G−1})², at most n. Keeps the interval asymmetric near 0 and
+    1 where the symmetric t interval of few, alike images undercovers."""
+    from scipy.special import ndtri, stdtrit
+
+    p, se, images = s.mean[mask], s.cluster_se[mask], s.images[mask]
+    z = float(ndtri(1 - (1 - level) / 2))
+    t = stdtrit(np.maximum(images - 1, 1), 1 - (1 - level) / 2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        n_eff = np.where(se > 0, p * (1 - p) / se**2 * (z / t) ** 2, s.n[mask])
+    n_eff = np.clip(np.nan_to_num(n_eff, nan=1.0), 1.0, s.n[mask])
+    return wilson(p * n_eff, n_eff, level)
 
 
 def wilson(
