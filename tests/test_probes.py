@@ -18,7 +18,7 @@ from medlens.execute import RunSettings, build_request
 from medlens.items import ImageRef, Item
 from medlens.models import load_model
 from medlens.models.base import ImagePart, ModelContext, TextPart
-from medlens.probes import PROBES, LeakageSuspect, get_probe, leakage_suspects
+from medlens.probes import PROBES, get_probe, leakage_suspects
 
 
 def png(size: tuple[int, int], colour: tuple[int, int, int]) -> bytes:
