@@ -114,13 +114,13 @@ def overall_section(data: ReportData) -> str:
     corrected = overall.get("chance_corrected")
     row = [
         (str(overall["n"]), overall["n"]),
-        (str(overall.get("images", "–")), overall.get("images")),
         (percent(overall["score"]), overall["score"]),
         (percent_ci(overall.get("ci")), None),
         (percent(overall.get("random")), overall.get("random")),
+        (str(overall.get("images", "–")), overall.get("images")),
         ("–" if corrected is None else f"{corrected:.3f}", corrected),
     ]
-    headers = ("n", "images", "score", "95% CI", "random baseline", "chance-corrected")
+    headers = ("n", "score", "95% CI", "random baseline", "images", "chance-corrected")
     table = table_html(headers, [row], False, 0)
     secondary = secondary_text(data.results)
     extra = f'<p class="note">{esc(secondary)}</p>' if secondary else ""
@@ -144,20 +144,20 @@ def axis_rows(rows: Sequence[AxisRow]) -> list[Row]:
         [
             (row.value + (" *" if row.small else ""), None),
             (str(row.n), row.n),
-            (str(row.images), row.images),
             (percent(row.score), _number(row.score)),
             (percent_ci(row.ci), _number(row.ci[0] if row.ci else None)),
             (percent(row.random), _number(row.random)),
             (percent(row.unparsed), row.unparsed),
             (percent(row.refused), row.refused),
             (percent(row.error), row.error),
+            (str(row.images), row.images),
         ]
         for row in rows
     ]
 
 
 def axes_section(data: ReportData) -> str:
-    headers = ("value", "n", "images", "score", "95% CI", "random", "unparsed", "refused", "error")
+    headers = ("value", "n", "score", "95% CI", "random", "unparsed", "refused", "error", "images")
     parts = ["<h2>Breakdowns</h2>"]
     for axis, rows in data.axes.items():
         parts.append(f"<h3>By {esc(axis)}</h3>" + table_html(headers, axis_rows(rows)))
@@ -174,7 +174,7 @@ def worst_section(data: ReportData) -> str:
     if not data.worst:
         return title + f'<p class="note">No cell of the cube has n ≥ {DEFAULT_MIN_N}.</p>'
     rows = [_cell_row(cell) for cell in data.worst]
-    headers = ("cell", "n", "images", "score", "95% CI", "random", "unparsed", "below chance")
+    headers = ("cell", "n", "score", "95% CI", "random", "unparsed", "images", "below chance")
     note = (
         '<p class="note">below chance: one-sided test against chance, Holm-adjusted over '
         "every rankable cell.</p>"
@@ -186,11 +186,11 @@ def _cell_row(cell: Cell) -> Row:
     return [
         (cell.label, None),
         (str(cell.n), cell.n),
-        (str(cell.images), cell.images),
         (percent(cell.score), _number(cell.score)),
         (percent_ci(cell.ci), _number(cell.ci[0] if cell.ci else None)),
         (percent(cell.random), _number(cell.random)),
         (percent(cell.unparsed), cell.unparsed),
+        (str(cell.images), cell.images),
         ("yes" if cell.below_chance else "no", None),
     ]
 

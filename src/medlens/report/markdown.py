@@ -72,14 +72,14 @@ def overall_section(data: ReportData) -> str:
     corrected = overall.get("chance_corrected")
     row = (
         str(overall["n"]),
-        str(overall.get("images", "–")),
         percent(overall["score"]),
         percent_ci(ci),
         percent(overall.get("random")),
         _above_random(overall["score"], overall.get("random"), ci),
+        str(overall.get("images", "–")),
         "–" if corrected is None else f"{corrected:.3f}",
     )
-    headers = ("n", "images", "score", "95% CI", "random baseline", "vs random", "chance-corrected")
+    headers = ("n", "score", "95% CI", "random baseline", "vs random", "images", "chance-corrected")
     secondary = secondary_text(data.results)
     extra = f"\n\n{md_text(secondary)}" if secondary else ""
     return "## Overall\n\n" + table(headers, [row], right_from=0) + extra
@@ -104,18 +104,18 @@ def _above_random(score: float | None, random: float | None, ci: Sequence[float]
 
 
 def axis_table(axis: str, rows: Sequence[AxisRow]) -> str:
-    headers = ("value", "n", "images", "score", "95% CI", "random", "unparsed", "refused", "error")
+    headers = ("value", "n", "score", "95% CI", "random", "unparsed", "refused", "error", "images")
     body = [
         (
             md_text(row.value) + (" \\*" if row.small else ""),
             str(row.n),
-            str(row.images),
             percent(row.score),
             percent_ci(row.ci),
             percent(row.random),
             percent(row.unparsed),
             percent(row.refused),
             percent(row.error),
+            str(row.images),
         )
         for row in rows
     ]
@@ -137,10 +137,10 @@ def worst_section(worst: Sequence[Cell]) -> str:
     title = f"## Worst cells (n ≥ {DEFAULT_MIN_N})\n\n"
     if not worst:
         return title + f"No cell of the breakdown cube has n ≥ {DEFAULT_MIN_N}."
-    headers = ("cell", "n", "images", "score", "95% CI", "random", "unparsed", "below chance")
+    headers = ("cell", "n", "score", "95% CI", "random", "unparsed", "images", "below chance")
     rows = [
-        (md_text(cell.label), str(cell.n), str(cell.images), percent(cell.score),
-         percent_ci(cell.ci), percent(cell.random), percent(cell.unparsed),
+        (md_text(cell.label), str(cell.n), percent(cell.score), percent_ci(cell.ci),
+         percent(cell.random), percent(cell.unparsed), str(cell.images),
          "yes" if cell.below_chance else "no")
         for cell in worst
     ]  # fmt: skip
