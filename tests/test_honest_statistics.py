@@ -174,3 +174,40 @@ def test_spread_bounds_clip_and_handle_single_fractional_values() -> None:
     spread = group_spread(np.array([0.3]), np.zeros(1))
     lo, hi = spread_bounds(spread)
     assert (lo[0], hi[0]) == (0.0, 1.0)  # one non-0/1 value says nothing about the spread
+
+
+# ---------------------------------------------------------------- multiplicity
+@pytest.mark.parametrize(("ours", "theirs"), [("holm", "holm"), ("bh", "fdr_bh")])
+def test_adjusted_p_values_match_statsmodels(ours: str, theirs: str) -> None:
+    from statsmodels.stats.multitest import multipletests
+
+    from medlens.multiplicity import adjust
+
+    for p in (RNG.random(40) ** 3, np.array([0.01, 0.01, 0.04, 0.5, 1.0]), np.array([0.2])):
+        assert adjust(p, ours) == pytest.approx(multipletests(p, method=theirs)[1])
+    assert adjust(np.array([0.01, 0.2]), "none").tolist() == [0.01, 0.2]
+    assert adjust(np.array([]), "holm").size == 0
+
+
+def test_worst_cells_are_below_chance_only_after_holm() -> None:
+    from medlens.multiplicity import adjust
+    from medlens.results import ScoreTable
+    from medlens.slices import cube, slice_table, worst_cells
+
+    n = 1200
+    dept = np.array([f"d{i % 6}" for i in range(n)], dtype=object)
+    # d0 answers nothing right (chance 25%); the others guess at chance
+    score = np.where(dept == "d0", 0.0, (RNG.random(n) < 0.25).astype(float))
+    table = ScoreTable(
+        ids=[str(i) for i in range(n)], score=score, vlmeval=score.copy(),
+        random=np.full(n, 0.25), status=np.array(["ok"] * n, dtype=object),
+        cluster=np.array([str(i) for i in range(n)], dtype=object), meta={"dept": dept},
+    )  # fmt: skip
+    cells = cube(slice_table(table), ["dept"])
+    worst = worst_cells(cells, 3)
+    assert worst[0].label == "dept=d0" and worst[0].below_chance is True
+    ranked = [c for c in cells if c.key]
+    expected = adjust([c.p_below_chance for c in ranked], "holm")
+    flags = {c.label: bool(q < 0.05) for c, q in zip(ranked, expected, strict=True)}
+    assert all(c.below_chance == flags[c.label] for c in worst)
+    assert "below_chance" in worst[1].to_json() and "below_chance" not in cells[1].to_json()
