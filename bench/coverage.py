@@ -216,30 +216,50 @@ def cases(worst: WorstShare) -> Iterator[Case]:
             yield "0/1 cells (coverage)", f"n={n}, p={p}", 0.93, binary_case(n, p)
     for images in (5, 10, 13, 20, 40):
         for icc in (0.1, 0.5):
-            yield "clustered cells (coverage)", f"{images} images, 1-8 q/image, p=0.3, ICC={icc}", (
-                0.92 if images >= 10 else 0.0
-            ), clustered_case(images, 0.3, icc)
+            yield (
+                "clustered cells (coverage)",
+                f"{images} images, 1-8 q/image, p=0.3, ICC={icc}",
+                (0.92 if images >= 10 else 0.0),
+                clustered_case(images, 0.3, icc),
+            )
     for n in (10, 20, 50):
         for shape in ("rouge", "token_f1", "jaccard"):
-            yield "non-0/1 scores (coverage)", f"{shape}-like, n={n}", 0.92, fractional_case(n, shape)
+            yield (
+                "non-0/1 scores (coverage)",
+                f"{shape}-like, n={n}",
+                0.92,
+                fractional_case(n, shape),
+            )
     for images, per_image in ((1, 20), (3, 8), (10, None), (10, 8), (30, 8), (100, None)):
         label = f"{images} images × " + ("1 q" if per_image is None else f"1-{per_image} q")
         yield "paired CI under the null (coverage)", label, 0.92, paired_ci_case(images, per_image)
     for images, per_image in ((10, 8), (40, 8), (200, 4)):
         for plain in (True, False):
             name = "plain McNemar (old)" if plain else "image-level sign-flip"
-            yield "McNemar false-positive rate", f"{name}, {images} images × 1-{per_image} q", (
-                1.0 if plain else 0.06
-            ), mcnemar_case(images, per_image, plain)
-    yield "leakage: no-signal runs with any suspect", "random model, 3,000 items, 65 cells", (
-        0.05
-    ), leakage_case(3000, 3)
-    yield "worst cells of a guesser below chance", "random model, 1,500 items, runs with any", (
-        0.05
-    ), worst.run
-    yield "compare --by null pairs, any adjusted p < .05", "48 slices, 2,000 items, Holm", (
-        0.05
-    ), compare_by_case(2000, 3, 48)
+            yield (
+                "McNemar false-positive rate",
+                f"{name}, {images} images × 1-{per_image} q",
+                (1.0 if plain else 0.06),
+                mcnemar_case(images, per_image, plain),
+            )
+    yield (
+        "leakage: no-signal runs with any suspect",
+        "random model, 3,000 items, 65 cells",
+        (0.05),
+        leakage_case(3000, 3),
+    )
+    yield (
+        "worst cells of a guesser below chance",
+        "random model, 1,500 items, runs with any",
+        (0.05),
+        worst.run,
+    )
+    yield (
+        "compare --by null pairs, any adjusted p < .05",
+        "48 slices, 2,000 items, Holm",
+        (0.05),
+        compare_by_case(2000, 3, 48),
+    )
 
 
 def main() -> None:

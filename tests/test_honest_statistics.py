@@ -77,7 +77,9 @@ def test_unclustered_sign_flip_test_is_the_exact_mcnemar_test_with_its_mid_p() -
     p, mid = sign_flip_test(a, b)
     assert p == pytest.approx(binomtest(wins, wins + losses, 0.5).pvalue)
     low = min(wins, losses)
-    expected_mid = 2 * (binom.cdf(low, wins + losses, 0.5) - 0.5 * binom.pmf(low, wins + losses, 0.5))
+    expected_mid = 2 * (
+        binom.cdf(low, wins + losses, 0.5) - 0.5 * binom.pmf(low, wins + losses, 0.5)
+    )
     assert mid == pytest.approx(min(expected_mid, 1.0))
     assert sign_flip_test(a, a) == (1.0, 1.0)
 

@@ -97,7 +97,9 @@ def spread_bounds(s: Spread, level: float = 0.95) -> tuple[np.ndarray, np.ndarra
         s.mean[fractional], s.item_se[fractional], s.n[fractional] - 1, level
     )
     clustered = some & ~np.isnan(s.cluster_se)
-    c_lo, c_hi = t_bounds(s.mean[clustered], s.cluster_se[clustered], s.images[clustered] - 1, level)
+    c_lo, c_hi = t_bounds(
+        s.mean[clustered], s.cluster_se[clustered], s.images[clustered] - 1, level
+    )
     lo[clustered] = np.fmin(lo[clustered], c_lo)
     hi[clustered] = np.fmax(hi[clustered], c_hi)
     effective = clustered & binary

@@ -144,7 +144,9 @@ def worst_section(worst: Sequence[Cell]) -> str:
          "yes" if cell.below_chance else "no")
         for cell in worst
     ]  # fmt: skip
-    note = "\n\nbelow chance: one-sided test against chance, Holm-adjusted over every rankable cell."
+    note = (
+        "\n\nbelow chance: one-sided test against chance, Holm-adjusted over every rankable cell."
+    )
     return title + table(headers, rows) + note
 
 
