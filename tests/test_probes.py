@@ -18,7 +18,7 @@ from medlens.execute import RunSettings, build_request
 from medlens.items import ImageRef, Item
 from medlens.models import load_model
 from medlens.models.base import ImagePart, ModelContext, TextPart
-from medlens.probes import PROBES, LeakageSuspect, get_probe, leakage_suspects
+from medlens.probes import PROBES, get_probe, leakage_suspects
 
 
 def png(size: tuple[int, int], colour: tuple[int, int, int]) -> bytes:
@@ -221,7 +221,11 @@ def test_options_only_defeats_a_server_that_reads_the_question() -> None:
 
 
 def cell(n: int, score: float, lo: float, hi: float, random: float) -> dict[str, object]:
-    return {"n": n, "score": score, "ci": [lo, hi], "random": random}
+    """A results.json cell whose one-sided p against chance is scipy's exact binomial test."""
+    from scipy.stats import binomtest
+
+    p = None if not n else binomtest(round(score * n), n, random, alternative="greater").pvalue
+    return {"n": n, "score": score, "ci": [lo, hi], "random": random, "p_above_chance": p}
 
 
 def test_leakage_suspects_are_slices_whose_ci_clears_chance() -> None:
@@ -241,15 +245,20 @@ def test_leakage_suspects_are_slices_whose_ci_clears_chance() -> None:
         },
     }
     suspects = leakage_suspects(results)
+    # Holm over the 6 cells with n ≥ 50; US (n = 20) is never tested, MR is near chance.
     assert [(s.axis, s.value) for s in suspects] == [
         ("modality", "CT"),
-        ("overall", "all"),
+        ("task", "even"),
         ("task", "yes/no"),
-        ("modality", "US"),
+        ("overall", "all"),
     ]
-    assert suspects[-1].small_n and not suspects[0].small_n
-    assert suspects[0] == LeakageSuspect("modality", "CT", 300, 0.45, (0.39, 0.51), 0.25, False)
-    assert suspects[0].to_json()["ci"] == [0.39, 0.51]
+    assert not any(s.small_n for s in suspects)
+    first = suspects[0]
+    assert (first.axis, first.value, first.n, first.score, first.ci) == (
+        "modality", "CT", 300, 0.45, (0.39, 0.51)
+    )  # fmt: skip
+    assert first.p_adjusted == pytest.approx(min(1.0, 6 * first.p))
+    assert first.to_json()["ci"] == [0.39, 0.51]
 
 
 def test_no_suspects_when_every_ci_includes_chance() -> None:
@@ -277,8 +286,7 @@ def test_an_axis_with_one_value_on_every_item_is_not_a_second_suspect() -> None:
     assert [(s.axis, s.value) for s in leakage_suspects(results)] == [
         ("overall", "all"),
         ("source", "pubmedqa"),
-        ("year", "1997"),
-    ]
+    ]  # year=1997 (n = 7) is below min-n: never tested, never flagged
 
 
 def test_image_probes_refuse_a_benchmark_without_images(tmp_path: Path) -> None:

@@ -169,17 +169,17 @@ def test_cells_match_a_manual_group_by(run: Path) -> None:
         assert cell.score == pytest.approx(float(np.mean(scores)))
 
 
-def test_binary_ci_is_the_exact_percentile_bootstrap(run: Path) -> None:
+def test_binary_ci_is_the_wilson_cc_interval(run: Path) -> None:
+    from scipy.stats import binomtest
+
     cells = cube(load_slice_table(run), ["dept"])
     for cell in cells:
         assert cell.score is not None and cell.ci is not None
         k = round(cell.score * cell.n)
-        assert cell.ci[0] == pytest.approx(binom.ppf(0.025, cell.n, k / cell.n) / cell.n)
-        assert cell.ci[1] == pytest.approx(binom.ppf(0.975, cell.n, k / cell.n) / cell.n)
-        # Same distribution as resampling items: agrees with Monte-Carlo resampling.
-        values = np.array([1.0] * k + [0.0] * (cell.n - k))
-        lo, hi = bootstrap_ci(values, n_resamples=4000, seed=1)
-        assert abs(lo - cell.ci[0]) < 0.02 and abs(hi - cell.ci[1]) < 0.02
+        reference = binomtest(k, cell.n).proportion_ci(method="wilsoncc")
+        assert cell.ci[0] == pytest.approx(reference.low)
+        assert cell.ci[1] == pytest.approx(reference.high)
+        assert cell.images == cell.n
 
 
 def test_clustered_ci_resamples_images(tmp_path: Path) -> None:

@@ -174,7 +174,9 @@ def test_reports_show_closed_vs_open_and_fitting_limitations(mixed_run: Path) ->
     section = markdown.split("## Closed vs open answers")[1].split("## ")[0]
     assert "| overall |" in section and "question\\_type=PRES, POS" in section
     assert "answer\\_type=" not in section  # the split axis itself is not a row
-    assert "Secondary per-item metrics (means): " in markdown
+    assert "Secondary per-item metrics (mean \\[95% CI\\], n, chance): bleu1 " in markdown
+    # 2 of 8 token-F1 values are 1, the rest 0: the 0/1 interval, Wilson-cc(2, 8)
+    assert "token\\_f1 0.250 \\[0.045, 0.644\\] (n=8, chance –)" in markdown
     assert "Open answers are scored by exact match" in markdown
     assert "marked region" not in markdown and "multiple-choice (or closed-answer)" not in markdown
     page = str(render(mixed_run, "html"))
@@ -301,8 +303,17 @@ def test_leakage_line_names_the_overall_cell_plainly(tmp_path: Path) -> None:
     result = runner.invoke(app, ["run", "--bench", bench, "--model", "oracle", "--out",
                                  str(tmp_path), "--probe", "options-only"])  # fmt: skip
     assert result.exit_code == 0, result.output
-    line = result.output.replace("\n", " ")
-    assert "(text-prior or leakage): overall 100.0%" in line and "overall=all" not in line
+    line = " ".join(result.output.split())
+    # 20 items: below min-n, so untested (issue 11) and the line says why nothing is flagged
+    assert "(text-prior or leakage): none: no slice scores significantly above chance" in line
+    assert "slices with n < 50 or < 10 images untested" in line
+    from medlens.report.sections import suspect_summary
+
+    overall = {"axis": "overall", "value": "all", "score": 1.0, "ci": [0.9, 1.0], "random": 0.25,
+               "n": 80, "images": 80, "p_adjusted": 1e-9}  # fmt: skip
+    text = suspect_summary([overall])
+    assert text.startswith("overall 100.0% (CI 90.0–100.0, chance 25.0%, n=80, images=80")
+    assert "overall=all" not in text
 
 
 def test_compare_says_when_scoring_rules_differ(mixed_run: Path) -> None:

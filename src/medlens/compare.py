@@ -20,8 +20,8 @@ from medlens.errors import RunMismatchError, SpecError
 from medlens.intervals import chance_corrected
 from medlens.slices import key_label, one_image_note
 
-ADJUSTMENTS = {"holm": "holm", "bh": "fdr_bh", "none": None}
-"""``--adjust`` names and their statsmodels ``multipletests`` methods."""
+ADJUSTMENTS = ("holm", "bh", "none")
+"""``--adjust`` names (``medlens.multiplicity``)."""
 
 PROBE_AXES = ("granularity", "modality", "department", "task")
 """Axes shown by default when one run is a probe (e.g. blank image) of the other."""
@@ -212,19 +212,16 @@ def by_axis(
 
 
 def adjust_cells(cells: list[PairedCell], adjust: str) -> list[PairedCell]:
-    """`cells` with `p_adjusted` from statsmodels ``multipletests`` over the cells with a p."""
+    """`cells` with `p_adjusted` (``multiplicity.adjust``) over the cells that have a p."""
     from dataclasses import replace
 
-    tested = [i for i, c in enumerate(cells) if c.p is not None]
-    method = ADJUSTMENTS[adjust]
-    adjusted = [cells[i].p for i in tested]
-    if method is not None and tested:
-        from statsmodels.stats.multitest import multipletests
+    from medlens.multiplicity import adjust as adjust_p
 
-        adjusted = multipletests([cells[i].p for i in tested], method=method)[1].tolist()
+    tested = [i for i, c in enumerate(cells) if c.p is not None]
+    adjusted = adjust_p([float(cells[i].p or 0.0) for i in tested], adjust).tolist()
     out = [replace(c, adjust=adjust) for c in cells]
     for i, value in zip(tested, adjusted, strict=True):
-        out[i] = replace(out[i], p_adjusted=float(value) if value is not None else None)
+        out[i] = replace(out[i], p_adjusted=float(value))
     return out
 
 

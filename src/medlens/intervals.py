@@ -56,6 +56,12 @@ def spread(clusters: Units, items: Units | None, n_groups: int) -> Spread:
     `clusters`: one unit per (group, image); `items`: one unit per (group, item value), needed
     only when some value is not 0/1 (None: all are).
     """
+    from medlens.bootstrap import _collapse
+
+    # collapsed and rounded as the bootstrap did, so DuckDB's and numpy's sums give one interval
+    clusters = _collapse(clusters.group, clusters.sum, clusters.size, clusters.count)
+    if items is not None:
+        items = _collapse(items.group, items.sum, items.size, items.count)
     weight = clusters.count.astype(float)
     n = np.bincount(clusters.group, clusters.size * weight, minlength=n_groups)
     total = np.bincount(clusters.group, clusters.sum * weight, minlength=n_groups)
@@ -91,10 +97,31 @@ def spread_bounds(s: Spread, level: float = 0.95) -> tuple[np.ndarray, np.ndarra
         s.mean[fractional], s.item_se[fractional], s.n[fractional] - 1, level
     )
     clustered = some & ~np.isnan(s.cluster_se)
-    c_lo, c_hi = t_bounds(s.mean[clustered], s.cluster_se[clustered], s.images[clustered] - 1, level)
+    c_lo, c_hi = t_bounds(
+        s.mean[clustered], s.cluster_se[clustered], s.images[clustered] - 1, level
+    )
     lo[clustered] = np.fmin(lo[clustered], c_lo)
     hi[clustered] = np.fmax(hi[clustered], c_hi)
+    effective = clustered & binary
+    e_lo, e_hi = _effective_wilson(s, effective, level)
+    lo[effective] = np.fmin(lo[effective], e_lo)
+    hi[effective] = np.fmax(hi[effective], e_hi)
     return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
+
+
+def _effective_wilson(s: Spread, mask: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson-cc at the effective sample size of clustered 0/1 groups (Korn & Graubard 1998):
+    n_eff = p̂(1 − p̂)/SE_CR² · (z/t_{G−1})², at most n. Keeps the interval asymmetric near 0 and
+    1 where the symmetric t interval of few, alike images undercovers."""
+    from scipy.special import ndtri, stdtrit
+
+    p, se, images = s.mean[mask], s.cluster_se[mask], s.images[mask]
+    z = float(ndtri(1 - (1 - level) / 2))
+    t = stdtrit(np.maximum(images - 1, 1), 1 - (1 - level) / 2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        n_eff = np.where(se > 0, p * (1 - p) / se**2 * (z / t) ** 2, s.n[mask])
+    n_eff = np.clip(np.nan_to_num(n_eff, nan=1.0), 1.0, s.n[mask])
+    return wilson(p * n_eff, n_eff, level)
 
 
 def wilson(
@@ -180,9 +207,10 @@ def chance_p(s: Spread, chance: np.ndarray, side: str = "above") -> np.ndarray:
     p = np.ones(s.n.size)
     ok = (s.n > 0) & ~np.isnan(chance)
     binary = ok & np.isnan(s.item_se)
-    k = np.round(s.mean * s.n)
+    k = np.nan_to_num(np.round(s.mean * s.n)).astype(np.int64)
+    whole = np.rint(s.n).astype(np.int64)
     with np.errstate(invalid="ignore", divide="ignore"):
-        tail = bdtrc(k - 1, s.n, chance) if side == "above" else bdtr(k, s.n, chance)
+        tail = bdtrc(k - 1, whole, chance) if side == "above" else bdtr(k, whole, chance)
         p[binary] = np.where(k[binary] <= 0, 1.0, tail[binary]) if side == "above" else tail[binary]
         fractional = ok & ~np.isnan(s.item_se)
         p[fractional] = t_sf(sign * (s.mean - chance) / s.item_se, s.n - 1)[fractional]

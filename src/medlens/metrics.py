@@ -260,9 +260,7 @@ def secondary_baselines(item: Item) -> dict[str, float]:
 
     subsets = 2**k - 1
     jaccard_sum = sum(
-        comb(g, a) * comb(k - g, b) * a / (g + b)
-        for a in range(1, g + 1)
-        for b in range(k - g + 1)
+        comb(g, a) * comb(k - g, b) * a / (g + b) for a in range(1, g + 1) for b in range(k - g + 1)
     )
     return {"jaccard": jaccard_sum / subsets, "recall": 2 ** (k - 1) / subsets}
 

@@ -102,8 +102,11 @@ def sign_flip_test(
         return _exact_flip(np.rint(totals).astype(np.int64))
     rng = np.random.default_rng(seed)
     observed = abs(float(totals.sum())) - 1e-9
-    signs = rng.choice((-1.0, 1.0), size=(FLIPS, totals.size))
-    hits = int((np.abs(signs @ totals) >= observed).sum())
+    batch = max(1, 4_000_000 // totals.size)  # bounds memory for runs of 26,000 images
+    hits = 0
+    for first in range(0, FLIPS, batch):
+        signs = rng.choice((-1.0, 1.0), size=(min(batch, FLIPS - first), totals.size))
+        hits += int((np.abs(signs @ totals) >= observed).sum())
     p = (1 + hits) / (1 + FLIPS)
     return p, p
 

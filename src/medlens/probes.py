@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from medlens.errors import SpecError
 from medlens.items import Item, decode_image
 from medlens.registry import Registry
 
@@ -221,7 +222,7 @@ class LeakageSuspect:
 
 
 LEAKAGE_ALPHA = 0.05
-LEAKAGE_ADJUST = {"holm": "holm", "bh": "fdr_bh"}
+LEAKAGE_ADJUST = ("holm", "bh")
 
 
 def leakage_suspects(
@@ -234,8 +235,7 @@ def leakage_suspects(
     random, p_above_chance}, "by": {axis: {value: {...}}}}``. Cells with n < min_n or too few
     images (``slices.is_small``) are not tested, so never flagged. Sorted by adjusted p.
     """
-    from statsmodels.stats.multitest import multipletests
-
+    from medlens.multiplicity import adjust as adjust_p
     from medlens.slices import is_small
 
     cells: list[tuple[str, str, Mapping[str, Any]]] = []
@@ -255,11 +255,13 @@ def leakage_suspects(
     if not tested:
         return []
     p_values = [float(c["p_above_chance"]) for _, _, c in tested]
-    reject, adjusted, _, _ = multipletests(p_values, LEAKAGE_ALPHA, LEAKAGE_ADJUST[adjust])
+    if adjust not in LEAKAGE_ADJUST:
+        raise SpecError(f"leakage adjustment: unknown method {adjust!r} (use holm or bh)")
+    adjusted = adjust_p(p_values, adjust)
     suspects = [
         _suspect(a, v, c, p, float(q))
-        for (a, v, c), p, q, r in zip(tested, p_values, adjusted, reject, strict=True)
-        if r
+        for (a, v, c), p, q in zip(tested, p_values, adjusted, strict=True)
+        if q < LEAKAGE_ALPHA
     ]
     return sorted(suspects, key=lambda s: (s.p_adjusted, s.axis, s.value))
 

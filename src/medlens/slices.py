@@ -428,10 +428,10 @@ def worst_cells(cells: Sequence[Cell], k: int, min_n: int = DEFAULT_MIN_N) -> li
     listed = sorted(ranked, key=lambda c: (c.score, -c.n, c.key))[:k]
     if not listed:
         return []
-    from statsmodels.stats.multitest import multipletests
+    from medlens.multiplicity import adjust
 
-    reject = multipletests([c.p_below_chance for c in ranked], WORST_ALPHA, method="holm")[0]
-    below = {c.key: bool(r) for c, r in zip(ranked, reject.tolist(), strict=True)}
+    adjusted = adjust([c.p_below_chance for c in ranked], "holm")
+    below = {c.key: bool(q < WORST_ALPHA) for c, q in zip(ranked, adjusted.tolist(), strict=True)}
     return [replace(c, below_chance=below[c.key] and c.random is not None) for c in listed]
 
 

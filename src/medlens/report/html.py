@@ -26,11 +26,12 @@ from medlens.report.sections import (
     ReportData,
     build_report,
     closed_open_rows,
+    fmt_diff_ci,
     percent,
     percent_ci,
     secondary_text,
 )
-from medlens.slices import DEFAULT_MIN_N, Cell
+from medlens.slices import DEFAULT_MIN_N, MIN_IMAGES, Cell
 
 MAX_OUTPUT_CHARS = 4000
 """Longer model outputs are cut in the item browser (the run directory keeps them whole)."""
@@ -119,13 +120,17 @@ def protocol_section(data: ReportData) -> str:
 
 def overall_section(data: ReportData) -> str:
     overall = data.results["overall"]
+    corrected = overall.get("chance_corrected")
     row = [
         (str(overall["n"]), overall["n"]),
         (percent(overall["score"]), overall["score"]),
         (percent_ci(overall.get("ci")), None),
         (percent(overall.get("random")), overall.get("random")),
+        (str(overall.get("images", "–")), overall.get("images")),
+        ("–" if corrected is None else f"{corrected:.3f}", corrected),
     ]
-    table = table_html(("n", "score", "95% CI", "random baseline"), [row], False, 0)
+    headers = ("n", "score", "95% CI", "random baseline", "images", "chance-corrected")
+    table = table_html(headers, [row], False, 0)
     secondary = secondary_text(data.results)
     extra = f'<p class="note">{esc(secondary)}</p>' if secondary else ""
     extra += "".join(f'<p class="note">{esc(line)}</p>' for line in protocol_lines(data.results))
@@ -136,7 +141,7 @@ def closed_open_section(data: ReportData) -> str:
     rows: list[Row] = [[(cell, None) for cell in row] for row in closed_open_rows(data.results)]
     if not rows:
         return ""
-    headers = ("slice", "closed score (n)", "open score (n)", "closed − open (points)")
+    headers = ("slice", "closed score (n)", "open score (n)", "closed − open (points) [95% CI]")
     return "<h2>Closed vs open answers</h2>" + table_html(headers, rows)
 
 
@@ -155,19 +160,21 @@ def axis_rows(rows: Sequence[AxisRow]) -> list[Row]:
             (percent(row.unparsed), row.unparsed),
             (percent(row.refused), row.refused),
             (percent(row.error), row.error),
+            (str(row.images), row.images),
         ]
         for row in rows
     ]
 
 
 def axes_section(data: ReportData) -> str:
-    headers = ("value", "n", "score", "95% CI", "random", "unparsed", "refused", "error")
+    headers = ("value", "n", "score", "95% CI", "random", "unparsed", "refused", "error", "images")
     parts = ["<h2>Breakdowns</h2>"]
     for axis, rows in data.axes.items():
         parts.append(f"<h3>By {esc(axis)}</h3>" + table_html(headers, axis_rows(rows)))
     parts.append(
-        f'<p class="note">* n &lt; {DEFAULT_MIN_N}: wide CI, never ranked among the worst cells. '
-        "Click a column header to sort.</p>"
+        f'<p class="note">* n &lt; {DEFAULT_MIN_N} or fewer than {MIN_IMAGES} images: wide CI, '
+        "never ranked among the worst cells; a cell of one image speaks for that image's "
+        "questions only. Click a column header to sort.</p>"
     )
     return "".join(parts)
 
@@ -177,7 +184,12 @@ def worst_section(data: ReportData) -> str:
     if not data.worst:
         return title + f'<p class="note">No cell of the cube has n ≥ {DEFAULT_MIN_N}.</p>'
     rows = [_cell_row(cell) for cell in data.worst]
-    return title + table_html(("cell", "n", "score", "95% CI", "random", "unparsed"), rows)
+    headers = ("cell", "n", "score", "95% CI", "random", "unparsed", "images", "below chance")
+    note = (
+        '<p class="note">below chance: one-sided test against chance, Holm-adjusted over '
+        "every rankable cell.</p>"
+    )
+    return title + table_html(headers, rows) + note
 
 
 def _cell_row(cell: Cell) -> Row:
@@ -188,6 +200,8 @@ def _cell_row(cell: Cell) -> Row:
         (percent_ci(cell.ci), _number(cell.ci[0] if cell.ci else None)),
         (percent(cell.random), _number(cell.random)),
         (percent(cell.unparsed), cell.unparsed),
+        (str(cell.images), cell.images),
+        ("yes" if cell.below_chance else "no", None),
     ]
 
 
@@ -204,7 +218,8 @@ def sensitivity_section(data: ReportData) -> str:
         ("overall", None),
         (percent(sensitivity["medlens"]), sensitivity["medlens"]),
         (percent(sensitivity["vlmeval"]), sensitivity["vlmeval"]),
-        (f"{100 * sensitivity['difference']:+.1f}", sensitivity["difference"]),
+        (f"{100 * sensitivity['difference']:+.1f} [{fmt_diff_ci(sensitivity.get('ci'), 100)}]",
+         sensitivity["difference"]),
     ]]  # fmt: skip
     mode = data.results["spec"]["extract"]
     # per-slice medlens readings exist only when medlens extraction scored the run

@@ -13,11 +13,12 @@ from medlens.report.sections import (
     ReportData,
     build_report,
     closed_open_rows,
+    fmt_diff_ci,
     percent,
     percent_ci,
     secondary_text,
 )
-from medlens.slices import DEFAULT_MIN_N, Cell
+from medlens.slices import DEFAULT_MIN_N, MIN_IMAGES, Cell
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#!~])")
 
@@ -77,14 +78,17 @@ def no_answers_section(data: ReportData) -> str:
 def overall_section(data: ReportData) -> str:
     overall = data.results["overall"]
     ci = overall.get("ci")
+    corrected = overall.get("chance_corrected")
     row = (
         str(overall["n"]),
         percent(overall["score"]),
         percent_ci(ci),
         percent(overall.get("random")),
         _above_random(overall["score"], overall.get("random"), ci),
+        str(overall.get("images", "–")),
+        "–" if corrected is None else f"{corrected:.3f}",
     )
-    headers = ("n", "score", "95% CI", "random baseline", "vs random")
+    headers = ("n", "score", "95% CI", "random baseline", "vs random", "images", "chance-corrected")
     secondary = secondary_text(data.results)
     extra = f"\n\n{md_text(secondary)}" if secondary else ""
     extra += "".join(f"\n\n{md_text(line)}" for line in protocol_lines(data.results))
@@ -95,7 +99,7 @@ def closed_open_section(data: ReportData) -> str:
     rows = [tuple(md_text(cell) for cell in row) for row in closed_open_rows(data.results)]
     if not rows:
         return ""
-    headers = ("slice", "closed score (n)", "open score (n)", "closed − open (points)")
+    headers = ("slice", "closed score (n)", "open score (n)", "closed − open (points) [95% CI]")
     return "## Closed vs open answers\n\n" + table(headers, rows)
 
 
@@ -110,7 +114,7 @@ def _above_random(score: float | None, random: float | None, ci: Sequence[float]
 
 
 def axis_table(axis: str, rows: Sequence[AxisRow]) -> str:
-    headers = ("value", "n", "score", "95% CI", "random", "unparsed", "refused", "error")
+    headers = ("value", "n", "score", "95% CI", "random", "unparsed", "refused", "error", "images")
     body = [
         (
             md_text(row.value) + (" \\*" if row.small else ""),
@@ -121,6 +125,7 @@ def axis_table(axis: str, rows: Sequence[AxisRow]) -> str:
             percent(row.unparsed),
             percent(row.refused),
             percent(row.error),
+            str(row.images),
         )
         for row in rows
     ]
@@ -131,7 +136,10 @@ def axes_section(data: ReportData) -> str:
     if not data.axes:
         return "## Breakdowns\n\nThe items carry no metadata axes."
     tables = [axis_table(axis, rows) for axis, rows in data.axes.items()]
-    note = f"\\* n < {DEFAULT_MIN_N}: wide CI, never ranked among the worst cells."
+    note = (
+        f"\\* n < {DEFAULT_MIN_N} or fewer than {MIN_IMAGES} images: wide CI, never ranked "
+        "among the worst cells. A cell of one image speaks for that image's questions only."
+    )
     return "## Breakdowns\n\n" + "\n\n".join(tables) + "\n\n" + note
 
 
@@ -139,13 +147,17 @@ def worst_section(worst: Sequence[Cell]) -> str:
     title = f"## Worst cells (n ≥ {DEFAULT_MIN_N})\n\n"
     if not worst:
         return title + f"No cell of the breakdown cube has n ≥ {DEFAULT_MIN_N}."
-    headers = ("cell", "n", "score", "95% CI", "random", "unparsed")
+    headers = ("cell", "n", "score", "95% CI", "random", "unparsed", "images", "below chance")
     rows = [
         (md_text(cell.label), str(cell.n), percent(cell.score), percent_ci(cell.ci),
-         percent(cell.random), percent(cell.unparsed))
+         percent(cell.random), percent(cell.unparsed), str(cell.images),
+         "yes" if cell.below_chance else "no")
         for cell in worst
     ]  # fmt: skip
-    return title + table(headers, rows)
+    note = (
+        "\n\nbelow chance: one-sided test against chance, Holm-adjusted over every rankable cell."
+    )
+    return title + table(headers, rows) + note
 
 
 def heatmap_section(data: ReportData) -> str:
@@ -181,7 +193,8 @@ def sensitivity_section(data: ReportData) -> str:
             "overall",
             percent(sensitivity["medlens"]),
             percent(sensitivity["vlmeval"]),
-            f"{100 * sensitivity['difference']:+.1f}",
+            f"{100 * sensitivity['difference']:+.1f} "
+            f"[{md_text(fmt_diff_ci(sensitivity.get('ci'), 100))}]",
         )
     ]
     # per-slice medlens readings exist only when medlens extraction scored the run

@@ -101,6 +101,9 @@ def detail_lines(results: dict[str, Any]) -> list[str]:
     from medlens.report.sections import fmt_diff_ci, secondary_text
 
     lines = []
+    corrected = results["overall"].get("chance_corrected")
+    if corrected is not None:
+        lines.append(f"chance-corrected score (score − chance)/(1 − chance): {corrected:+.3f}")
     sensitivity = results.get("extraction_sensitivity")
     if sensitivity:
         lines.append(

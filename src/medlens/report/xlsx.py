@@ -63,16 +63,17 @@ def _score_sheets(workbook: Workbook, data: ReportData) -> None:
     overall = data.results["overall"]
     ci = overall.get("ci") or [None, None]
     write_rows(workbook.create_sheet("overall"), [
-        ("n", "score", "ci_low", "ci_high", "random", "vlmeval_score"),
-        (overall["n"], overall["score"], ci[0], ci[1], overall.get("random"), overall.get("vlmeval_score")),
+        ("n", "score", "ci_low", "ci_high", "random", "vlmeval_score", "images", "chance_corrected"),
+        (overall["n"], overall["score"], ci[0], ci[1], overall.get("random"), overall.get("vlmeval_score"),
+         overall.get("images"), overall.get("chance_corrected")),
     ])  # fmt: skip
     headers = ("value", "n", "score", "ci_low", "ci_high", "random", "vlmeval_score",
-               "unparsed", "refused", "error", "small")  # fmt: skip
+               "unparsed", "refused", "error", "small", "images")  # fmt: skip
     used: set[str] = {"protocol", "overall"}
     for axis, rows in data.axes.items():
         body = [
             (r.value, r.n, r.score, r.ci[0] if r.ci else None, r.ci[1] if r.ci else None,
-             r.random, r.vlmeval, r.unparsed, r.refused, r.error, r.small)
+             r.random, r.vlmeval, r.unparsed, r.refused, r.error, r.small, r.images)
             for r in rows
         ]  # fmt: skip
         write_rows(workbook.create_sheet(sheet_name(f"by {axis}", used)), [headers, *body])
@@ -85,19 +86,21 @@ def _score_sheets(workbook: Workbook, data: ReportData) -> None:
             c.ci[1] if c.ci else None,
             c.random,
             c.unparsed,
+            c.images,
+            bool(c.below_chance),
         )
         for c in data.worst
     ]
-    write_rows(
-        workbook.create_sheet("worst cells"),
-        [("cell", "n", "score", "ci_low", "ci_high", "random", "unparsed"), *worst],
-    )
+    columns = ("cell", "n", "score", "ci_low", "ci_high", "random", "unparsed", "images")
+    write_rows(workbook.create_sheet("worst cells"), [(*columns, "below_chance"), *worst])
     gap = [
-        (label, c["closed"], c["n_closed"], c["open"], c["n_open"], c["delta"])
+        (label, c["closed"], c["n_closed"], c["open"], c["n_open"], c["delta"],
+         *(c.get("delta_ci") or (None, None)))
         for label, c in closed_open_cells(data.results)
-    ]
+    ]  # fmt: skip
     if gap:
-        columns = ("slice", "closed", "n_closed", "open", "n_open", "closed_minus_open")
+        names = ("slice", "closed", "n_closed", "open", "n_open", "closed_minus_open")
+        columns = (*names, "ci_low", "ci_high")
         write_rows(workbook.create_sheet("closed vs open"), [columns, *gap])
     from medlens.report.judges import judge_sections
 
