@@ -329,7 +329,7 @@ def test_dry_run_shows_the_exemplar_turns_and_estimates_the_cost(tmp_path: Path)
     assert "estimated cost of 135 items" in result.output
     assert "16 output tokens per answer" in result.output
     assert not (tmp_path / "runs").exists()
-    refused = CliRunner().invoke(app, args[:-2] + ["--price", "input=2"])
+    refused = CliRunner().invoke(app, [*args[:-2], "--price", "input=2"])
     assert refused.exit_code == 2 and "missing output" in refused.output
 
 

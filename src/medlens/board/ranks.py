@@ -19,18 +19,15 @@ from typing import Any
 import numpy as np
 
 from medlens.board.align import Aligned
+from medlens.slices import DEFAULT_MIN_N, is_small
 
 RESAMPLE_BATCH_CELLS = 2_000_000
 """Resample × image counts held at once (× 8 bytes)."""
-SMALL_N = 50
-FEW_IMAGES = 10
-"""A cell whose items come from fewer images is flagged small (its interval speaks for those)."""
+SMALL_N = DEFAULT_MIN_N
+"""Cells are flagged small by the rule every report uses (`slices.is_small`: n or images)."""
 ALPHA = 0.05
 
-
-def is_small(n: int, images: int, min_n: int = SMALL_N) -> bool:
-    """Too few items, or items drawn from too few images, for a stable score."""
-    return n < min_n or (images < n and images < FEW_IMAGES)
+__all__ = ["is_small"]
 
 
 def cell_cis(aligned: Aligned, codes: np.ndarray, n_codes: int) -> tuple[np.ndarray, np.ndarray]:
