@@ -28,7 +28,7 @@ def open_answer(index: int, gold: str) -> str:
         "femur": "the thigh bone",
         "cardiomegaly": "an enlarged heart",
         "left lower lobe": "in the left lower lobe of the lung",
-        "pleural effusion": "there is a pleural effusion",
+        "pleural effusion": "fluid in the pleural space",
     }[gold]
     mix = index % 20
     if mix < 9:

@@ -85,9 +85,8 @@ def test_undecodable_image_in_a_copy_of_slake_fails(tmp_path: Path) -> None:
     folders = {r["img_name"].split("/")[0] for r in records if r["q_lang"] == "en"}
     for folder in folders:
         (tmp_path / "imgs" / folder).mkdir(parents=True)
-        (tmp_path / "imgs" / folder / "source.jpg").symlink_to(
-            source / "imgs" / folder / "source.jpg"
-        )
+        # copies, not symlinks: an image must resolve inside its dataset's folder
+        shutil.copy(source / "imgs" / folder / "source.jpg", tmp_path / "imgs" / folder)
     broken = tmp_path / "imgs" / sorted(folders)[0] / "source.jpg"
     broken.unlink()
     broken.write_bytes(b"\xff\xd8\xff\xe0 this is not a JPEG")

@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 
 from medlens.board.align import Aligned
-from medlens.board.axes import axis_values
 from medlens.errors import SpecError
 
 
@@ -75,44 +74,19 @@ def pair_results(
 def _axis_cells(
     aligned: Aligned, paired: Any, axis: str, n_resamples: int, seed: int
 ) -> dict[str, dict[str, Any]]:
-    """Every value's paired cell, with the CIs of one vectorised bootstrap call.
+    """Every value's paired cell exactly as ``medlens compare --by`` gives it (Holm-adjusted
+    p across the axis's values)."""
+    from medlens.compare import by_axis
 
-    Each group is resampled on its own units (bootstrap.resampled_cis), so a cell's interval
-    equals the one `paired_cell` gives it alone.
-    """
-    from medlens.board.ranks import mcnemar_p
-    from medlens.bootstrap import bootstrap_ci_groups
-    from medlens.results import baseline_mean
-
-    values, codes = axis_values(aligned, axis)
-    keep = codes >= 0
-    if not values or not keep.any():
-        return {}
-    a, b = paired.a, paired.b
-    lo, hi = bootstrap_ci_groups(
-        (b - a)[keep], codes[keep], aligned.cluster[keep], n_resamples=n_resamples, seed=seed
-    )
-    present = np.unique(codes[keep]).tolist()
-    not_binary = ~(np.isin(a, (0.0, 1.0)) & np.isin(b, (0.0, 1.0)))
-    odd = np.bincount(codes[keep], not_binary[keep], minlength=len(values))
-    b_only = np.bincount(codes[keep], ((b > a) & (a == 0))[keep], minlength=len(values))
-    a_only = np.bincount(codes[keep], ((a > b) & (b == 0))[keep], minlength=len(values))
-    mcnemar = mcnemar_p(b_only, a_only)  # compare.mcnemar_exact of every cell at once
+    values = paired.meta[axis].astype(str)
+    local = type(paired)(
+        a=paired.a, b=paired.b, random=paired.random, cluster=paired.cluster,
+        meta={**paired.meta, axis: values},
+    )  # fmt: skip
     cells = {}
-    for position, code in enumerate(present):
-        mask = codes == code
-        cells[values[code]] = {
-            "n": int(mask.sum()),
-            "score_a": float(a[mask].mean()),
-            "score_b": float(b[mask].mean()),
-            "difference": float(b[mask].mean() - a[mask].mean()),
-            "ci": [float(lo[position]), float(hi[position])],
-            "wins": int((b[mask] > a[mask]).sum()),
-            "ties": int((b[mask] == a[mask]).sum()),
-            "losses": int((b[mask] < a[mask]).sum()),
-            "mcnemar_p": float(mcnemar[code]) if odd[code] == 0 else None,
-            "random": baseline_mean(aligned.random[mask]),
-        }
+    for cell in by_axis(local, axis, n_resamples, seed):
+        entry = cell.to_json()
+        cells[str(entry.pop("key")[axis])] = entry
     return cells
 
 

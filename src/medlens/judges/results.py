@@ -238,13 +238,25 @@ def judges_results(
         if closed_open is not None and protocol_kind(store.spec) != "choice":
             entry["closed_open"] = judged_closed_open(table, closed_open)
         out[name] = entry
-    if len(out) >= 2:
-        agreement = inter_judge_agreement(run_dir, sorted(out))
+    for names in comparable_judges(run_dir, out):
+        agreement = inter_judge_agreement(run_dir, names)
         if agreement is not None:
-            out_meta = {"inter_judge": agreement}
-            for entry in out.values():
-                entry.update(out_meta)
+            for name in names:
+                out[name]["inter_judge"] = agreement
     return out
+
+
+def comparable_judges(run_dir: Path, judged: dict[str, Any]) -> list[list[str]]:
+    """Groups of two or more judges that rate the same dimensions (equivalence judges with
+    each other, rubric judges with each other): only those have an agreement to report."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for name in sorted(judged):
+        spec = JudgeStore.open(judges_dir(run_dir) / name).spec
+        if protocol_kind(spec) == "choice":  # letters, not ratings: agreement is not defined
+            continue
+        key = (protocol_kind(spec), *spec["protocol"].get("dimensions", []))
+        groups.setdefault(key, []).append(name)
+    return [names for names in groups.values() if len(names) >= 2]
 
 
 def judged_closed_open(table: JudgedTable, closed_open: dict[str, Any]) -> dict[str, Any]:

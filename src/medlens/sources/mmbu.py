@@ -39,14 +39,6 @@ from medlens.items import Benchmark, Box, Item
 from medlens.sources import native
 from medlens.specs import Spec
 
-CARD = {
-    "licence": "research use under the dataset's access conditions (see the card)",
-    "access": "registration",
-    "homepage": "https://huggingface.co/datasets/ryandcunha/mmbu",
-    "citation": "@inproceedings{mmbu2026, title={MMBU: A Massive Multi-modal Biomedical "
-    "Understanding Benchmark to Probe the Perception Capabilities of Vision-Language Models}, "
-    "booktitle={ECCV}, year={2026}, note={arXiv:2606.06696}}",
-}
 SPLITS = ("test",)
 TEMPLATES = ("none", "modality", "full", "all")
 MODES = ("closed", "open", "all")
