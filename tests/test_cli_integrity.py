@@ -290,3 +290,18 @@ def test_a_killed_writers_lock_is_taken_over_with_a_note(tmp_path: Path) -> None
     assert second.returncode == 0, second.stderr
     assert f"taking over the lock left by PID {first.pid} on " in flat(second.stderr)
     assert sorted(r["id"] for r in records_of(tmp_path / "runs" / "r")) == sorted(golds)
+
+
+def test_a_run_whose_reader_goes_away_still_exits_0(tmp_path: Path) -> None:
+    """`medlens run … | head -3`: the records are complete and the exit code says so."""
+    bench, _ = write_bench(tmp_path / "bench", 30)
+    env = {**os.environ, "MEDLENS_CACHE": str(tmp_path / "cache")}
+    writer = subprocess.Popen(
+        [sys.executable, "-m", "medlens", "run", "--bench", f"jsonl:{bench}", "--model", "random",
+         "--out", str(tmp_path / "runs"), "--name", "r"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+    )  # fmt: skip
+    assert writer.stdout is not None
+    writer.stdout.close()  # the reader is gone before the summary is printed
+    assert writer.wait(timeout=TIMEOUT) == 0
+    assert len(records_of(tmp_path / "runs" / "r")) == 30

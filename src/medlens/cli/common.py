@@ -33,7 +33,18 @@ app = typer.Typer(
 )
 # Piped output (CI logs, files) gets tables 120 wide instead of rich's 80-column fallback,
 # unless $COLUMNS asks for a width.
-console = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 120)
+
+
+class _PipeConsole(Console):
+    """rich's console exits 1 when the reader of a pipe goes away (`medlens run | head`);
+    the reader had all it wanted, so end quietly with 0 instead."""
+
+    def on_broken_pipe(self) -> None:
+        silence_stdout()
+        raise typer.Exit(0)
+
+
+console = _PipeConsole(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 120)
 err_console = Console(stderr=True)
 
 F = TypeVar("F", bound=Callable[..., Any])
