@@ -35,3 +35,23 @@ def write_replay(folder: Path, n: int, correct: int) -> Path:
         for index in range(n):
             writer.writerow([index, "A" if index < correct else "B"])
     return path
+
+
+def write_gmai_choice_tsv(folder: Path, n: int) -> Path:
+    """The same `n` questions as a GMAI-MMBench TSV (one tiny grey PNG each, index = row)."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    folder.mkdir(parents=True, exist_ok=True)
+    buffer = io.BytesIO()
+    Image.new("L", (4, 4), 128).save(buffer, format="PNG")
+    image = base64.b64encode(buffer.getvalue()).decode()
+    path = folder / "GMAI_mm_bench_VAL.tsv"
+    lines = ["index\timage\tquestion\tA\tB\tC\tD\tanswer"]
+    for index in range(n):
+        question = f"Which finding is shown in case {index}?"
+        lines.append(f"{index}\t{image}\t{question}\teffusion\tnodule\tfracture\tnormal\tA")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path

@@ -140,19 +140,21 @@ def test_a_run_being_written_is_refused(demo_runs: dict[str, Path], tmp_path: Pa
     assert invoke_board(demo_runs["oracle"], busy).exit_code == 0
 
 
-def test_references_are_shown_unranked_in_every_format(
-    demo_runs: dict[str, Path], tmp_path: Path
-) -> None:
-    """The published GMAI-MMBench VAL leaderboard (medlens.references) beside the ranked runs."""
+def test_references_are_shown_unranked_in_every_format(tmp_path: Path) -> None:
+    """The published GMAI-MMBench VAL leaderboard (medlens.references) beside GMAI runs."""
     from medlens.references import load_references
+    from provenance_fixture import write_gmai_choice_tsv
 
+    bench = f"gmai:{write_gmai_choice_tsv(tmp_path / 'data', 30)}"
+    oracle = named_run(bench, "oracle", tmp_path / "runs", "oracle")
+    first = named_run(bench, "first", tmp_path / "runs", "first")
     published = load_references("gmai-val")
-    args = [demo_runs["oracle"], demo_runs["first"], "--reference", "gmai-val"]
+    args = [oracle, first, "--reference", "gmai-val"]
     board = board_json(*args)
     assert [r["model"] for r in board["references"]] == [r["model"] for r in published]
     assert "GPT-4o" in [r["model"] for r in board["references"]]
     assert all(r["ranked"] is False for r in board["references"])
-    assert [m["run"] for m in board["models"]] == ["oracle", "first"]  # not among the ranks
+    assert sorted(m["run"] for m in board["models"]) == ["first", "oracle"]  # not among the ranks
     text = " ".join(invoke_board(*args).stdout.split())
     assert "GPT-4o (published)" in text and "unranked" in text
     assert "GPT-4o (published)" in invoke_board(*args, "-f", "md").stdout
@@ -165,6 +167,11 @@ def test_references_are_shown_unranked_in_every_format(
     assert invoke_board(*args, "-f", "xlsx", "-o", book_path).exit_code == 0
     cells = [row for row in load_workbook(book_path)["models"].iter_rows(values_only=True)]
     assert any(row[0] == "GPT-4o (published)" and row[2] == "unranked" for row in cells)
+
+
+def test_references_of_another_benchmark_are_refused(demo_runs: dict[str, Path]) -> None:
+    line = one_error_line(invoke_board(demo_runs["oracle"], "--reference", "gmai-val"))
+    assert "not be comparable" in line and "'demo'" in line
 
 
 def test_an_unknown_reference_is_one_line(demo_runs: dict[str, Path]) -> None:

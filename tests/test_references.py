@@ -13,7 +13,7 @@ from scipy import stats
 from cli_runs import named_run
 from medlens.errors import SpecError
 from medlens.references import REFERENCE_NAMES, calibrate, find_reference, load_references
-from provenance_fixture import write_choice_benchmark, write_replay
+from provenance_fixture import write_choice_benchmark, write_gmai_choice_tsv, write_replay
 
 
 @pytest.mark.parametrize("name", REFERENCE_NAMES)
@@ -47,9 +47,17 @@ def test_model_with_two_rows_needs_a_split() -> None:
 
 
 def _run(tmp_path: Path, n: int, correct: int) -> Path:
-    bench = write_choice_benchmark(tmp_path / "data", n)
+    bench = write_gmai_choice_tsv(tmp_path / "data", n)
     replay = write_replay(tmp_path / "data", n, correct)
-    return named_run(f"jsonl:{bench}", f"replay:{replay}", tmp_path / "runs", "r")
+    return named_run(f"gmai:{bench}", f"replay:{replay}", tmp_path / "runs", "r")
+
+
+def test_published_scores_of_another_benchmark_are_refused(tmp_path: Path) -> None:
+    bench = write_choice_benchmark(tmp_path / "data", 10)
+    replay = write_replay(tmp_path / "data", 10, 5)
+    run = named_run(f"jsonl:{bench}", f"replay:{replay}", tmp_path / "runs", "j")
+    with pytest.raises(SpecError, match="not be comparable"):
+        calibrate(run, "gmai-val", "GPT-4o")
 
 
 def test_calibrate_reproduces_within_the_reported_interval(tmp_path: Path) -> None:
@@ -66,10 +74,19 @@ def test_calibrate_reproduces_within_the_reported_interval(tmp_path: Path) -> No
     assert far["reproduces"] is False and far["difference"] == pytest.approx(0.54 - 0.2570)
 
 
-def test_calibrate_a_slice_needs_its_axis(tmp_path: Path) -> None:
-    run = _run(tmp_path, 20, 10)
-    with pytest.raises(SpecError, match="no 'answer_type' axis"):
-        calibrate(run, "medcmr", "GPT-5", "mcq-all")
+def test_calibrate_a_medcmr_row_scores_only_its_slice(tmp_path: Path) -> None:
+    """Med-CMR's "MCQ All" row is the closed items of a Med-CMR run."""
+    data = tmp_path / "data"
+    data.mkdir()
+    options = {"A": "a", "B": "b", "C": "c", "D": "d", "E": "e"}
+    lines = [json.dumps({"id": str(i), "question": f"Which finding {i}?", "options": options,
+                         "answer": "A", "dimension": "SOD"}) for i in range(20)]  # fmt: skip
+    (data / "medcmr.jsonl").write_text("\n".join(lines) + "\n")
+    replay = write_replay(data, 20, 12)
+    run = named_run(f"medcmr:{data / 'medcmr.jsonl'}", f"replay:{replay}", tmp_path / "runs", "m")
+    result = calibrate(run, "medcmr", "GPT-5", "mcq-all")
+    assert result["run_score"]["n"] == 20 and result["run_score"]["score"] == pytest.approx(0.6)
+    assert result["difference"] == pytest.approx(0.6 - 0.5781)
 
 
 def test_calibrate_cli_json_and_bad_reference(tmp_path: Path) -> None:

@@ -179,7 +179,7 @@ def compare_runs(
 def _setting_differences(spec_a: dict[str, Any], spec_b: dict[str, Any]) -> str:
     from medlens.store import describe_difference
 
-    compared = ("prompt", "extract", "seed", "params")
+    compared = ("prompt", "extract", "seed", "params", "strategy", "selection")
     return describe_difference(
         {k: spec_a.get(k) for k in compared}, {k: spec_b.get(k) for k in compared}
     )

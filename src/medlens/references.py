@@ -17,6 +17,23 @@ from typing import Any
 from medlens.errors import SpecError
 
 REFERENCE_NAMES = ("gmai-val", "gmai-test", "medcmr", "mmbu")
+REFERENCE_BENCHMARKS = {
+    "gmai-val": ("gmai", "vlmeval"),
+    "gmai-test": ("gmai", "vlmeval"),
+    "medcmr": ("medcmr",),
+    "mmbu": ("mmbu",),
+}
+"""The loaders whose runs a published table speaks for (VLMEvalKit TSVs may hold GMAI-MMBench)."""
+
+
+def check_comparable(name: str, benchmark: str, where: Path | str) -> None:
+    """Refuse published scores of another benchmark beside a run (`board`, `calibrate`)."""
+    allowed = REFERENCE_BENCHMARKS.get(name, ())
+    if allowed and benchmark not in allowed:
+        raise SpecError(
+            f"{where}: --reference {name} holds published {'/'.join(allowed)} scores, but the "
+            f"run is on {benchmark!r}; the numbers would not be comparable"
+        )
 COLUMNS = ("model", "score", "scale", "split", "metric", "where", "source")
 
 
@@ -85,6 +102,7 @@ def calibrate(
 
     reference = find_reference(name, model, split)
     store = RunStore.open(run_dir)
+    check_comparable(name, str(store.run["spec"]["benchmark"].get("name", "")), store.path)
     table = score_table(store.items(), store.records())
     mask = np.ones(len(table.ids), dtype=bool)
     for axis, value in reference["where"].items():

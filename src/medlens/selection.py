@@ -52,7 +52,7 @@ class Recipe:
         if self.fraction is not None and not 0.0 < self.fraction <= 1.0:
             raise SpecError(f"--fraction {self.fraction:g}: expected a share in (0, 1]")
         if self.stratify and self.sample is None and self.fraction is None:
-            raise SpecError("--stratify: needs --sample N or --fraction F")
+            raise SpecError("--stratify: needs --sample N (or, with medlens subset, --fraction F)")
 
     @property
     def empty(self) -> bool:
@@ -226,7 +226,11 @@ def select_run_items(
     from medlens.items import describe
 
     full = describe(benchmark, items)
-    kept = set(select(((i.id, i.meta) for i in items), recipe, full.axes, benchmark.spec))
+    # `kind` is an axis of slices and compare, so a run selects on it too
+    kinds = (({**i.meta, "kind": i.kind}) for i in items)
+    axes = (*full.axes, "kind")
+    kept = set(select(((i.id, m) for i, m in zip(items, kinds, strict=True)), recipe, axes,
+                      benchmark.spec))  # fmt: skip
     if not kept:
         raise SpecError(f"{benchmark.spec}: the selection keeps no items")
     selected = [item for item in items if item.id in kept]

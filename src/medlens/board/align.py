@@ -78,6 +78,8 @@ def open_runs(paths: Sequence[Path]) -> list[BoardRun]:
         name = str(spec.get("model", path.name))
         if spec.get("probe"):  # a probed run is not the model's own score
             name += f" (probe {spec['probe']})"
+        if spec.get("strategy"):  # nor is a few-shot or self-consistency run its zero-shot one
+            name += f" ({spec['strategy']['name']})"
         runs.append(BoardRun(path, path.name, name, spec))
     return runs
 

@@ -43,7 +43,13 @@ def build_board(options: BoardOptions) -> dict[str, Any]:
     if not options.runs:
         raise SpecError("board: give at least one run directory")
     runs = open_runs(options.runs)
-    references = load_references(options.reference) if options.reference else []
+    references = []
+    if options.reference:
+        from medlens.references import check_comparable
+
+        for run in runs:
+            check_comparable(options.reference, str(run.spec["benchmark"].get("name", "")), run.path)
+        references = load_references(options.reference)
     if options.across:
         return _across_board(runs, options, references)
     aligned = align_runs(runs, options.align, options.where)

@@ -41,6 +41,10 @@ def slice_run(
     """Slice a run: n, score, 95% CI, random baseline and unparsed rate per cell."""
     from medlens.slices import apply_where, cube, load_slice_table, parse_where, worst_cells
 
+    if min_n < 1 or worst < 0:
+        from medlens.errors import SpecError
+
+        raise SpecError(f"--min-n {min_n} / --worst {worst}: expected --min-n ≥ 1, --worst ≥ 0")
     table = load_slice_table(run)
     has_answers = table.has_answers
     axes = [a.strip() for a in by.split(",") if a.strip()]

@@ -60,7 +60,7 @@ def protocol_card(run_dir: Path) -> ProtocolCard:
         citations = ((str(bench.get("name", "")), card["licence"], card["citation"]),)
     return ProtocolCard(
         rows=_rows(run, store.path, len(records)),
-        templates=tuple(_templates(items, str(spec.get("prompt", "medlens")))),
+        templates=tuple(_templates(items, spec)),
         official=official,
         deviations=tuple(deviations),
         environment=tuple(summary_lines(run, records.values())),
@@ -76,9 +76,10 @@ def _rows(run: dict[str, Any], run_dir: Path, n_records: int) -> tuple[tuple[str
         ("split", str(bench.get("split"))),
         ("content hash", str(bench.get("content_hash"))),
         ("items", f"{bench.get('n_items')} in the benchmark, {n_records} with a record"),
-        ("subset / sampling", _recipe(bench)),
+        ("subset / sampling", _recipe(spec)),
         ("model", str(spec.get("model"))),
         ("prompt style", str(spec.get("prompt"))),
+        ("prompting strategy", _strategy(spec)),
         ("extraction", str(spec.get("extract"))),
         ("judges", _judges(run_dir)),
         ("unparsed answers", UNPARSED_RULE),
@@ -88,14 +89,32 @@ def _rows(run: dict[str, Any], run_dir: Path, n_records: int) -> tuple[tuple[str
     )
 
 
-def _recipe(bench: dict[str, Any]) -> str:
-    """The subset or sampling recipe as far as the benchmark spec tells it."""
+def _recipe(spec: dict[str, Any]) -> str:
+    """The subset or sampling recipe: a frozen subset's or a run's own selection (with the
+    source's size), else whatever loader options the benchmark spec carries."""
+    from medlens.selection import provenance_rows
+
+    recorded = provenance_rows(spec)
+    if recorded:
+        return "; ".join(f"{name}: {value}" for name, value in recorded)
+    bench = spec["benchmark"]
     spec_text = str(bench.get("spec", ""))
     options = spec_text.partition("?")[2]
     description = str(bench.get("description", ""))
     if options:
         return f"loader options {options}" + (f" ({description})" if description else "")
     return "the whole split as the loader reads it"
+
+
+def _strategy(spec: dict[str, Any]) -> str:
+    """``zero-shot``, or the strategy with the exemplars' source and ids per group."""
+    recorded = spec.get("strategy") or {}
+    text = str(recorded.get("name", "zero-shot"))
+    exemplars = recorded.get("exemplars")
+    if exemplars:
+        ids = "; ".join(f"{g or 'any'}: {', '.join(i)}" for g, i in exemplars["ids"].items())
+        text += f" (exemplars from {exemplars['spec']}: {ids})"
+    return text
 
 
 def _judges(run_dir: Path) -> str:
@@ -135,9 +154,14 @@ def official_status(
     return not deviations, deviations
 
 
-def _templates(items: list[Any], style: str) -> list[tuple[str, str]]:
-    """The literal prompt of each item kind, with the item's own text replaced by placeholders."""
-    from medlens.prompts import build_prompt
+def _templates(items: list[Any], spec: dict[str, Any]) -> list[tuple[str, str]]:
+    """The literal prompt of each item kind, with the item's own text replaced by placeholders
+    (under chain-of-thought with its reasoning request; exemplar turns are listed above)."""
+    from medlens.execute import RunSettings, prompt_text
+    from medlens.strategies import parse_strategy
+
+    strategy = parse_strategy(str((spec.get("strategy") or {}).get("name", "zero-shot")))
+    settings = RunSettings(prompt=str(spec.get("prompt", "medlens")), strategy=strategy)
 
     seen: dict[str, Any] = {}
     for item in items:
@@ -150,7 +174,7 @@ def _templates(items: list[Any], style: str) -> list[tuple[str, str]]:
             context="{context}" if item.context else item.context,
             options={letter: "{" + letter + "}" for letter in item.options},
         )
-        out.append((kind, build_prompt(shape, style)))
+        out.append((kind, prompt_text(shape, settings)))
     return out
 
 

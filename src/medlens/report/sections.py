@@ -32,9 +32,10 @@ LIMITATIONS = (
     "One run, one prompt style and one seed: variation over prompts and sampling is not shown.",
 )
 OPEN_LIMITATION = (
-    "Open answers are scored by exact match after normalisation (token F1 and BLEU-1 are "
-    "secondary): a correct paraphrase counts as wrong. Localisation, report writing, calibration "
-    "and clinical safety are not measured."
+    "Open answers are scored by rules: exact match after normalisation, or the gold answer "
+    "inside a sentence frame (token F1, token recall and BLEU-1 are secondary); a correct "
+    "paraphrase counts as wrong unless a judge scores it (medlens judge). Localisation, report "
+    "writing, calibration and clinical safety are not measured."
 )
 
 
