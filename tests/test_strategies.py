@@ -351,4 +351,4 @@ def test_show_prints_the_few_shot_conversation_of_an_item(tmp_path: Path) -> Non
     shown = CliRunner().invoke(app, ["show", str(run), item_id])
     assert shown.exit_code == 0, shown.output
     for exemplar_id in spec["strategy"]["exemplars"]["ids"]["anatomy"]:
-        assert f"({exemplar_id}): user]" in shown.output
+        assert f"(dev {exemplar_id}): user]" in shown.output  # the split says it is no test item

@@ -73,7 +73,8 @@ def conversation_text(item: Item, settings: RunSettings) -> str:
     turns = []
     for number, exemplar in enumerate(settings.exemplars.for_item(item), start=1):
         images = "".join(f"[image] {describe_image(i)}\n" for i in exemplar.images)
-        turns.append(f"[exemplar {number} ({exemplar.id}): user]\n{images}")
+        origin = f"{exemplar.meta['split']} " if exemplar.meta.get("split") else ""
+        turns.append(f"[exemplar {number} ({origin}{exemplar.id}): user]\n{images}")
         turns.append(prompt_text(exemplar, exemplar_settings(settings)))
         turns.append(f"[exemplar {number}: assistant]\n{answer_turn(exemplar)}\n")
     turns.append(f"[item {item.id}: user]\n{prompt_text(item, settings)}")
