@@ -257,3 +257,13 @@ def test_the_source_itself_is_never_the_output(source: Path) -> None:
     code, err = medlens("subset", f"gmai:{source}", "--output", str(source), "--sample", "3")
     assert code == 2 and "the source benchmark itself" in err
     assert source.read_bytes() == before
+
+
+def test_a_run_selection_matching_nothing_lists_the_known_values(tmp_path: Path) -> None:
+    from cli_runs import invoke_run
+
+    result = invoke_run("demo", "first", tmp_path, "w", "--where", "modality=NOPE")
+    assert result.exit_code == 2 and "known values: modality: CT" in result.output
+    assert not (tmp_path / "w").exists()
+    kinds = invoke_run("demo", "first", tmp_path, "k", "--where", "kind=multi_choice")
+    assert kinds.exit_code == 0, kinds.output

@@ -94,7 +94,7 @@ def _open_bleu1(predicted: str, gold: str) -> float:
     """BLEU-1 over SQuAD-normalised texts, like token F1 and exact match: the gold itself scores
     1 whatever its case or final full stop (VQA-RAD's "On the right shoulder." scored 0.78)."""
     p, g = metrics.normalize_answer(predicted), metrics.normalize_answer(gold)
-    return (1.0 if p == g else 0.0) if not p or not g else metrics.bleu1(p, g)
+    return (1.0 if p == g else 0.0) if not p or not g else min(1.0, metrics.bleu1(p, g))
 
 
 _SECONDARY: dict[str, dict[str, Callable[[str, str], float]]] = {

@@ -232,7 +232,7 @@ def select_run_items(
     kept = set(select(((i.id, m) for i, m in zip(items, kinds, strict=True)), recipe, axes,
                       benchmark.spec))  # fmt: skip
     if not kept:
-        raise SpecError(f"{benchmark.spec}: the selection keeps no items")
+        raise SpecError(f"{benchmark.spec}: the selection keeps no items{_known_values(items, where)}")
     selected = [item for item in items if item.id in kept]
     entry = {
         "recipe": recipe.to_json(),
@@ -240,6 +240,20 @@ def select_run_items(
         "source": {"n_items": full.n_items, "content_hash": full.content_hash},
     }
     return selected, entry
+
+
+def _known_values(items: Sequence[Any], where: str | None) -> str:
+    """The values of the axes `where` names, so a typo is visible (as `slice` lists them)."""
+    if not where:
+        return ""
+    axes = sorted({key for item in items for key in item.meta} | {"kind"})
+    known = []
+    for axis in dict.fromkeys(c.axis for c in parse_where(where, axes)):
+        seen = {str(i.kind if axis == "kind" else i.meta.get(axis) or "") for i in items}
+        values = sorted(seen - {""})
+        shown = ", ".join(values[:20]) + (f", … ({len(values)} values)" if len(values) > 20 else "")
+        known.append(f"{axis}: {shown or 'no values'}")
+    return " (known values: " + "; ".join(known) + ")"
 
 
 def run_provenance(
