@@ -80,16 +80,7 @@ class RunStore:
     def open(cls, path: Path | str, resume: bool = False) -> RunStore:
         """Open an existing run; with `resume`, compact records.jsonl for appending."""
         path = Path(path)
-        run_file = path / "run.json"
-        if not run_file.is_file():
-            raise MedlensError(f"{path}: not a medlens run directory (no run.json)")
-        try:
-            run = json.loads(run_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise MedlensError(f"{run_file}: unreadable ({exc})") from None
-        if not isinstance(run, dict) or not isinstance(run.get("spec"), dict):
-            raise MedlensError(f"{run_file}: not a medlens run file (no spec object)")
-        store = cls(path, run)
+        store = cls(path, read_run_file(path))
         store._load_records(compact=resume)
         return store
 
@@ -229,15 +220,9 @@ def check_same_spec(path: Path, spec: Mapping[str, Any]) -> None:
 
     Reads run.json only, so a refused rerun leaves the directory byte for byte as it was.
     """
-    run_file = path / "run.json"
-    if not run_file.is_file():
+    if not (path / "run.json").is_file():
         return
-    try:
-        run = json.loads(run_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise MedlensError(f"{run_file}: unreadable ({exc})") from None
-    if not isinstance(run, dict) or not isinstance(run.get("spec"), dict):
-        raise MedlensError(f"{run_file}: not a medlens run file (no spec object)")
+    run = read_run_file(path)
     if run.get("spec_hash") != spec_hash(spec):
         raise RunMismatchError(
             f"{path} holds a run with a different spec "
@@ -257,3 +242,17 @@ def describe_difference(old: Mapping[str, Any], new: Mapping[str, Any], prefix: 
         else:
             diffs.append(f"{prefix}{key}: {json.dumps(a)} → {json.dumps(b)}")
     return "; ".join(d for d in diffs if d)
+
+
+def read_run_file(path: Path) -> dict[str, Any]:
+    """The run.json of the run directory `path`, checked to hold a spec object."""
+    run_file = Path(path) / "run.json"
+    if not run_file.is_file():
+        raise MedlensError(f"{path}: not a medlens run directory (no run.json)")
+    try:
+        run = json.loads(run_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise MedlensError(f"{run_file}: unreadable ({exc})") from None
+    if not isinstance(run, dict) or not isinstance(run.get("spec"), dict):
+        raise MedlensError(f"{run_file}: not a medlens run file (no spec object)")
+    return run

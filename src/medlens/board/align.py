@@ -9,7 +9,6 @@ decide. Items (axes, images, chance levels) come from one run per benchmark cont
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,16 +93,9 @@ def _refuse_if_being_written(run_dir: Path) -> None:
 
 
 def _read_spec(path: Path) -> dict[str, Any]:
-    run_file = path / "run.json"
-    if not run_file.is_file():
-        raise MedlensError(f"{path}: not a medlens run directory (no run.json)")
-    try:
-        run = json.loads(run_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise MedlensError(f"{run_file}: unreadable ({exc})") from None
-    if not isinstance(run, dict) or not isinstance(run.get("spec"), dict):
-        raise MedlensError(f"{run_file}: not a medlens run file (no spec object)")
-    spec: dict[str, Any] = run["spec"]
+    from medlens.store import read_run_file
+
+    spec: dict[str, Any] = read_run_file(path)["spec"]
     return spec
 
 

@@ -12,7 +12,7 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from medlens.errors import InputError, MedlensError, SpecError
 from medlens.models.base import ModelContext, ModelError, Request, Response
@@ -158,22 +158,11 @@ def _run_predictions(source: Path) -> dict[str, str]:
 
 def _table_predictions(source: Path) -> dict[str, str]:
     """Read the two columns as text; empty prediction cells become empty strings."""
-    import pandas as pd
 
     columns = _header(source)
     index_column = _find_column(source, columns, "index")
     prediction_column = _find_column(source, columns, "prediction")
-    wanted = [index_column, prediction_column]
-    try:
-        if source.suffix.lower() == ".xlsx":
-            frame = pd.read_excel(source, usecols=wanted, dtype=str, keep_default_na=False)
-        else:
-            separator = "\t" if source.suffix.lower() == ".tsv" else ","
-            frame = pd.read_csv(
-                source, sep=separator, usecols=wanted, dtype=str, keep_default_na=False
-            )
-    except (OSError, ValueError) as exc:
-        raise InputError(source, None, f"cannot read ({exc})") from None
+    frame = _read_columns(source, [index_column, prediction_column])
     predictions: dict[str, str] = {}
     for row, (raw_index, text) in enumerate(
         zip(frame[index_column], frame[prediction_column], strict=True)
@@ -188,26 +177,28 @@ def _table_predictions(source: Path) -> dict[str, str]:
     return predictions
 
 
+def _read_columns(source: Path, wanted: list[str]) -> Any:
+    """The `wanted` columns of an xlsx/tsv/csv table, every cell as text (empty stays "")."""
+    import pandas as pd
+
+    try:
+        if source.suffix.lower() == ".xlsx":
+            return pd.read_excel(source, usecols=wanted, dtype=str, keep_default_na=False)
+        separator = "\t" if source.suffix.lower() == ".tsv" else ","
+        return pd.read_csv(source, sep=separator, usecols=wanted, dtype=str, keep_default_na=False)
+    except (OSError, ValueError) as exc:
+        raise InputError(source, None, f"cannot read ({exc})") from None
+
+
 def _table_questions(source: Path) -> dict[str, str] | None:
     """Index → question text when the table has a `question` column, else None."""
-    import pandas as pd
 
     columns = _header(source)
     if not any(c.strip().lower() == "question" for c in columns):
         return None
     index_column = _find_column(source, columns, "index")
     question_column = _find_column(source, columns, "question")
-    wanted = [index_column, question_column]
-    try:
-        if source.suffix.lower() == ".xlsx":
-            frame = pd.read_excel(source, usecols=wanted, dtype=str, keep_default_na=False)
-        else:
-            separator = "\t" if source.suffix.lower() == ".tsv" else ","
-            frame = pd.read_csv(
-                source, sep=separator, usecols=wanted, dtype=str, keep_default_na=False
-            )
-    except (OSError, ValueError) as exc:
-        raise InputError(source, None, f"cannot read ({exc})") from None
+    frame = _read_columns(source, [index_column, question_column])
     return {
         _normalise_index(index): question
         for index, question in zip(frame[index_column], frame[question_column], strict=True)
