@@ -134,7 +134,7 @@ def axis_table(axis: str, rows: Sequence[AxisRow]) -> str:
 
 def axes_section(data: ReportData) -> str:
     if not data.axes:
-        return "## Breakdowns\n\nThe items carry no metadata axes."
+        return "## Breakdowns\n\nNo metadata axis takes more than one value on these items."
     tables = [axis_table(axis, rows) for axis, rows in data.axes.items()]
     note = (
         f"\\* n < {DEFAULT_MIN_N} or fewer than {MIN_IMAGES} images: wide CI, never ranked "
