@@ -10,7 +10,7 @@ import pytest
 
 from medlens.errors import SpecError
 from medlens.ratings.protocols import MULTIMEDQA, get_protocol
-from ratings_helpers import RUBRIC, make_runs, medlens, sheet_rows, tree, write_judge
+from ratings_helpers import RUBRIC, invoke, make_runs, medlens, sheet_rows, tree, write_judge
 
 
 @pytest.fixture(scope="module")
@@ -173,3 +173,14 @@ def test_bad_export_arguments_exit_2_and_write_nothing(
     assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert "Traceback" not in result.stderr
     assert tree(run) == before and not (tmp_path / "s.xlsx").exists()
+
+
+def test_a_sample_larger_than_the_rateable_items_says_so(
+    runs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    run, _ = runs
+    result = invoke("ratings", "export", run, "--sample", "5000", "--output", tmp_path / "s.xlsx")
+    assert result.returncode == 0, result.stdout
+    assert "note: --sample 5000 asked for more items than the" in result.stderr
+    quiet = invoke("ratings", "export", run, "--sample", "3", "--output", tmp_path / "t.xlsx")
+    assert "note:" not in quiet.stderr

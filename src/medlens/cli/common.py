@@ -57,24 +57,30 @@ def command(name: str | None = None, **kwargs: Any) -> Callable[[F], F]:
     """Register a command whose user errors print one line and exit 2, and Ctrl-C exits 130."""
 
     def decorate(function: F) -> F:
-        @functools.wraps(function)
-        def wrapper(*args: Any, **kw: Any) -> Any:
-            try:
-                return function(*args, **kw)
-            except MedlensError as exc:
-                fail(str(exc))
-            except BrokenPipeError:
-                # `medlens … | head`: the reader has all it wanted; exit 1 would claim errors.
-                silence_stdout()
-                raise typer.Exit(0) from None
-            except KeyboardInterrupt:
-                err_console.print("interrupted; rerun the same command to resume", highlight=False)
-                raise typer.Exit(EXIT_INTERRUPTED) from None
-
-        app.command(name, **kwargs)(wrapper)
+        app.command(name, **kwargs)(with_error_policy(function))
         return function
 
     return decorate
+
+
+def with_error_policy(function: Callable[..., Any]) -> Callable[..., Any]:
+    """`function` as a command: user errors one line and exit 2, a closed pipe 0, Ctrl-C 130."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kw: Any) -> Any:
+        try:
+            return function(*args, **kw)
+        except MedlensError as exc:
+            fail(str(exc))
+        except BrokenPipeError:
+            # `medlens … | head`: the reader has all it wanted; exit 1 would claim errors.
+            silence_stdout()
+            raise typer.Exit(0) from None
+        except KeyboardInterrupt:
+            err_console.print("interrupted; rerun the same command to resume", highlight=False)
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+
+    return wrapper
 
 
 def silence_stdout() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -11,8 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from medlens.cli.common import EXIT_INTERRUPTED, app, console, err_console, fail
-from medlens.errors import MedlensError
+from medlens.cli.common import app, console, err_console, with_error_policy
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -33,17 +31,7 @@ def subcommand(name: str) -> Callable[[F], F]:
     """A ``ratings`` subcommand with the CLI's error policy (one line, exit 2; Ctrl-C 130)."""
 
     def decorate(function: F) -> F:
-        @functools.wraps(function)
-        def wrapper(*args: Any, **kw: Any) -> Any:
-            try:
-                return function(*args, **kw)
-            except MedlensError as exc:
-                fail(str(exc))
-            except KeyboardInterrupt:
-                err_console.print("interrupted", highlight=False)
-                raise typer.Exit(EXIT_INTERRUPTED) from None
-
-        ratings_app.command(name)(wrapper)
+        ratings_app.command(name)(with_error_policy(function))
         return function
 
     return decorate
@@ -62,7 +50,7 @@ def export(
     from medlens.ratings.export import export_ratings
 
     study, written = export_ratings(run, output, sample, seed, protocol, judge)
-    _wrote(study.id, len(study.items), study.protocol.name, written)
+    _wrote(study.id, len(study.items), study.protocol.name, written, sample)
 
 
 @subcommand("pairwise")
@@ -77,7 +65,7 @@ def pairwise(
     from medlens.ratings.pairwise import export_pairwise
 
     study, written = export_pairwise(run_a, run_b, output, sample, seed)
-    _wrote(study.id, len(study.items), "pairwise", written)
+    _wrote(study.id, len(study.items), "pairwise", written, sample)
 
 
 @subcommand("errors")
@@ -95,12 +83,17 @@ def errors(
     study, written = export_errors(
         run, output, sample, seed, parse_categories(categories), stratify
     )
-    _wrote(study.id, len(study.items), "errors", written)
+    _wrote(study.id, len(study.items), "errors", written, sample)
 
 
-def _wrote(study: str, n: int, what: str, written: Sequence[Path]) -> None:
+def _wrote(study: str, n: int, what: str, written: Sequence[Path], asked: int) -> None:
     files = ", ".join(str(p) for p in written)
     console.print(f"study {study}: {n} items ({what}) → {files}", highlight=False, soft_wrap=True)
+    if n < asked:
+        err_console.print(
+            f"note: --sample {asked} asked for more items than the {n} that can be rated",
+            highlight=False,
+        )
 
 
 @subcommand("import")
