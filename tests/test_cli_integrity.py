@@ -104,20 +104,16 @@ def test_second_writer_is_refused_and_the_first_keeps_every_record(tmp_path: Pat
     assert (tmp_path / "runs" / "same" / ".lock").read_text() == ""  # released
 
 
+def random_run_args(bench: Path, runs: Path) -> list[str]:
+    """``medlens run`` of the random model on a jsonl benchmark, as the run ``runs/r``."""
+    return ["run", "--bench", f"jsonl:{bench}", "--model", "random", "--out", str(runs),
+            "--name", "r"]  # fmt: skip
+
+
 def test_a_refused_rerun_leaves_the_run_byte_identical(tmp_path: Path) -> None:
     bench, _ = write_bench(tmp_path / "bench", 8)
     runs, cache = tmp_path / "runs", tmp_path / "cache"
-    base = [
-        "run",
-        "--bench",
-        f"jsonl:{bench}",
-        "--model",
-        "random",
-        "--out",
-        str(runs),
-        "--name",
-        "r",
-    ]
+    base = random_run_args(bench, runs)
     assert medlens(*base, cache=cache).returncode == 0
     file = runs / "r" / "records.jsonl"
     lines = file.read_text().splitlines()
@@ -132,17 +128,7 @@ def test_a_refused_rerun_leaves_the_run_byte_identical(tmp_path: Path) -> None:
 def test_a_damaged_middle_line_is_named_by_report_and_resume(tmp_path: Path) -> None:
     bench, golds = write_bench(tmp_path / "bench", 6)
     runs, cache = tmp_path / "runs", tmp_path / "cache"
-    base = [
-        "run",
-        "--bench",
-        f"jsonl:{bench}",
-        "--model",
-        "random",
-        "--out",
-        str(runs),
-        "--name",
-        "r",
-    ]
+    base = random_run_args(bench, runs)
     assert medlens(*base, cache=cache).returncode == 0
     file = runs / "r" / "records.jsonl"
     lines = file.read_text().splitlines()
