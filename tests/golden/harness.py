@@ -97,6 +97,10 @@ class Transcript:
         text = re.sub(r"\bpid \d+\b", "pid <PID>", text)
         text = re.sub(r"(latency\W{0,12})\d[\d.e+-]*", r"\1<LATENCY>", text)
         text = re.sub(r"\b\d+\.\d{13,}\b", lambda m: f"{float(m.group()):.12g}", text)
+        # the machine a run was made on (the git commit moves with every commit)
+        text = re.sub(r"\(commit [0-9a-f]{7,40}\)", "(commit <COMMIT>)", text)
+        text = re.sub(r"Python \d+\.\d+\.\d+ on [^\s<|]+", "Python <PYTHON> on <PLATFORM>", text)
+        text = re.sub(r"packages: [\w.-]+ [\w.+-]+(, [\w.-]+ [\w.+-]+)*", "packages: <PACKAGES>", text)
         # a rating study's id hashes the run's spec hash (see VOLATILE_KEYS)
         text = re.sub(r"\b([rpe])[0-9a-f]{12}\b", r"\1<STUDY>", text)
         return text
