@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from medlens.corpus_metrics import attach_corpus_metrics
+from medlens.core.items import Item
 from medlens.extract import extract
-from medlens.items import Item
-from medlens.scoring import item_scores, score
+from medlens.scoring.corpus_metrics import attach_corpus_metrics
+from medlens.scoring.item_scores import item_scores, score
 
 AXES = {"task": 18, "department": 18, "modality": 38, "granularity": 4}
 LABELS = ["normal", "benign", "malignant", "inflammatory", "other"]

@@ -16,15 +16,15 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from medlens.bootstrap import group_cis
-from medlens.compare import _Paired, by_axis
-from medlens.items import Item
+from medlens.analysis.compare import _Paired, by_axis
+from medlens.analysis.results import ScoreTable, cell
+from medlens.analysis.results import by_axis as results_by_axis
+from medlens.analysis.slices import cube, slice_table, worst_cells
+from medlens.core.items import Item
+from medlens.execution.probes import leakage_suspects
 from medlens.models.baselines import RandomModel
-from medlens.paired import paired_ci, sign_flip_test
-from medlens.probes import leakage_suspects
-from medlens.results import ScoreTable, cell
-from medlens.results import by_axis as results_by_axis
-from medlens.slices import cube, slice_table, worst_cells
+from medlens.stats.bootstrap import group_cis
+from medlens.stats.paired import paired_ci, sign_flip_test
 
 Case = tuple[str, str, float, Callable[[np.random.Generator], bool]]
 """(group, label, target, one repetition → hit)."""
@@ -267,7 +267,7 @@ def exact_binary_coverage() -> tuple[float, int, float]:
     of p in [.02, .98]: Σ_k P(k | n, p) over the k whose interval holds p. (min, n, p)."""
     from scipy.stats import binom
 
-    from medlens.intervals import wilson
+    from medlens.stats.intervals import wilson
 
     grid = np.linspace(0.02, 0.98, 193)
     worst = (1.0, 0, 0.0)

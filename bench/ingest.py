@@ -74,7 +74,7 @@ def measure_medlens(path: str, decode: bool) -> dict[str, float]:
     # The registry imports the loader lazily; import it here, so that no import is timed (the
     # pandas phase does not time ``import pandas`` either).
     import medlens.sources.vlmeval  # noqa: F401
-    from medlens.items import decode_image
+    from medlens.core.items import decode_image
     from medlens.sources import load_benchmark
 
     imported = time.perf_counter()
@@ -103,8 +103,8 @@ def measure_first_run(path: str) -> dict[str, float]:
     began = time.perf_counter()
     import scipy.special  # noqa: F401  (the CIs; imported by every run, untimed like pandas)
 
-    import medlens.evaluate
-    import medlens.results
+    import medlens.analysis.results
+    import medlens.execution.evaluate
     import medlens.sources.vlmeval  # noqa: F401
     from medlens.api import evaluate
 

@@ -53,9 +53,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32)
     args = parser.parse_args()
     from judge_fixtures import finished_run, judge_spec
+    from medlens.analysis.results import build_results
     from medlens.judges.stage import JudgeOptions
-    from medlens.results import build_results
-    from medlens.store import RunStore
+    from medlens.runs.store import RunStore
 
     server, base_url = start_server()
     try:

@@ -29,11 +29,11 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from medlens.execute import RunSettings, run_local
-from medlens.items import ImageRef, Item
+from medlens.core.items import ImageRef, Item
+from medlens.execution.execute import RunSettings, run_local
+from medlens.execution.prompts import build_prompt
 from medlens.models import load_model
 from medlens.models.base import ModelContext
-from medlens.prompts import build_prompt
 
 SERVER = Path(__file__).resolve().parents[1] / "tests" / "loopback_server.py"
 

@@ -14,10 +14,10 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from medlens.bootstrap import group_cis
+from medlens.core.items import Item
 from medlens.extract import Extraction, extract
-from medlens.items import Item
-from medlens.scoring import item_scores, score
+from medlens.scoring.item_scores import item_scores, score
+from medlens.stats.bootstrap import group_cis
 
 AXES = {"task": 18, "department": 18, "modality": 38, "granularity": 4}
 TERMS = [
@@ -121,7 +121,7 @@ def results_json_aggregates(
     compat: np.ndarray,
 ) -> dict[str, object]:
     """What `medlens run`/`report` compute from the records: every rate, both CIs, all axes."""
-    from medlens.results import breakdown_axes, by_axis, cell, score_table
+    from medlens.analysis.results import breakdown_axes, by_axis, cell, score_table
 
     records = {
         item.id: {

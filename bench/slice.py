@@ -1,7 +1,7 @@
 """Slice benchmark: the full cube over 4 axes of 26,000 items, every cell with a 95% CI.
 
 GMAI-MMBench-like axes: 18 tasks × 18 departments × 38 modalities × 4 granularities, binary
-scores (about a tenth unparsed). Measures ``medlens.slices.cube`` (DuckDB CUBE group-by + per-cell
+scores (about a tenth unparsed). Measures ``medlens.analysis.slices.cube`` (DuckDB CUBE group-by + per-cell
 bootstrap CIs) and the worst-cell ranking:
 
 - ``imports``: pyarrow, duckdb and scipy.special (paid once per process)
@@ -23,8 +23,8 @@ import time
 
 import numpy as np
 
-from medlens.results import ScoreTable
-from medlens.slices import cube, slice_table, worst_cells
+from medlens.analysis.results import ScoreTable
+from medlens.analysis.slices import cube, slice_table, worst_cells
 
 AXES = {"task": 18, "department": 18, "modality": 38, "granularity": 4}
 

@@ -56,8 +56,8 @@ def child(phase: str, path: str, out: str) -> None:
                 pass
         result: dict[str, float] = {"wall_s": time.perf_counter() - start}
     else:
-        from medlens.selection import Recipe  # imports are not timed
-        from medlens.subset import subset
+        from medlens.builder.subset import subset
+        from medlens.execution.selection import Recipe  # imports are not timed
 
         recipe = _recipe(PHASES[phase])
         start = time.perf_counter()
@@ -74,7 +74,7 @@ def child(phase: str, path: str, out: str) -> None:
 
 
 def _recipe(args: list[str]) -> object:
-    from medlens.selection import Recipe, parse_stratify
+    from medlens.execution.selection import Recipe, parse_stratify
 
     options = dict(zip(args[::2], args[1::2], strict=True))
     return Recipe(

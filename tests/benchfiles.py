@@ -9,7 +9,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from medlens.items import ImageRef, Item
+from medlens.core.items import ImageRef, Item
 
 AXES = {
     "department": ["Radiology", "Pathology", "Ophthalmology"],

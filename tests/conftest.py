@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from medlens.items import Item
+    from medlens.core.items import Item
 
 
 def pytest_configure(config: pytest.Config) -> None:

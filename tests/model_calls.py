@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
-from medlens.execute import RunSettings, build_request
-from medlens.items import Item
+from medlens.core.items import Item
+from medlens.execution.execute import RunSettings, build_request
 from medlens.models.base import ImagePart, Message, Model, Request, Response
 
 

@@ -1,4 +1,4 @@
-"""medlens.agreement against hand computations, scikit-learn, scipy and the krippendorff package."""
+"""medlens.stats.agreement against hand computations, scikit-learn, scipy and the krippendorff package."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import pytest
 from scipy.stats import bootstrap, spearmanr
 from sklearn.metrics import cohen_kappa_score
 
-from medlens.agreement import (
+from medlens.core.errors import MedlensError
+from medlens.stats.agreement import (
     PairedRatings,
     cluster_bootstrap_ci,
     cohen_kappa,
@@ -26,7 +27,6 @@ from medlens.agreement import (
     self_agreement,
     spearman,
 )
-from medlens.errors import MedlensError
 from ratings_helpers import RUBRIC, write_judge
 
 # Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", example C: 4 observers ×
@@ -294,7 +294,7 @@ def test_unequal_clusters_take_the_slow_path_and_agree_with_it() -> None:
 
 @pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
 def test_alpha_ci_equals_alpha_recomputed_on_each_resample(level: str) -> None:
-    from medlens.agreement import krippendorff_alpha_ci
+    from medlens.stats.agreement import krippendorff_alpha_ci
 
     rng = np.random.default_rng(8)
     units = [[float(v), float(v + rng.integers(-1, 2)), float(rng.integers(1, 6))]

@@ -11,11 +11,11 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import realdata_dir
-from medlens import audit as audit_module
-from medlens.audit import audit, item_text, ngram_hashes, tokens
+from medlens.checks import audit as audit_module
+from medlens.checks.audit import audit, item_text, ngram_hashes, tokens
 from medlens.cli import app
-from medlens.errors import InputError
-from medlens.items import Benchmark, Item
+from medlens.core.errors import InputError
+from medlens.core.items import Benchmark, Item
 from medlens.sources import load_benchmark
 
 runner = CliRunner()

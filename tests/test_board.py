@@ -13,9 +13,9 @@ from scipy import stats
 
 from board_runs import MODELS, board_json, demo_copy, demo_runs, invoke_board, one_error_line
 from cli_runs import named_run
+from medlens.analysis.compare import compare_runs
 from medlens.board.align import align_runs, open_runs
 from medlens.board.ranks import RESAMPLE_BATCH_CELLS, rank_intervals
-from medlens.compare import compare_runs
 
 __all__ = ["demo_runs"]  # the fixture, imported for pytest
 CONTRACT_KEYS = {"benchmark", "models", "tied", "by", "pairs", "pair_tests", "correlations",

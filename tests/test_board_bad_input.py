@@ -123,7 +123,7 @@ def test_a_run_being_written_is_refused(demo_runs: dict[str, Path], tmp_path: Pa
     busy = demo_runs["random_1"]
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys; from pathlib import Path; from medlens.runlock import hold_run_lock\n"
+         "import sys; from pathlib import Path; from medlens.runs.lock import hold_run_lock\n"
          f"with hold_run_lock(Path({str(busy)!r}), 'medlens run'):\n"
          "    print('held', flush=True); sys.stdin.read()"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
@@ -141,8 +141,8 @@ def test_a_run_being_written_is_refused(demo_runs: dict[str, Path], tmp_path: Pa
 
 
 def test_references_are_shown_unranked_in_every_format(tmp_path: Path) -> None:
-    """The published GMAI-MMBench VAL leaderboard (medlens.references) beside GMAI runs."""
-    from medlens.references import load_references
+    """The published GMAI-MMBench VAL leaderboard (medlens.analysis.references) beside GMAI runs."""
+    from medlens.analysis.references import load_references
     from provenance_fixture import write_gmai_choice_tsv
 
     bench = f"gmai:{write_gmai_choice_tsv(tmp_path / 'data', 30)}"

@@ -19,7 +19,7 @@ from medlens.board.pairs import parse_pairs
 from medlens.board.ranks import rank_intervals, ranks_of
 from medlens.board.render import render_board
 from medlens.board.sections import group_letters
-from medlens.errors import InputError, SpecError
+from medlens.core.errors import InputError, SpecError
 
 HOSTILE = ['=HYPERLINK("http://x")', "a|b*c_<i>", "plain"]
 

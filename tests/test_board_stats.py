@@ -11,6 +11,7 @@ import pytest
 from scipy import stats
 
 from board_runs import MODELS, board_json, demo_runs
+from medlens.analysis.compare import mcnemar_exact
 from medlens.board.align import Aligned, BoardRun
 from medlens.board.groups import win_shares
 from medlens.board.meta import ModelMeta, correlation, read_meta, spearman_ci
@@ -21,7 +22,6 @@ from medlens.board.ranks import (
     pairwise_p,
     tied_groups,
 )
-from medlens.compare import mcnemar_exact
 
 __all__ = ["demo_runs"]
 
@@ -195,7 +195,7 @@ def test_meta_reading_rules(tmp_path: Path) -> None:
 def test_cell_cis_are_group_cis_of_each_run_and_value(kind: str) -> None:
     from medlens.board.axes import axis_values
     from medlens.board.ranks import cell_cis
-    from medlens.bootstrap import group_cis
+    from medlens.stats.bootstrap import group_cis
 
     rng = np.random.default_rng(7)
     scores = (rng.random((3, 240)) < [[0.2], [0.5], [0.9]]).astype(float)

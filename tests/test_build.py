@@ -39,7 +39,7 @@ from medlens.builder.regions import (
     smooth_classes,
 )
 from medlens.builder.scene import Scene, label_boxes, make_pools, pick_boxes, scene_questions
-from medlens.errors import InputError
+from medlens.core.errors import InputError
 
 # ---------------------------------------------------------------- pixels
 

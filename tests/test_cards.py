@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from medlens.cards import ACCESS_LEVELS, access_note, card_problems, loader_card
-from medlens.errors import SpecError
+from medlens.core.errors import SpecError
 from medlens.sources import SOURCES
+from medlens.sources.cards import ACCESS_LEVELS, access_note, card_problems, loader_card
 
 ALL_SOURCES = [entry.name for entry in SOURCES]
 

@@ -17,9 +17,9 @@ from typer.testing import CliRunner
 from benchfiles import write_jsonl_benchmark
 from cli_runs import invoke_run
 from conftest import realdata_dir
-from medlens.check import gold_problem, run_checks, sibling_specs, suspicious_variants
+from medlens.checks.check import gold_problem, run_checks, sibling_specs, suspicious_variants
 from medlens.cli import app
-from medlens.items import Item
+from medlens.core.items import Item
 from medlens.sources import load_benchmark
 
 runner = CliRunner()

@@ -9,10 +9,10 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from conftest import realdata_dir
-from medlens.check import run_checks
-from medlens.check_protocol import gold_label, patient_ids
+from medlens.checks.check import run_checks
+from medlens.checks.protocol import gold_label, patient_ids
 from medlens.cli import app
-from medlens.items import Item
+from medlens.core.items import Item
 from medlens.sources import load_benchmark
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from medlens.chexpert import (
+from medlens.scoring.chexpert import (
     FINDINGS,
     NEGATIVE,
     NO_FINDING,

@@ -202,7 +202,7 @@ def test_jsonl_items_are_validated_like_gmai_rows(case: str, tmp_path: Path) -> 
 
 
 def test_native_loaders_share_the_symlink_policy(tmp_path: Path) -> None:
-    from medlens.errors import InputError
+    from medlens.core.errors import InputError
     from medlens.sources.native import file_image
 
     (tmp_path / "data").mkdir()

@@ -1,4 +1,4 @@
-"""`medlens compare` and medlens.compare: pairing, paired CI, exact McNemar, win/tie/loss, probes."""
+"""`medlens compare` and medlens.analysis.compare: pairing, paired CI, exact McNemar, win/tie/loss, probes."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from medlens.analysis.compare import compare_runs, mcnemar_exact
 from medlens.cli import app
-from medlens.compare import compare_runs, mcnemar_exact
-from medlens.errors import RunMismatchError, SpecError
+from medlens.core.errors import RunMismatchError, SpecError
 from test_slices import spec, write_run
 
 runner = CliRunner()

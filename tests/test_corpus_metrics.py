@@ -14,10 +14,10 @@ import pytest
 from typer.testing import CliRunner
 
 from cli_runs import named_run
-from medlens import corpus_stats
-from medlens.chexpert import FINDINGS, UNCERTAIN, chexpert_labels
 from medlens.cli import app
-from medlens.corpus_metrics import corpus_ci, weighted_ci
+from medlens.scoring import corpus_stats
+from medlens.scoring.chexpert import FINDINGS, UNCERTAIN, chexpert_labels
+from medlens.scoring.corpus_metrics import corpus_ci, weighted_ci
 
 LABELS = ["benign", "malignant", "normal"]
 REPORTS = [
@@ -132,8 +132,7 @@ def test_weighted_auroc_equals_sklearn_with_sample_weights(n_classes: int) -> No
     assert found == pytest.approx(expected)
     labels = [str(c) for c in range(n_classes)]
     rows = [dict(zip(labels, map(float, row), strict=True)) for row in matrix]
-    from medlens import metrics
-
+    from medlens.scoring import metrics
     unweighted = corpus_stats.weighted_auroc(matrix, truth, np.ones((1, 90)), np.arange(90))[0]
     assert unweighted == pytest.approx(metrics.auroc([str(t) for t in truth], rows, labels))
 

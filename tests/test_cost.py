@@ -13,8 +13,8 @@ from scipy import stats
 
 from cli_runs import invoke_run
 from loopback_server import ServerConfig, gold_by_marker, serve
-from medlens.cost import Price, estimate_prompt_cost, parse_price, run_cost
-from medlens.errors import SpecError
+from medlens.analysis.cost import Price, estimate_prompt_cost, parse_price, run_cost
+from medlens.core.errors import SpecError
 
 N_ITEMS = 9
 

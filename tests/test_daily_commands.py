@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from medlens.results import build_results
-from medlens.store import RunStore
+from medlens.analysis.results import build_results
+from medlens.runs.store import RunStore
 
 
 def medlens(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:

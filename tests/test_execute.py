@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from medlens.cache import CachingModel, ResponseCache, with_cache
-from medlens.execute import RunSettings, build_request, process_item, run_local
-from medlens.items import ImageRef, Item
+from medlens.core.items import ImageRef, Item
+from medlens.core.specs import parse_spec
+from medlens.execution.cache import CachingModel, ResponseCache, with_cache
+from medlens.execution.execute import RunSettings, build_request, process_item, run_local
 from medlens.models.base import ModelContext, Request, Response
 from medlens.models.baselines import make_oracle, make_prior, make_random
-from medlens.specs import parse_spec
 
 
 def png(colour: int, size: int = 8) -> bytes:

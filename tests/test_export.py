@@ -208,8 +208,8 @@ def test_item_without_prediction_is_a_miss_with_a_log(tmp_path: Path) -> None:
 
 
 def test_native_columns_keep_file_order_without_derived_keys() -> None:
-    from medlens.export import native_columns
-    from medlens.items import Item
+    from medlens.core.items import Item
+    from medlens.report.export import native_columns
 
     meta = {"category": "c", "clinical VQA task": "t", "department": "d", "task": "t", "granularity": "box",
             "image_id": "1", "split": "val", "perceptual granularity": "Box Level"}  # fmt: skip
@@ -223,7 +223,7 @@ def test_native_columns_keep_file_order_without_derived_keys() -> None:
 
 
 def test_accuracy_by_follows_vlmevalkit_with_a_split_column() -> None:
-    from medlens.export import accuracy_by, accuracy_csv
+    from medlens.report.export import accuracy_by, accuracy_csv
 
     frame = pd.DataFrame({
         "hit": [1, 0, 1, 1, 0, 0, 1],
@@ -238,7 +238,7 @@ def test_accuracy_by_follows_vlmevalkit_with_a_split_column() -> None:
 
 
 def test_write_export_file_or_directory(tmp_path: Path) -> None:
-    from medlens.export import ExportFile, write_export
+    from medlens.report.export import ExportFile, write_export
 
     one = write_export([ExportFile("a.xlsx", b"1")], tmp_path / "out" / "named.xlsx")
     assert one == [tmp_path / "out" / "named.xlsx"] and one[0].read_bytes() == b"1"

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from medlens.core.items import Item
 from medlens.extract import extract
-from medlens.items import Item
 
 FUNDUS = {"A": "Normal", "B": "Diabetic retinopathy", "C": "Drusen", "D": "Glaucoma"}
 MODALITY = {"A": "CT", "B": "MRI", "C": "X-ray", "D": "Ultrasound"}

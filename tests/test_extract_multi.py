@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from medlens.core.items import Item
 from medlens.extract import extract
-from medlens.items import Item
 
 FINDINGS = {
     "A": "Pleural effusion",

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from medlens.core.items import Item
 from medlens.extract import extract
-from medlens.items import Item
 
 OPEN_CASES: list[tuple[str, str | None, str]] = [
     ("Left lower lobe", "Left lower lobe", "ok"),

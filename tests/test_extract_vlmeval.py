@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from medlens.core.items import Item
 from medlens.extract import extract
-from medlens.items import Item
 
 FUNDUS = {"A": "Normal", "B": "Diabetic retinopathy", "C": "Drusen", "D": "Glaucoma"}
 FIVE = {**FUNDUS, "E": "Cataract"}

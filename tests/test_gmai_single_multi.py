@@ -11,10 +11,10 @@ from typer.testing import CliRunner
 
 from cli_runs import invoke_run, named_run
 from medlens.cli import app
-from medlens.errors import InputError
-from medlens.items import Item
-from medlens.prompts import build_prompt
-from medlens.protocol_results import answer_mode_source
+from medlens.core.errors import InputError
+from medlens.core.items import Item
+from medlens.execution.prompts import build_prompt
+from medlens.scoring.protocol_sections import answer_mode_source
 from medlens.sources import load_benchmark
 from test_sources_vlmeval import B64
 

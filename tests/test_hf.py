@@ -20,8 +20,8 @@ transformers = pytest.importorskip("transformers")
 
 from PIL import Image  # noqa: E402
 
-from medlens.errors import SpecError  # noqa: E402
-from medlens.items import ImageRef, Item  # noqa: E402
+from medlens.core.errors import SpecError  # noqa: E402
+from medlens.core.items import ImageRef, Item  # noqa: E402
 from medlens.models import load_model  # noqa: E402
 from medlens.models.base import ModelContext, Response  # noqa: E402
 from medlens.models.hf import HFModel  # noqa: E402
@@ -318,7 +318,7 @@ def test_missing_model_folder_is_a_spec_error_not_a_download(tmp_path: Path) -> 
 def test_medlens_run_with_hf_end_to_end(tiny_model: Path, tmp_path: Path) -> None:
     import json
 
-    from medlens.evaluate import RunOptions, evaluate
+    from medlens.execution.evaluate import RunOptions, evaluate
 
     folder = tmp_path / "bench"
     folder.mkdir()

@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from medlens.errors import SpecError
+from medlens.core.errors import SpecError
 from medlens.models import load_model
 from medlens.models.base import ModelContext
 from model_calls import answer_items

@@ -7,13 +7,13 @@ import math
 import numpy as np
 import pytest
 
-from medlens import metrics
+from medlens.core.items import Item
 from medlens.extract import extract
-from medlens.intervals import chance_corrected, chance_p, spread_bounds
-from medlens.items import Item
 from medlens.models.baselines import RandomModel
-from medlens.paired import difference_ci, paired_ci, sign_flip_test
-from medlens.scoring import item_scores, score
+from medlens.scoring import metrics
+from medlens.scoring.item_scores import item_scores, score
+from medlens.stats.intervals import chance_corrected, chance_p, spread_bounds
+from medlens.stats.paired import difference_ci, paired_ci, sign_flip_test
 
 RNG = np.random.default_rng(11)
 FOUR = {"A": "a", "B": "b", "C": "c", "D": "d"}
@@ -140,7 +140,7 @@ def test_difference_ci_is_newcombe_or_welch() -> None:
 def test_chance_p_is_the_exact_one_sided_binomial_test() -> None:
     from scipy.stats import binomtest
 
-    from medlens.bootstrap import group_spread
+    from medlens.stats.bootstrap import group_spread
 
     values = np.r_[np.ones(12), np.zeros(28)]
     spread = group_spread(values, np.zeros(40))
@@ -153,7 +153,7 @@ def test_chance_p_is_the_exact_one_sided_binomial_test() -> None:
 
 
 def test_leakage_suspects_adjust_and_skip_small_cells() -> None:
-    from medlens.probes import leakage_suspects
+    from medlens.execution.probes import leakage_suspects
 
     def cell(n: int, p: float, images: int | None = None) -> dict[str, object]:
         return {"n": n, "images": images or n, "score": 0.5, "ci": [0.4, 0.6], "random": 0.25,
@@ -171,7 +171,7 @@ def test_leakage_suspects_adjust_and_skip_small_cells() -> None:
 
 
 def test_spread_bounds_clip_and_handle_single_fractional_values() -> None:
-    from medlens.bootstrap import group_spread
+    from medlens.stats.bootstrap import group_spread
 
     spread = group_spread(np.array([0.3]), np.zeros(1))
     lo, hi = spread_bounds(spread)
@@ -183,7 +183,7 @@ def test_spread_bounds_clip_and_handle_single_fractional_values() -> None:
 def test_adjusted_p_values_match_statsmodels(ours: str, theirs: str) -> None:
     from statsmodels.stats.multitest import multipletests
 
-    from medlens.multiplicity import adjust
+    from medlens.stats.multiplicity import adjust
 
     for p in (RNG.random(40) ** 3, np.array([0.01, 0.01, 0.04, 0.5, 1.0]), np.array([0.2])):
         assert adjust(p, ours) == pytest.approx(multipletests(p, method=theirs)[1])
@@ -192,9 +192,9 @@ def test_adjusted_p_values_match_statsmodels(ours: str, theirs: str) -> None:
 
 
 def test_worst_cells_are_below_chance_only_after_holm() -> None:
-    from medlens.multiplicity import adjust
-    from medlens.results import ScoreTable
-    from medlens.slices import cube, slice_table, worst_cells
+    from medlens.analysis.results import ScoreTable
+    from medlens.analysis.slices import cube, slice_table, worst_cells
+    from medlens.stats.multiplicity import adjust
 
     n = 1200
     dept = np.array([f"d{i % 6}" for i in range(n)], dtype=object)

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from medlens.bootstrap import group_cis
-from medlens.items import Item
+from medlens.core.items import Item
 from medlens.judges.results import combine, judges_results, model_family
 from medlens.judges.store import JudgeStore
 from medlens.report.judges import html_section, judge_sections, markdown_section
+from medlens.stats.bootstrap import group_cis
 
 DIMS = ["consistency", "coherence", "visual_accuracy", "ground_truth_correctness"]
 
@@ -195,7 +195,7 @@ def test_markdown_judge_tables_keep_their_columns(tmp_path: Path) -> None:
 
 
 def test_two_judges_report_their_agreement_as_sklearn_computes_it(tmp_path: Path) -> None:
-    """Two equivalence judges of one run: Cohen's κ from `medlens.agreement`, in every report."""
+    """Two equivalence judges of one run: Cohen's κ from `medlens.stats.agreement`, in every report."""
     from sklearn.metrics import cohen_kappa_score
 
     its = items(12)

@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from medlens.errors import InputError, MedlensError, RunMismatchError, SpecError
-from medlens.items import Item
+from medlens.core.errors import InputError, MedlensError, RunMismatchError, SpecError
+from medlens.core.items import Item
+from medlens.core.specs import parse_spec
 from medlens.judges.replay import load_replies, make_replay_judge
 from medlens.judges.stage import default_judge_name
 from medlens.judges.store import JudgeStore, judge_names
 from medlens.models.base import Request
-from medlens.specs import parse_spec
 
 SPEC: dict[str, Any] = {
     "schema": 1,

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from medlens.errors import InputError, SpecError
-from medlens.items import Item
+from medlens.core.errors import InputError, SpecError
+from medlens.core.items import Item
 from medlens.judges import JUDGE_PROTOCOLS, last_json_object, parse_reply
 from medlens.judges.protocol import PromptInputs, build_prompt, rubric_score
 from medlens.judges.protocols import (
@@ -256,7 +256,7 @@ def test_judge_requests_show_images_only_when_asked() -> None:
 
     from PIL import Image
 
-    from medlens.items import ImageRef
+    from medlens.core.items import ImageRef
     from medlens.judges.tasks import JudgeSettings, JudgeTask, build_judge_request
     from medlens.models.base import ImagePart
 

@@ -9,8 +9,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from medlens import bootstrap, metrics
-from medlens.items import Item
+from medlens.core.items import Item
+from medlens.scoring import metrics
+from medlens.stats import bootstrap
 
 RNG = np.random.default_rng(20260829)
 LETTERS = "ABCDE"

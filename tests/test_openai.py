@@ -26,8 +26,8 @@ from loopback_server import (
     pixel_key,
     serve,
 )
-from medlens.errors import SpecError
-from medlens.items import ImageRef, Item
+from medlens.core.errors import SpecError
+from medlens.core.items import ImageRef, Item
 from medlens.models import load_model
 from medlens.models.base import ModelContext, Response
 from medlens.models.images import is_passthrough_png, pixel_sha256, png_bytes

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from medlens.errors import SpecError
-from medlens.items import Item
-from medlens.prompts import build_prompt
+from medlens.core.errors import SpecError
+from medlens.core.items import Item
+from medlens.execution.prompts import build_prompt
 
 OPTIONS = {"A": "Normal", "B": "Diabetic retinopathy", "C": "Drusen", "D": "Glaucoma"}
 

@@ -9,11 +9,11 @@ import functools
 import pytest
 
 from conftest import realdata_dir
-from medlens import metrics
+from medlens.core.items import Item
 from medlens.extract import extract
 from medlens.extract.framing import gold_in_frame
-from medlens.items import Item
-from medlens.scoring import item_scores, score
+from medlens.scoring import metrics
+from medlens.scoring.item_scores import item_scores, score
 
 SPECS = {
     "vqa-rad": ("vqa-rad", "vqa_rad"),

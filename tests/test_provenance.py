@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 from cli_runs import invoke_run, named_run
 from loopback_server import ServerConfig, gold_by_marker, serve
 from medlens.cli import app
-from medlens.provenance import differences, environment, environment_notes, weights_identity
-from medlens.store import spec_hash
+from medlens.runs.provenance import differences, environment, environment_notes, weights_identity
+from medlens.runs.store import spec_hash
 from provenance_fixture import write_choice_benchmark
 
 REPO = Path(__file__).resolve().parents[1]

@@ -30,12 +30,12 @@ def test_the_documented_example_runs(
     assert (tmp_path / "runs" / "api-demo" / "records.jsonl").read_text().count("\n") == 40
 
 
-def test_api_names_are_exported_and_survive_importing_the_submodule() -> None:
-    import medlens.evaluate as evaluate_module
-    from medlens.evaluate import RunOptions  # imports the submodule named like the function
+def test_api_names_are_exported_and_survive_importing_the_run_module() -> None:
+    import medlens.execution.evaluate as evaluate_module
+    from medlens.api import evaluate
 
-    assert RunOptions and callable(medlens.evaluate) and evaluate_module is medlens.evaluate
-    assert medlens.evaluate.RunOptions is RunOptions  # still the module for imports and patching
+    assert medlens.evaluate is evaluate and callable(medlens.evaluate)
+    assert evaluate_module.RunOptions  # the run's own module keeps its names for imports and patching
     for name in ("evaluate", "load_benchmark", "load_results"):
         assert name in medlens.__all__
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from scipy.stats import binomtest
 
-from medlens.items import Item
+from medlens.core.items import Item
 from medlens.ratings.attribution import stratified_sample
 from ratings_helpers import fill_xlsx, invoke, make_runs, medlens, sheet_rows
 

@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import binomtest
 from sklearn.metrics import cohen_kappa_score
 
-from medlens.agreement import krippendorff_alpha
+from medlens.stats.agreement import krippendorff_alpha
 from ratings_helpers import copy_runs, fill_xlsx, invoke, make_runs, medlens, sheet_rows, tree
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from medlens.errors import SpecError
+from medlens.core.errors import SpecError
 from medlens.ratings.protocols import MULTIMEDQA, get_protocol
 from ratings_helpers import RUBRIC, invoke, make_runs, medlens, sheet_rows, tree, write_judge
 

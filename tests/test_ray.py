@@ -16,7 +16,8 @@ from loopback_server import Faults, LoopbackServer, ServerConfig, gold_by_marker
 
 ray = pytest.importorskip("ray")
 
-from medlens.evaluate import RunOptions, evaluate  # noqa: E402
+from medlens.core.items import Item  # noqa: E402
+from medlens.execution.evaluate import RunOptions, evaluate  # noqa: E402
 from medlens.executors.ray import (  # noqa: E402
     WORKER_NAME_PREFIX,
     RayExecutorError,
@@ -25,7 +26,6 @@ from medlens.executors.ray import (  # noqa: E402
     placement,
     shard_items,
 )
-from medlens.items import Item  # noqa: E402
 from medlens.models.openai import ServerRejectedError  # noqa: E402
 
 KEY_VAR, KEY = "MEDLENS_RAY_TEST_KEY", "sk-ray-test-9876543210"
@@ -198,8 +198,8 @@ def test_a_server_that_rejects_the_key_stops_a_ray_run(tmp_path: Path) -> None:
 def test_a_worker_that_cannot_build_the_model_fails_with_its_reason(tmp_path: Path) -> None:
     import asyncio
 
-    from medlens.errors import SpecError
-    from medlens.execute import RunSettings
+    from medlens.core.errors import SpecError
+    from medlens.execution.execute import RunSettings
     from medlens.executors.ray import run_ray
 
     todo = items(10)

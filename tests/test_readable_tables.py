@@ -8,9 +8,9 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from cli_runs import named_run
+from medlens.analysis.results import breakdown_axes, score_table
 from medlens.cli import app
-from medlens.items import Item
-from medlens.results import breakdown_axes, score_table
+from medlens.core.items import Item
 
 
 def slake_like_items(n: int = 40) -> list[Item]:

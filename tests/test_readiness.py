@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from conftest import realdata_dir
-from medlens.items import Item
-from medlens.readiness import DAIMS_ITEMS, ReadinessTally, assess, readiness_summary
+from medlens.checks.readiness import DAIMS_ITEMS, ReadinessTally, assess, readiness_summary
+from medlens.core.items import Item
 
 CLEAN_CHECKS = {"duplicate_ids": "pass", "gold_in_options": "pass", "axis_variants": "pass",
                 "images_decode": "pass"}  # fmt: skip

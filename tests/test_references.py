@@ -11,8 +11,8 @@ import pytest
 from scipy import stats
 
 from cli_runs import named_run
-from medlens.errors import SpecError
-from medlens.references import REFERENCE_NAMES, calibrate, find_reference, load_references
+from medlens.analysis.references import REFERENCE_NAMES, calibrate, find_reference, load_references
+from medlens.core.errors import SpecError
 from provenance_fixture import write_choice_benchmark, write_gmai_choice_tsv, write_replay
 
 

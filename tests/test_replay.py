@@ -11,8 +11,8 @@ import pytest
 
 from benchfiles import write_jsonl_benchmark
 from cli_runs import named_run
-from medlens.errors import InputError, SpecError
-from medlens.items import Item
+from medlens.core.errors import InputError, SpecError
+from medlens.core.items import Item
 from medlens.models import ModelContext, Request, load_model
 from medlens.models.replay import ReplayModel, load_predictions
 
@@ -114,7 +114,7 @@ def test_unreadable_spreadsheet_names_the_file(tmp_path: Path) -> None:
 
 
 def test_run_directory_skips_errored_records(tmp_path: Path) -> None:
-    from medlens.store import RunStore
+    from medlens.runs.store import RunStore
 
     items = [
         Item(id=str(i), question="q", kind="choice", options={"A": "x"}, answer="A")
@@ -131,7 +131,7 @@ def test_run_directory_skips_errored_records(tmp_path: Path) -> None:
 def test_a_run_of_another_benchmark_is_refused(tmp_path: Path) -> None:
     """Ids overlap across benchmarks (VQA-RAD qids, GMAI indices): pairing by id alone would
     score unrelated predictions (walkthrough: a GMAI run replayed onto VQA-RAD)."""
-    from medlens.store import RunStore
+    from medlens.runs.store import RunStore
 
     def items(question: str) -> list[Item]:
         return [

@@ -186,9 +186,9 @@ def test_hand_built_run_with_errors_and_hostile_axis_values(tmp_path: Path) -> N
 
 
 def test_deficiency_without_both_granularities_and_pending_items(tmp_path: Path) -> None:
-    from medlens.items import Item
+    from medlens.core.items import Item
     from medlens.report.sections import build_report
-    from medlens.store import RunStore
+    from medlens.runs.store import RunStore
     from test_slices import spec
 
     items = [Item(id=str(i), question="q", kind="choice", options={"A": "a", "B": "b"}, answer="A",

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from benchfiles import write_jsonl_benchmark
 from cli_runs import named_run
 from medlens.cli import app
-from medlens.items import Item
+from medlens.core.items import Item
 
 runner = CliRunner()
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from medlens.errors import RunMismatchError
-from medlens.items import Item
-from medlens.runlock import RunLockedError, hold_run_lock, lock_holder
-from medlens.store import RunStore
+from medlens.core.errors import RunMismatchError
+from medlens.core.items import Item
+from medlens.runs.lock import RunLockedError, hold_run_lock, lock_holder
+from medlens.runs.store import RunStore
 
 ITEMS = [
     Item(id=str(i), question=f"Q{i}", kind="choice", options={"A": "a", "B": "b"}, answer="A")

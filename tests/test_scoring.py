@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from medlens.core.items import Answer, Item
 from medlens.extract import Extraction, extract
-from medlens.items import Answer, Item
-from medlens.scoring import item_scores, score
+from medlens.scoring.item_scores import item_scores, score
 
 FOUR = {"A": "Normal", "B": "Diabetic retinopathy", "C": "Drusen", "D": "Glaucoma"}
 

@@ -1,4 +1,4 @@
-"""medlens.significance: sign and Wilcoxon signed-rank tests equal scipy's, zeros dropped, min p."""
+"""medlens.stats.significance: sign and Wilcoxon signed-rank tests equal scipy's, zeros dropped, min p."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from medlens.significance import adjust_p, sign_test, smallest_p, wilcoxon_test
+from medlens.stats.significance import adjust_p, sign_test, smallest_p, wilcoxon_test
 
 
 def test_seven_dimensions_cannot_go_below_0_0156() -> None:

@@ -1,4 +1,4 @@
-"""`medlens slice` and medlens.slices: filters, the cube, CIs, small-n flags, worst cells."""
+"""`medlens slice` and medlens.analysis.slices: filters, the cube, CIs, small-n flags, worst cells."""
 
 from __future__ import annotations
 
@@ -15,12 +15,8 @@ from typer.testing import CliRunner
 from benchfiles import write_jsonl_benchmark
 from cli_runs import named_run
 from conftest import realdata_dir
-from medlens.bootstrap import bootstrap_ci
-from medlens.cli import app
-from medlens.errors import SpecError
-from medlens.items import Item
-from medlens.results import build_results
-from medlens.slices import (
+from medlens.analysis.results import build_results
+from medlens.analysis.slices import (
     Cell,
     Condition,
     apply_where,
@@ -31,7 +27,11 @@ from medlens.slices import (
     parse_where,
     worst_cells,
 )
-from medlens.store import RunStore
+from medlens.cli import app
+from medlens.core.errors import SpecError
+from medlens.core.items import Item
+from medlens.runs.store import RunStore
+from medlens.stats.bootstrap import bootstrap_ci
 
 runner = CliRunner()
 AXES = ("dept", "level", "mod")
@@ -317,7 +317,7 @@ def test_fractional_scores_use_resampling(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("q", [0.025, 0.5, 0.975])
 def test_binomial_quantile_equals_scipy_binom_ppf(q: float) -> None:
-    from medlens.bootstrap import binomial_quantile
+    from medlens.stats.bootstrap import binomial_quantile
 
     n = np.repeat(np.arange(1, 80), 80)
     k = np.tile(np.arange(80), 79)

@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 
 from cli_runs import named_run
 from conftest import items_of
-from medlens import metrics
 from medlens.cli import app
 from medlens.extract import extract
-from medlens.scoring import item_scores, score
+from medlens.scoring import metrics
+from medlens.scoring.item_scores import item_scores, score
 
 LIVEQA_XML = """<?xml version="1.0" encoding="UTF-8"?>
 <LiveQA2017-Medical-Test-Set-Full>
@@ -191,7 +191,7 @@ def test_missing_columns_and_fields_are_one_line_errors(tmp_path: Path) -> None:
 
 
 def test_long_form_prompt_asks_for_a_full_answer(tmp_path: Path) -> None:
-    from medlens.prompts import build_prompt
+    from medlens.execution.prompts import build_prompt
 
     item = items_of(f"liveqa:{write_liveqa(tmp_path)}")[0]
     assert "Answer the question in full" in build_prompt(item, "medlens")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from medlens.errors import InputError
+from medlens.core.errors import InputError
 from medlens.sources import native
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import items_of, realdata_dir
-from medlens.errors import InputError, SpecError
+from medlens.core.errors import InputError, SpecError
 from medlens.sources import load_benchmark
 
 

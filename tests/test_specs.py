@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from medlens.errors import SpecError
-from medlens.registry import Registry
-from medlens.specs import Spec, check_options, int_option, parse_spec
+from medlens.core.errors import SpecError
+from medlens.core.registry import Registry
+from medlens.core.specs import Spec, check_options, int_option, parse_spec
 
 
 @pytest.mark.parametrize(

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from medlens.errors import MedlensError, RunMismatchError
-from medlens.items import Item
-from medlens.store import RunStore
+from medlens.core.errors import MedlensError, RunMismatchError
+from medlens.core.items import Item
+from medlens.runs.store import RunStore
 
 ITEMS = [
     Item(id=str(i), question=f"Q{i}", kind="choice", options={"A": "a", "B": "b"}, answer="A")

@@ -13,18 +13,23 @@ import pytest
 from cli_runs import invoke_run, named_run
 from conftest import items_of, realdata_dir
 from loopback_server import ServerConfig, gold_by_marker, serve
-from medlens.errors import SpecError
-from medlens.execute import RunSettings, build_request
-from medlens.exemplars import _question_key, choose_exemplars, exemplar_spec, load_exemplars
-from medlens.items import Item
-from medlens.sources import SOURCES
-from medlens.strategies import (
+from medlens.core.errors import SpecError
+from medlens.core.items import Item
+from medlens.execution.execute import RunSettings, build_request
+from medlens.execution.exemplars import (
+    _question_key,
+    choose_exemplars,
+    exemplar_spec,
+    load_exemplars,
+)
+from medlens.execution.strategies import (
     Strategy,
     consistency_summary,
     final_answer_text,
     majority_vote,
     parse_strategy,
 )
+from medlens.sources import SOURCES
 
 
 @pytest.mark.parametrize(

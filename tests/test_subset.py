@@ -16,8 +16,8 @@ from cli_runs import named_run
 from conftest import items_of
 from gmai_fixture import write_gmai_tsv
 from medlens.cli import app
-from medlens.items import describe
-from medlens.selection import allocate
+from medlens.core.items import describe
+from medlens.execution.selection import allocate
 from medlens.sources import load_benchmark
 
 N_ROWS = 120

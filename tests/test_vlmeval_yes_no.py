@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 from cli_runs import named_run
 from conftest import realdata_dir
 from medlens.cli import app
+from medlens.execution.prompts import build_prompt
 from medlens.extract import extract
 from medlens.extract.vlmeval_yorn import strip_punctuation
-from medlens.prompts import build_prompt
 from test_protocol_reading import real_item
 
 # (model output, VLMEvalKit's reading: "yes", "no", or None for its "Unknown")

@@ -9,10 +9,10 @@ import pytest
 from typer.testing import CliRunner
 
 from cli_runs import named_run
+from medlens.analysis.slices import cube, load_slice_table, parse_where
 from medlens.cli import app
-from medlens.items import Item
+from medlens.core.items import Item
 from medlens.report.html import items_payload
-from medlens.slices import cube, load_slice_table, parse_where
 
 runner = CliRunner()
 
@@ -193,7 +193,7 @@ def test_reports_show_closed_vs_open_and_fitting_limitations(mixed_run: Path) ->
 def test_a_native_field_renaming_another_is_not_a_second_table() -> None:
     """The GMAI fixture's category / l2-category pair one to one: two identical tables. JSON
     fields (SLAKE's KG `triple`) are data, not categories."""
-    from medlens.results import breakdown_axes, score_table
+    from medlens.analysis.results import breakdown_axes, score_table
 
     def item(i: int) -> Item:
         meta = {
@@ -284,8 +284,8 @@ def test_heat_map_labels_stay_readable_on_dark_cells(monkeypatch: pytest.MonkeyP
     """Black labels on the dark red (0 %) and dark green (100 %) cells were hard to read."""
     from matplotlib.colors import to_hex
 
+    from medlens.analysis.slices import Cell
     from medlens.report import html
-    from medlens.slices import Cell
 
     def cell(score: float) -> Cell:
         return Cell((), 3, 3, score, (0.0, 1.0), 0.25, score, 0.0, 0.0, 0.0, 0.0, True)

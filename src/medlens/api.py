@@ -10,7 +10,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from medlens.errors import SpecError
+from medlens.core.errors import SpecError
 
 
 def evaluate(bench: str, model: str, **options: Any) -> dict[str, Any]:
@@ -20,8 +20,8 @@ def evaluate(bench: str, model: str, **options: Any) -> dict[str, Any]:
     ``limit``, ``concurrency``, ``prompt``, ``extract``, ``probe``, ``seed``, ``cache``,
     ``retry_errors``, …). The results carry ``"run_dir"``, the run directory.
     """
-    from medlens.evaluate import RunOptions
-    from medlens.evaluate import evaluate as run_evaluation
+    from medlens.execution.evaluate import RunOptions
+    from medlens.execution.evaluate import evaluate as run_evaluation
 
     known = {f.name for f in fields(RunOptions)} - {"bench", "model"}
     unknown = sorted(set(options) - known)

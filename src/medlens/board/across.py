@@ -14,7 +14,7 @@ from typing import Any
 
 from medlens.board.align import BoardRun, align_runs
 from medlens.board.ranks import score_cells
-from medlens.errors import SpecError
+from medlens.core.errors import SpecError
 
 
 def benchmark_label(run: BoardRun, runs: Sequence[BoardRun]) -> str:
@@ -74,8 +74,8 @@ def _gain(
 ) -> dict[str, Any] | None:
     import numpy as np
 
+    from medlens.analysis.compare import paired_cell
     from medlens.board.pairs import _paired
-    from medlens.compare import paired_cell
 
     aligned = align_runs([base, run], "intersect", where)
     if aligned.ids.size == 0:

@@ -2,9 +2,9 @@
 
 Each run's ``records.jsonl`` is read with pyarrow's JSON reader (only id and score), which keeps
 50 runs × 26,000 items to well under a second; a file pyarrow cannot read as a whole (a torn
-last line, duplicates after a resume) falls back to :class:`medlens.store.RunStore`, whose rules
+last line, duplicates after a resume) falls back to :class:`medlens.runs.store.RunStore`, whose rules
 decide. Items (axes, images, chance levels) come from one run per benchmark content hash, through
-:func:`medlens.results.score_table`, the same join every report uses.
+:func:`medlens.analysis.results.score_table`, the same join every report uses.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from medlens.errors import MedlensError, RunMismatchError
+from medlens.core.errors import MedlensError, RunMismatchError
 
 ALIGN_MODES = ("same", "intersect")
 
@@ -85,7 +85,7 @@ def open_runs(paths: Sequence[Path]) -> list[BoardRun]:
 
 def _refuse_if_being_written(run_dir: Path) -> None:
     """A run another process is writing gives moving numbers: refuse it (issue 10's run lock)."""
-    from medlens.runlock import lock_holder
+    from medlens.runs.lock import lock_holder
 
     holder = lock_holder(run_dir)
     if holder is not None:
@@ -93,7 +93,7 @@ def _refuse_if_being_written(run_dir: Path) -> None:
 
 
 def _read_spec(path: Path) -> dict[str, Any]:
-    from medlens.store import read_run_file
+    from medlens.runs.store import read_run_file
 
     spec: dict[str, Any] = read_run_file(path)["spec"]
     return spec
@@ -140,7 +140,7 @@ def run_scores(run: BoardRun) -> tuple[Any, np.ndarray]:
             return ids.filter(scored), scores.to_numpy(zero_copy_only=False).astype(float)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
         pass  # a torn line, an odd record: the store's own reading rules decide
-    from medlens.store import RunStore
+    from medlens.runs.store import RunStore
 
     records = RunStore.open(run.path).records()
     kept = {
@@ -153,7 +153,7 @@ def run_scores(run: BoardRun) -> tuple[Any, np.ndarray]:
 
 def align_runs(runs: Sequence[BoardRun], mode: str = "same", where: str = "") -> Aligned:
     """The items every run scored, in the first run's item order, filtered by `where`."""
-    from medlens.errors import SpecError
+    from medlens.core.errors import SpecError
 
     if mode not in ALIGN_MODES:
         raise SpecError(f"--align: unknown mode {mode!r} (use same or intersect)")
@@ -190,7 +190,7 @@ def align_runs(runs: Sequence[BoardRun], mode: str = "same", where: str = "") ->
 
 def _items_by_id(runs: Sequence[BoardRun]) -> dict[str, Any]:
     """Items of the first run of each content hash; ids shared across hashes must agree."""
-    from medlens.store import RunStore
+    from medlens.runs.store import RunStore
 
     items: dict[str, Any] = {}
     loaded: dict[str, Path] = {}
@@ -243,14 +243,14 @@ def _refuse_different_items(runs: Sequence[BoardRun], counts: Sequence[int], n_c
 
 def _item_table(items: dict[str, Any], ids: Sequence[str]) -> Any:
     """Axes, images and chance levels of `ids` (results.score_table's join, without scores)."""
-    from medlens.results import score_table
+    from medlens.analysis.results import score_table
 
     return score_table([items[i] for i in ids], {i: {} for i in ids})
 
 
 def _where_mask(meta: dict[str, np.ndarray], size: int, where: str) -> np.ndarray:
     """Items matching every --where condition (slices.parse_where's syntax and rules)."""
-    from medlens.slices import parse_where
+    from medlens.analysis.slices import parse_where
 
     mask = np.ones(size, dtype=bool)
     for condition in parse_where(where, sorted(meta)) if where.strip() else ():

@@ -12,7 +12,7 @@ from medlens.board.ranks import SMALL_N, cell_cis, is_small
 
 
 def check_board_axes(aligned: Aligned, axes: Sequence[str]) -> None:
-    from medlens.slices import check_axes
+    from medlens.analysis.slices import check_axes
 
     check_axes(axes, sorted(k for k in aligned.meta if k != "image_id"), "--by")
 
@@ -33,7 +33,7 @@ def axis_values(aligned: Aligned, axis: str) -> tuple[list[str], np.ndarray]:
 
 def axis_chance(aligned: Aligned, axes: Sequence[str]) -> dict[str, dict[str, float | None]]:
     """Chance level of each axis value (results.baseline_mean: open items count 0 in a mix)."""
-    from medlens.results import baseline_mean
+    from medlens.analysis.results import baseline_mean
 
     out: dict[str, dict[str, float | None]] = {}
     for axis in axes:

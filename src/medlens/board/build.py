@@ -29,7 +29,7 @@ class BoardOptions:
 
 def load_references(name: str) -> list[dict[str, Any]]:
     """Published scores of other models (issue 16's provenance data), shown unranked."""
-    from medlens.references import load_references as published
+    from medlens.analysis.references import load_references as published
 
     rows = published(name)
     return [{"model": r["model"], "score": r["score"], "split": r.get("split"),
@@ -38,14 +38,14 @@ def load_references(name: str) -> list[dict[str, Any]]:
 
 def build_board(options: BoardOptions) -> dict[str, Any]:
     """Everything a board shows; refuses bad input before computing anything."""
-    from medlens.errors import SpecError
+    from medlens.core.errors import SpecError
 
     if not options.runs:
         raise SpecError("board: give at least one run directory")
     runs = open_runs(options.runs)
     references = []
     if options.reference:
-        from medlens.references import check_comparable
+        from medlens.analysis.references import check_comparable
 
         for run in runs:
             check_comparable(options.reference, str(run.spec["benchmark"].get("name", "")), run.path)
@@ -123,7 +123,7 @@ def _models(
 
 
 def _chance(aligned: Aligned) -> dict[str, Any]:
-    from medlens.results import baseline_mean
+    from medlens.analysis.results import baseline_mean
 
     n = int(aligned.ids.size)
     return {"n": n, "score": baseline_mean(aligned.random) if n else None}
@@ -149,7 +149,7 @@ def _across_board(
     runs: list[BoardRun], options: BoardOptions, references: list[dict[str, Any]]
 ) -> dict[str, Any]:
     from medlens.board.across import across
-    from medlens.errors import SpecError
+    from medlens.core.errors import SpecError
 
     unused = [flag for flag, value in (("--by", options.by), ("--pairs", options.pairs),
                                         ("--meta", options.meta)) if value]  # fmt: skip

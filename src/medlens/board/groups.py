@@ -83,7 +83,7 @@ def _shares(
     seed: int,
 ) -> dict[int, dict[str, Any]]:
     """Win share of each code's items (code −1: left out), with the image-bootstrap CI."""
-    from medlens.bootstrap import Units, resampled_cis
+    from medlens.stats.bootstrap import Units, resampled_cis
 
     keep = codes >= 0
     n_codes = int(codes.max(initial=-1)) + 1

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from medlens.errors import InputError
+from medlens.core.errors import InputError
 
 MAX_GROUPS = 8
 """A categorical column with more values gets no win-share table (too many group pairs)."""

@@ -1,7 +1,7 @@
 """Paired families (`--pairs BASE:TUNED`): each medical fine-tune against its base model.
 
 Per pair: tuned − base with the paired CI, exact McNemar p and per-item win/tie/loss of
-:func:`medlens.compare.paired_cell` (what `medlens compare` prints for the same two runs), overall
+:func:`medlens.analysis.compare.paired_cell` (what `medlens compare` prints for the same two runs), overall
 and per value of each --by axis. Across pairs: a sign test and a Wilcoxon signed-rank test over
 the differences of every pair × table cell (the per-axis cells when --by is given, the overall
 difference of each pair otherwise), as Med-CMR tests fine-tunes across its 7 dimensions.
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from medlens.board.align import Aligned
-from medlens.errors import SpecError
+from medlens.core.errors import SpecError
 
 
 def parse_pairs(text: str, known: Sequence[str]) -> list[tuple[str, str]]:
@@ -39,7 +39,7 @@ def parse_pairs(text: str, known: Sequence[str]) -> list[tuple[str, str]]:
 
 
 def _paired(aligned: Aligned, base: int, tuned: int) -> Any:
-    from medlens.compare import _Paired
+    from medlens.analysis.compare import _Paired
 
     return _Paired(
         a=aligned.scores[base],
@@ -57,7 +57,7 @@ def pair_results(
     n_resamples: int = 1000,
     seed: int = 0,
 ) -> list[dict[str, Any]]:
-    from medlens.compare import paired_cell
+    from medlens.analysis.compare import paired_cell
 
     index = {run.run: r for r, run in enumerate(aligned.runs)}
     everything = np.ones(aligned.ids.size, dtype=bool)
@@ -76,7 +76,7 @@ def _axis_cells(
 ) -> dict[str, dict[str, Any]]:
     """Every value's paired cell exactly as ``medlens compare --by`` gives it (Holm-adjusted
     p across the axis's values)."""
-    from medlens.compare import by_axis
+    from medlens.analysis.compare import by_axis
 
     values = paired.meta[axis].astype(str)
     local = type(paired)(
@@ -92,7 +92,7 @@ def _axis_cells(
 
 def pair_tests(pairs: Sequence[dict[str, Any]], axes: Sequence[str]) -> dict[str, Any] | None:
     """Sign and Wilcoxon tests over the differences of all pairs × cells."""
-    from medlens.significance import sign_test, wilcoxon_test
+    from medlens.stats.significance import sign_test, wilcoxon_test
 
     if not pairs:
         return None

@@ -1,7 +1,7 @@
 """The models table: each run's score and CI, its rank with a bootstrap rank interval, and the
 groups of models that adjusted paired tests cannot tell apart.
 
-* Score CI: :func:`medlens.bootstrap.group_cis`, the interval every medlens report prints.
+* Score CI: :func:`medlens.stats.bootstrap.group_cis`, the interval every medlens report prints.
 * Rank interval: a paired bootstrap of items — every resample draws the same items (whole
   images when questions share one) for all runs, ranks the runs' means, and the interval is the
   2.5–97.5 percentile of each run's rank. A model that wins every resample gets [1, 1].
@@ -9,7 +9,7 @@ groups of models that adjusted paired tests cannot tell apart.
   (the test `medlens compare` prints); otherwise a cluster-robust (CR1) t test of the mean
   paired difference with G − 1 degrees of freedom (statsmodels' OLS with cluster covariance
   gives the same p), which is the paired t test when every image holds one item. p-values are
-  Holm-adjusted over all pairs (:func:`medlens.significance.adjust_p`).
+  Holm-adjusted over all pairs (:func:`medlens.stats.significance.adjust_p`).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from medlens.analysis.slices import DEFAULT_MIN_N, is_small
 from medlens.board.align import Aligned
-from medlens.slices import DEFAULT_MIN_N, is_small
 
 RESAMPLE_BATCH_CELLS = 2_000_000
 """Resample × image counts held at once (× 8 bytes)."""
@@ -33,12 +33,12 @@ __all__ = ["is_small"]
 def cell_cis(aligned: Aligned, codes: np.ndarray, n_codes: int) -> tuple[np.ndarray, np.ndarray]:
     """(runs, n_codes) 95% CI bounds of each run's mean over each code's items (NaN: no items).
 
-    The interval every medlens report prints (:func:`medlens.bootstrap.group_cis`). For 0/1
+    The interval every medlens report prints (:func:`medlens.stats.bootstrap.group_cis`). For 0/1
     scores on items that share no image, its units are only each cell's counts of zeros and
     ones, so they are built with bincount and handed to ``bootstrap.mean_cis`` directly,
     instead of sorting runs × items values.
     """
-    from medlens.bootstrap import Units, group_cis, mean_cis
+    from medlens.stats.bootstrap import Units, group_cis, mean_cis
 
     keep = codes >= 0
     scores, kept = aligned.scores[:, keep], codes[keep]
@@ -180,7 +180,7 @@ def cluster_t_matrix(aligned: Aligned) -> np.ndarray:
 
 def adjusted_pairs(p: np.ndarray) -> np.ndarray:
     """Holm-adjusted p over the upper triangle, mirrored; 1 on the diagonal."""
-    from medlens.significance import adjust_p
+    from medlens.stats.significance import adjust_p
 
     runs = p.shape[0]
     upper = np.triu_indices(runs, k=1)

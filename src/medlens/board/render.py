@@ -11,7 +11,7 @@ FORMATS = ("text", "md", "html", "xlsx")
 
 
 def render_board(board: dict[str, Any], format: str, width: int | None = None) -> str | bytes:
-    from medlens.errors import SpecError
+    from medlens.core.errors import SpecError
 
     if format == "text":
         return render_text(board, width)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from medlens.builder.images import png_bytes
 from medlens.builder.questions import Draft
-from medlens.errors import InputError
-from medlens.items import ImageRef, Item
+from medlens.core.errors import InputError
+from medlens.core.items import ImageRef, Item
 
 ITEMS_FILE = "items.jsonl"
 IMAGES_DIR = "images"

@@ -32,8 +32,8 @@ from medlens.builder.labels import Box, LabelRow, LabelsFile
 from medlens.builder.output import Entry, Picture
 from medlens.builder.questions import LETTERS, choose_options
 from medlens.builder.wording import context_sentence, lint, stem, with_context
-from medlens.errors import InputError, SpecError
-from medlens.items import Item, ItemKind
+from medlens.core.errors import InputError, SpecError
+from medlens.core.items import Item, ItemKind
 
 if TYPE_CHECKING:
     import numpy as np

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from medlens.errors import InputError
+from medlens.core.errors import InputError
 
 REQUIRED = ("image", "label")
 ROLE_COLUMNS = ("image", "label", "box", "mask", "id")

@@ -25,8 +25,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
-from medlens.errors import InputError, SpecError
-from medlens.items import ImageRef, Item
+from medlens.core.errors import InputError, SpecError
+from medlens.core.items import ImageRef, Item
 
 TSV_KINDS = ("choice", "multi_choice")
 NO_COLUMN_META = ("split", "image_id")

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from medlens.errors import InputError, SpecError
+from medlens.core.errors import InputError, SpecError
 
 TEMPLATES = ("none", "modality", "full")
 FULL_FIELDS = (("specimen", "Specimen"), ("stain", "Stain"), ("contrast", "Contrast"),

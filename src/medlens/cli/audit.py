@@ -12,7 +12,7 @@ import typer
 from medlens.cli.common import command, console, progress_bar
 
 if TYPE_CHECKING:
-    from medlens.audit import AuditReport
+    from medlens.checks.audit import AuditReport
 
 
 @command("audit")
@@ -36,7 +36,7 @@ def audit(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout")] = False,
 ) -> None:
     """Audit contamination: share of each item's n-grams (question + options) found in a corpus."""
-    from medlens.audit import audit as run_audit
+    from medlens.checks.audit import audit as run_audit
     from medlens.sources import load_benchmark
 
     benchmark = load_benchmark(spec)

@@ -63,7 +63,7 @@ def board(
     """
     from medlens.board import BoardOptions, build_board
     from medlens.board.render import FORMATS, render_board
-    from medlens.errors import MedlensError, SpecError
+    from medlens.core.errors import MedlensError, SpecError
 
     if format not in FORMATS:
         raise SpecError(f"--format: unknown format {format!r} (use {', '.join(FORMATS)})")
@@ -99,7 +99,7 @@ def board(
 def _warn_on_mixed_environments(result: dict[str, Any], runs: list[Path]) -> None:
     """Runs made with other package versions or served models: a warning, also in the JSON."""
     from medlens.cli.common import err_console
-    from medlens.provenance import environment_notes
+    from medlens.runs.provenance import environment_notes
 
     notes = environment_notes(runs)
     result["environment_differ"] = notes
@@ -120,7 +120,7 @@ def _finite(value: Any) -> Any:
 
 def _write(path: Path, data: bytes) -> None:
     """Replace `path` whole or not at all."""
-    from medlens.errors import MedlensError
+    from medlens.core.errors import MedlensError
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -54,7 +54,7 @@ def build(
 
     fmt = output_format(output)
     if output.resolve() == labels.resolve():
-        from medlens.errors import SpecError
+        from medlens.core.errors import SpecError
 
         raise SpecError(f"--output {output}: that is the labels file itself")
     settings = BuildOptions(
@@ -69,7 +69,7 @@ def build(
     )
     settings.check()
     if fmt == "tsv" and options == 0:
-        from medlens.errors import SpecError
+        from medlens.core.errors import SpecError
 
         raise SpecError("--options 0 makes open items: a TSV holds multiple-choice items (.jsonl)")
     built = LabelledBuild(read_labels(labels, images), settings)

@@ -27,8 +27,8 @@ def calibrate(
     """Say whether RUN reproduces the published score of MODEL within its 95% CI, and by how much."""
     from rich.text import Text
 
-    from medlens.references import calibrate as calibrate_run
-    from medlens.references import calibration_lines
+    from medlens.analysis.references import calibrate as calibrate_run
+    from medlens.analysis.references import calibration_lines
 
     result = calibrate_run(run, reference, model, split)
     if as_json:

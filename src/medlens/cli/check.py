@@ -11,7 +11,7 @@ import typer
 from medlens.cli.common import command, console, progress_bar
 
 if TYPE_CHECKING:
-    from medlens.check import CheckReport
+    from medlens.checks.check import CheckReport
 
 _STYLE = {"pass": "green", "fail": "bold red", "warn": "yellow", "info": "cyan"}
 
@@ -35,7 +35,7 @@ def check(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the image sample")] = 0,
 ) -> None:
     """Check a benchmark's integrity: counts, answers, images, gold in options, ids, axes, leakage."""
-    from medlens.check import run_checks, sibling_benchmarks
+    from medlens.checks.check import run_checks, sibling_benchmarks
     from medlens.sources import load_benchmark
 
     # Lenient: whole-file problems a loader can tolerate become failed checks listing every

@@ -22,7 +22,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from medlens.errors import MedlensError
+from medlens.core.errors import MedlensError
 
 app = typer.Typer(
     name="medlens",
@@ -100,7 +100,6 @@ def flush_stdout_quietly() -> None:
 def show_version(value: bool) -> None:
     if value:
         from medlens import __version__
-
         print(f"medlens {__version__}")
         raise typer.Exit(0)
 

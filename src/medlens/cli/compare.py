@@ -15,7 +15,7 @@ from medlens.cli.common import command, console, err_console
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from medlens.compare import Comparison, PairedCell
+    from medlens.analysis.compare import Comparison, PairedCell
 
 
 @command("compare")
@@ -29,10 +29,10 @@ def compare(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout")] = False,
 ) -> None:
     """Compare two runs: B − A with paired CI, (image-level) McNemar p and win/tie/loss."""
-    from medlens.compare import compare_runs
+    from medlens.analysis.compare import compare_runs
 
     axes = [a.strip() for a in by.split(",") if a.strip()]
-    from medlens.provenance import environment_notes
+    from medlens.runs.provenance import environment_notes
 
     result = compare_runs(run_a, run_b, axes, adjust=adjust)
     notes = environment_notes([run_a, run_b])

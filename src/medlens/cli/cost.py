@@ -24,8 +24,8 @@ def cost(
     """Tokens and cost of RUN (model and judges), and the projected cost of N items with a CI."""
     from rich.text import Text
 
-    from medlens.cost import cost_lines, parse_price, run_cost
-    from medlens.errors import SpecError
+    from medlens.analysis.cost import cost_lines, parse_price, run_cost
+    from medlens.core.errors import SpecError
 
     parsed = parse_price(price)
     if scale_to is not None and scale_to < 1:

@@ -24,7 +24,7 @@ def export(
     """Export predictions: the GMAI-MMBench submission xlsx or VLMEvalKit result files."""
     from rich.text import Text
 
-    from medlens.export import export_run, incomplete_warning, write_export
+    from medlens.report.export import export_run, incomplete_warning, write_export
 
     files = export_run(run, format)
     written = write_export(files, output or run / "export")

@@ -16,9 +16,9 @@ from typing import Annotated, Any
 import typer
 
 from medlens.cli.common import command
-from medlens.errors import InputError
+from medlens.core.errors import InputError
+from medlens.core.items import Item, ItemKind
 from medlens.extract import Mode, extract
-from medlens.items import Item, ItemKind
 
 STDIN = "<stdin>"
 

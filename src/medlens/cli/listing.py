@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 
 from medlens.cli.common import command, console
-from medlens.registry import Registry
+from medlens.core.registry import Registry
 
 
 def _print_registry(registry: Registry, title: str) -> None:
@@ -33,7 +33,7 @@ def benchmarks(
     if as_json:
         import json
 
-        from medlens.cards import benchmark_listing
+        from medlens.sources.cards import benchmark_listing
 
         print(json.dumps(benchmark_listing(), indent=2, ensure_ascii=False))
         return

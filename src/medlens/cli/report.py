@@ -24,9 +24,9 @@ def report(
     ] = None,
 ) -> None:
     """Report a run: overall and per-axis scores with CIs, baselines and failure rates."""
-    from medlens.errors import MedlensError
+    from medlens.core.errors import MedlensError
     from medlens.report import render
-    from medlens.store import write_atomic
+    from medlens.runs.store import write_atomic
 
     if output is None and format in BINARY_FORMATS:  # before any work
         raise MedlensError(f"--format {format} is binary: give --output FILE")

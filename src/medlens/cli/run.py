@@ -12,7 +12,7 @@ import typer
 from medlens.cli.common import command, console, err_console, progress_bar
 
 if TYPE_CHECKING:
-    from medlens.evaluate import RunOptions, RunOutcome
+    from medlens.execution.evaluate import RunOptions, RunOutcome
 
 EXIT_TOO_MANY_ERRORS = 1
 
@@ -82,7 +82,7 @@ def run(
     body merges the config file, then dry-runs, or runs (and judges) and summarises.
     """
     from medlens.cli.run_config import merged_options
-    from medlens.errors import SpecError
+    from medlens.core.errors import SpecError
 
     values = merged_options(ctx, config)
     if values.get("exclude") is not None:
@@ -109,8 +109,8 @@ def run_options(values: Mapping[str, Any]) -> RunOptions:
     """RunOptions from the merged flags and config values (one key per RunOptions field)."""
     from dataclasses import fields
 
-    from medlens.errors import SpecError
-    from medlens.evaluate import RunOptions
+    from medlens.core.errors import SpecError
+    from medlens.execution.evaluate import RunOptions
 
     for required in ("bench", "model"):
         if not values.get(required):
@@ -163,7 +163,7 @@ def error_lines(records: Iterable[Mapping[str, Any]]) -> list[str]:
 
 def evaluate_with_progress(options: RunOptions) -> RunOutcome:
     """Run the evaluation under a progress bar that appears only once loading succeeded."""
-    from medlens.evaluate import evaluate
+    from medlens.execution.evaluate import evaluate
 
     bar = progress_bar("medlens run")
     task = bar.add_task("evaluating", total=None)

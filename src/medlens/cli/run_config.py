@@ -9,13 +9,13 @@ from typing import Any
 
 import typer
 
-from medlens.errors import InputError
+from medlens.core.errors import InputError
 
 NOT_CONFIGURABLE = frozenset({"config", "dry_run", "price"})
 
 
 def read_config(path: Path) -> dict[str, Any]:
-    from medlens.tomlfile import tomllib
+    from medlens.core.tomlfile import tomllib
 
     try:
         with open(path, "rb") as handle:

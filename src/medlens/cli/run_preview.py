@@ -10,9 +10,9 @@ from rich.text import Text
 from medlens.cli.common import console, err_console
 
 if TYPE_CHECKING:
-    from medlens.cost import Price
-    from medlens.dry_run import RunPlan
-    from medlens.evaluate import RunOptions
+    from medlens.analysis.cost import Price
+    from medlens.execution.dry_run import RunPlan
+    from medlens.execution.evaluate import RunOptions
 
 SHOWN_PROMPTS = 3
 
@@ -20,8 +20,8 @@ SHOWN_PROMPTS = 3
 def print_dry_run(options: RunOptions, price_text: str | None = None) -> None:
     """Item counts, then the first prompts exactly as they would be sent (and, with a price,
     the estimated cost of sending every remaining one)."""
-    from medlens.cost import parse_price
-    from medlens.dry_run import plan_run, planned_prompts
+    from medlens.analysis.cost import parse_price
+    from medlens.execution.dry_run import plan_run, planned_prompts
 
     price = parse_price(price_text) if price_text is not None else None  # before any work
     plan = plan_run(options)
@@ -46,8 +46,8 @@ def print_dry_run(options: RunOptions, price_text: str | None = None) -> None:
 
 def print_estimate(plan: RunPlan, price: Price) -> None:
     """The cost of the prompts still to send, from characters, images and max_tokens."""
-    from medlens.cost import estimate_prompt_cost
-    from medlens.dry_run import planned_prompts
+    from medlens.analysis.cost import estimate_prompt_cost
+    from medlens.execution.dry_run import planned_prompts
 
     prompts = list(planned_prompts(plan.todo, plan.settings))
     estimate = estimate_prompt_cost(
@@ -80,7 +80,7 @@ DEFAULT_OUTPUT_TOKENS = 64
 
 def output_tokens_per_item(model_spec: str) -> float:
     """The model spec's ``max_tokens`` (an upper bound of each answer), else 64."""
-    from medlens.specs import parse_spec
+    from medlens.core.specs import parse_spec
 
     raw = parse_spec(model_spec).option("max_tokens")
     return float(raw) if raw and raw.isdigit() else float(DEFAULT_OUTPUT_TOKENS)

@@ -19,7 +19,7 @@ def runs(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON list")] = False,
 ) -> None:
     """List runs: name, benchmark, model, done/total, score with its CI, errors, created."""
-    from medlens.run_listing import list_runs
+    from medlens.analysis.listing import list_runs
 
     found = list_runs(folder)
     if as_json:
@@ -51,7 +51,7 @@ def show(
 ) -> None:
     """One item of a run: question, options, gold, images, the exact prompt, raw output,
     extraction, scores and judge verdicts."""
-    from medlens.run_listing import show_item
+    from medlens.analysis.listing import show_item
 
     shown = show_item(run, item_id)
     if as_json:

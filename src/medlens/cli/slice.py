@@ -15,7 +15,7 @@ from medlens.cli.common import command, console
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from medlens.slices import Cell
+    from medlens.analysis.slices import Cell
 
 NO_ANSWERS = (
     "no scored items: this split has no gold answers, so scores need the official answer key; "
@@ -39,10 +39,16 @@ def slice_run(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout")] = False,
 ) -> None:
     """Slice a run: n, score, 95% CI, random baseline and unparsed rate per cell."""
-    from medlens.slices import apply_where, cube, load_slice_table, parse_where, worst_cells
+    from medlens.analysis.slices import (
+        apply_where,
+        cube,
+        load_slice_table,
+        parse_where,
+        worst_cells,
+    )
 
     if min_n < 1 or worst < 0:
-        from medlens.errors import SpecError
+        from medlens.core.errors import SpecError
 
         raise SpecError(f"--min-n {min_n} / --worst {worst}: expected --min-n ≥ 1, --worst ≥ 0")
     table = load_slice_table(run)
@@ -77,7 +83,7 @@ def _print_text(
     """Tables for a terminal; `answers_missing_in` is the run when its split has no answers."""
     from rich.text import Text
 
-    from medlens.slices import MIN_IMAGES, ONE_IMAGE, cells_at
+    from medlens.analysis.slices import MIN_IMAGES, ONE_IMAGE, cells_at
 
     overall = cells[0]
     heading = f"{overall.n} scored items" + (f" where {where}" if where else "")
@@ -155,7 +161,7 @@ def cross_table_view(cells: Sequence[Cell], row_axis: str, column_axis: str, min
     from rich.table import Table
     from rich.text import Text
 
-    from medlens.slices import cross_table
+    from medlens.analysis.slices import cross_table
 
     rows, columns, grid = cross_table(cells, row_axis, column_axis)
     table = Table(title=Text(f"{row_axis} × {column_axis}: score % (n)"), title_justify="left")

@@ -42,8 +42,8 @@ def subset(
     ] = None,
 ) -> None:
     """Write a subset of a benchmark (ids, metadata and image bytes kept) and its recipe."""
-    from medlens.selection import Recipe, parse_stratify
-    from medlens.subset import subset as write_subset
+    from medlens.builder.subset import subset as write_subset
+    from medlens.execution.selection import Recipe, parse_stratify
 
     recipe = Recipe(
         where=where,

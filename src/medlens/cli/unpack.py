@@ -16,7 +16,7 @@ def unpack(
     output: Annotated[Path, typer.Option("--output", help="New (or empty) folder")],
 ) -> None:
     """Write DIR/images/* (the bytes as stored) and DIR/items.jsonl (loads with jsonl:)."""
-    from medlens.subset import unpack as write_unpacked
+    from medlens.builder.subset import unpack as write_unpacked
 
     count = write_unpacked(spec, output)
     err_console.print(

@@ -2,7 +2,7 @@
 
 Each worker is a Ray actor that builds the backend itself from the model spec text (so a vLLM or
 transformers model is loaded once per worker, on the worker's GPU) and runs shards through
-:func:`medlens.execute.run_local`, the same per-item code as a local run, with the run's
+:func:`medlens.execution.execute.run_local`, the same per-item code as a local run, with the run's
 concurrency inside each worker. Finished shards stream back to the driver, which hands every
 record to ``on_record``. A shard whose worker dies is re-queued on a fresh worker; resume is the
 driver's business (it passes only the items still to do), so runs resume across executors.
@@ -25,12 +25,12 @@ from typing import Any
 import ray
 from ray.exceptions import RayActorError, RayTaskError
 
-from medlens.errors import MedlensError
-from medlens.execute import OnRecord, RunSettings, run_local
-from medlens.items import Item
-from medlens.probes import Probe
-from medlens.specs import parse_spec
-from medlens.store import Record
+from medlens.core.errors import MedlensError
+from medlens.core.items import Item
+from medlens.core.specs import parse_spec
+from medlens.execution.execute import OnRecord, RunSettings, run_local
+from medlens.execution.probes import Probe
+from medlens.runs.store import Record
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ class ShardWorker:
         model = load_model(model_text, context)
         if cache_dir is not None:
             os.environ["MEDLENS_CACHE"] = cache_dir  # the driver's cache, shared through WAL
-            from medlens.cache import with_cache
+            from medlens.execution.cache import with_cache
 
             model = with_cache(model)
         self.model = model
@@ -175,7 +175,7 @@ async def run_ray(
 
 
 def _driver_cache_dir() -> str:
-    from medlens.cache import cache_dir
+    from medlens.execution.cache import cache_dir
 
     return str(cache_dir())
 

@@ -8,13 +8,13 @@ has no rules for free-text kinds, which are read the medlens way in both modes.
 
 from __future__ import annotations
 
+from medlens.core.items import Item
 from medlens.extract.choice import extract_choice
 from medlens.extract.extraction import STATUSES, Extraction, Mode, Status
 from medlens.extract.open import extract_boxes, extract_label, extract_open, extract_report
 from medlens.extract.vlmeval import extract_vlmeval
 from medlens.extract.vlmeval_yorn import extract_vlmeval_yes_no
 from medlens.extract.yes_no import extract_yes_no
-from medlens.items import Item
 
 __all__ = ["STATUSES", "Extraction", "Mode", "Status", "extract", "is_three_way"]
 

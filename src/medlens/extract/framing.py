@@ -12,7 +12,7 @@ word of the question. Conjunctions, negations and hedging words are never frame 
 the question uses them ("Is this CT or MRI?" answered "CT or MRI" stays wrong).
 
 MultiMedEval's looser headline (token recall ≥ 0.75) credits hedges and extra findings; medlens
-reports :func:`medlens.metrics.token_recall` beside exact match and token F1 for comparison,
+reports :func:`medlens.scoring.metrics.token_recall` beside exact match and token F1 for comparison,
 never as the main score.
 """
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from medlens.metrics import normalize_answer
+from medlens.scoring.metrics import normalize_answer
 
 
 def _word_set(text: str) -> frozenset[str]:

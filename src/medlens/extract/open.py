@@ -18,12 +18,12 @@ import json
 import re
 from collections.abc import Mapping
 
+from medlens.core.items import Box
 from medlens.extract.choice import extract_choice
 from medlens.extract.containers import container_levels, normalize_output, sentences
 from medlens.extract.extraction import Extraction
 from medlens.extract.mentions import find_mentions, positive_letters
 from medlens.extract.refusal import is_refusal
-from medlens.items import Box
 
 _TRAILING = re.compile(r"[\s.。!！]+$")
 

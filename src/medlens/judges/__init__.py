@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from medlens.core.registry import Registry
 from medlens.judges.protocol import JudgeProtocol, ParsedReply, last_json_object, parse_reply
-from medlens.registry import Registry
 
 JUDGE_PROTOCOLS: Registry[JudgeProtocol] = Registry("judge protocol")
 JUDGE_PROTOCOLS.add(

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from medlens.items import Item
+from medlens.core.items import Item
 
 VerdictKind = Literal["equivalence", "rubric", "choice"]
 Status = Literal["ok", "unparseable", "error"]

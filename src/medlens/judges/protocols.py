@@ -10,9 +10,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from medlens.errors import InputError, SpecError
+from medlens.core.errors import InputError, SpecError
+from medlens.core.tomlfile import tomllib
 from medlens.judges.protocol import Dimension, JudgeProtocol
-from medlens.tomlfile import tomllib
 
 EQUIVALENCE = JudgeProtocol(
     name="equivalence",

@@ -36,7 +36,7 @@ class JudgeWorker:
         model = load_judge_model(judge_text, [], concurrency, describe_only=False)
         if cache_dir is not None:
             os.environ["MEDLENS_CACHE"] = cache_dir  # the driver's cache, shared through WAL
-            from medlens.cache import with_cache
+            from medlens.execution.cache import with_cache
 
             model = with_cache(model)
         self.model = model

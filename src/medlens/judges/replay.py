@@ -10,9 +10,9 @@ import hashlib
 import json
 from pathlib import Path
 
-from medlens.errors import InputError, SpecError
+from medlens.core.errors import InputError, SpecError
+from medlens.core.specs import Spec, check_options
 from medlens.models.base import ModelError, Request, Response
-from medlens.specs import Spec, check_options
 
 
 class ReplayJudge:

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from medlens.bootstrap import group_cis
-from medlens.items import Item
+from medlens.core.items import Item
 from medlens.judges.store import JudgeStore, judge_names, judges_dir
-from medlens.store import Record
+from medlens.runs.store import Record
+from medlens.stats.bootstrap import group_cis
 
 BINARY = ("equivalence", "choice")
 
@@ -278,8 +278,8 @@ def judged_closed_open(table: JudgedTable, closed_open: dict[str, Any]) -> dict[
 
 def inter_judge_agreement(run_dir: Path, names: list[str]) -> dict[str, Any] | None:
     """Agreement between two or more judges of one run (κ, Spearman/weighted κ, α), from
-    ``medlens.agreement`` (the statistics human ratings use too); None when nothing pairs."""
-    from medlens.agreement import inter_judge_agreement as agreement_of
+    ``medlens.stats.agreement`` (the statistics human ratings use too); None when nothing pairs."""
+    from medlens.stats.agreement import inter_judge_agreement as agreement_of
 
     result: dict[str, Any] = agreement_of(run_dir, names)
     return result if result.get("dimensions") else None

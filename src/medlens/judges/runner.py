@@ -1,6 +1,6 @@
 """Judge calls with bounded concurrency: request → model → parse (one retry) → judgement line.
 
-The same shape as :func:`medlens.execute.run_local`, on any model backend (wrapped in the
+The same shape as :func:`medlens.execution.execute.run_local`, on any model backend (wrapped in the
 response cache by the caller), so a judge gets the backends' retries, pooling and batching.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
-from medlens.errors import ItemError
+from medlens.core.errors import ItemError
 from medlens.judges.protocol import ParsedReply, parse_reply
 from medlens.judges.tasks import JudgeSettings, JudgeTask, build_judge_request
 from medlens.models.base import Model, ModelError, Request, Response

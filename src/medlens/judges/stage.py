@@ -16,8 +16,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from medlens.errors import MedlensError, SpecError
-from medlens.items import Item
+from medlens.core.errors import MedlensError, SpecError
+from medlens.core.items import Item
+from medlens.core.specs import parse_spec
 from medlens.judges.protocols import load_protocol
 from medlens.judges.store import JUDGE_SCHEMA, JudgeStore, check_resumable, judges_dir
 from medlens.judges.tasks import (
@@ -29,8 +30,7 @@ from medlens.judges.tasks import (
     settled_by_rules,
 )
 from medlens.models.base import Model, ModelContext
-from medlens.specs import parse_spec
-from medlens.store import RunStore
+from medlens.runs.store import RunStore
 
 SCOPES = ("unresolved", "all")
 LOADS_WEIGHTS = ("hf", "vllm")
@@ -202,7 +202,7 @@ def plan(
 @contextlib.contextmanager
 def run_lock(run_dir: Path) -> Iterator[None]:
     """The run directory's write lock (one writer per run: `medlens run` or `medlens judge`)."""
-    from medlens.runlock import hold_run_lock
+    from medlens.runs.lock import hold_run_lock
 
     with hold_run_lock(run_dir, "medlens judge"):
         yield
@@ -217,7 +217,7 @@ def judge_run(
     prepared = prepare_judge(options)
     with run_lock(options.run_dir):
         outcome = _execute_stage(prepared, on_start, on_progress)
-    from medlens.results import build_results
+    from medlens.analysis.results import build_results
 
     results = build_results(prepared.run)  # the run's records were read once, in prepare
     prepared.run.write_results(results)
@@ -287,7 +287,7 @@ async def _call_judge(
         await prepared.model.aclose()  # the driver's backend only named the spec
         await run_judge_ray(todo, options.judge, prepared.settings, on_judgement, options)
         return
-    from medlens.cache import with_cache
+    from medlens.execution.cache import with_cache
     from medlens.judges.runner import run_judge_local
 
     model = with_cache(prepared.model) if options.cache else prepared.model

@@ -13,8 +13,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from medlens.errors import MedlensError, RunMismatchError
-from medlens.store import canonical_json, describe_difference, write_atomic
+from medlens.core.errors import MedlensError, RunMismatchError
+from medlens.runs.store import canonical_json, describe_difference, write_atomic
 
 JUDGE_SCHEMA = 1
 Judgement = dict[str, Any]

@@ -7,11 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from medlens.execute import fingerprint
-from medlens.items import Item, check_image, rgb_image_bytes
+from medlens.core.items import Item, check_image, rgb_image_bytes
+from medlens.execution.execute import fingerprint
 from medlens.judges.protocol import JudgeProtocol, PromptInputs, build_prompt
 from medlens.models.base import ImagePart, Message, Request, TextPart
-from medlens.store import Record
+from medlens.runs.store import Record
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from medlens.core.registry import Registry
+from medlens.core.specs import parse_spec
 from medlens.models.base import Model, ModelContext, Request, Response
-from medlens.registry import Registry
-from medlens.specs import parse_spec
 
 MODELS: Registry = Registry("model")
 MODELS.add(

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from medlens.items import Item
+from medlens.core.items import Item
 
 ErrorType = Literal[
     "timeout", "rate_limit", "server", "connection", "protocol", "refused_by_api", "image", "input"

@@ -6,9 +6,9 @@ import hashlib
 from collections import Counter
 from collections.abc import Sequence
 
-from medlens.items import Item
+from medlens.core.items import Item
+from medlens.core.specs import Spec, check_options, int_option
 from medlens.models.base import ModelContext, Request, Response
-from medlens.specs import Spec, check_options, int_option
 
 
 class _Baseline:

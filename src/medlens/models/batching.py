@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from medlens.errors import ItemError
+from medlens.core.errors import ItemError
 from medlens.models.base import ImagePart, Message, ModelError, Request, Response
 
 AnswerBatch = Callable[[list[Request]], list[Response]]

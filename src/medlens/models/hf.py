@@ -14,11 +14,11 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-from medlens.errors import SpecError
+from medlens.core.errors import SpecError
+from medlens.core.specs import Spec, check_options
 from medlens.models.base import ImagePart, Message, ModelContext, Request, Response
 from medlens.models.batching import BatchedModel, answer_prepared, chat_turns, token_usage
 from medlens.models.images import rgb_image
-from medlens.specs import Spec, check_options
 
 OPTIONS = {"device", "dtype", "max_new_tokens", "batch_size", "top_logprobs"}
 # device and batch size change where and how fast, not what is asked: left out of Model.spec.

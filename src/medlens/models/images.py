@@ -1,6 +1,6 @@
 """Image preparation for the backends: lossless PNG for HTTP APIs, PIL images for local models.
 
-Decoding always goes through :func:`medlens.items.decode_image` (VLMEvalKit's rules: RGBA, P and
+Decoding always goes through :func:`medlens.core.items.decode_image` (VLMEvalKit's rules: RGBA, P and
 LA become RGB, other modes are kept), and nothing is ever re-encoded lossy.
 """
 
@@ -10,7 +10,7 @@ import base64
 import io
 from typing import TYPE_CHECKING
 
-from medlens.items import decode_image
+from medlens.core.items import decode_image
 
 if TYPE_CHECKING:
     from PIL import Image

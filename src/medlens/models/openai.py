@@ -25,7 +25,8 @@ from typing import Any
 
 import httpx
 
-from medlens.errors import ItemError, MedlensError, SpecError
+from medlens.core.errors import ItemError, MedlensError, SpecError
+from medlens.core.specs import NUMBER_KINDS, Spec, check_options
 from medlens.models.base import (
     ErrorType,
     ImagePart,
@@ -38,7 +39,6 @@ from medlens.models.base import (
 )
 from medlens.models.connection_pool import ShardedClient
 from medlens.models.images import is_passthrough_png, png_data_url
-from medlens.specs import NUMBER_KINDS, Spec, check_options
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from medlens.items import Item
+from medlens.core.items import Item
 
 _SKIP = re.compile(r"^[\s\W_]*$")
 

@@ -14,12 +14,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from medlens.errors import InputError, MedlensError, SpecError
+from medlens.core.errors import InputError, MedlensError, SpecError
+from medlens.core.specs import Spec, check_options
 from medlens.models.base import ModelContext, ModelError, Request, Response
-from medlens.specs import Spec, check_options
 
 if TYPE_CHECKING:
-    from medlens.items import Item
+    from medlens.core.items import Item
 
 TABLE_SUFFIXES = (".tsv", ".csv", ".xlsx")
 _FLOAT_INDEX = re.compile(r"^(-?\d+)\.0+$")
@@ -126,7 +126,7 @@ def load_predictions(source: Path) -> dict[str, str]:
 def check_same_questions(run_dir: Path, items: Sequence[Item]) -> None:
     """Refuse a run of another benchmark: matching by id alone would pair unrelated questions
     (VQA-RAD's qids and GMAI's indices overlap). Empty questions (options-only probe) pass."""
-    from medlens.store import RunStore
+    from medlens.runs.store import RunStore
 
     store = RunStore.open(run_dir)
     theirs = {item.id: item.question for item in store.items()}
@@ -143,7 +143,7 @@ def check_same_questions(run_dir: Path, items: Sequence[Item]) -> None:
 
 
 def _run_predictions(source: Path) -> dict[str, str]:
-    from medlens.store import RunStore
+    from medlens.runs.store import RunStore
 
     try:
         store = RunStore.open(source)

@@ -12,11 +12,11 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from medlens.errors import SpecError
+from medlens.core.errors import SpecError
+from medlens.core.specs import NUMBER_KINDS, Spec, check_options
 from medlens.models.base import ImagePart, Message, ModelContext, Request, Response
 from medlens.models.batching import BatchedModel, answer_prepared, chat_turns, token_usage
 from medlens.models.images import png_data_url
-from medlens.specs import NUMBER_KINDS, Spec, check_options
 
 INT_OPTIONS = {
     "max_tokens": 64,

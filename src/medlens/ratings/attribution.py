@@ -12,8 +12,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from medlens.errors import MedlensError
-from medlens.items import Item
+from medlens.core.errors import MedlensError
+from medlens.core.items import Item
 from medlens.ratings.export import _save, instructions
 from medlens.ratings.protocols import Axis, Option, RatingProtocol
 from medlens.ratings.sheets import RATER_COLUMNS, Sheet, check_output
@@ -26,7 +26,7 @@ from medlens.ratings.study import (
     question_text,
     study_id,
 )
-from medlens.store import RunStore
+from medlens.runs.store import RunStore
 
 DEFAULT_CATEGORIES = ("recognition", "reasoning", "knowledge", "misunderstanding", "format")
 DEFINITIONS = {

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from medlens.errors import MedlensError
+from medlens.core.errors import MedlensError
 from medlens.ratings.protocols import RatingProtocol, get_protocol
 from medlens.ratings.sheets import RATER_COLUMNS, Sheet, check_output, sheet_bytes
 from medlens.ratings.study import (
@@ -20,7 +20,7 @@ from medlens.ratings.study import (
     seeded_sample,
     study_id,
 )
-from medlens.store import RunStore
+from medlens.runs.store import RunStore
 
 ITEM_COLUMNS = ("study", "id", "question", "reference", "answer", "images")
 RATER_HELP = (

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from medlens.agreement import PairedRatings, paired_summary, rater_agreement
-from medlens.errors import InputError, MedlensError
+from medlens.core.errors import InputError, MedlensError
 from medlens.ratings.judged import judged_item_scores, judged_values, weighted_scores
 from medlens.ratings.protocols import EQUIVALENCE
 from medlens.ratings.sheets import FilledSheet, read_sheet
 from medlens.ratings.winratio import win_ratios
-from medlens.store import RunStore
+from medlens.runs.store import RunStore
+from medlens.stats.agreement import PairedRatings, paired_summary, rater_agreement
 
 RUBRIC_TOP = 10.0
 

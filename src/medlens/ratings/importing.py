@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from medlens.errors import InputError, MedlensError
+from medlens.core.errors import InputError, MedlensError
 from medlens.ratings.sheets import FilledSheet, read_sheet
 from medlens.ratings.study import Study, load_study
-from medlens.store import RunStore, canonical_json
+from medlens.runs.store import RunStore, canonical_json
 
 RatingLine = dict[str, Any]
 
@@ -75,7 +75,7 @@ def keep_sheet(run_dir: Path, study: Study, file: Path) -> Path:
 @contextlib.contextmanager
 def ratings_lock(run_dir: Path) -> Iterator[None]:
     """The run directory's write lock while ratings are stored (one writer per run)."""
-    from medlens.runlock import hold_run_lock
+    from medlens.runs.lock import hold_run_lock
 
     with hold_run_lock(Path(run_dir), "medlens ratings import"):
         yield

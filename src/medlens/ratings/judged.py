@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from medlens.errors import InputError, MedlensError
+from medlens.core.errors import InputError, MedlensError
 
 RUBRIC_DIMENSIONS = ("consistency", "coherence", "visual_accuracy", "ground_truth_correctness")
 Values = dict[str, dict[str, float]]

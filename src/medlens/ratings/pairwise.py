@@ -9,8 +9,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from medlens.errors import MedlensError
-from medlens.items import Item
+from medlens.core.errors import MedlensError
+from medlens.core.items import Item
 from medlens.ratings.export import _save, instructions
 from medlens.ratings.protocols import Axis, Option, RatingProtocol
 from medlens.ratings.sheets import RATER_COLUMNS, Sheet, check_output
@@ -24,7 +24,7 @@ from medlens.ratings.study import (
     seeded_sample,
     study_id,
 )
-from medlens.store import Record, RunStore
+from medlens.runs.store import Record, RunStore
 
 PAIRWISE = RatingProtocol(
     name="pairwise",

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from medlens.agreement import KappaWeights, Level
-from medlens.errors import SpecError
+from medlens.core.errors import SpecError
+from medlens.stats.agreement import KappaWeights, Level
 
 
 @dataclass(frozen=True)
@@ -256,7 +256,7 @@ def _read_rubric(path: Path) -> dict[str, Any]:
         if path.suffix.lower() == ".json":
             data = json.loads(text)
         else:
-            from medlens.tomlfile import tomllib
+            from medlens.core.tomlfile import tomllib
 
             data = tomllib.loads(text)
     except ValueError as exc:

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from medlens.errors import InputError, MedlensError
-from medlens.store import write_atomic
+from medlens.core.errors import InputError, MedlensError
+from medlens.runs.store import write_atomic
 
 RATINGS_SHEET = "ratings"
 INSTRUCTIONS_SHEET = "instructions"

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from medlens.errors import InputError, MedlensError
-from medlens.items import Item
+from medlens.core.errors import InputError, MedlensError
+from medlens.core.items import Item
 from medlens.ratings.protocols import RatingProtocol
 from medlens.ratings.sheets import write_json_atomic
-from medlens.store import RunStore, canonical_json
+from medlens.runs.store import RunStore, canonical_json
 
 StudyKind = Literal["rating", "pairwise", "errors"]
 

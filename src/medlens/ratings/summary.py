@@ -12,12 +12,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from medlens.agreement import rater_agreement
-from medlens.items import Item
+from medlens.core.items import Item
 from medlens.ratings.importing import latest_ratings, read_ratings, studies_of
 from medlens.ratings.protocols import Axis
 from medlens.ratings.study import Study
-from medlens.store import RunStore
+from medlens.runs.store import RunStore
+from medlens.stats.agreement import rater_agreement
 
 MAX_SLICE_VALUES = 30
 PREFERENCE_LABELS = ("A better", "equal", "B better")

@@ -6,8 +6,8 @@ import importlib
 from pathlib import Path
 from typing import Any
 
-from medlens.errors import SpecError
-from medlens.store import RunStore
+from medlens.core.errors import SpecError
+from medlens.runs.store import RunStore
 
 FORMATS: dict[str, str] = {
     "text": "medlens.report.text:render_text",
@@ -23,7 +23,7 @@ def load_results(run_dir: Path | str) -> dict[str, Any]:
 
     Reading never modifies the run: results.json is written only by `run` (under its lock).
     """
-    from medlens.results import build_results
+    from medlens.analysis.results import build_results
 
     return build_results(RunStore.open(Path(run_dir)))
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from medlens.cards import USAGE_STATEMENT, run_card
+from medlens.sources.cards import USAGE_STATEMENT, run_card
 
 UNPARSED_RULE = (
     "unparsed, refused and empty answers count as wrong (their rates are reported separately); "
@@ -45,8 +45,8 @@ class ProtocolCard:
 
 def protocol_card(run_dir: Path) -> ProtocolCard:
     """Read run.json, items.jsonl, records and judges of `run_dir` into a card."""
-    from medlens.provenance import summary_lines
-    from medlens.store import RunStore
+    from medlens.runs.provenance import summary_lines
+    from medlens.runs.store import RunStore
 
     store = RunStore.open(run_dir)
     run, spec = store.run, store.run["spec"]
@@ -92,7 +92,7 @@ def _rows(run: dict[str, Any], run_dir: Path, n_records: int) -> tuple[tuple[str
 def _recipe(spec: dict[str, Any]) -> str:
     """The subset or sampling recipe: a frozen subset's or a run's own selection (with the
     source's size), else whatever loader options the benchmark spec carries."""
-    from medlens.selection import provenance_rows
+    from medlens.execution.selection import provenance_rows
 
     recorded = provenance_rows(spec)
     if recorded:
@@ -157,8 +157,8 @@ def official_status(
 def _templates(items: list[Any], spec: dict[str, Any]) -> list[tuple[str, str]]:
     """The literal prompt of each item kind, with the item's own text replaced by placeholders
     (under chain-of-thought with its reasoning request; exemplar turns are listed above)."""
-    from medlens.execute import RunSettings, prompt_text
-    from medlens.strategies import parse_strategy
+    from medlens.execution.execute import RunSettings, prompt_text
+    from medlens.execution.strategies import parse_strategy
 
     strategy = parse_strategy(str((spec.get("strategy") or {}).get("name", "zero-shot")))
     settings = RunSettings(prompt=str(spec.get("prompt", "medlens")), strategy=strategy)

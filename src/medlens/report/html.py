@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from medlens.analysis.slices import DEFAULT_MIN_N, MIN_IMAGES, Cell
 from medlens.report.html_assets import SCRIPT, STYLE
 from medlens.report.judges import html_section as judges_html
 from medlens.report.protocol_lines import protocol_lines, single_multi_line
@@ -31,7 +32,6 @@ from medlens.report.sections import (
     percent_ci,
     secondary_text,
 )
-from medlens.slices import DEFAULT_MIN_N, MIN_IMAGES, Cell
 
 MAX_OUTPUT_CHARS = 4000
 """Longer model outputs are cut in the item browser (the run directory keeps them whole)."""
@@ -365,7 +365,7 @@ def items_payload(run_dir: Path, axes: Sequence[str] | None = None) -> dict[str,
     `axes` get a filter each (default: the GMAI axes the items have).
     """
     from medlens.report.sections import PRIMARY_AXES
-    from medlens.store import RunStore
+    from medlens.runs.store import RunStore
 
     store = RunStore.open(run_dir)
     records = store.records()

@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from medlens.analysis.slices import DEFAULT_MIN_N, MIN_IMAGES, Cell
 from medlens.report.judges import markdown_section as judges_markdown
 from medlens.report.protocol_lines import protocol_lines, single_multi_line
 from medlens.report.sections import (
@@ -18,7 +19,6 @@ from medlens.report.sections import (
     percent_ci,
     secondary_text,
 )
-from medlens.slices import DEFAULT_MIN_N, MIN_IMAGES, Cell
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#!~])")
 

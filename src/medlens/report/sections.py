@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from medlens.selection import provenance_rows
-from medlens.slices import DEFAULT_MIN_N, MAX_AXES, Cell, is_small
+from medlens.analysis.slices import DEFAULT_MIN_N, MAX_AXES, Cell, is_small
+from medlens.execution.selection import provenance_rows
 
 PRIMARY_AXES = ("granularity", "department", "task", "modality")
 """The GMAI-MMBench lexical-tree axes, in the order the report shows them."""
@@ -182,7 +182,7 @@ def _cube_views(
     run_dir: Path, axes: list[str]
 ) -> tuple[list[Cell], tuple[list[str], list[str], dict[tuple[str, str], Cell]] | None]:
     """Worst cells of the cube over the primary axes, and the department × granularity grid."""
-    from medlens.slices import cross_table, cube, load_slice_table, worst_cells
+    from medlens.analysis.slices import cross_table, cube, load_slice_table, worst_cells
 
     if not axes:
         return [], None
@@ -317,7 +317,7 @@ def _dynamic_limitations(results: dict[str, Any], axes: dict[str, list[AxisRow]]
         )
     if counts["pending"]:
         notes.append(f"{counts['pending']} items have not been run yet.")
-    from medlens.run_health import health_lines
+    from medlens.runs.health import health_lines
 
     notes.extend(f"{line}." for line in health_lines(results.get("health")))
     return notes

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from medlens.report import load_results
 from medlens.report.protocol_lines import protocol_lines, single_multi_line
-from medlens.run_health import health_lines
+from medlens.runs.health import health_lines
 
 SMALL_N = 50
 VLMEVAL_COLUMN_NOTE = (
@@ -54,8 +54,8 @@ def render_text(run_dir: Path, width: int = 110) -> str:
 
 def summary_blocks(results: dict[str, Any], run_dir: Path | None = None) -> list[Any]:
     """The pieces of the text report, in order (`run_dir` as the user should type it)."""
+    from medlens.execution.selection import provenance_rows
     from medlens.report.sections import EXPORT_HINT
-    from medlens.selection import provenance_rows
 
     spec = results["spec"]
     bench = spec["benchmark"]
@@ -170,7 +170,7 @@ def overall_table(results: dict[str, Any]) -> Table:
 
 
 def axis_table(axis: str, cells: dict[str, dict[str, Any]]) -> Table:
-    from medlens.slices import MIN_IMAGES
+    from medlens.analysis.slices import MIN_IMAGES
 
     title = f"by {axis} (* n < {SMALL_N} or images < {MIN_IMAGES})"
     table = Table(title=title, title_justify="left")

@@ -122,7 +122,7 @@ def sheet_name(wanted: str, used: set[str]) -> str:
 
 
 def item_rows(run_dir: Path) -> list[Sequence[Any]]:
-    from medlens.store import RunStore
+    from medlens.runs.store import RunStore
 
     store = RunStore.open(run_dir)
     records = store.records()

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from medlens.items import Benchmark
-from medlens.registry import Registry
-from medlens.specs import parse_spec
+from medlens.core.items import Benchmark
+from medlens.core.registry import Registry
+from medlens.core.specs import parse_spec
 
 SOURCES: Registry = Registry("benchmark")
 SOURCES.add(
     "demo",
-    "medlens.sources.demo:load_demo",
+    "medlens.builder.demo_source:load_demo",
     "demo",
     "embedded demo built from medical images shipped in pydicom and scikit-image",
 )

@@ -17,10 +17,10 @@ import csv
 from collections.abc import Iterator
 from pathlib import Path
 
-from medlens.errors import InputError
-from medlens.items import Benchmark, Item
+from medlens.core.errors import InputError
+from medlens.core.items import Benchmark, Item
+from medlens.core.specs import Spec
 from medlens.sources import native
-from medlens.specs import Spec
 
 SPLITS = ("test",)
 RELEASE_FILES = ("all.csv", "multimedqa140_subset.csv", "healthsearchqa.csv")

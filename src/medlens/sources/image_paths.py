@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from medlens.errors import InputError
+from medlens.core.errors import InputError
 
 
 def resolve_inside(root: Path | str, relative: str, source: object, where: str | None) -> Path:

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from medlens.errors import InputError
-from medlens.items import Benchmark, Item
+from medlens.core.errors import InputError
+from medlens.core.items import Benchmark, Item
+from medlens.core.specs import Spec
 from medlens.sources import native
 from medlens.sources.image_paths import resolve_inside
-from medlens.specs import Spec
 
 IMAGE_SUFFIXES = (
     ".png",
@@ -79,7 +79,7 @@ def _item(
     )
 
 
-# Licence, access and citation of this source (read by medlens.cards; see docs/design.md).
+# Licence, access and citation of this source (read by medlens.sources.cards; see docs/design.md).
 CARD = {
     "licence": "user data: the licence of the files you supply applies; medlens adds none",
     "access": "mixed",

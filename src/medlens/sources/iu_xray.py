@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from medlens.errors import InputError
-from medlens.items import Benchmark, ImageRef, Item
+from medlens.core.errors import InputError
+from medlens.core.items import Benchmark, ImageRef, Item
+from medlens.core.specs import Spec
 from medlens.sources import native
 from medlens.sources.release_csv import find_table, read_release_table
-from medlens.specs import Spec
 
 CARD = {
     "licence": "CC BY-NC-ND 4.0 (Open-i)",

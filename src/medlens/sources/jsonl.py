@@ -14,10 +14,10 @@ import os
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from medlens.errors import InputError
-from medlens.items import KINDS, Benchmark, Item
+from medlens.core.errors import InputError
+from medlens.core.items import KINDS, Benchmark, Item
+from medlens.core.specs import Spec, check_options
 from medlens.sources.image_paths import resolve_inside
-from medlens.specs import Spec, check_options
 
 _PATH_SOURCES = ("file", "dicom", "tsv")
 
@@ -159,7 +159,7 @@ def _image(path: str, number: int, position: int, entry: Any, root: str) -> dict
     return {**entry, "path": str(resolved), "name": entry.get("name") or relative}
 
 
-# Licence, access and citation of this source (read by medlens.cards; see docs/design.md).
+# Licence, access and citation of this source (read by medlens.sources.cards; see docs/design.md).
 CARD = {
     "licence": "user data: the licence of the files you supply applies; medlens adds none",
     "access": "mixed",

@@ -20,10 +20,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from medlens.errors import InputError
-from medlens.items import Benchmark, ImageRef, Item
+from medlens.core.errors import InputError
+from medlens.core.items import Benchmark, ImageRef, Item
+from medlens.core.specs import Spec
 from medlens.sources import native
-from medlens.specs import Spec
 
 SPLITS = ("test",)
 DIMENSIONS = ("SOD", "FDD", "SU", "TP", "CR", "LTG", "MSI")
@@ -109,7 +109,7 @@ def _images(record: native.Record, path: Path, where: str) -> tuple[ImageRef, ..
     )
 
 
-# Licence, access and citation of this source (read by medlens.cards; see docs/design.md).
+# Licence, access and citation of this source (read by medlens.sources.cards; see docs/design.md).
 CARD = {
     "licence": "not stated in any source medlens could cite (the arXiv paper is CC BY 4.0; the data's terms are on the project page)",
     "access": "open",

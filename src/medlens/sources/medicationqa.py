@@ -16,10 +16,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from medlens.errors import InputError
-from medlens.items import Benchmark, Item
+from medlens.core.errors import InputError
+from medlens.core.items import Benchmark, Item
+from medlens.core.specs import Spec
 from medlens.sources import native
-from medlens.specs import Spec
 
 SPLITS = ("test",)
 RELEASE_FILE = "MedInfo2019-QA-Medications.xlsx"

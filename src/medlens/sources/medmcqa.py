@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from medlens.errors import InputError
-from medlens.items import Benchmark, Item
+from medlens.core.errors import InputError
+from medlens.core.items import Benchmark, Item
+from medlens.core.specs import Spec
 from medlens.sources import native
-from medlens.specs import Spec
 
 SPLITS = ("dev",)
 OPTION_KEYS = ("opa", "opb", "opc", "opd")
@@ -43,7 +43,7 @@ def _resolve(spec: Spec) -> Path:
 
 def exemplar_spec(spec: Spec) -> str:
     """Few-shot exemplars: the release's train file beside the dev file."""
-    from medlens.exemplars import train_file_beside
+    from medlens.execution.exemplars import train_file_beside
 
     return train_file_beside(spec, str(_resolve(spec)), "MedMCQA")
 
@@ -70,7 +70,7 @@ def _item(record: native.Record, path: Path, where: str, base: int) -> Item:
     )
 
 
-# Licence, access and citation of this source (read by medlens.cards; see docs/design.md).
+# Licence, access and citation of this source (read by medlens.sources.cards; see docs/design.md).
 CARD = {
     "licence": "MIT (medmcqa/medmcqa)",
     "access": "open",

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from medlens.errors import InputError
-from medlens.items import Benchmark, Item
+from medlens.core.errors import InputError
+from medlens.core.items import Benchmark, Item
+from medlens.core.specs import Spec
 from medlens.sources import native
-from medlens.specs import Spec
 
 SPLITS = ("test",)
 KNOWN_FILES = (
@@ -41,7 +41,7 @@ def _resolve(spec: Spec) -> Path:
 
 def exemplar_spec(spec: Spec) -> str:
     """Few-shot exemplars: the release's train file beside the test file."""
-    from medlens.exemplars import train_file_beside
+    from medlens.execution.exemplars import train_file_beside
 
     return train_file_beside(spec, str(_resolve(spec)), "MedQA")
 
@@ -75,7 +75,7 @@ def _item(record: native.Record, path: Path, where: str) -> Item:
     )
 
 
-# Licence, access and citation of this source (read by medlens.cards; see docs/design.md).
+# Licence, access and citation of this source (read by medlens.sources.cards; see docs/design.md).
 CARD = {
     "licence": "MIT (jind11/MedQA)",
     "access": "open",

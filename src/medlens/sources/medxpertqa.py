@@ -12,10 +12,10 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from medlens.errors import InputError
-from medlens.items import Benchmark, ImageRef, Item
+from medlens.core.errors import InputError
+from medlens.core.items import Benchmark, ImageRef, Item
+from medlens.core.specs import Spec
 from medlens.sources import native
-from medlens.specs import Spec
 
 SPLITS = ("dev", "test")
 CONFIGS = {"mm": "MM", "text": "Text"}
@@ -76,7 +76,7 @@ def _item(
     )
 
 
-# Licence, access and citation of this source (read by medlens.cards; see docs/design.md).
+# Licence, access and citation of this source (read by medlens.sources.cards; see docs/design.md).
 CARD = {
     "licence": "MIT (TsinghuaC3I/MedXpertQA)",
     "access": "open",

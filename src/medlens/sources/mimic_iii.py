@@ -15,10 +15,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from medlens.items import Benchmark, Item
+from medlens.core.items import Benchmark, Item
+from medlens.core.specs import Spec
 from medlens.sources import native
 from medlens.sources.release_csv import find_table, read_release_table
-from medlens.specs import Spec
 
 CARD = {
     "licence": "PhysioNet Credentialed Health Data License 1.5.0",

@@ -34,10 +34,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from medlens.errors import InputError
-from medlens.items import Benchmark, Box, Item
+from medlens.core.errors import InputError
+from medlens.core.items import Benchmark, Box, Item
+from medlens.core.specs import Spec
 from medlens.sources import native
-from medlens.specs import Spec
 
 SPLITS = ("test",)
 TEMPLATES = ("none", "modality", "full", "all")
@@ -183,7 +183,7 @@ def parse_boxes(text: str, path: Path, where: str) -> tuple[Box, ...]:
     return tuple(boxes)
 
 
-# Licence, access and citation of this source (read by medlens.cards; see docs/design.md).
+# Licence, access and citation of this source (read by medlens.sources.cards; see docs/design.md).
 CARD = {
     "licence": "not stated in any source medlens could cite; assume the licences of its 410 source datasets",
     "access": "mixed",

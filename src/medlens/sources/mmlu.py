@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from medlens.errors import InputError, SpecError
-from medlens.items import Benchmark, Item
+from medlens.core.errors import InputError, SpecError
+from medlens.core.items import Benchmark, Item
+from medlens.core.specs import Spec
 from medlens.sources import native
-from medlens.specs import Spec
 
 SPLITS = ("dev", "test")
 EXEMPLAR_SPLIT = "dev"
@@ -76,7 +76,7 @@ def _item(row: list[str], path: Path, where: str, subject: str, split: str, numb
     )
 
 
-# Licence, access and citation of this source (read by medlens.cards; see docs/design.md).
+# Licence, access and citation of this source (read by medlens.sources.cards; see docs/design.md).
 CARD = {
     "licence": "MIT (hendrycks/test)",
     "access": "open",

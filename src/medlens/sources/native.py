@@ -1,7 +1,7 @@
 """What the native loaders share: JSON/JSONL/CSV readers with locations, answer forms, images.
 
 Every reader yields ``(where, record)`` pairs, where ``where`` is the human location of the
-record ("line 12", "record 3", "row 7") used in :class:`~medlens.errors.InputError` messages.
+record ("line 12", "record 3", "row 7") used in :class:`~medlens.core.errors.InputError` messages.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from medlens.errors import InputError, SpecError
-from medlens.items import Benchmark, ImageRef, Item
-from medlens.specs import Spec, check_options
+from medlens.core.errors import InputError, SpecError
+from medlens.core.items import Benchmark, ImageRef, Item
+from medlens.core.specs import Spec, check_options
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 

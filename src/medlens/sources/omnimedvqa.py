@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from medlens.errors import InputError
-from medlens.items import Benchmark, Item
+from medlens.core.errors import InputError
+from medlens.core.items import Benchmark, Item
+from medlens.core.specs import Spec
 from medlens.sources import native
-from medlens.specs import Spec
 
 SPLITS = ("test",)
 ACCESS_FOLDERS = {
@@ -81,7 +81,7 @@ def _item(record: native.Record, path: Path, where: str, root: Path, access: str
     )
 
 
-# Licence, access and citation of this source (read by medlens.cards; see docs/design.md).
+# Licence, access and citation of this source (read by medlens.sources.cards; see docs/design.md).
 CARD = {
     "licence": "per source dataset: open-access part redistributed by the authors, restricted-access part needs each original dataset's own licence",
     "access": "mixed",

@@ -3,7 +3,7 @@
 ``test_aligned_subset.json`` is the index of test rows whose image is correctly aligned (see the
 data's SOURCE.md); ``?file=test.json`` reads a plain PathVQA export instead. 85 images are CMYK
 JPEGs and 2 greyscale: every item carries ``meta["convert_rgb"] = "1"`` so the request builder
-converts them with :func:`medlens.items.rgb_image_bytes`, which re-encodes losslessly (PNG) and only when the
+converts them with :func:`medlens.core.items.rgb_image_bytes`, which re-encodes losslessly (PNG) and only when the
 image is not RGB already.
 """
 
@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from medlens.items import Benchmark, Item
+from medlens.core.items import Benchmark, Item
+from medlens.core.specs import Spec
 from medlens.sources import native
-from medlens.specs import Spec
 
 SPLITS = ("test",)
 DEFAULT_FILE = "test_aligned_subset.json"
@@ -48,7 +48,7 @@ def _item(record: native.Record, path: Path, where: str, root: Path, index: int)
     )
 
 
-# Licence, access and citation of this source (read by medlens.cards; see docs/design.md).
+# Licence, access and citation of this source (read by medlens.sources.cards; see docs/design.md).
 CARD = {
     "licence": "MIT (UCSD-AI4H/PathVQA); image copyrights stay with the source textbooks' publishers and the PEIR library: research use",
     "access": "open",

@@ -12,10 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from medlens.errors import InputError
-from medlens.items import Benchmark, Item
+from medlens.core.errors import InputError
+from medlens.core.items import Benchmark, Item
+from medlens.core.specs import Spec
 from medlens.sources import native
-from medlens.specs import Spec
 
 SPLITS = ("train", "test")
 EXEMPLAR_SPLIT = "train"
@@ -111,7 +111,7 @@ def _abstract(paragraphs: list[Any], labels: Any) -> str:
     return "\n".join(lines)
 
 
-# Licence, access and citation of this source (read by medlens.cards; see docs/design.md).
+# Licence, access and citation of this source (read by medlens.sources.cards; see docs/design.md).
 CARD = {
     "licence": "MIT (pubmedqa/pubmedqa); abstracts from PubMed",
     "access": "open",

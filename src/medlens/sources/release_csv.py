@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from medlens.errors import InputError
+from medlens.core.errors import InputError
 from medlens.sources import native
 
 _KEY = re.compile(r"[\s_\-]+")

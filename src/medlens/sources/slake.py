@@ -12,10 +12,10 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from medlens.errors import InputError
-from medlens.items import Benchmark, Item
+from medlens.core.errors import InputError
+from medlens.core.items import Benchmark, Item
+from medlens.core.specs import Spec
 from medlens.sources import native
-from medlens.specs import Spec
 
 SPLITS = ("train", "validate", "test")
 EXEMPLAR_SPLIT = "train"
@@ -80,7 +80,7 @@ def organ_boxes(image_folder: Path) -> dict[str, list[float]]:
     return boxes
 
 
-# Licence, access and citation of this source (read by medlens.cards; see docs/design.md).
+# Licence, access and citation of this source (read by medlens.sources.cards; see docs/design.md).
 CARD = {
     "licence": "CC BY 4.0 (authors' dataset card BoKelvin/SLAKE)",
     "access": "open",

@@ -23,7 +23,7 @@ import mmap
 import os
 from typing import Literal, NamedTuple
 
-from medlens.errors import InputError
+from medlens.core.errors import InputError
 
 TAB, NEWLINE, QUOTE, CR = b"\t", b"\n", b'"', b"\r"
 TAB_QUOTE = TAB + QUOTE

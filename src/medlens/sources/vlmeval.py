@@ -27,10 +27,10 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from medlens.errors import InputError
-from medlens.items import GRANULARITIES, Benchmark, ImageRef, Item, ItemKind
+from medlens.core.errors import InputError
+from medlens.core.items import GRANULARITIES, Benchmark, ImageRef, Item, ItemKind
+from medlens.core.specs import Spec, check_options
 from medlens.sources.tsv_scan import Row, TsvScanner
-from medlens.specs import Spec, check_options
 
 REFERENCE_MAX_CHARS = 64
 """VLMEvalKit: an image cell this short is another row's index, not an image."""
@@ -375,7 +375,7 @@ def _decode(path: str, where: str, field: str, value: bytes, offset: int) -> str
         raise InputError(path, f"{where}, field {field!r}", problem) from None
 
 
-# Licence, access and citation of this source (read by medlens.cards; see docs/design.md).
+# Licence, access and citation of this source (read by medlens.sources.cards; see docs/design.md).
 CARD = {
     "licence": "user data: the licence of the files you supply applies; medlens adds none",
     "access": "mixed",

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from medlens.items import Benchmark, Item
+from medlens.core.items import Benchmark, Item
+from medlens.core.specs import Spec
 from medlens.sources import native
-from medlens.specs import Spec
 
 SPLITS = ("train", "test")
 EXEMPLAR_SPLIT = "train"
@@ -57,7 +57,7 @@ def _item(record: native.Record, path: Path, where: str, images: Path, split: st
     )
 
 
-# Licence, access and citation of this source (read by medlens.cards; see docs/design.md).
+# Licence, access and citation of this source (read by medlens.sources.cards; see docs/design.md).
 CARD = {
     "licence": "CC0 1.0 (OSF release; images from MedPix, NLM)",
     "access": "open",

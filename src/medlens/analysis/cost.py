@@ -1,0 +1,268 @@
+"""Token counts and cost of a run (model and judges separately), and its projection to N items.
+
+Prices are USD per million tokens, given as ``input=2.5,output=10``. Billed tokens are those of
+records that did not come from the response cache; the projection uses every record that
+reports usage (cached ones too: a fresh run of new items would pay for them), so the projected
+cost of N items is N × the mean per-item cost, with a Student-t 95% interval of that mean.
+Judge costs are averaged over every item of the run (an item no judge called costs 0).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from medlens.core.errors import SpecError
+
+PRICE_KEYS = ("input", "output")
+INPUT_KEYS = ("prompt_tokens", "input_tokens")
+OUTPUT_KEYS = ("completion_tokens", "output_tokens")
+
+
+@dataclass(frozen=True)
+class Price:
+    input: float
+    """USD per 1M input (prompt) tokens."""
+    output: float
+    """USD per 1M output (completion) tokens."""
+
+    def of(self, input_tokens: float, output_tokens: float) -> float:
+        return (input_tokens * self.input + output_tokens * self.output) / 1_000_000
+
+
+def parse_price(text: str) -> Price:
+    """``input=USD_PER_1M,output=USD_PER_1M`` → Price; anything else is a one-line SpecError."""
+    values: dict[str, float] = {}
+    for part in text.split(","):
+        key, sep, raw = part.partition("=")
+        key = key.strip()
+        if not sep or key not in PRICE_KEYS:
+            raise SpecError(
+                f"--price {text!r}: expected input=USD_PER_1M,output=USD_PER_1M (got {part!r})"
+            )
+        try:
+            value = float(raw)
+        except ValueError:
+            value = -1.0
+        if not math.isfinite(value) or value < 0:
+            raise SpecError(f"--price {text!r}: {key}={raw!r} is not a non-negative number")
+        values[key] = value
+    missing = [key for key in PRICE_KEYS if key not in values]
+    if missing:
+        raise SpecError(f"--price {text!r}: missing {', '.join(missing)}=USD_PER_1M")
+    return Price(values["input"], values["output"])
+
+
+def usage_tokens(usage: Mapping[str, Any] | None) -> tuple[int, int]:
+    """(input, output) tokens of one usage mapping (OpenAI or Anthropic-style names)."""
+    usage = usage or {}
+
+    def first(keys: Sequence[str]) -> int:
+        for key in keys:
+            if isinstance(usage.get(key), (int, float)):
+                return int(usage[key])
+        return 0
+
+    return first(INPUT_KEYS), first(OUTPUT_KEYS)
+
+
+@dataclass
+class TokenCount:
+    lines: int = 0
+    with_usage: int = 0
+    input: int = 0
+    output: int = 0
+    cached_input: int = 0
+    cached_output: int = 0
+
+    def add(self, usage: Mapping[str, Any] | None, cached: bool) -> None:
+        self.lines += 1
+        tokens_in, tokens_out = usage_tokens(usage)
+        if tokens_in or tokens_out:
+            self.with_usage += 1
+        if cached:
+            self.cached_input += tokens_in
+            self.cached_output += tokens_out
+        else:
+            self.input += tokens_in
+            self.output += tokens_out
+
+    def to_json(self, price: Price) -> dict[str, Any]:
+        return {
+            "lines": self.lines,
+            "with_usage": self.with_usage,
+            "input": self.input,
+            "output": self.output,
+            "total": self.input + self.output,
+            "cached": {"input": self.cached_input, "output": self.cached_output},
+            "cost": price.of(self.input, self.output),
+        }
+
+
+def judgement_lines(run_dir: Path) -> dict[str, list[dict[str, Any]]]:
+    """Lines of every ``judges/<name>/judgements.jsonl`` (torn or non-object lines skipped)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for path in sorted(Path(run_dir).glob("judges/*/judgements.jsonl")):
+        lines = []
+        for raw in path.read_text(encoding="utf-8").splitlines():
+            try:
+                line = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(line, dict):
+                lines.append(line)
+        out[path.parent.name] = lines
+    return out
+
+
+def mean_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float, float]:
+    """Mean and Student-t interval of the mean (the point itself when n < 2 or no spread)."""
+    import numpy as np
+    from scipy import stats
+
+    data = np.asarray(values, dtype=float)
+    mean = float(data.mean())
+    if data.size < 2 or float(data.std(ddof=1)) == 0.0:
+        return mean, mean, mean
+    half = float(stats.t.ppf(0.5 + confidence / 2, data.size - 1)) * float(
+        data.std(ddof=1) / math.sqrt(data.size)
+    )
+    return mean, mean - half, mean + half
+
+
+def _projection(per_item: Sequence[float], n: int) -> dict[str, Any] | None:
+    if not per_item:
+        return None
+    mean, lo, hi = mean_interval(per_item)
+    return {
+        "per_item": mean,
+        "cost": mean * n,
+        "ci": [max(0.0, lo * n), hi * n],
+        "sample": len(per_item),
+    }
+
+
+def _model_tokens(
+    records: Mapping[str, Mapping[str, Any]], price: Price
+) -> tuple[TokenCount, dict[str, float]]:
+    """Token counts of the records, and the cost of each record that reports usage."""
+    count = TokenCount()
+    per_item: dict[str, float] = {}
+    for rid, record in records.items():
+        count.add(record.get("usage"), bool(record.get("cached")))
+        tokens_in, tokens_out = usage_tokens(record.get("usage"))
+        if tokens_in or tokens_out:
+            per_item[rid] = price.of(tokens_in, tokens_out)
+    return count, per_item
+
+
+def _judge_tokens(run_dir: Path, price: Price) -> tuple[dict[str, TokenCount], dict[str, float]]:
+    """Token counts per judge, and the judge cost of each judged item (all judges, repeats)."""
+    judges: dict[str, TokenCount] = {}
+    per_item: dict[str, float] = {}
+    for name, lines in judgement_lines(run_dir).items():
+        count = judges.setdefault(name, TokenCount())
+        for line in lines:
+            count.add(line.get("usage"), bool(line.get("cached")))
+            item = str(line.get("id"))
+            per_item[item] = per_item.get(item, 0.0) + price.of(*usage_tokens(line.get("usage")))
+    return judges, per_item
+
+
+def run_cost(run_dir: Path | str, price: Price, scale_to: int | None = None) -> dict[str, Any]:
+    """Tokens, billed cost and the projected cost of `scale_to` items (default: the benchmark)."""
+    from medlens.runs.store import RunStore
+
+    store = RunStore.open(run_dir)
+    model, per_item = _model_tokens(store.records(), price)
+    judges, judge_per_item = _judge_tokens(store.path, price)
+    n = scale_to if scale_to is not None else int(store.run["spec"]["benchmark"]["n_items"])
+    model_json = model.to_json(price)
+    judges_json = {name: count.to_json(price) for name, count in judges.items()}
+    judge_cost = sum(j["cost"] for j in judges_json.values())
+    # items a judge skipped (settled by rules, or out of its scope) cost it nothing
+    ids = sorted(set(per_item) | set(judge_per_item))
+    judge_costs = [judge_per_item.get(i, 0.0) for i in ids]
+    totals = [per_item.get(i, 0.0) + cost for i, cost in zip(ids, judge_costs, strict=True)]
+    return {
+        "run": store.path.name,
+        "price": {"input": price.input, "output": price.output, "unit": "USD per 1M tokens"},
+        "tokens": {"model": model_json, "judges": judges_json},
+        "cost": model_json["cost"] + judge_cost,
+        "cost_by": {"model": model_json["cost"], "judges": judge_cost},
+        "projected": {
+            "items": n,
+            "model": _projection(list(per_item.values()), n),
+            "judges": _projection(judge_costs, n) if judge_per_item else None,
+            "total": _projection(totals, n),
+            "method": "N × mean per-item cost; Student-t 95% interval of the mean",
+        },
+    }
+
+
+def estimate_prompt_cost(
+    prompts: Iterable[str],
+    price: Price,
+    *,
+    output_tokens_per_item: float,
+    chars_per_token: float = 4.0,
+    tokens_per_image: float = 0.0,
+    images_per_prompt: Sequence[int] | None = None,
+) -> dict[str, Any]:
+    """Cost estimate before any call (``run --dry-run --price``): prompt characters ÷
+    `chars_per_token` (+ `tokens_per_image` per image) as input, `output_tokens_per_item` as
+    output. It is an estimate from stated assumptions, not a tokenizer count."""
+    if chars_per_token <= 0:
+        raise SpecError(f"chars_per_token {chars_per_token:g} must be positive")
+    texts = list(prompts)
+    images = list(images_per_prompt) if images_per_prompt is not None else [0] * len(texts)
+    if len(images) != len(texts):
+        raise ValueError("images_per_prompt must have one count per prompt")
+    input_tokens = sum(len(t) for t in texts) / chars_per_token + tokens_per_image * sum(images)
+    output_tokens = output_tokens_per_item * len(texts)
+    return {
+        "items": len(texts),
+        "tokens": {"input": input_tokens, "output": output_tokens},
+        "cost": price.of(input_tokens, output_tokens),
+        "assumptions": {
+            "chars_per_token": chars_per_token,
+            "tokens_per_image": tokens_per_image,
+            "output_tokens_per_item": output_tokens_per_item,
+        },
+    }
+
+
+def cost_lines(result: Mapping[str, Any]) -> list[str]:
+    """What `medlens cost` prints."""
+    model = result["tokens"]["model"]
+    lines = [
+        f"model tokens: input {model['input']:,}, output {model['output']:,} "
+        f"({model['with_usage']} of {model['lines']} records report usage; cached not billed: "
+        f"input {model['cached']['input']:,}, output {model['cached']['output']:,})",
+    ]
+    for name, judge in result["tokens"]["judges"].items():
+        lines.append(
+            f"judge {name} tokens: input {judge['input']:,}, output {judge['output']:,} "
+            f"(cost ${judge['cost']:.4f})"
+        )
+    lines.append(
+        f"cost: ${result['cost']:.4f} (model ${result['cost_by']['model']:.4f}, "
+        f"judges ${result['cost_by']['judges']:.4f})"
+    )
+    projected = result["projected"]
+    total = projected["total"]
+    if total is None:
+        lines.append(
+            "projection: no record reports token usage (baselines, or a backend without usage)"
+        )
+    else:
+        lo, hi = total["ci"]
+        lines.append(
+            f"projected for {projected['items']:,} items: ${total['cost']:.2f} "
+            f"(95% CI ${lo:.2f}–${hi:.2f}, from {total['sample']} items with usage)"
+        )
+    return lines

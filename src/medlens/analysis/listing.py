@@ -1,0 +1,151 @@
+"""The daily look at runs: `medlens runs` (one line per run) and `medlens show` (one item).
+
+Both only read: results.json is used when it is at least as new as records.jsonl, otherwise the
+summary is derived afresh (never written back).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from medlens.core.errors import MedlensError
+from medlens.runs.store import RunStore
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    name: str
+    benchmark: str
+    model: str
+    done: int
+    total: int
+    n: int
+    """Scored items behind `score` and `ci`."""
+    score: float | None
+    ci: tuple[float, float] | None
+    errors: int
+    created: str
+    writer: str | None
+    """The live process writing the run, if any."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.__dict__, "ci": list(self.ci) if self.ci else None}
+
+
+def list_runs(folder: Path) -> list[RunSummary]:
+    """Every run directory directly inside `folder`, by name."""
+    if not folder.is_dir():
+        raise MedlensError(f"{folder}: no such folder of runs")
+    return [
+        summarise_run(child) for child in sorted(folder.iterdir()) if (child / "run.json").is_file()
+    ]
+
+
+def _results(store: RunStore) -> dict[str, Any]:
+    saved, records = store.path / "results.json", store.path / "records.jsonl"
+    if saved.is_file() and (
+        not records.is_file() or saved.stat().st_mtime >= records.stat().st_mtime
+    ):
+        try:
+            data = json.loads(saved.read_text(encoding="utf-8"))
+            if isinstance(data, dict) and "overall" in data and "counts" in data:
+                return data
+        except (OSError, ValueError):
+            pass
+    from medlens.analysis.results import build_results
+
+    return build_results(store)
+
+
+def summarise_run(run_dir: Path) -> RunSummary:
+    from medlens.runs.lock import lock_holder
+
+    store = RunStore.open(run_dir)
+    results = _results(store)
+    spec, counts, overall = store.run["spec"], results["counts"], results["overall"]
+    ci = overall.get("ci")
+    return RunSummary(
+        name=run_dir.name,
+        benchmark=str(spec["benchmark"].get("spec", "")),
+        model=str(spec.get("model", "")),
+        done=int(counts["records"]) - int(counts["errors"]),
+        total=int(counts["items"]),
+        n=int(overall.get("n") or 0),
+        score=overall.get("score"),
+        ci=(float(ci[0]), float(ci[1])) if ci else None,
+        errors=int(counts["errors"]),
+        created=str(store.run.get("created", "")),
+        writer=lock_holder(run_dir),
+    )
+
+
+def show_item(run_dir: Path, item_id: str) -> dict[str, Any]:
+    """Everything medlens knows about one item of a run: the item, the exact prompt sent, the
+    record (raw output, extraction, scores, error, retries) and any judge verdicts."""
+    from medlens.execution.dry_run import conversation_text, describe_image
+
+    store = RunStore.open(run_dir)
+    items = {item.id: item for item in store.items()}
+    item = items.get(item_id)
+    if item is None:
+        sample = ", ".join(list(items)[:5])
+        raise MedlensError(f"{run_dir}: no item with id {item_id!r} (ids look like: {sample})")
+    return {
+        "id": item.id,
+        "kind": item.kind,
+        "question": item.question,
+        "context": item.context,
+        "options": dict(item.options),
+        "gold": item.answer,
+        "images": [describe_image(image) for image in item.images],
+        "system": _system_prompt(str(store.run["spec"].get("model", ""))),
+        "prompt": conversation_text(item, settings_of_run(store.run["spec"])),
+        "meta": dict(item.meta),
+        "record": store.records().get(item.id),
+        "judgements": judge_verdicts(run_dir, item.id),
+    }
+
+
+def settings_of_run(spec: dict[str, Any]) -> Any:
+    """The prompt style and strategy a run's requests were built with (exemplars re-read)."""
+    from medlens.execution.execute import RunSettings
+    from medlens.execution.exemplars import exemplars_of_run
+    from medlens.execution.strategies import parse_strategy
+
+    recorded = spec.get("strategy") or {}
+    return RunSettings(
+        prompt=str(spec.get("prompt", "medlens")),
+        strategy=parse_strategy(str(recorded.get("name", "zero-shot"))),
+        exemplars=exemplars_of_run(recorded),
+    )
+
+
+def _system_prompt(model_spec: str) -> str | None:
+    """The system message a model spec sends (openai's ``system=`` option), if any."""
+    from medlens.core.errors import SpecError
+    from medlens.core.specs import parse_spec
+
+    try:
+        return parse_spec(model_spec).option("system") or None
+    except SpecError:
+        return None
+
+
+def judge_verdicts(run_dir: Path, item_id: str) -> dict[str, list[dict[str, Any]]]:
+    """Judge name → its judgement lines for the item (`judges/*/judgements.jsonl`)."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for file in sorted((run_dir / "judges").glob("*/judgements.jsonl")):
+        lines = []
+        for raw in file.read_bytes().splitlines():
+            try:
+                line = json.loads(raw)
+            except ValueError:
+                continue  # a torn line: the judge command reports it
+            if isinstance(line, dict) and line.get("id") == item_id:
+                lines.append(line)
+        if lines:
+            found[file.parent.name] = lines
+    return found

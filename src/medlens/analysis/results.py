@@ -1,0 +1,460 @@
+"""results.json: every aggregate of a run, derived from its directory alone."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from medlens.analysis.slices import is_small, one_image_note
+from medlens.core.items import CANONICAL_AXES, Item
+from medlens.runs.health import run_health
+from medlens.runs.store import Record, RunStore
+from medlens.scoring.metrics import random_baseline, secondary_baselines
+from medlens.scoring.protocol_sections import attach_protocol_sections
+from medlens.stats.bootstrap import group_spread
+from medlens.stats.intervals import Spread, chance_corrected, chance_p
+
+MAX_AXIS_VALUES = 60
+STATUSES = ("ok", "unparsed", "refused", "empty")
+
+
+@dataclass(frozen=True)
+class ScoreTable:
+    """One row per item that has a record, as parallel numpy arrays."""
+
+    ids: list[str]
+    score: np.ndarray
+    """Main score; NaN for errored items and items without gold."""
+    vlmeval: np.ndarray
+    random: np.ndarray
+    status: np.ndarray
+    """`ok`/`unparsed`/`refused`/`empty`, or `error`."""
+    cluster: np.ndarray
+    meta: dict[str, np.ndarray]
+    secondary: dict[str, np.ndarray] = field(default_factory=dict)
+    """Secondary per-item metrics (jaccard, token_f1 …); NaN where an item has none."""
+    secondary_random: dict[str, np.ndarray] = field(default_factory=dict)
+    """Their chance levels per item (NaN: none, as for open answers)."""
+
+    @property
+    def scored(self) -> np.ndarray:
+        return ~np.isnan(self.score)
+
+
+def score_table(items: Sequence[Item], records: dict[str, Record]) -> ScoreTable:
+    """Join items with their records (items without a record are left out).
+
+    The item kind becomes the ``kind`` axis (unless a native field already has that name).
+    """
+    rows = [(item, records[item.id]) for item in items if item.id in records]
+    keys = sorted({k for item, _ in rows for k in item.meta})
+
+    def number(value: Any) -> float:
+        return float("nan") if value is None else float(value)
+
+    meta = {k: np.array([item.meta.get(k, "") for item, _ in rows], dtype=object) for k in keys}
+    meta.setdefault("kind", np.array([item.kind for item, _ in rows], dtype=object))
+    names = sorted({name for _, r in rows for name in (r.get("scores") or {})})
+    chances = [secondary_baselines(item) for item, _ in rows]
+    return ScoreTable(
+        ids=[item.id for item, _ in rows],
+        score=np.array([number(r.get("score")) for _, r in rows], dtype=float),
+        vlmeval=np.array(
+            [number((r.get("vlmeval") or {}).get("score")) for _, r in rows], dtype=float
+        ),
+        random=np.array([number(random_baseline(item)) for item, _ in rows], dtype=float),
+        status=np.array([_status(r) for _, r in rows], dtype=object),
+        cluster=np.array([item.meta.get("image_id", item.id) for item, _ in rows], dtype=object),
+        meta=meta,
+        secondary={
+            name: np.array([number((r.get("scores") or {}).get(name)) for _, r in rows], float)
+            for name in names
+        },
+        secondary_random={
+            name: np.array([number(c.get(name)) for c in chances], float) for name in names
+        },
+    )
+
+
+def _status(record: Record) -> str:
+    if record.get("error") is not None:
+        return "error"
+    return str((record.get("extraction") or {}).get("status", "empty"))
+
+
+def cell(table: ScoreTable, mask: np.ndarray, spread: Spread | None = None) -> dict[str, Any]:
+    """n, images, score, 95% CI, random baseline, rates and the VLMEvalKit-rules score of one
+    slice, with the chance-corrected score, the one-sided p of "above chance" and, when the run
+    has them, the secondary metrics of the slice with their own n and CI.
+
+    `spread` may be given when it was computed for many slices at once (see :func:`by_axis`).
+    """
+    scored = mask & table.scored
+    n = int(scored.sum())
+    out: dict[str, Any] = {"n": n, "images": 0, "score": None, "ci": None, "random": None}
+    out["vlmeval_score"] = None
+    if n:
+        values = table.score[scored]
+        spread = spread or group_spread(values, np.zeros(n, np.intp), table.cluster[scored])
+        out.update(_summary(spread, values, table.random[scored]))
+        out["vlmeval_score"] = _nanmean(table.vlmeval[scored])
+        if out["vlmeval_score"] is not None:  # extraction sensitivity of this slice
+            out["sensitivity"] = out["score"] - out["vlmeval_score"]
+    answered = mask & (table.status != "error")
+    n_answered, total = int(answered.sum()), int(mask.sum())
+    for status in ("unparsed", "refused", "empty"):
+        count = int((answered & (table.status == status)).sum())
+        out[status] = count / n_answered if n_answered else 0.0
+    out["error"] = int((mask & (table.status == "error")).sum()) / total if total else 0.0
+    if table.secondary:
+        out["secondary"] = secondary_cells(table, mask)
+    return out
+
+
+def _summary(spread: Spread, values: np.ndarray, chances: np.ndarray) -> dict[str, Any]:
+    """The interval, images, chance and tests of one slice's scored values (one-group spread)."""
+    lo, hi = spread.bounds()
+    images = int(spread.images[0])
+    random = baseline_mean(chances)
+    score = float(values.mean())
+    p_above = None if random is None else float(chance_p(spread, np.array([random]))[0])
+    return {
+        "images": images,
+        "score": score,
+        "ci": [float(lo[0]), float(hi[0])],
+        "random": random,
+        "chance_corrected": chance_corrected(score, random),
+        "p_above_chance": p_above,
+        "small": is_small(values.size, images),
+        **({"note": note} if (note := one_image_note(images)) else {}),
+    }
+
+
+def secondary_cells(table: ScoreTable, mask: np.ndarray) -> dict[str, dict[str, Any]]:
+    """Each secondary metric over the slice's items that have it: n, images, mean, CI, chance."""
+    out = {}
+    for name, column in table.secondary.items():
+        has = mask & ~np.isnan(column)
+        if not has.any():
+            continue
+        values, clusters = column[has], table.cluster[has]
+        spread = group_spread(values, np.zeros(values.size, np.intp), clusters)
+        summary = _summary(spread, values, table.secondary_random[name][has])
+        out[name] = {"n": int(has.sum()), **summary}
+    return out
+
+
+def baseline_mean(values: np.ndarray) -> float | None:
+    """Mean chance score; items without a chance level (open answers) count as 0 in a mix."""
+    return None if np.isnan(values).all() else float(np.nan_to_num(values, nan=0.0).mean())
+
+
+def _nanmean(values: np.ndarray) -> float | None:
+    return None if np.isnan(values).all() else float(np.nanmean(values))
+
+
+def breakdown_axes(table: ScoreTable) -> list[str]:
+    """Axes worth a per-value table: canonical ones, and native fields with 2–60 values.
+
+    A native field that only renames a canonical axis (GMAI's "perceptual granularity" with
+    "Box Level" for `granularity` = "box"), or a native field kept before it, is left out: it
+    would repeat the same table.
+    """
+    axes: list[str] = []
+    for key, values in table.meta.items():
+        distinct = len(set(values.tolist()) - {""})
+        if key == "image_id" or distinct == 0 or distinct > MAX_AXIS_VALUES:
+            continue
+        if key not in CANONICAL_AXES and (_structured(values) or not_a_category(values)):
+            continue  # JSON, ids and paths are kept for other uses, never tabulated
+        if key in CANONICAL_AXES or (
+            distinct >= 2 and not _renames(table, key, [*CANONICAL_AXES, *axes])
+        ):
+            axes.append(key)
+    return sorted(
+        axes,
+        key=lambda a: (
+            a not in CANONICAL_AXES,
+            CANONICAL_AXES.index(a) if a in CANONICAL_AXES else 0,
+            a,
+        ),
+    )
+
+
+_PATH_LIKE = re.compile(
+    r"(^|[/\\])[^/\\\s]+\.(png|jpe?g|dcm|dicom|nii|gz|tiff?|bmp|gif|npy|json)$", re.IGNORECASE
+)
+
+
+def not_a_category(values: np.ndarray) -> bool:
+    """Ids and paths: file-like values, or a value per item (more than 10 items, ≥ 90% unique)."""
+    present = [str(v) for v in values.tolist() if v != ""]
+    distinct = set(present)
+    if any(_PATH_LIKE.search(value) for value in distinct):
+        return True
+    return len(present) > 10 and len(distinct) >= 0.9 * len(present)
+
+
+def _structured(values: np.ndarray) -> bool:
+    return any(str(v).startswith(("[", "{")) for v in set(values.tolist()))
+
+
+def _renames(table: ScoreTable, key: str, others: Sequence[str]) -> bool:
+    """True when `key` pairs one to one with one of `others` (the same partition of items)."""
+    values = table.meta[key].tolist()
+    for axis in others:
+        canonical = table.meta.get(axis)
+        if canonical is None or axis == key:
+            continue
+        pairs = set(zip(values, canonical.tolist(), strict=True))
+        if len(pairs) == len(set(values)) == len(set(canonical.tolist())):
+            return True
+    return False
+
+
+def by_axis(table: ScoreTable, axes: Sequence[str]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per-value cells of each axis; the CIs of one axis come from one `group_spread` call."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    scored = table.scored
+    clusters = np.unique(table.cluster[scored].astype(str), return_inverse=True)[1].ravel()
+    for axis in axes:
+        values = table.meta[axis]
+        labels = np.unique(values[scored].astype(str)) if scored.any() else np.array([], dtype=str)
+        spreads: dict[str, Spread] = {}
+        if labels.size:
+            groups = values[scored].astype(str)
+            spread = group_spread(table.score[scored], groups, clusters)
+            spreads = {str(label): spread.row(i) for i, label in enumerate(labels)}
+        out[axis] = {
+            str(value): cell(table, values == value, spreads.get(str(value)))
+            for value in sorted(set(values.tolist()))
+            if value != ""
+        }
+    return out
+
+
+def closed_open(table: ScoreTable, axes: Sequence[str]) -> dict[str, Any] | None:
+    """Closed vs open scores and their difference (Δ = closed − open), overall and per axis."""
+    kind = table.meta.get("answer_type")
+    if kind is None or not {"closed", "open"} <= set(kind.tolist()):
+        return None
+
+    def delta(mask: np.ndarray) -> dict[str, Any]:
+        closed, opened = (
+            cell(table, mask & (kind == "closed")),
+            cell(table, mask & (kind == "open")),
+        )
+        both = closed["score"] is not None and opened["score"] is not None
+        return {
+            "closed": closed["score"],
+            "open": opened["score"],
+            "delta": closed["score"] - opened["score"] if both else None,
+            "delta_ci": gap_ci(table, mask & (kind == "closed"), mask & (kind == "open")),
+            "n_closed": closed["n"],
+            "n_open": opened["n"],
+            "images_closed": closed["images"],
+            "images_open": opened["images"],
+        }
+
+    everything = np.ones(len(table.ids), dtype=bool)
+    per_axis = {
+        axis: {
+            str(v): delta(table.meta[axis] == v)
+            for v in sorted(set(table.meta[axis].tolist()))
+            if v
+        }
+        for axis in axes
+        if axis != "answer_type"
+    }
+    return {"overall": delta(everything), "by": per_axis}
+
+
+def gap_ci(table: ScoreTable, first: np.ndarray, second: np.ndarray) -> list[float] | None:
+    """95% CI of mean(first) − mean(second) over scored items (``paired.difference_ci``)."""
+    from medlens.stats.paired import difference_ci
+
+    scored = table.scored
+    ci = difference_ci(table.score[scored], first[scored], second[scored], table.cluster[scored])
+    return None if ci is None else [ci[0], ci[1]]
+
+
+def box_image_gap(table: ScoreTable) -> dict[str, Any] | None:
+    """Box-level − image-level score with its CI (None without both granularities)."""
+    levels = table.meta.get("granularity")
+    if levels is None:
+        return None
+    box, image = levels == "box", levels == "image"
+    ci = gap_ci(table, box, image)
+    if ci is None:
+        return None
+    scored = table.scored
+    difference = float(table.score[box & scored].mean() - table.score[image & scored].mean())
+    return {
+        "difference": difference,
+        "ci": ci,
+        "n_box": int((box & scored).sum()),
+        "n_image": int((image & scored).sum()),
+    }
+
+
+def sensitivity_ci(table: ScoreTable, other: np.ndarray | None = None) -> list[float] | None:
+    """95% paired CI of mean(medlens − VLMEvalKit reading) over items read both ways."""
+    from medlens.stats.paired import paired_ci
+
+    medlens = table.score if other is None else other
+    both = ~np.isnan(medlens) & ~np.isnan(table.vlmeval)
+    if not both.any():
+        return None
+    lo, hi = paired_ci(table.vlmeval[both], medlens[both], table.cluster[both])
+    return [lo, hi]
+
+
+def secondary_means(records: dict[str, Record]) -> dict[str, float]:
+    """Mean of each secondary per-item metric (jaccard, token_f1, …) over the records that have it."""
+    sums: dict[str, list[float]] = {}
+    for record in records.values():
+        for name, value in (record.get("scores") or {}).items():
+            sums.setdefault(name, []).append(float(value))
+    return {name: float(np.mean(values)) for name, values in sorted(sums.items())}
+
+
+def usage_totals(records: dict[str, Record]) -> dict[str, Any]:
+    """Token counts of fresh answers (`tokens`) and, apart, of cache answers (`cached_tokens`)."""
+    tokens: dict[str, int] = {}
+    cached_tokens: dict[str, int] = {}
+    for record in records.values():
+        into = cached_tokens if record.get("cached") else tokens
+        for name, value in (record.get("usage") or {}).items():
+            into[name] = into.get(name, 0) + int(value)
+    latencies = [r["latency"] for r in records.values() if r.get("latency") and not r.get("cached")]
+    return {
+        "tokens": tokens,
+        "cached_tokens": cached_tokens,
+        "cached": sum(1 for r in records.values() if r.get("cached")),
+        "latency_mean": float(np.mean(latencies)) if latencies else None,
+        "latency_p95": float(np.percentile(latencies, 95)) if latencies else None,
+    }
+
+
+def build_results(store: RunStore) -> dict[str, Any]:
+    """Every aggregate of the run; written to results.json and read by every report."""
+    items = store.items()
+    records = store.records()
+    table = score_table(items, records)
+    everything = np.ones(len(table.ids), dtype=bool)
+    overall = cell(table, everything)
+    axes = breakdown_axes(table)
+    spec = store.run["spec"]
+    has_answers = bool(spec["benchmark"].get("has_answers", True))
+    medlens, vlmeval = overall["score"], overall["vlmeval_score"]
+    reading = None
+    if spec.get("extract") == "vlmeval" and vlmeval is not None:
+        reading = medlens_reading(items, records, table)  # the main score is VLMEvalKit's
+        medlens = _nanmean(reading)
+    sensitivity = None
+    if medlens is not None and vlmeval is not None:
+        sensitivity = {
+            "medlens": medlens,
+            "vlmeval": vlmeval,
+            "difference": medlens - vlmeval,
+            "ci": sensitivity_ci(table, reading),
+        }
+    results = {
+        "run": store.path.name,
+        "spec": spec,
+        "has_answers": has_answers,
+        "counts": {
+            "items": len(items),
+            "records": len(table.ids),
+            "pending": len(items) - len(table.ids),
+            "errors": int((table.status == "error").sum()),
+        },
+        "overall": overall,
+        "rates": {k: overall[k] for k in ("unparsed", "refused", "empty", "error")},
+        "extraction_sensitivity": sensitivity,
+        "secondary": secondary_cells(table, everything),
+        "closed_open": closed_open(table, axes),
+        "box_image_gap": box_image_gap(table),
+        "by": by_axis(table, axes),
+        "usage": usage_totals(records),
+        "health": run_health(records, store.damaged),
+    }
+    from medlens.judges.results import judges_results
+
+    results["judges"] = judges_results(
+        store.path, items, records, axes, str(spec["model"]), results["closed_open"]
+    )
+    attach_protocol_sections(results, items, records)  # issue 15: corpus metrics, single/multi
+    if spec.get("probe"):
+        results["leakage_suspects"] = probe_suspects(spec["probe"], results)
+    add_strategy_results(results, spec, records)
+    from medlens.runs.provenance import served_summary  # issue 16: what ran, beside what it scored
+
+    results["environment"] = store.run.get("environment")
+    results["served"] = served_summary(records.values())
+    return results
+
+
+def add_strategy_results(
+    results: dict[str, Any], spec: dict[str, Any], records: dict[str, Record]
+) -> None:
+    """The prompting strategy, self-consistency agreement, and why a split has no scores."""
+    from medlens.execution.strategies import consistency_summary
+
+    results["strategy"] = (spec.get("strategy") or {}).get("name", "zero-shot")
+    votes = consistency_summary(list(records.values()))
+    if votes is not None:
+        results["self_consistency"] = votes
+    if not results["has_answers"]:
+        results["no_answers_reason"] = no_answers_reason(spec["benchmark"]["name"])
+
+
+NO_ANSWERS_DEFAULT = "This split has no answers: scores need the official answer key."
+
+
+def no_answers_reason(benchmark: str) -> str:
+    """A loader's own ``NO_ANSWERS_REASON`` (HealthSearchQA has no references at all)."""
+    from medlens.sources import SOURCES
+
+    if benchmark not in SOURCES:
+        return NO_ANSWERS_DEFAULT
+    return str(getattr(SOURCES.module_of(benchmark), "NO_ANSWERS_REASON", NO_ANSWERS_DEFAULT))
+
+
+def medlens_reading(
+    items: Sequence[Item], records: dict[str, Record], table: ScoreTable
+) -> np.ndarray:
+    """Per-item scores under medlens's extraction of a run scored with ``--extract vlmeval``,
+    in `table` order (NaN where unscored). Re-read from the stored outputs, so the extraction
+    sensitivity is shown in both modes.
+    """
+    from medlens.extract import extract
+    from medlens.scoring.item_scores import score
+
+    by_id = {item.id: item for item in items}
+    values = np.full(len(table.ids), np.nan)
+    for row, item_id in enumerate(table.ids):
+        record = records.get(item_id)
+        if record is None or record.get("error") is not None or record.get("score") is None:
+            continue
+        item = by_id[item_id]
+        value = score(item, extract(item, record.get("output"), "medlens"))
+        if value is not None:
+            values[row] = value
+    return values
+
+
+def probe_suspects(probe: str, results: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """Slices scoring significantly above chance although the probe removed their evidence.
+
+    None for probes that remove no evidence (shuffle-options), where above-chance is expected.
+    """
+    from medlens.execution.probes import EVIDENCE_PROBES, leakage_suspects
+
+    if probe not in EVIDENCE_PROBES:
+        return None
+    return [suspect.to_json() for suspect in leakage_suspects(results)]

@@ -1,0 +1,353 @@
+"""``medlens subset``: a frozen, runnable benchmark cut from another one, with its recipe.
+
+One streaming pass over the source decides what to keep (filters as the items go by, then the
+sample over the kept ids) and fingerprints the source (``BenchmarkInfo.content_hash``, the hash a
+run on that source records). Then the output is written:
+
+- GMAI/VLMEvalKit TSV → TSV: each kept row is copied byte for byte from the source (images are
+  never decoded or re-encoded). A kept row whose image cell refers to a row that was not kept
+  gets that row's base64 text instead (the first such row; later ones refer to it).
+- anything → jsonl: items as ``Item.to_json()`` with their image files copied into
+  ``OUT_images/``; anything → TSV: image bytes base64-encoded as they are (DICOM, which
+  VLMEvalKit cannot read, becomes a PNG of its windowed pixels).
+
+``subset.json`` beside the output records the recipe, the source (spec, n, content hash) and the
+output's own n and content hash, so a run on the output can show where it came from.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from medlens.builder.output import (
+    SIDECAR,
+    Entry,
+    Picture,
+    letters_for,
+    output_format,
+    tsv_columns,
+    write_benchmark,
+    write_jsonl,
+    write_tsv,
+)
+from medlens.core.errors import InputError, ItemError, SpecError
+from medlens.core.items import Benchmark, BenchmarkInfo, ImageRef, Item, describe
+from medlens.core.specs import parse_spec
+from medlens.execution.selection import Filter, Recipe, sample_ids
+from medlens.sources import load_benchmark
+
+TSV_LOADERS = ("gmai", "vlmeval")
+SCHEMA = 1
+
+
+@dataclass
+class Population:
+    """The kept ids of one pass, by stratum, and what writing them needs."""
+
+    info: BenchmarkInfo
+    order: list[str] = field(default_factory=list)
+    strata: dict[tuple[str, ...], list[str]] = field(default_factory=dict)
+    items: dict[str, Item] = field(default_factory=dict)
+    """Kept items (non-TSV sources; a TSV source keeps only row spans and image refs)."""
+    spans: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
+    images: dict[str, ImageRef] = field(default_factory=dict)
+    tsv_path: str = ""
+
+
+def subset(spec: str, output: Path, recipe: Recipe) -> dict[str, Any]:
+    """Write the subset and its sidecar; returns the sidecar's content."""
+    fmt = output_format(output)
+    recipe.check()
+    _check_sidecar_free(output)
+    benchmark = load_benchmark(spec)
+    if output.resolve() == Path(parse_spec(benchmark.spec).argument).expanduser().resolve():
+        raise SpecError(f"--output {output}: that is the source benchmark itself")
+    if benchmark.name in TSV_LOADERS:
+        population = _scan_tsv(benchmark, recipe)
+    else:
+        population = _scan_items(benchmark, recipe)
+    _check_runs(recipe, population.info)
+    chosen = sample_ids(population.strata, recipe, spec)
+    ids = population.order if chosen is None else [i for i in population.order if i in chosen]
+    if not ids:
+        raise SpecError(f"{spec}: the selection keeps no items (nothing to write)")
+    content: dict[str, Any] = {}
+
+    def write(staged: Path, staged_images: Path) -> int:
+        if fmt == "tsv" and population.tsv_path:
+            return _copy_rows(population, ids, staged)
+        entries = _entries(benchmark, population, ids, fmt)
+        if fmt == "jsonl":
+            return write_jsonl(entries, staged, staged_images)
+        kept = [population.items[i] for i in ids] if population.items else None
+        return _write_items_tsv(entries, staged, kept)
+
+    def sidecar(staged: Path) -> dict[str, Any]:
+        loader = "jsonl" if fmt == "jsonl" else benchmark.name if population.tsv_path else "gmai"
+        written = load_benchmark(f"{loader}:{staged}")
+        out_info = describe(written, written.items())
+        content.update(_sidecar(output, loader, out_info, population, spec, recipe, set(ids)))
+        return content
+
+    write_benchmark(output, write, sidecar)
+    return content
+
+
+def _sidecar(
+    output: Path,
+    loader: str,
+    out_info: BenchmarkInfo,
+    population: Population,
+    spec: str,
+    recipe: Recipe,
+    kept: set[str],
+) -> dict[str, Any]:
+    from medlens import __version__
+    source = population.info
+    strata = None
+    if recipe.stratify:
+        strata = {
+            "|".join(key): {"population": len(ids), "selected": sum(i in kept for i in ids)}
+            for key, ids in sorted(population.strata.items())
+        }
+    return {
+        "schema": SCHEMA,
+        "output": output.name,
+        "spec": f"{loader}:{output.name}",
+        "n_items": out_info.n_items,
+        "content_hash": out_info.content_hash,
+        "source": {
+            "spec": spec,
+            "name": source.name,
+            "split": source.split,
+            "n_items": source.n_items,
+            "content_hash": source.content_hash,
+            "population": len(population.order),
+            "strata": strata,
+        },
+        "recipe": recipe.to_json(),
+        "medlens_version": __version__,
+    }
+
+
+def _check_sidecar_free(output: Path) -> None:
+    sidecar = output.parent / SIDECAR
+    if not sidecar.is_file():
+        return
+    try:
+        owner = json.loads(sidecar.read_text(encoding="utf-8")).get("output")
+    except (OSError, ValueError, AttributeError):
+        owner = None
+    if owner != output.name:
+        raise SpecError(
+            f"--output {output}: {sidecar} already describes {owner or 'another file'}; write each "
+            "subset into its own folder"
+        )
+
+
+def _scan_tsv(benchmark: Benchmark, recipe: Recipe) -> Population:
+    """One pass over a TSV: kept ids by stratum, every row's byte span, the source's hash."""
+    from medlens.sources.vlmeval import iter_tsv_items, read_layout
+
+    path = os.path.abspath(os.path.expanduser(parse_spec(benchmark.spec).argument))
+    layout = read_layout(path)
+    keep = Filter(recipe, [key for key, _ in layout.meta] + ["split", "image_id"])
+    population = Population(info=_placeholder(benchmark), tsv_path=path)
+
+    def observe(items: Iterable[Item]) -> Iterator[Item]:
+        for item in items:
+            if keep.keeps(item.id, item.meta):
+                population.strata.setdefault(keep.stratum(item.meta), []).append(item.id)
+                population.order.append(item.id)
+                if item.images:
+                    population.images[item.id] = item.images[0]
+            yield item
+
+    rows = iter_tsv_items(layout, benchmark.split, spans=population.spans)
+    population.info = describe(benchmark, observe(rows))
+    return population
+
+
+def _scan_items(benchmark: Benchmark, recipe: Recipe) -> Population:
+    items = list(benchmark.items())
+    population = Population(info=describe(benchmark, items))
+    keep = Filter(recipe, population.info.axes)
+    for item in items:
+        if keep.keeps(item.id, item.meta):
+            population.strata.setdefault(keep.stratum(item.meta), []).append(item.id)
+            population.order.append(item.id)
+            population.items[item.id] = item
+    return population
+
+
+def _placeholder(benchmark: Benchmark) -> BenchmarkInfo:
+    return BenchmarkInfo(benchmark.name, benchmark.spec, benchmark.split, 0, False, "")
+
+
+def _check_runs(recipe: Recipe, source: BenchmarkInfo) -> None:
+    """``--drop-solved-by`` runs must have been made on this very benchmark."""
+    for run in recipe.drop_solved_by:
+        path = Path(run) / "run.json"
+        try:
+            spec = json.loads(path.read_text(encoding="utf-8"))["spec"]
+        except (OSError, ValueError, KeyError, TypeError):
+            raise InputError(path, None, "not a medlens run (no readable run.json)") from None
+        hashes = {spec["benchmark"].get("content_hash")}
+        hashes.add(((spec.get("selection") or {}).get("source") or {}).get("content_hash"))
+        if source.content_hash not in hashes:
+            raise SpecError(
+                f"--drop-solved-by {run}: that run was made on another benchmark "
+                f"({spec['benchmark'].get('spec')}), not on {source.spec}"
+            )
+
+
+def _copy_rows(population: Population, ids: list[str], staged: Path) -> int:
+    """Kept TSV rows byte for byte; a reference to a dropped row carries that row's image."""
+    from medlens.sources.tsv_scan import TsvScanner
+
+    chosen = set(ids)
+    carried: dict[str, str] = {}
+    with TsvScanner(population.tsv_path) as scanner:
+        header = scanner.read_row()
+        header_span = (header.start if header else 0, scanner.position)
+    with open(population.tsv_path, "rb") as source, open(staged, "wb") as out:
+        out.write(_read(source, *header_span).rstrip(b"\r\n") + b"\n")
+        for item_id in ids:
+            start, end, offset, length = population.spans[item_id]
+            row = _read(source, start, end).rstrip(b"\r\n")
+            image = population.images.get(item_id)
+            target = image.name if image is not None else item_id
+            if target != item_id and target not in chosen:
+                if target in carried:
+                    cell = carried[target].encode("utf-8")
+                else:
+                    cell = _read(source, image.offset, image.offset + image.length)  # type: ignore[union-attr]
+                    carried[target] = item_id
+                row = row[: offset - start] + cell + row[offset - start + length :]
+            out.write(row + b"\n")
+    return len(ids)
+
+
+def _read(handle: Any, start: int, end: int) -> bytes:
+    handle.seek(start)
+    data: bytes = handle.read(end - start)
+    return data
+
+
+def _entries(
+    benchmark: Benchmark, population: Population, ids: list[str], fmt: str
+) -> Iterator[Entry]:
+    """The kept items with their image files (a TSV source is read a second time here)."""
+    chosen = set(ids)
+    names: dict[tuple[str, str, int], str] = {}
+    source = (population.items[i] for i in ids) if population.items else (
+        item for item in benchmark.items() if item.id in chosen
+    )  # fmt: skip
+    for item in source:
+        pictures = tuple(_picture(item, ref, names, fmt) for ref in item.images)
+        yield item, pictures
+
+
+def _picture(
+    item: Item, ref: ImageRef, names: dict[tuple[str, str, int], str], fmt: str
+) -> Picture:
+    key = (ref.source, ref.path, ref.offset)
+    if key not in names:
+        names[key] = f"{len(names) + 1:05d}{_extension(ref)}"
+
+    def data() -> bytes:
+        try:
+            raw = ref.read_bytes()
+        except ItemError as exc:
+            raise InputError(item.id, "field 'images'", str(exc)) from None
+        if fmt == "tsv" and raw[128:132] == b"DICM":
+            from medlens.builder.images import png_bytes
+            from medlens.core.items import decode_image
+
+            return png_bytes(decode_image(raw, name=item.id))
+        return raw
+
+    return Picture(names[key], data)
+
+
+_MAGIC = ((b"\x89PNG", ".png"), (b"\xff\xd8", ".jpg"), (b"GIF8", ".gif"), (b"II*\x00", ".tif"),
+          (b"MM\x00*", ".tif"), (b"BM", ".bmp"), (b"RIFF", ".webp"))  # fmt: skip
+
+
+def _extension(ref: ImageRef) -> str:
+    """The file suffix for an image: its own, else from its first bytes (``.img`` if unknown)."""
+    import base64
+    import binascii
+
+    if ref.source in ("file", "dicom") and (suffix := Path(ref.path).suffix.lower()):
+        return suffix
+    head = ref.data[:132]
+    if ref.source == "tsv" and ref.length:
+        try:
+            with open(ref.path, "rb") as handle:
+                handle.seek(ref.offset)
+                head = base64.b64decode(handle.read(min(ref.length, 176) // 4 * 4))
+        except (OSError, binascii.Error, ValueError):
+            return ".img"
+    if head[128:132] == b"DICM":
+        return ".dcm"
+    return next((suffix for magic, suffix in _MAGIC if head.startswith(magic)), ".img")
+
+
+def _write_items_tsv(entries: Iterable[Entry], staged: Path, kept: list[Item] | None) -> int:
+    if kept is None:  # TSV sources take the row-copy path; never here
+        raise AssertionError("items of a TSV source are not kept")
+    columns = tsv_columns(k for item in kept for k in item.meta)
+    return write_tsv(entries, staged, columns, letters_for(kept))
+
+
+def recorded_subset(bench: str, content_hash: str) -> dict[str, Any] | None:
+    """The ``subset.json`` of a benchmark file, when it describes exactly these items."""
+    try:
+        spec = parse_spec(bench)
+    except SpecError:
+        return None
+    if spec.name not in (*TSV_LOADERS, "jsonl") or not spec.argument:
+        return None
+    path = Path(os.path.abspath(os.path.expanduser(spec.argument)))
+    sidecar = path.parent / SIDECAR
+    try:
+        content = json.loads(sidecar.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(content, dict) or content.get("output") != path.name:
+        return None
+    if content.get("content_hash") != content_hash:
+        return None
+    return {k: content[k] for k in ("n_items", "source", "recipe") if k in content}
+
+
+UNPACKED_ITEMS = "items.jsonl"
+UNPACKED_IMAGES = "images"
+
+
+def unpack(spec: str, folder: Path) -> int:
+    """A benchmark (typically a TSV) as image files plus an ``items.jsonl`` manifest."""
+    from medlens.builder.output import staged_folder
+
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise SpecError(f"--output {folder}: exists and is not an empty folder")
+    benchmark = load_benchmark(spec)
+    names: dict[tuple[str, str, int], str] = {}
+    entries = (
+        (item, tuple(_picture(item, ref, names, "jsonl") for ref in item.images))
+        for item in benchmark.items()
+    )
+    with staged_folder(folder.parent) as staging:
+        staged = staging / folder.name
+        staged.mkdir()
+        count = write_jsonl(entries, staged / UNPACKED_ITEMS, staged / UNPACKED_IMAGES)
+        if folder.exists():
+            folder.rmdir()
+        os.rename(staged, folder)
+    return count

@@ -1,0 +1,88 @@
+"""`medlens run --dry-run`: what a run would send, without calling the model.
+
+`plan_run` does every check `run` does before its first request (specs, files, extras, another
+spec in the run directory) and touches nothing on disk; `planned_prompts` gives the exact prompt
+text of each item, so other planning commands (a price estimate) can count what would be sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from medlens.core.items import ImageRef, Item
+from medlens.execution.evaluate import RunOptions, prepare, run_dir_of
+from medlens.execution.execute import RunSettings, exemplar_settings, prompt_text
+from medlens.runs.store import RunStore, check_same_spec
+
+
+@dataclass(frozen=True)
+class PlannedPrompt:
+    """One request as it would be sent: its item, prompt text and image references."""
+
+    item: Item
+    text: str
+    images: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    run_dir: Path
+    model_spec: str
+    selected: int
+    """Items the run covers (after --limit)."""
+    todo: list[Item]
+    """Items that would be sent (not answered yet in an existing run)."""
+    settings: RunSettings
+    """Prompt style and strategy (with the few-shot exemplars) the requests would use."""
+    notes: tuple[str, ...]
+
+
+def plan_run(options: RunOptions) -> RunPlan:
+    """Check everything a run checks and list the items it would send; writes nothing."""
+    spec, items, model, settings, _probe = prepare(options, describe_only=True)
+    asyncio.run(model.aclose())
+    path = run_dir_of(options)
+    check_same_spec(path, spec)
+    done: set[str] = set()
+    if (path / "run.json").is_file():
+        done = RunStore.open(path).done_ids(retry_errors=options.retry_errors)
+    selected = items if options.limit is None else items[: options.limit]
+    todo = [item for item in selected if item.id not in done]
+    notes = tuple(getattr(model, "notes", ()))
+    return RunPlan(path, model.spec, len(selected), todo, settings, notes)
+
+
+def planned_prompts(items: Iterable[Item], settings: RunSettings) -> Iterator[PlannedPrompt]:
+    """The prompt of each item as `settings` would send it (images named, not read)."""
+    for item in items:
+        images = tuple(describe_image(image) for image in item.images)
+        yield PlannedPrompt(item, conversation_text(item, settings), images)
+
+
+def conversation_text(item: Item, settings: RunSettings) -> str:
+    """Every text turn sent for `item`: few-shot exemplars as solved turns, then the item.
+
+    Zero-shot, this is exactly the item's prompt text."""
+    if settings.exemplars is None:
+        return prompt_text(item, settings)
+    from medlens.execution.exemplars import answer_turn
+
+    turns = []
+    for number, exemplar in enumerate(settings.exemplars.for_item(item), start=1):
+        images = "".join(f"[image] {describe_image(i)}\n" for i in exemplar.images)
+        origin = f"{exemplar.meta['split']} " if exemplar.meta.get("split") else ""
+        turns.append(f"[exemplar {number} ({origin}{exemplar.id}): user]\n{images}")
+        turns.append(prompt_text(exemplar, exemplar_settings(settings)))
+        turns.append(f"[exemplar {number}: assistant]\n{answer_turn(exemplar)}\n")
+    turns.append(f"[item {item.id}: user]\n{prompt_text(item, settings)}")
+    return "".join(turns)
+
+
+def describe_image(image: ImageRef) -> str:
+    """Where an image is read from, as a person would look for it."""
+    if image.source == "tsv":
+        return f"{image.path} (base64 cell of row index {image.name})"
+    return image.path or image.name or f"<{image.source} image>"

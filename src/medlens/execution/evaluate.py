@@ -1,0 +1,333 @@
+"""One evaluation, start to finish: load, fingerprint, open or resume the run, execute, summarise.
+
+The public API's ``medlens.evaluate(bench, model, **options)`` (:func:`medlens.api.evaluate`)
+calls :func:`evaluate` here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from medlens.analysis.results import build_results
+from medlens.core.errors import MedlensError, SpecError
+from medlens.core.extras import check_run_extras
+from medlens.core.items import Item, describe
+from medlens.core.specs import parse_spec
+from medlens.execution.cache import with_cache
+from medlens.execution.execute import RunSettings, run_local
+from medlens.execution.exemplars import Exemplars, load_exemplars
+from medlens.execution.prompts import PROMPT_STYLES
+from medlens.execution.selection import run_provenance, select_run_items
+from medlens.execution.strategies import Strategy, parse_strategy
+from medlens.models import MODELS, ModelContext, load_model
+from medlens.runs.store import Record, RunStore, check_same_spec
+from medlens.sources import load_benchmark
+
+EXECUTORS = ("local", "ray")
+# Above this, connection pools and sockets (not the server) become the limit, and a mistyped
+# number would open millions of tasks.
+MAX_CONCURRENCY = 4096
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What `medlens run` was asked to do."""
+
+    bench: str
+    model: str
+    out: Path = Path("runs")
+    name: str | None = None
+    limit: int | None = None
+    concurrency: int = 8
+    prompt: str = "medlens"
+    extract: str = "medlens"
+    probe: str | None = None
+    seed: int = 0
+    executor: str = "local"
+    ray_address: str | None = None
+    cache: bool = True
+    strategy: str = "zero-shot"
+    """``zero-shot|few-shot:K|cot|self-consistency:K``, joined by ``+``."""
+    exemplars: str | None = None
+    """Benchmark spec of few-shot exemplars (default: the split the loader names)."""
+    where: str | None = None
+    sample: int | None = None
+    stratify: str | None = None
+    exclude: str | None = None
+    retry_errors: bool = False
+    """Also retry items whose error is permanent (`input`, `image`): after fixing the files."""
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    store: RunStore
+    results: dict[str, Any]
+    done_before: int
+    ran: int
+
+
+def default_name(options: RunOptions) -> str:
+    """`<benchmark>-<model>[-<probe>]`, with anything unsafe for a folder name replaced."""
+    bench, model = parse_spec(options.bench), parse_spec(options.model)
+    parts = [bench.name, model.name]
+    if model.argument:
+        parts.append(Path(model.argument.rstrip("/")).name)
+    if options.probe:
+        parts.append(options.probe)
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", "-".join(parts)).strip("_.")
+
+
+def validate(options: RunOptions) -> None:
+    if options.prompt not in PROMPT_STYLES:
+        raise SpecError(f"--prompt {options.prompt!r}: expected one of {', '.join(PROMPT_STYLES)}")
+    if options.extract not in ("medlens", "vlmeval"):
+        raise SpecError(f"--extract {options.extract!r}: expected medlens or vlmeval")
+    if options.executor not in EXECUTORS:
+        raise SpecError(f"--executor {options.executor!r}: expected one of {', '.join(EXECUTORS)}")
+    if options.concurrency < 1:
+        raise SpecError("--concurrency must be at least 1")
+    if options.concurrency > MAX_CONCURRENCY:
+        raise SpecError(
+            f"--concurrency {options.concurrency}: at most {MAX_CONCURRENCY} requests in flight"
+        )
+    check_run_path(options.out, options.name)
+    if options.limit is not None and options.limit < 0:
+        raise SpecError("--limit must not be negative")
+
+
+def check_run_path(out: Path, name: str | None) -> None:
+    """`--name` is one folder name inside `--out`; `--out` is a folder (or does not exist yet)."""
+    if name is not None and (
+        not name
+        or name in (".", "..")
+        or "/" in name
+        or "\\" in name
+        or "\0" in name
+        or Path(name).is_absolute()
+    ):
+        raise SpecError(
+            f"--name {name!r}: must be one folder name inside --out (no '/', no '..', not absolute)"
+        )
+    if out.exists() and not out.is_dir():
+        raise SpecError(f"--out {out}: is a file, not a folder of runs")
+    run_dir = out / (name or "")
+    if name is not None and run_dir.exists() and not run_dir.is_dir():
+        raise SpecError(f"{run_dir}: is a file, not a run directory")
+
+
+def run_dir_of(options: RunOptions) -> Path:
+    return options.out / (options.name or default_name(options))
+
+
+def prepare(
+    options: RunOptions, describe_only: bool = False
+) -> tuple[dict[str, Any], list[Item], Any, RunSettings, Any]:
+    """Everything that can fail on bad input happens here, before the run directory exists.
+
+    Returns the run spec, the (probed) items, the model, the settings and the probe. With
+    `describe_only` the model only names its spec (no weights loaded: `run --dry-run`).
+    """
+    validate(options)
+    model_name = parse_spec(options.model).name
+    MODELS.get(model_name)  # fail on a mistyped model before a long load
+    check_run_extras(model_name, options.executor)
+    benchmark = load_benchmark(options.bench)
+    items = list(benchmark.items())
+    items, selection = select_run_items(
+        benchmark, items, options.where, options.sample, options.stratify, options.exclude,
+        options.seed,
+    )  # fmt: skip
+    info = describe(benchmark, items)
+    probe = None
+    if options.probe:
+        from medlens.execution.probes import IMAGE_PROBES, get_probe
+
+        probe = get_probe(options.probe, options.seed)
+        if options.probe in IMAGE_PROBES and not any(item.images for item in items):
+            raise SpecError(
+                f"--probe {options.probe}: {options.bench} has no images, so the probe would "
+                "change nothing (text probes: options-only, shuffle-options)"
+            )
+        items = [probe.apply_item(item) for item in items]
+    context = ModelContext(
+        items=items,
+        seed=options.seed,
+        concurrency=options.concurrency,
+        describe_only=describe_only or options.executor == "ray",  # Ray workers build their own
+    )
+    model = load_model(options.model, context)
+    strategy, exemplars = prepare_strategy(options, items, model)
+    settings = RunSettings(
+        prompt=options.prompt,
+        extract=options.extract,
+        concurrency=options.concurrency,
+        probe=options.probe,
+        seed=options.seed,
+        strategy=strategy,
+        exemplars=exemplars,
+    )
+    spec = {
+        "benchmark": info.to_json(),
+        "model": model.spec,
+        "prompt": options.prompt,
+        "extract": options.extract,
+        "probe": options.probe,
+        "seed": options.seed,
+        "params": dict(settings.params),
+        **run_provenance(options.bench, info.content_hash, selection),
+    }
+    if not strategy.is_zero_shot:  # zero-shot runs keep the spec (and hash) they always had
+        spec["strategy"] = strategy_spec(strategy, exemplars)
+    return spec, items, model, settings, probe
+
+
+def prepare_strategy(
+    options: RunOptions, items: list[Item], model: Any
+) -> tuple[Strategy, Exemplars | None]:
+    """Parse ``--strategy``; read the exemplars; refuse sampling on a backend that cannot."""
+    strategy = parse_strategy(options.strategy)
+    if options.exemplars and not strategy.few_shot:
+        raise SpecError("--exemplars is only used with --strategy few-shot:K")
+    if strategy.samples > 1 and not getattr(model, "honours_sampling", False):
+        raise SpecError(
+            f"--strategy {strategy.text}: {parse_spec(options.model).name} cannot draw "
+            "samples with their own temperature and seed (use an openai: backend)"
+        )
+    exemplars = None
+    if strategy.few_shot:
+        exemplars = load_exemplars(
+            options.bench, options.exemplars, items, strategy.few_shot, options.seed
+        )
+    return strategy, exemplars
+
+
+def strategy_spec(strategy: Strategy, exemplars: Exemplars | None) -> dict[str, Any]:
+    """The strategy as recorded in the run spec, with the exemplars' spec and ids."""
+    recorded: dict[str, Any] = {"name": strategy.text}
+    if exemplars is not None:
+        recorded["exemplars"] = {"spec": exemplars.spec, "ids": exemplars.ids()}
+    return recorded
+
+
+def evaluate(
+    options: RunOptions,
+    on_start: Callable[[int, int], None] | None = None,
+    on_progress: Callable[[Record], None] | None = None,
+    on_note: Callable[[str], None] | None = None,
+) -> RunOutcome:
+    """Run (or resume) an evaluation; returns the store and its freshly derived results.
+
+    Order: everything that can refuse (bad input, another spec, another writer) happens before
+    the run directory is touched; the lock is held from opening the store to writing results.
+    """
+    from medlens.runs.lock import RunLockedError, hold_run_lock, lock_holder
+
+    validate(options)
+    path = run_dir_of(options)
+    holder = lock_holder(path)  # refuse before loading a benchmark or a model for nothing
+    if holder:
+        raise RunLockedError(
+            f"{path} is being written by {holder}; wait for it to finish or use another --name"
+        )
+    spec, items, model, settings, probe = prepare(options)
+    check_same_spec(path, spec)
+    out_existed, run_existed = options.out.exists(), path.exists()
+    note = on_note or (lambda message: None)
+    try:
+        with hold_run_lock(path, "medlens run", note=note):
+            return _evaluate_locked(
+                options, path, spec, items, (model, settings, probe), on_start, on_progress, note
+            )
+    except MedlensError as exc:
+        if not isinstance(exc, RunLockedError) and not run_existed:
+            _remove_unstarted(path, options.out, out_existed)
+        raise
+
+
+def _remove_unstarted(path: Path, out: Path, out_existed: bool) -> None:
+    """Bad input met by the first request (a rejected API key): leave no run behind."""
+    records = path / "records.jsonl"
+    if records.is_file() and records.stat().st_size:
+        return
+    shutil.rmtree(path, ignore_errors=True)
+    if not out_existed and out.is_dir() and not any(out.iterdir()):
+        out.rmdir()
+
+
+def _evaluate_locked(
+    options: RunOptions,
+    path: Path,
+    spec: dict[str, Any],
+    items: list[Item],
+    backend: tuple[Any, RunSettings, Any],
+    on_start: Callable[[int, int], None] | None,
+    on_progress: Callable[[Record], None] | None,
+    note: Callable[[str], None],
+) -> RunOutcome:
+    from medlens.runs.provenance import stamp_run
+
+    model, settings, probe = backend
+    created = not (path / "run.json").is_file()
+    store = RunStore.open_or_create(path, spec, items)
+    stamp_run(store, options.model, created)  # environment is not part of the spec hash
+    for message in store.damaged:
+        note(f"{message}; its item is run again")
+    for message in getattr(model, "notes", ()):
+        note(message)
+    try:
+        selected = items if options.limit is None else items[: options.limit]
+        done = store.done_ids(retry_errors=options.retry_errors)
+        todo = [item for item in selected if item.id not in done]
+        if on_start:
+            on_start(len(selected), len(selected) - len(todo))
+
+        def on_record(record: Record) -> None:
+            store.append(record)
+            if on_progress:
+                on_progress(record)
+
+        if todo:
+            asyncio.run(_execute(todo, items, model, settings, probe, options, on_record))
+    finally:
+        store.close()
+        store.compact_if_needed()  # retried items: keep each item's latest record once
+    results = build_results(store)
+    store.write_results(results)
+    return RunOutcome(store, results, done_before=len(done), ran=len(todo))
+
+
+async def _execute(
+    todo: list[Item],
+    items: list[Item],
+    model: Any,
+    settings: RunSettings,
+    probe: Any,
+    options: RunOptions,
+    on_record: Callable[[Record], None],
+) -> None:
+    if options.executor == "ray":
+        from medlens.executors.ray import run_ray
+
+        await model.aclose()  # the driver's backend only named the spec
+        await run_ray(
+            todo,
+            options.model,
+            settings,
+            on_record,
+            probe=probe,
+            items=items,
+            address=options.ray_address,
+            cache=options.cache,
+        )
+        return
+    wrapped = with_cache(model) if options.cache else model
+    try:
+        await run_local(todo, wrapped, settings, on_record, probe)
+    finally:
+        await wrapped.aclose()

@@ -1,0 +1,158 @@
+"""Few-shot exemplars: solved items from another split of the same benchmark.
+
+A loader names its exemplar split with a module attribute ``EXEMPLAR_SPLIT`` (MMLU ``dev``,
+PubMedQA, VQA-RAD and SLAKE ``train``); loaders whose spec is one file name the exemplar file
+with ``exemplar_spec(spec) -> str`` (MedQA, MedMCQA: the release's train file beside the
+evaluated one). ``--exemplars SPEC`` overrides both. Exemplars are chosen once per run, seeded,
+from the item's own ``subject`` when the pool has enough of it (MMLU's convention), and never
+include an evaluated question: pool items whose normalised question and options equal an
+evaluated item's are dropped whatever their id (ids repeat across splits).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from medlens.core.errors import SpecError
+from medlens.core.items import Item
+from medlens.core.specs import Spec, parse_spec
+
+GROUP_AXIS = "subject"
+"""Exemplars come from the item's own value of this axis when the pool has K of it."""
+
+
+@dataclass(frozen=True)
+class Exemplars:
+    """The exemplars of one run: K per group, and the spec they were read from."""
+
+    spec: str
+    k: int
+    by_group: dict[str, tuple[Item, ...]] = field(default_factory=dict)
+    """Group value → exemplars; key "" is the fallback drawn from the whole pool."""
+
+    def for_item(self, item: Item) -> tuple[Item, ...]:
+        return self.by_group.get(item.meta.get(GROUP_AXIS, ""), self.by_group[""])
+
+    def ids(self) -> dict[str, list[str]]:
+        """Group → exemplar ids, as recorded in the run spec."""
+        return {group: [e.id for e in chosen] for group, chosen in sorted(self.by_group.items())}
+
+
+def exemplar_spec(bench_text: str) -> str:
+    """The spec of the benchmark's exemplar split, or SpecError when the loader names none."""
+    from medlens.sources import SOURCES
+
+    spec = parse_spec(bench_text)
+    module = SOURCES.module_of(spec.name)
+    named = getattr(module, "exemplar_spec", None)
+    if named is not None:
+        text: str = named(spec)
+        return text
+    split = getattr(module, "EXEMPLAR_SPLIT", None)
+    if split is None:
+        raise SpecError(
+            f"--strategy few-shot: {spec.name} names no exemplar split; "
+            "give one with --exemplars SPEC"
+        )
+    return Spec(spec.name, spec.argument, {**spec.options, "split": split}).canonical()
+
+
+def choose_exemplars(
+    pool: Iterable[Item], evaluated: Sequence[Item], k: int, seed: int, spec: str
+) -> Exemplars:
+    """K seeded exemplars per subject (and K overall) from `pool`, none of them evaluated."""
+    taken = {_question_key(item) for item in evaluated}
+    usable = [item for item in pool if item.answer is not None and _question_key(item) not in taken]
+    if len(usable) < k:
+        raise SpecError(
+            f"--strategy few-shot:{k}: {spec} has {len(usable)} solved items that are not "
+            f"evaluated; {k} are needed"
+        )
+    groups: dict[str, list[Item]] = {"": usable}
+    for item in usable:
+        if GROUP_AXIS in item.meta:
+            groups.setdefault(item.meta[GROUP_AXIS], []).append(item)
+    chosen = {
+        name: tuple(_draw(members, k, seed, name))
+        for name, members in groups.items()
+        if len(members) >= k
+    }
+    return Exemplars(spec=spec, k=k, by_group=chosen)
+
+
+def _draw(members: list[Item], k: int, seed: int, group: str) -> list[Item]:
+    digest = hashlib.sha256(f"{seed}\0{group}".encode()).digest()
+    ordered = sorted(members, key=lambda item: item.id)
+    return random.Random(int.from_bytes(digest[:8], "big")).sample(ordered, k)
+
+
+def _question_key(item: Item) -> str:
+    text = " ".join([item.question, *item.options.values()])
+    return re.sub(r"\W+", " ", text.casefold()).strip()
+
+
+def load_exemplars(
+    bench_text: str, override: str | None, evaluated: Sequence[Item], k: int, seed: int
+) -> Exemplars:
+    """Read the exemplar split (or `override`) and choose K exemplars per group."""
+    from medlens.sources import load_benchmark
+
+    spec = override or exemplar_spec(bench_text)
+    pool = load_benchmark(spec).items()
+    return choose_exemplars(pool, evaluated, k, seed, spec)
+
+
+def answer_turn(item: Item) -> str:
+    """The solved exemplar's answer, written in the format the instruction asks for."""
+    gold = item.answer
+    if item.kind == "multi_choice" and isinstance(gold, str):
+        return "Answer: " + ", ".join(gold)
+    if isinstance(gold, tuple):
+        return "Answer: " + ", ".join(str(list(box)) for box in gold)
+    return f"Answer: {gold}"
+
+
+def train_file_beside(spec: Spec, evaluated: str, loader: str) -> str:
+    """The spec of the release's train file next to the evaluated one (``test`` → ``train``).
+
+    `evaluated` is the file the loader reads for `spec` (a folder spec resolves to it first).
+    """
+    from pathlib import Path
+
+    path = Path(evaluated)
+    stem = path.name
+    for word in ("test", "dev"):
+        if word in stem:
+            train = path.with_name(stem.replace(word, "train", 1))
+            break
+    else:
+        raise SpecError(f"--strategy few-shot: cannot tell the train file beside {path}")
+    if not train.is_file():
+        raise SpecError(
+            f"--strategy few-shot: {loader} exemplars come from the train file {train}, "
+            "which does not exist (give another split with --exemplars SPEC)"
+        )
+    return Spec(spec.name, str(train), dict(spec.options)).canonical()
+
+
+def exemplars_of_run(recorded: dict[str, Any]) -> Exemplars | None:
+    """The exemplars a run recorded (``spec["strategy"]["exemplars"]``), read again from their
+    spec by id; None when the run has none or their benchmark cannot be read here."""
+    from medlens.core.errors import MedlensError
+    from medlens.sources import load_benchmark
+
+    chosen = recorded.get("exemplars")
+    if not chosen:
+        return None
+    try:
+        pool = {item.id: item for item in load_benchmark(chosen["spec"]).items()}
+        by_group = {g: tuple(pool[i] for i in ids) for g, ids in chosen["ids"].items()}
+    except (MedlensError, KeyError):
+        return None
+    k = len(next(iter(by_group.values()), ()))
+    return Exemplars(spec=chosen["spec"], k=k, by_group=by_group)

@@ -1,0 +1,99 @@
+"""Prompt styles: item → chat messages.
+
+``vlmeval`` reproduces VLMEvalKit's MCQ prompt byte for byte; ``medlens`` (the default) adds an
+explicit instruction on the answer format, and asks for every correct letter on multi-answer items.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from medlens.core.errors import SpecError
+from medlens.core.items import Item
+
+PromptStyle = Literal["medlens", "vlmeval"]
+PROMPT_STYLES: tuple[str, ...] = ("medlens", "vlmeval")
+
+VLMEVAL_MCQ_TAIL = "Please select the correct answer from the options above. \n"
+
+
+def build_prompt(item: Item, style: str) -> str:
+    """The text part of the user message for `item` in the given style."""
+    if style == "vlmeval":
+        return vlmeval_prompt(item)
+    if style == "medlens":
+        return medlens_prompt(item)
+    raise SpecError(f"unknown prompt style {style!r} (known: {', '.join(PROMPT_STYLES)})")
+
+
+VLMEVAL_YORN_THREE_WAY_TAIL = "\nPlease answer yes, no or maybe."
+
+
+def vlmeval_prompt(item: Item) -> str:
+    """VLMEvalKit's ImageMCQDataset prompt: hint, question, options, then a fixed request.
+
+    Yes/no items without lettered options get its ImageYORNDataset prompt instead: the bare
+    question (VLMEvalKit adds nothing for MME, POPE or HallusionBench; only AMBER appends
+    "Please answer yes or no."). VLMEvalKit has no yes/no/maybe dataset: for PubMedQA medlens
+    keeps the abstract as a ``Hint:`` line and appends AMBER's request extended to "maybe" —
+    an adaptation, since the bare question would never let a model say "maybe".
+    """
+    if item.kind == "yes_no" and not item.options:
+        return vlmeval_yes_no_prompt(item)
+    text = f"Hint: {item.context}\n" if item.context else ""
+    text += f"Question: {item.question}\n"
+    if item.options:
+        text += "Options:\n" + "".join(f"{key}. {value}\n" for key, value in item.options.items())
+        text += VLMEVAL_MCQ_TAIL
+    return text
+
+
+def vlmeval_yes_no_prompt(item: Item) -> str:
+    """ImageYORNDataset's text part (the bare question); three-way items: see above."""
+    if item.meta.get("answer_set") != "yes/no/maybe":
+        return item.question
+    hint = f"Hint: {item.context}\n" if item.context else ""
+    return hint + item.question + VLMEVAL_YORN_THREE_WAY_TAIL
+
+
+def medlens_prompt(item: Item) -> str:
+    """Context, question and options, then an explicit answer-format instruction per item kind."""
+    parts = [f"Context: {item.context}"] if item.context else []
+    parts.append(f"Question: {item.question}")
+    if item.options:
+        parts.append("Options:\n" + "\n".join(f"{k}. {v}" for k, v in item.options.items()))
+    parts.append(answer_instruction(item))
+    return "\n".join(parts) + "\n"
+
+
+def answer_instruction(item: Item) -> str:
+    """The sentence telling the model how to write its answer."""
+    if item.kind == "choice":
+        return "Answer with the letter of the single correct option (for example: Answer: B)."
+    if item.kind == "multi_choice":
+        return (
+            "One or more options may be correct. Answer with the letters of every correct option, "
+            "separated by commas (for example: Answer: A, C)."
+        )
+    if item.kind == "yes_no":
+        if item.meta.get("answer_set") == "yes/no/maybe":
+            return "Answer with yes, no or maybe (for example: Answer: maybe)."
+        return "Answer with yes or no (for example: Answer: yes)."
+    if item.kind == "classify":
+        labels = item.meta.get("labels", "").replace("|", ", ")
+        return (
+            f"Answer with exactly one of these labels: {labels}."
+            if labels
+            else "Answer with the label."
+        )
+    if item.kind == "detect":
+        return "Answer with the bounding box as [x1, y1, x2, y2]" + (
+            " in coordinates normalised to 0-1."
+            if item.meta.get("box_format") == "normalized"
+            else " in pixels."
+        )
+    if item.kind == "report":
+        if item.meta.get("answer_format") == "long":
+            return "Answer the question in full, as you would to the person asking."
+        return "Write the report."
+    return "Answer concisely, in a few words."

@@ -1,0 +1,258 @@
+"""The run directory: run.json (first), items.jsonl, append-only records.jsonl, derived results.json."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from medlens import __version__
+from medlens.core.errors import MedlensError, RunMismatchError
+from medlens.core.items import Item
+
+SCHEMA_VERSION = 1
+Record = dict[str, Any]
+# Item errors that a retry cannot fix (an undecodable image, a missing file): resume skips them
+# unless asked to retry errors.
+PERMANENT_ERRORS = frozenset({"input", "image"})
+
+
+def _parse_record(line: bytes) -> Record | None:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(record, dict) or not isinstance(record.get("id"), str):
+        return None
+    return record
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def spec_hash(spec: Mapping[str, Any]) -> str:
+    return hashlib.sha256(canonical_json(spec).encode("utf-8")).hexdigest()
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write a file so that readers see the old content or the new, never half of it."""
+    handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed below, then renamed
+        "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
+    )
+    try:
+        with handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        # mkstemp makes the file 0600; give it the mode a plain open() would (shared run folders)
+        os.chmod(handle.name, 0o666 & ~_umask())
+        os.replace(handle.name, path)
+    except BaseException:
+        Path(handle.name).unlink(missing_ok=True)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+class RunStore:
+    """One run directory. Records are appended and flushed one completed item at a time."""
+
+    def __init__(self, path: Path, run: dict[str, Any]) -> None:
+        self.path = path
+        self.run = run
+        self._records: dict[str, Record] = {}
+        self._handle: IO[str] | None = None
+        self._lines = 0
+        self.damaged: list[str] = []
+        """One message per line of records.jsonl that is not a record (file and line number)."""
+
+    # -- opening -----------------------------------------------------------------------------
+    @classmethod
+    def open(cls, path: Path | str, resume: bool = False) -> RunStore:
+        """Open an existing run; with `resume`, compact records.jsonl for appending."""
+        path = Path(path)
+        store = cls(path, read_run_file(path))
+        store._load_records(compact=resume)
+        return store
+
+    @classmethod
+    def open_or_create(cls, path: Path, spec: Mapping[str, Any], items: Iterable[Item]) -> RunStore:
+        """Resume the run at `path` if its spec matches, else create it; refuse to mix specs."""
+        if (path / "run.json").is_file():
+            check_same_spec(path, spec)  # before compaction: a refused run changes nothing
+            store = cls.open(path, resume=True)
+            if not (path / "items.jsonl").is_file():
+                store._write_items(items)
+            return store
+        return cls._create(path, spec, items)
+
+    @classmethod
+    def _create(cls, path: Path, spec: Mapping[str, Any], items: Iterable[Item]) -> RunStore:
+        from datetime import datetime, timezone
+
+        path.mkdir(parents=True, exist_ok=True)
+        run = {
+            "schema": SCHEMA_VERSION,
+            "medlens_version": __version__,
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "spec": dict(spec),
+            "spec_hash": spec_hash(spec),
+        }
+        write_atomic(path / "run.json", json.dumps(run, indent=2, ensure_ascii=False) + "\n")
+        store = cls(path, run)
+        store._write_items(items)
+        return store
+
+    def _write_items(self, items: Iterable[Item]) -> None:
+        lines = (json.dumps(item.to_json(), ensure_ascii=False) for item in items)
+        write_atomic(self.path / "items.jsonl", "".join(line + "\n" for line in lines))
+
+    # -- records -----------------------------------------------------------------------------
+    def _load_records(self, compact: bool) -> None:
+        """Read records.jsonl; every line that is not a record is listed in `self.damaged`.
+
+        With `compact` (resuming, under the run lock), the file is rewritten without damaged
+        lines and duplicates, keeping each item's latest record: an answer over an error, and an
+        errored item's last error (its type and message stay reportable while it is retried).
+        """
+        file = self.path / "records.jsonl"
+        if not file.is_file():
+            return
+        raw = file.read_bytes()
+        latest: dict[str, Record] = {}
+        lines = raw.split(b"\n")
+        torn_tail = lines.pop() if lines else b""  # text after the last newline
+        dirty = bool(torn_tail)
+        if torn_tail:
+            self.damaged.append(f"{file}, line {len(lines) + 1}: torn last line (a killed write)")
+        for number, line in enumerate(lines, start=1):
+            record = _parse_record(line)
+            if record is None:
+                dirty = True
+                if line.strip():
+                    self.damaged.append(
+                        f"{file}, line {number}: damaged (not a JSON record with an id)"
+                    )
+                continue
+            previous = latest.get(record["id"])
+            dirty = dirty or previous is not None
+            if previous is None or record.get("error") is None or previous.get("error") is not None:
+                latest[record["id"]] = record
+        self._records = latest
+        self._lines = len(lines)
+        if compact and dirty:
+            self.compact()
+
+    def records(self) -> dict[str, Record]:
+        """Latest record per item id (errored ones included while the run is open)."""
+        return self._records
+
+    def done_ids(self, retry_errors: bool = False) -> set[str]:
+        """Items not to run again: answered ones, and those whose error is permanent (bad
+        input: retrying gives the same error) unless `retry_errors`."""
+        return {
+            rid
+            for rid, record in self._records.items()
+            if record.get("error") is None
+            or (not retry_errors and record["error"].get("type") in PERMANENT_ERRORS)
+        }
+
+    def append(self, record: Record) -> None:
+        if self._handle is None:
+            # kept open across appends; closed by close()
+            self._handle = open(self.path / "records.jsonl", "a", encoding="utf-8")  # noqa: SIM115
+        self._handle.write(canonical_json(record) + "\n")
+        self._handle.flush()
+        self._lines += 1
+        self._records[record["id"]] = record
+
+    def compact(self) -> None:
+        """Rewrite records.jsonl with each item's latest record once (call under the run lock)."""
+        self.close()
+        file = self.path / "records.jsonl"
+        write_atomic(file, "".join(canonical_json(r) + "\n" for r in self._records.values()))
+        self._lines = len(self._records)
+
+    def compact_if_needed(self) -> None:
+        """Compact when retried items left more than one line for some item."""
+        if self._lines != len(self._records):
+            self.compact()
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+    # -- items -------------------------------------------------------------------------------
+    def items(self) -> list[Item]:
+        file = self.path / "items.jsonl"
+        if not file.is_file():
+            raise MedlensError(f"{self.path}: run has no items.jsonl")
+        items = []
+        with open(file, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    items.append(Item.from_json(json.loads(line)))
+                except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                    problem = f"missing field {exc}" if isinstance(exc, KeyError) else exc
+                    raise MedlensError(f"{file}, line {number}: not an item ({problem})") from None
+        return items
+
+    def write_results(self, results: Mapping[str, Any]) -> None:
+        write_atomic(
+            self.path / "results.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n"
+        )
+
+
+def check_same_spec(path: Path, spec: Mapping[str, Any]) -> None:
+    """Raise RunMismatchError when the run at `path` (if any) was made with another spec.
+
+    Reads run.json only, so a refused rerun leaves the directory byte for byte as it was.
+    """
+    if not (path / "run.json").is_file():
+        return
+    run = read_run_file(path)
+    if run.get("spec_hash") != spec_hash(spec):
+        raise RunMismatchError(
+            f"{path} holds a run with a different spec "
+            f"({describe_difference(run['spec'], spec)}); use another --name or delete the directory"
+        )
+
+
+def describe_difference(old: Mapping[str, Any], new: Mapping[str, Any], prefix: str = "") -> str:
+    """A short human list of the keys whose values differ between two specs."""
+    diffs = []
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if a == b:
+            continue
+        if isinstance(a, Mapping) and isinstance(b, Mapping):
+            diffs.append(describe_difference(a, b, f"{prefix}{key}."))
+        else:
+            diffs.append(f"{prefix}{key}: {json.dumps(a)} → {json.dumps(b)}")
+    return "; ".join(d for d in diffs if d)
+
+
+def read_run_file(path: Path) -> dict[str, Any]:
+    """The run.json of the run directory `path`, checked to hold a spec object."""
+    run_file = Path(path) / "run.json"
+    if not run_file.is_file():
+        raise MedlensError(f"{path}: not a medlens run directory (no run.json)")
+    try:
+        run = json.loads(run_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise MedlensError(f"{run_file}: unreadable ({exc})") from None
+    if not isinstance(run, dict) or not isinstance(run.get("spec"), dict):
+        raise MedlensError(f"{run_file}: not a medlens run file (no spec object)")
+    return run

@@ -1,0 +1,1 @@
+"""medlens.scoring.item_scores."""

@@ -1,0 +1,277 @@
+"""Corpus metrics per kind, overall and per slice, each with n and a 1,000-resample CI.
+
+``results["metrics"][kind][name] = {"n", "images", "value", "ci"}`` and the same under
+``results["by"][axis][value]["metrics"]``:
+
+- ``classify``: ``macro_f1`` over the known class set (every label the items offer),
+  ``micro_f1`` (an unanswered item is a wrong label, so it equals accuracy), ``auroc``
+  (one-vs-rest macro) only when every record holds per-label ``option_probs`` and the items
+  share one fixed label set.
+- ``report``: ``rouge_l`` (mean ROUGE-L F), ``bleu4`` (sacrebleu corpus BLEU, its defaults:
+  13a tokenisation, exp smoothing), ``chexpert_f1`` (micro-F1 over the rule-based labeller's 14
+  findings, ``medlens.scoring.chexpert``; uncertain mentions count as negative, the "U-zeros" policy,
+  stated in the cell as ``"uncertain": "negative"``).
+- ``open``: means of ``exact``, ``contains``, ``token_f1``, ``token_recall``, ``bleu1``.
+- ``detect``: ``f1_50`` (micro over boxes: a predicted box is a hit when it matches a distinct
+  gold box at IoU ≥ 0.5, greedily by IoU) and ``mean_iou`` (first box, as the item score).
+
+Means take their interval from ``bootstrap.group_cis`` (the single source for a reported
+score's CI). Corpus statistics (F1s, BLEU, AUROC) are not means of item scores, so the whole
+statistic is recomputed on each of 1,000 resamples of images (clusters), from per-item
+sufficient statistics summed through a resample-count matrix: vectorised, no Python loop over
+items. Percentile bounds, seed 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from medlens.core.items import Item
+from medlens.runs.store import Record
+from medlens.stats.bootstrap import group_cis
+
+N_RESAMPLES = 1000
+_BATCH_CELLS = 4_000_000
+"""Resample counts held at once (resamples × images), bounding memory for 26,000+ items."""
+
+KIND_METRICS: dict[str, tuple[str, ...]] = {
+    "classify": ("macro_f1", "micro_f1", "auroc"),
+    "report": ("rouge_l", "bleu4", "chexpert_f1"),
+    "open": ("exact", "contains", "token_f1", "token_recall", "bleu1"),
+    "detect": ("f1_50", "mean_iou"),
+}
+_MIN_CLUSTERS_PER_KIND = 16
+"""Clusters per distinct cluster sum above which resamples are drawn by kind."""
+Statistic = Callable[[np.ndarray], np.ndarray]
+"""(resamples × k) summed sufficient statistics → (resamples,) metric values."""
+
+
+@dataclass
+class KindRows:
+    """The scored items of one kind, with what each corpus metric needs."""
+
+    items: list[Item] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)
+    means: dict[str, np.ndarray] = field(default_factory=dict)
+    corpus: dict[str, tuple[np.ndarray, Statistic]] = field(default_factory=dict)
+    notes: dict[str, dict[str, str]] = field(default_factory=dict)
+    weighted: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = field(
+        default_factory=dict
+    )
+    """Metrics recomputed from item weights (resamples × items) → (resamples,): AUROC."""
+    clusters: np.ndarray | None = None
+
+
+def attach_corpus_metrics(
+    results: dict[str, Any], items: Sequence[Item], records: dict[str, Record]
+) -> None:
+    """Add ``results["metrics"]`` and a ``"metrics"`` key in every ``results["by"]`` cell."""
+    by_kind = _rows_by_kind(items, records)
+    results["metrics"] = {kind: _metric_cells(rows, None) for kind, rows in by_kind.items()}
+    for axis, cells in (results.get("by") or {}).items():
+        per_kind = {kind: _by_value(rows, axis) for kind, rows in by_kind.items()}
+        for value, target in cells.items():
+            found = {kind: cells_[value] for kind, cells_ in per_kind.items() if value in cells_}
+            if found:
+                target["metrics"] = found
+
+
+def _rows_by_kind(items: Sequence[Item], records: dict[str, Record]) -> dict[str, KindRows]:
+    from medlens.scoring.corpus_stats import build_kind_rows
+
+    grouped: dict[str, KindRows] = {}
+    for item in items:
+        record = records.get(item.id)
+        if item.kind not in KIND_METRICS or item.answer is None or record is None:
+            continue
+        if record.get("error") is not None or record.get("score") is None:
+            continue
+        rows = grouped.setdefault(item.kind, KindRows())
+        rows.items.append(item)
+        rows.records.append(record)
+    for kind, rows in grouped.items():
+        build_kind_rows(kind, rows)
+    return grouped
+
+
+def _clusters(rows: KindRows) -> np.ndarray:
+    if rows.clusters is None:
+        rows.clusters = np.array(
+            [item.meta.get("image_id", item.id) for item in rows.items], dtype=object
+        )
+    return rows.clusters
+
+
+def _metric_cells(
+    rows: KindRows, mask: np.ndarray | None, means: dict[str, dict[str, Any]] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Every metric of one kind over the items in `mask` (None: all); `means` holds the cells
+    of the mean metrics when they were computed for many slices at once."""
+    clusters = _clusters(rows)
+    chosen = np.ones(len(rows.items), dtype=bool) if mask is None else mask
+    out: dict[str, dict[str, Any]] = dict(means or {})
+    if means is None:
+        overall = np.zeros(len(rows.items), dtype=object)
+        out.update(_mean_cells(rows, overall, clusters).get("0", {}))
+    out.update(_resampled_cells(rows, chosen, clusters[chosen]))
+    return {name: out[name] for name in KIND_METRICS_ORDER if name in out}
+
+
+def _resampled_cells(
+    rows: KindRows, chosen: np.ndarray, clusters: np.ndarray
+) -> dict[str, dict[str, Any]]:
+    """Corpus statistics and weighted metrics over `chosen`, all from one set of resamples."""
+    if not rows.corpus and not rows.weighted:
+        return {}
+    codes = np.unique(clusters.astype(str), return_inverse=True)[1].ravel()
+    n_clusters = int(codes.max()) + 1 if codes.size else 0
+    out: dict[str, dict[str, Any]] = {}
+    for name, (stats, statistic) in rows.corpus.items():
+        part = stats[chosen]
+        value = float(statistic(part.sum(axis=0)[None, :])[0])
+        draws = statistic(resampled_sums(part, codes, N_RESAMPLES, 0)) if n_clusters else None
+        ci = _percentile_ci(draws, 0.95) if draws is not None else (np.nan, np.nan)
+        out[name] = {**_cell(part, clusters, value, ci), **rows.notes.get(name, {})}
+    index = np.flatnonzero(chosen)
+    batches = _resample_counts(n_clusters, N_RESAMPLES, 0) if rows.weighted and n_clusters else []
+    for name, weighted in rows.weighted.items():
+        value = float(weighted(np.ones((1, index.size)), index)[0])
+        weighted_draws = [weighted(counts[:, codes], index) for counts in batches]
+        ci = _percentile_ci(np.concatenate(weighted_draws), 0.95) if batches else (np.nan, np.nan)
+        out[name] = _cell(index, clusters, value, ci)
+    return out
+
+
+KIND_METRICS_ORDER = tuple(name for names in KIND_METRICS.values() for name in names)
+
+
+def _mean_cells(
+    rows: KindRows, groups: np.ndarray, clusters: np.ndarray
+) -> dict[Any, dict[str, dict[str, Any]]]:
+    """Cells of the mean metrics for every group, each metric's CIs from one `group_cis` call."""
+    labels = np.unique(groups.astype(str))
+    out: dict[Any, dict[str, dict[str, Any]]] = {label: {} for label in labels.tolist()}
+    keys = groups.astype(str)
+    for name, values in rows.means.items():
+        lo, hi = group_cis(values, keys, clusters)
+        for i, label in enumerate(labels.tolist()):
+            mask = keys == label
+            value = float(values[mask].mean())
+            out[label][name] = _cell(values[mask], clusters[mask], value, (lo[i], hi[i]))
+    return out if groups.size else {}
+
+
+def _by_value(rows: KindRows, axis: str) -> dict[str, dict[str, dict[str, Any]]]:
+    values = np.array([item.meta.get(axis, "") for item in rows.items], dtype=object)
+    means = _mean_cells(rows, values, _clusters(rows))
+    return {
+        str(value): _metric_cells(rows, values == value, means[str(value)])
+        for value in sorted(set(values.tolist()))
+        if value != ""
+    }
+
+
+def _cell(
+    units: np.ndarray, clusters: np.ndarray, value: float, ci: tuple[float, float]
+) -> dict[str, Any]:
+    lo_f, hi_f = float(ci[0]), float(ci[1])
+    finite = bool(np.isfinite(value))
+    return {
+        "n": len(units),
+        "images": len(set(clusters.tolist())),
+        "value": value if finite else None,
+        "ci": [lo_f, hi_f] if finite and np.isfinite(lo_f) and np.isfinite(hi_f) else None,
+    }
+
+
+def _resample_counts(n_clusters: int, n_resamples: int, seed: int) -> list[np.ndarray]:
+    """(rows × clusters) counts of each cluster in each resample, in memory-bounded batches."""
+    rng = np.random.default_rng(seed)
+    batch = max(1, _BATCH_CELLS // max(n_clusters, 1))
+    out = []
+    for first in range(0, n_resamples, batch):
+        rows = min(batch, n_resamples - first)
+        picks = rng.integers(0, n_clusters, size=(rows, n_clusters), dtype=np.int64)
+        picks += (np.arange(rows, dtype=np.int64) * n_clusters)[:, None]
+        counts = np.bincount(picks.ravel(), minlength=rows * n_clusters).reshape(rows, -1)
+        out.append(counts.astype(float))  # float: the matrix products below run in BLAS
+    return out
+
+
+def resampled_sums(stats: np.ndarray, codes: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+    """(resamples × k) sums of `stats` over bootstrap resamples of the clusters `codes`.
+
+    Clusters with equal sums are one kind; when there are few kinds (0/1-like statistics,
+    small images) the resample counts of the kinds are drawn as one multinomial, by
+    conditional binomials, at a cost that does not grow with the number of clusters (the same
+    distribution as drawing clusters one by one). Otherwise clusters are drawn by index.
+    """
+    n_clusters = int(codes.max()) + 1
+    per_cluster = np.column_stack(
+        [np.bincount(codes, column, minlength=n_clusters) for column in stats.T]
+    ).reshape(n_clusters, stats.shape[1])
+    kinds, counts = np.unique(per_cluster, axis=0, return_counts=True)
+    if kinds.shape[0] * _MIN_CLUSTERS_PER_KIND > n_clusters:
+        return np.vstack([c @ per_cluster for c in _resample_counts(n_clusters, n_resamples, seed)])
+    rng = np.random.default_rng(seed)
+    drawn = np.empty((n_resamples, kinds.shape[0]))
+    remaining, left = np.full(n_resamples, n_clusters, dtype=np.int64), n_clusters
+    for column, count in enumerate(counts.tolist()):
+        taken = rng.binomial(remaining, count / left) if count < left else remaining
+        drawn[:, column] = taken
+        remaining, left = remaining - taken, left - count
+    return drawn @ kinds
+
+
+def _percentile_ci(values: np.ndarray, level: float) -> tuple[float, float]:
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return float("nan"), float("nan")
+    tail = (1.0 - level) / 2 * 100
+    lo, hi = np.percentile(finite, [tail, 100 - tail])
+    return float(lo), float(hi)
+
+
+def corpus_ci(
+    stats: np.ndarray,
+    clusters: np.ndarray,
+    statistic: Statistic,
+    *,
+    n_resamples: int = N_RESAMPLES,
+    seed: int = 0,
+    level: float = 0.95,
+) -> tuple[float, float]:
+    """Percentile CI of a corpus statistic, resampling clusters (images) with replacement.
+
+    `stats` (items × k) are additive per-item sufficient statistics; each resample sums them
+    with its cluster counts and applies `statistic` to the sums.
+    """
+    if stats.shape[0] == 0:
+        return float("nan"), float("nan")
+    codes = np.unique(clusters.astype(str), return_inverse=True)[1].ravel()
+    return _percentile_ci(statistic(resampled_sums(stats, codes, n_resamples, seed)), level)
+
+
+def weighted_ci(
+    index: np.ndarray,
+    clusters: np.ndarray,
+    weighted: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    *,
+    n_resamples: int = N_RESAMPLES,
+    seed: int = 0,
+    level: float = 0.95,
+) -> tuple[float, float]:
+    """Percentile CI of a statistic of item weights (AUROC), resampling clusters."""
+    if index.size == 0:
+        return float("nan"), float("nan")
+    codes = np.unique(clusters.astype(str), return_inverse=True)[1].ravel()
+    n_clusters = int(codes.max()) + 1
+    values = [
+        weighted(counts[:, codes], index)
+        for counts in _resample_counts(n_clusters, n_resamples, seed)
+    ]
+    return _percentile_ci(np.concatenate(values), level)

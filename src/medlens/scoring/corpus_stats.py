@@ -1,0 +1,280 @@
+"""Per-item sufficient statistics of the corpus metrics (see ``corpus_metrics``).
+
+Each corpus metric is a function of sums over items, so one resample is one matrix product:
+
+- macro-F1 over C classes: per class (true positives, gold count, predicted count);
+  F1_c = 2·tp / (gold + predicted), averaged over the known classes that gold or a prediction
+  names (scikit-learn's ``labels=`` with ``zero_division=nan``).
+- micro-F1 of single-label data is accuracy (an unanswered item predicts a wrong label): a mean
+  of 0/1 item values, with the interval of every mean (``bootstrap.group_cis``).
+- corpus BLEU-4: sacrebleu's own per-sentence statistics (hypothesis and reference lengths,
+  matching and total n-grams per order), turned into BLEU by ``BLEU.compute_bleu`` on the sums.
+- CheXpert finding micro-F1: (tp, fp, fn) over the 14 findings.
+- box F1 at IoU ≥ 0.5: (matched boxes, predicted boxes, gold boxes).
+- AUROC: the Mann–Whitney statistic with item weights, per class one-vs-rest.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from medlens.core.items import Box, Item
+from medlens.runs.store import Record
+from medlens.scoring.metrics import iou, normalize_answer
+
+if TYPE_CHECKING:
+    from sacrebleu.metrics import BLEU
+
+    from medlens.scoring.corpus_metrics import KindRows
+
+HIT_IOU = 0.5
+OPEN_MEANS = ("exact", "contains", "token_f1", "token_recall", "bleu1")
+
+
+def build_kind_rows(kind: str, rows: KindRows) -> None:
+    """Fill `rows` with the statistics of its kind's metrics."""
+    if kind == "open":
+        for name in OPEN_MEANS:
+            rows.means[name] = _item_scores(rows.records, name)
+    elif kind == "report":
+        rows.means["rouge_l"] = _item_scores(rows.records, "rouge_l")
+        predicted = [_answer(record) or "" for record in rows.records]
+        gold = [str(item.answer) for item in rows.items]
+        rows.corpus["bleu4"] = (bleu_stats(predicted, gold), bleu_from_sums)
+        rows.corpus["chexpert_f1"] = (chexpert_stats(predicted, gold), f1_from_counts)
+        rows.notes["chexpert_f1"] = {"uncertain": "negative", "labeller": "rule-based"}
+    elif kind == "classify":
+        _classify_rows(rows)
+    elif kind == "detect":
+        rows.means["mean_iou"] = _item_scores(rows.records, "iou")
+        rows.corpus["f1_50"] = (box_stats(rows.items, rows.records), box_f1_from_sums)
+
+
+def _answer(record: Record) -> str | None:
+    answer = (record.get("extraction") or {}).get("answer")
+    return None if answer is None else str(answer)
+
+
+def _item_scores(records: list[Record], name: str) -> np.ndarray:
+    return np.array([float((r.get("scores") or {}).get(name, 0.0)) for r in records], float)
+
+
+# ---------------------------------------------------------------- classification
+
+
+def known_labels(items: list[Item]) -> list[str]:
+    """The class set: every label the items offer (options or ``meta["labels"]``) and gold."""
+    from medlens.extract.open import classify_labels
+
+    labels = {_label(label) for item in items for label in classify_labels(item.options, item.meta)}
+    labels |= {_label(gold_label(item)) for item in items}
+    return sorted(labels)
+
+
+def gold_label(item: Item) -> str:
+    gold = str(item.answer)
+    return item.options.get(gold, gold)
+
+
+@functools.lru_cache(maxsize=4096)
+def _label(text: str) -> str:
+    return normalize_answer(text)
+
+
+def _classify_rows(rows: KindRows) -> None:
+    labels = known_labels(rows.items)
+    gold = [_label(gold_label(item)) for item in rows.items]
+    predicted = [_answer(record) for record in rows.records]
+    pred = [_label(p) if p is not None else None for p in predicted]
+    rows.corpus["macro_f1"] = (class_stats(gold, pred, labels), macro_f1_from_sums)
+    # micro-F1 of single-label data is accuracy, a mean: its CI is the one every score gets
+    rows.means["micro_f1"] = np.array([float(g == p) for g, p in zip(gold, pred, strict=True)])
+    matrix = probability_matrix(rows.items, rows.records, labels)
+    if matrix is not None:
+        truth = np.array([labels.index(g) for g in gold])
+        rows.weighted["auroc"] = functools.partial(weighted_auroc, matrix, truth)
+
+
+def class_stats(gold: list[str], predicted: list[str | None], labels: list[str]) -> np.ndarray:
+    """(items × 3C): per class, is a true positive, is gold, is predicted."""
+    g = np.array([[x == label for label in labels] for x in gold], dtype=float)
+    p = np.array([[x == label for label in labels] for x in predicted], dtype=float)
+    return np.hstack([g * p, g, p]).reshape(len(gold), 3 * len(labels))
+
+
+def macro_f1_from_sums(sums: np.ndarray) -> np.ndarray:
+    """Mean per-class F1 over the classes gold or a prediction names (a known class absent
+    from both has no F1: scikit-learn's ``zero_division=nan`` with ``labels=``)."""
+    tp, gold, predicted = np.split(sums, 3, axis=1)
+    denominator = gold + predicted
+    f1 = np.divide(2 * tp, denominator, out=np.full_like(tp, np.nan), where=denominator > 0)
+    named = denominator > 0
+    count = named.sum(axis=1)
+    total = np.where(named, f1, 0.0).sum(axis=1)
+    return np.divide(total, count, out=np.full(count.shape, np.nan), where=count > 0)
+
+
+def ratio_from_sums(sums: np.ndarray) -> np.ndarray:
+    return np.divide(
+        sums[:, 0], sums[:, 1], out=np.full(sums.shape[0], np.nan), where=sums[:, 1] > 0
+    )
+
+
+def probability_matrix(
+    items: list[Item], records: list[Record], labels: list[str]
+) -> np.ndarray | None:
+    """(items × labels) renormalised probabilities, or None unless every record has them.
+
+    A record's ``option_probs`` maps labels (or the item's option letters, read as their
+    texts) to probabilities (``models/option_logprobs.py``); AUROC needs one fixed label set, so items whose labels differ
+    from the others' mean no AUROC.
+    """
+    from medlens.extract.open import classify_labels
+
+    sets = {frozenset(_label(x) for x in classify_labels(i.options, i.meta)) for i in items}
+    if len(sets) != 1 or len(labels) < 2:
+        return None
+    rows = []
+    for item, record in zip(items, records, strict=True):
+        probabilities = record.get("option_probs")
+        if not isinstance(probabilities, dict) or not probabilities:
+            return None
+        named = {_label(item.options.get(k, k)): float(v) for k, v in probabilities.items()}
+        rows.append([named.get(label, 0.0) for label in labels])
+    matrix = np.array(rows, dtype=float)
+    totals = matrix.sum(axis=1, keepdims=True)
+    return np.divide(matrix, totals, out=np.full_like(matrix, 1 / len(labels)), where=totals > 0)
+
+
+def weighted_auroc(
+    matrix: np.ndarray, truth: np.ndarray, weights: np.ndarray, index: np.ndarray
+) -> np.ndarray:
+    """One-vs-rest macro AUROC of the items `index` with (resamples × items) `weights`.
+
+    Per class: Σ over positives of the weight of negatives scored lower plus half the weight of
+    ties, over (positive weight × negative weight): scikit-learn's AUROC with sample weights.
+    Two classes: the AUROC of the second class (scikit-learn's binary case; the first gives
+    the same). A resample without positives or negatives of a class is NaN.
+    """
+    scores, labels = matrix[index], truth[index]
+    classes = [1] if matrix.shape[1] == 2 else range(matrix.shape[1])
+    per_class = [_weighted_auc(scores[:, c], labels == c, weights) for c in classes]
+    return np.asarray(np.mean(per_class, axis=0))
+
+
+def _weighted_auc(score: np.ndarray, positive: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    order = np.argsort(score, kind="stable")
+    sorted_score = score[order]
+    starts = np.flatnonzero(np.r_[True, sorted_score[1:] != sorted_score[:-1]])
+    w = weights[:, order]
+    pos = np.add.reduceat(w * positive[order], starts, axis=1)
+    neg = np.add.reduceat(w * ~positive[order], starts, axis=1)
+    below = np.cumsum(neg, axis=1) - neg
+    pairs = pos.sum(axis=1) * neg.sum(axis=1)
+    wins = (pos * (below + 0.5 * neg)).sum(axis=1)
+    return np.divide(wins, pairs, out=np.full(pairs.shape, np.nan), where=pairs > 0)
+
+
+# ---------------------------------------------------------------- reports
+
+
+@functools.lru_cache(maxsize=1)
+def corpus_bleu_metric() -> BLEU:
+    """sacrebleu's BLEU with its defaults: the corpus BLEU-4 report-generation papers quote."""
+    from sacrebleu.metrics import BLEU
+
+    return BLEU()
+
+
+def bleu_stats(predicted: list[str], gold: list[str]) -> np.ndarray:
+    """(items × 10): sacrebleu's sentence statistics (sys_len, ref_len, 4 matches, 4 totals)."""
+    metric = corpus_bleu_metric()
+    rows = []
+    for hypothesis, reference in zip(predicted, gold, strict=True):
+        found = metric.corpus_score([hypothesis], [[reference]])
+        rows.append([found.sys_len, found.ref_len, *found.counts, *found.totals])
+    return np.array(rows, dtype=float).reshape(len(predicted), 10)
+
+
+def bleu_from_sums(sums: np.ndarray) -> np.ndarray:
+    metric = corpus_bleu_metric()
+    out = np.empty(sums.shape[0])
+    for row, s in enumerate(sums.tolist()):
+        found = metric.compute_bleu(
+            correct=[int(v) for v in s[2:6]],
+            total=[int(v) for v in s[6:10]],
+            sys_len=int(s[0]),
+            ref_len=int(s[1]),
+            smooth_method=metric.smooth_method,
+            smooth_value=metric.smooth_value,
+            effective_order=metric.effective_order,
+            max_ngram_order=metric.max_ngram_order,
+        )
+        out[row] = found.score / 100.0
+    return out
+
+
+def chexpert_stats(predicted: list[str], gold: list[str]) -> np.ndarray:
+    """(items × 3): true positives, false positives, false negatives of positive findings,
+    uncertain mentions counted as negative."""
+    from medlens.scoring.chexpert import finding_counts
+
+    rows = [
+        finding_counts(p, g, uncertain_as_positive=False)
+        for p, g in zip(predicted, gold, strict=True)
+    ]
+    return np.array(rows, dtype=float).reshape(len(predicted), 3)
+
+
+def f1_from_counts(sums: np.ndarray) -> np.ndarray:
+    tp, fp, fn = sums[:, 0], sums[:, 1], sums[:, 2]
+    denominator = 2 * tp + fp + fn
+    return np.divide(2 * tp, denominator, out=np.full(tp.shape, np.nan), where=denominator > 0)
+
+
+# ---------------------------------------------------------------- boxes
+
+
+def matched_boxes(predicted: list[Box], gold: list[Box], threshold: float = HIT_IOU) -> int:
+    """Predicted boxes matched one-to-one to gold boxes at IoU ≥ `threshold`, best IoU first."""
+    pairs = sorted(
+        ((iou(p, g), i, j) for i, p in enumerate(predicted) for j, g in enumerate(gold)),
+        reverse=True,
+    )
+    used_p: set[int] = set()
+    used_g: set[int] = set()
+    for overlap, i, j in pairs:
+        if overlap < threshold:
+            break
+        if i not in used_p and j not in used_g:
+            used_p.add(i)
+            used_g.add(j)
+    return len(used_p)
+
+
+def box_stats(items: list[Item], records: list[Record]) -> np.ndarray:
+    """(items × 3): matched boxes, predicted boxes, gold boxes."""
+    from medlens.extract.open import boxes_from_text
+
+    rows = []
+    for item, record in zip(items, records, strict=True):
+        gold = (
+            list(item.answer)
+            if isinstance(item.answer, tuple)
+            else boxes_from_text(str(item.answer))
+        )
+        answer = _answer(record)
+        predicted = boxes_from_text(answer) if answer is not None else []
+        rows.append([matched_boxes(predicted, gold), len(predicted), len(gold)])
+    return np.array(rows, dtype=float).reshape(len(items), 3)
+
+
+def box_f1_from_sums(sums: np.ndarray) -> np.ndarray:
+    matched, predicted, gold = sums[:, 0], sums[:, 1], sums[:, 2]
+    denominator = predicted + gold
+    return np.divide(
+        2 * matched, denominator, out=np.full(matched.shape, np.nan), where=denominator > 0
+    )

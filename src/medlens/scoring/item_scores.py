@@ -1,0 +1,121 @@
+"""Per-item scores from an extraction: the main score and the secondary per-item metrics.
+
+Main score (``score``), None when the item has no gold answer:
+
+- ``choice``, ``yes_no``: 1/0 letter or word equality; ``multi_choice``: 1/0 exact set.
+- ``classify``: 1/0 label equality after normalisation (a gold letter is read as its option text).
+- ``open``: 1/0 "contains": exact match after SQuAD-style normalisation, or the gold inside a
+  sentence frame ("The image shows X.") without a hedge or an extra finding (``extract.framing``).
+- ``report``: ROUGE-L F-measure in [0, 1] (exact match of a report is meaningless).
+- ``detect``: 1/0 hit, i.e. IoU ≥ 0.5 between the first predicted box and a gold box.
+
+Unread answers (unparsed, refused, empty) score 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from medlens.core.items import Item
+from medlens.extract import Extraction
+from medlens.extract.framing import gold_in_frame
+from medlens.extract.open import boxes_from_text
+from medlens.scoring import metrics
+
+HIT_IOU = 0.5
+
+
+def score(item: Item, extraction: Extraction) -> float | None:
+    """The item's main score in [0, 1]; None without gold."""
+    if item.answer is None:
+        return None
+    if extraction.answer is None:
+        return 0.0
+    predicted, gold = extraction.answer, item.answer
+    if item.kind == "detect":
+        return 1.0 if _detect_iou(item, predicted) >= HIT_IOU else 0.0
+    assert isinstance(gold, str)
+    if item.kind == "multi_choice":
+        return metrics.exact_set(predicted, gold)
+    if item.kind == "report":
+        return max(metrics.rouge_l(predicted, ref) for ref in reference_answers(item, gold))
+    if item.kind == "open":
+        return open_contains(predicted, gold, item.question)
+    if item.kind == "classify":
+        return metrics.exact_match(predicted, _gold_text(item, gold))
+    return 1.0 if predicted.strip().lower() == gold.strip().lower() else 0.0
+
+
+def item_scores(item: Item, extraction: Extraction) -> dict[str, float]:
+    """Secondary per-item metrics: multi_choice → jaccard, recall; open → token_f1,
+    token_recall, bleu1, exact, contains; report → rouge_l, bleu4; detect → iou, hit50; other
+    kinds (or no gold) → {}."""
+    names = _DETECT_SCORES if item.kind == "detect" else tuple(_SECONDARY.get(item.kind, ()))
+    if item.kind == "open":
+        names = (*names, "contains")
+    if item.answer is None or not names:
+        return {}
+    if extraction.answer is None:
+        return dict.fromkeys(names, 0.0)
+    if item.kind == "detect":
+        overlap = _detect_iou(item, extraction.answer)
+        return {"iou": overlap, "hit50": 1.0 if overlap >= HIT_IOU else 0.0}
+    gold = item.answer
+    assert isinstance(gold, str)
+    refs = reference_answers(item, gold)
+    found = {
+        name: max(fn(extraction.answer, ref) for ref in refs)
+        for name, fn in _SECONDARY[item.kind].items()
+    }
+    if item.kind == "open":
+        found["contains"] = open_contains(extraction.answer, gold, item.question)
+    return found
+
+
+def reference_answers(item: Item, gold: str) -> list[str]:
+    """Every reference answer: LiveQA lists several (``meta["reference_answers"]``, JSON); the
+    best-matching one scores, as multi-reference ROUGE is usually reported."""
+    listed = item.meta.get("reference_answers")
+    if not listed:
+        return [gold]
+    import json
+
+    return [str(ref) for ref in json.loads(listed)] or [gold]
+
+
+def open_contains(predicted: str, gold: str, question: str) -> float:
+    """1.0 for an exact match or the gold inside a sentence frame (hedges, extra findings: 0)."""
+    if metrics.exact_match(predicted, gold):
+        return 1.0
+    return 1.0 if gold_in_frame(predicted, gold, question) else 0.0
+
+
+def _open_bleu1(predicted: str, gold: str) -> float:
+    """BLEU-1 over SQuAD-normalised texts, like token F1 and exact match: the gold itself scores
+    1 whatever its case or final full stop (VQA-RAD's "On the right shoulder." scored 0.78)."""
+    p, g = metrics.normalize_answer(predicted), metrics.normalize_answer(gold)
+    return (1.0 if p == g else 0.0) if not p or not g else min(1.0, metrics.bleu1(p, g))
+
+
+_SECONDARY: dict[str, dict[str, Callable[[str, str], float]]] = {
+    "multi_choice": {"jaccard": metrics.jaccard, "recall": metrics.recall},
+    "open": {
+        "token_f1": metrics.token_f1,
+        "token_recall": metrics.token_recall,
+        "bleu1": _open_bleu1,
+        "exact": metrics.exact_match,
+    },
+    "report": {"rouge_l": metrics.rouge_l, "bleu4": metrics.bleu4},
+}
+_DETECT_SCORES = ("iou", "hit50")
+
+
+def _gold_text(item: Item, gold: str) -> str:
+    """Classification gold given as an option letter is compared as that option's text."""
+    return item.options.get(gold, gold) if item.kind == "classify" else gold
+
+
+def _detect_iou(item: Item, predicted: str) -> float:
+    gold = item.answer
+    boxes = list(gold) if isinstance(gold, tuple) else boxes_from_text(str(gold))
+    return metrics.best_iou(boxes_from_text(predicted), boxes)

@@ -1,0 +1,118 @@
+"""MMBU as its paper scores it: micro-F1 per task and form with 1,000-resample CIs, the chance
+level of each, and the closed−open Δ paired per sample.
+
+- Classification (unanchored, mask- and box-anchored) is single-label, so micro-F1 equals
+  accuracy (an unparsed answer is a wrong label); its CI is the one every mean gets
+  (``bootstrap.group_cis``, images as clusters). Chance: 1/k for the closed form (k options),
+  none for the open form (free text has no chance level).
+- Open detection: micro-F1 over boxes at IoU ≥ 0.5 (every predicted box may hit a distinct gold
+  box), recomputed on 1,000 image resamples (``corpus_metrics.corpus_ci``); no chance level.
+  Closed detection (candidate boxes as options): accuracy = micro-F1, chance 1/k.
+- Paired Δ: the closed and open forms of one sample are the items sharing ``sample_id`` (when
+  the release has it), else the same image, task, template and gold label (detection: the same
+  image, task and template). Δ = mean over pairs of closed score − open score, with a
+  percentile-bootstrap CI resampling images (``bootstrap.bootstrap_ci``). Items without a
+  partner are left out and counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from medlens.core.items import Item
+from medlens.runs.store import Record
+from medlens.scoring.corpus_metrics import corpus_ci
+from medlens.scoring.corpus_stats import box_f1_from_sums, box_stats
+from medlens.scoring.metrics import normalize_answer, random_baseline
+from medlens.sources.mmbu import GRANULARITY
+from medlens.stats.bootstrap import bootstrap_ci, group_cis
+
+
+def mmbu_section(items: Sequence[Item], records: dict[str, Record]) -> dict[str, Any]:
+    """``{"tasks": {task: {form: cell}}, "paired_delta": {...}}`` for an MMBU run."""
+    scored = [
+        (item, records[item.id])
+        for item in items
+        if item.id in records and records[item.id].get("error") is None
+        and records[item.id].get("score") is not None
+    ]  # fmt: skip
+    tasks: dict[str, dict[str, Any]] = {}
+    for task in GRANULARITY:
+        for form in ("closed", "open"):
+            chosen = [
+                (i, r) for i, r in scored
+                if i.meta.get("task") == task and i.meta.get("answer_type") == form
+            ]  # fmt: skip
+            if chosen:
+                tasks.setdefault(task, {})[form] = task_cell(chosen)
+    return {"tasks": tasks, "paired_delta": paired_delta(scored)}
+
+
+def task_cell(rows: list[tuple[Item, Record]]) -> dict[str, Any]:
+    """micro-F1 of one task and form, with n, images, CI and chance."""
+    items = [item for item, _ in rows]
+    clusters = np.array([item.meta.get("image_id", item.id) for item in items], dtype=object)
+    if items[0].kind == "detect":
+        stats = box_stats(items, [record for _, record in rows])
+        value = float(box_f1_from_sums(stats.sum(axis=0)[None, :])[0])
+        lo, hi = corpus_ci(stats, clusters, box_f1_from_sums)
+        chance = None
+    else:
+        scores = np.array([float(record["score"]) for _, record in rows])
+        value = float(scores.mean())
+        los, his = group_cis(scores, np.zeros(scores.size, np.intp), clusters)
+        lo, hi = float(los[0]), float(his[0])
+        chances = [random_baseline(item) for item in items]
+        chance = None if None in chances else float(np.mean([c for c in chances if c is not None]))
+    return {
+        "metric": "micro_f1",
+        "n": len(items),
+        "images": len(set(clusters.tolist())),
+        "value": value if np.isfinite(value) else None,
+        "ci": [lo, hi] if np.isfinite(lo) and np.isfinite(hi) else None,
+        "chance": chance,
+    }
+
+
+def pair_key(item: Item) -> tuple[str, ...]:
+    """What ties the closed and open forms of one sample (see the module docstring)."""
+    if item.meta.get("sample_id"):
+        return ("sample", item.meta["sample_id"])
+    base = (item.meta.get("image_id", ""), item.meta.get("task", ""), item.meta.get("template", ""))
+    if item.meta.get("task") == "detection":
+        return base
+    gold = str(item.answer)
+    label = item.options.get(gold, gold) if item.options else gold
+    return (*base, normalize_answer(label))
+
+
+def paired_delta(rows: list[tuple[Item, Record]]) -> dict[str, Any] | None:
+    """Mean closed − open score over samples that have both forms, with a clustered CI."""
+    forms: dict[tuple[str, ...], dict[str, list[tuple[Item, float]]]] = {}
+    for item, record in rows:
+        form = item.meta.get("answer_type")
+        if form in ("closed", "open"):
+            entry = forms.setdefault(pair_key(item), {"closed": [], "open": []})
+            entry[form].append((item, float(record["score"])))
+    pairs = [
+        (entry["closed"][0], entry["open"][0])
+        for entry in forms.values()
+        if len(entry["closed"]) == 1 and len(entry["open"]) == 1
+    ]
+    if not pairs:
+        return None
+    differences = np.array([closed[1] - opened[1] for closed, opened in pairs])
+    clusters = np.array([closed[0].meta.get("image_id", closed[0].id) for closed, _ in pairs])
+    lo, hi = bootstrap_ci(differences, clusters)
+    unpaired = sum(len(e["closed"]) + len(e["open"]) for e in forms.values()) - 2 * len(pairs)
+    return {
+        "n_pairs": len(pairs),
+        "unpaired": unpaired,
+        "closed": float(np.mean([c[1] for c, _ in pairs])),
+        "open": float(np.mean([o[1] for _, o in pairs])),
+        "delta": float(differences.mean()),
+        "ci": [float(lo), float(hi)],
+    }
