@@ -12,6 +12,7 @@ demo: $(STAMP_CORE)
 test: $(STAMP_DEV)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(BIN)/pytest -q
 
 $(VENV)/bin/python:

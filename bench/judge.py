@@ -43,7 +43,9 @@ def timed_judge(options: object) -> tuple[object, float, float]:
     from medlens.judges.stage import judge_run
 
     wall, cpu = time.perf_counter(), time.process_time()
-    outcome = judge_run(options)  # type: ignore[arg-type]
+    from medlens.analysis.results import build_results
+
+    outcome = judge_run(options, derive_results=build_results)  # type: ignore[arg-type]
     return outcome, time.perf_counter() - wall, time.process_time() - cpu
 
 
@@ -54,7 +56,7 @@ def main() -> None:
     args = parser.parse_args()
     from judge_fixtures import finished_run, judge_spec
     from medlens.analysis.results import build_results
-    from medlens.judges.stage import JudgeOptions
+    from medlens.judges.options import JudgeOptions
     from medlens.runs.store import RunStore
 
     server, base_url = start_server()

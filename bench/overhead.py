@@ -30,8 +30,9 @@ import numpy as np
 from PIL import Image
 
 from medlens.core.items import ImageRef, Item
-from medlens.execution.execute import RunSettings, run_local
+from medlens.execution.execute import run_local
 from medlens.execution.prompts import build_prompt
+from medlens.execution.requests import RunSettings
 from medlens.models import load_model
 from medlens.models.base import ModelContext
 

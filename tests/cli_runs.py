@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from typer.testing import CliRunner, Result
 
@@ -24,3 +25,11 @@ def named_run(bench: str, model: str, out: Path, name: str, *extra: str) -> Path
     result = invoke_run(bench, model, out, name, *extra)
     assert result.exit_code == 0, result.output
     return out / name
+
+
+def evaluate(options: Any, *callbacks: Any, **named: Any) -> Any:
+    """:func:`medlens.execution.evaluate.evaluate` as the CLI calls it (results.json derived)."""
+    from medlens.analysis.results import build_results
+    from medlens.execution.evaluate import evaluate as run_evaluation
+
+    return run_evaluation(options, *callbacks, derive_results=build_results, **named)

@@ -6,7 +6,7 @@ import asyncio
 from dataclasses import replace
 
 from medlens.core.items import Item
-from medlens.execution.execute import RunSettings, build_request
+from medlens.execution.requests import RunSettings, build_request
 from medlens.models.base import ImagePart, Message, Model, Request, Response
 
 

@@ -17,9 +17,9 @@ from medlens.board.difficulty import difficulty, solved_ids_text
 from medlens.board.meta import read_meta
 from medlens.board.pairs import parse_pairs
 from medlens.board.ranks import rank_intervals, ranks_of
-from medlens.board.render import render_board
-from medlens.board.sections import group_letters
 from medlens.core.errors import InputError, SpecError
+from medlens.report.board import render_board
+from medlens.report.board_sections import group_letters
 
 HOSTILE = ['=HYPERLINK("http://x")', "a|b*c_<i>", "plain"]
 

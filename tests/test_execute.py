@@ -12,7 +12,8 @@ from PIL import Image
 from medlens.core.items import ImageRef, Item
 from medlens.core.specs import parse_spec
 from medlens.execution.cache import CachingModel, ResponseCache, with_cache
-from medlens.execution.execute import RunSettings, build_request, process_item, run_local
+from medlens.execution.execute import process_item, run_local
+from medlens.execution.requests import RunSettings, build_request
 from medlens.models.base import ModelContext, Request, Response
 from medlens.models.baselines import make_oracle, make_prior, make_random
 

@@ -261,7 +261,7 @@ def test_benchmarks_without_gmai_breakdowns_get_the_overall_csv(tmp_path: Path) 
 
 
 def test_spreadsheet_text_stays_text(tmp_path: Path) -> None:
-    from medlens.report.xlsx import sheet_name, workbook_bytes, write_rows
+    from medlens.core.spreadsheet import sheet_name, workbook_bytes, write_rows
 
     book = openpyxl.Workbook()
     sheet = book.active

@@ -318,7 +318,8 @@ def test_missing_model_folder_is_a_spec_error_not_a_download(tmp_path: Path) -> 
 def test_medlens_run_with_hf_end_to_end(tiny_model: Path, tmp_path: Path) -> None:
     import json
 
-    from medlens.execution.evaluate import RunOptions, evaluate
+    from cli_runs import evaluate
+    from medlens.execution.evaluate import RunOptions
 
     folder = tmp_path / "bench"
     folder.mkdir()

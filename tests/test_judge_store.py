@@ -13,8 +13,8 @@ import pytest
 from medlens.core.errors import InputError, MedlensError, RunMismatchError, SpecError
 from medlens.core.items import Item
 from medlens.core.specs import parse_spec
+from medlens.judges.options import default_judge_name
 from medlens.judges.replay import load_replies, make_replay_judge
-from medlens.judges.stage import default_judge_name
 from medlens.judges.store import JudgeStore, judge_names
 from medlens.models.base import Request
 

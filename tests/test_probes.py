@@ -15,8 +15,8 @@ from PIL import Image
 from loopback_server import ServerConfig, gold_by_marker, gold_by_pixels, pixel_key, serve
 from medlens.core.errors import SpecError
 from medlens.core.items import ImageRef, Item
-from medlens.execution.execute import RunSettings, build_request
 from medlens.execution.probes import PROBES, get_probe, leakage_suspects
+from medlens.execution.requests import RunSettings, build_request
 from medlens.models import load_model
 from medlens.models.base import ImagePart, ModelContext, TextPart
 
@@ -325,7 +325,8 @@ def write_image_benchmark(folder: Path, n_items: int) -> tuple[str, dict[str, st
 def test_blank_image_run_flags_a_text_reading_model_as_leakage_suspect(
     tmp_path: Path, reads: str, flagged: bool
 ) -> None:
-    from medlens.execution.evaluate import RunOptions, evaluate
+    from cli_runs import evaluate
+    from medlens.execution.evaluate import RunOptions
 
     bench, by_marker, by_pixels = write_image_benchmark(tmp_path / "bench", 160)
     lookup = gold_by_marker(by_marker) if reads == "question" else gold_by_pixels(by_pixels)

@@ -16,9 +16,10 @@ from loopback_server import Faults, LoopbackServer, ServerConfig, gold_by_marker
 
 ray = pytest.importorskip("ray")
 
+from cli_runs import evaluate  # noqa: E402
 from medlens.core.items import Item  # noqa: E402
-from medlens.execution.evaluate import RunOptions, evaluate  # noqa: E402
-from medlens.executors.ray import (  # noqa: E402
+from medlens.execution.evaluate import RunOptions  # noqa: E402
+from medlens.execution.ray import (  # noqa: E402
     WORKER_NAME_PREFIX,
     RayExecutorError,
     connect,
@@ -199,8 +200,8 @@ def test_a_worker_that_cannot_build_the_model_fails_with_its_reason(tmp_path: Pa
     import asyncio
 
     from medlens.core.errors import SpecError
-    from medlens.execution.execute import RunSettings
-    from medlens.executors.ray import run_ray
+    from medlens.execution.ray import run_ray
+    from medlens.execution.requests import RunSettings
 
     todo = items(10)
     with pytest.raises(SpecError, match="hf: no model folder at"):

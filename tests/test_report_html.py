@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from cli_runs import named_run
 from gmai_fixture import write_gmai_tsv
 from medlens.cli import app
-from medlens.report.html import safe_json
+from medlens.report.html_format import safe_json
 
 runner = CliRunner()
 PAYLOADS = (

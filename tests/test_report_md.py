@@ -17,7 +17,7 @@ from conftest import realdata_dir
 from gmai_fixture import write_gmai_tsv
 from medlens.cli import app
 from medlens.report import render
-from medlens.report.markdown import md_text
+from medlens.report.md_format import md_text
 
 runner = CliRunner()
 SECTIONS = (

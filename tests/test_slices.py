@@ -18,18 +18,17 @@ from conftest import realdata_dir
 from medlens.analysis.results import build_results
 from medlens.analysis.slices import (
     Cell,
-    Condition,
     apply_where,
     cells_at,
     cross_table,
     cube,
     load_slice_table,
-    parse_where,
     worst_cells,
 )
 from medlens.cli import app
 from medlens.core.errors import SpecError
 from medlens.core.items import Item
+from medlens.core.where import Condition, parse_where
 from medlens.runs.store import RunStore
 from medlens.stats.bootstrap import bootstrap_ci
 

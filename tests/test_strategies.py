@@ -15,13 +15,13 @@ from conftest import items_of, realdata_dir
 from loopback_server import ServerConfig, gold_by_marker, serve
 from medlens.core.errors import SpecError
 from medlens.core.items import Item
-from medlens.execution.execute import RunSettings, build_request
 from medlens.execution.exemplars import (
     _question_key,
     choose_exemplars,
     exemplar_spec,
     load_exemplars,
 )
+from medlens.execution.requests import RunSettings, build_request
 from medlens.execution.strategies import (
     Strategy,
     consistency_summary,

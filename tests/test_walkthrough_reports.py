@@ -9,9 +9,10 @@ import pytest
 from typer.testing import CliRunner
 
 from cli_runs import named_run
-from medlens.analysis.slices import cube, load_slice_table, parse_where
+from medlens.analysis.slices import cube, load_slice_table
 from medlens.cli import app
 from medlens.core.items import Item
+from medlens.core.where import parse_where
 from medlens.report.html import items_payload
 
 runner = CliRunner()

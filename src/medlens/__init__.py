@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-
 from medlens.core.errors import InputError, ItemError, MedlensError, RunMismatchError, SpecError
 from medlens.core.items import Benchmark, BenchmarkInfo, ImageRef, Item, decode_image
+from medlens.core.version import __version__
 
 if TYPE_CHECKING:
     from medlens.api import evaluate

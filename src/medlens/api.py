@@ -20,6 +20,7 @@ def evaluate(bench: str, model: str, **options: Any) -> dict[str, Any]:
     ``limit``, ``concurrency``, ``prompt``, ``extract``, ``probe``, ``seed``, ``cache``,
     ``retry_errors``, …). The results carry ``"run_dir"``, the run directory.
     """
+    from medlens.analysis.results import build_results
     from medlens.execution.evaluate import RunOptions
     from medlens.execution.evaluate import evaluate as run_evaluation
 
@@ -31,5 +32,7 @@ def evaluate(bench: str, model: str, **options: Any) -> dict[str, Any]:
         )
     if "out" in options:
         options["out"] = Path(options["out"])
-    outcome = run_evaluation(RunOptions(bench=bench, model=model, **options))
+    outcome = run_evaluation(
+        RunOptions(bench=bench, model=model, **options), derive_results=build_results
+    )
     return {**outcome.results, "run_dir": str(outcome.store.path)}

@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from medlens.analysis.slices import key_label, one_image_note
+from medlens.analysis.slices import key_label
 from medlens.core.errors import RunMismatchError, SpecError
+from medlens.stats.cells import one_image_note
 from medlens.stats.intervals import chance_corrected
 
 ADJUSTMENTS = ("holm", "bh", "none")

@@ -111,8 +111,8 @@ def show_item(run_dir: Path, item_id: str) -> dict[str, Any]:
 
 def settings_of_run(spec: dict[str, Any]) -> Any:
     """The prompt style and strategy a run's requests were built with (exemplars re-read)."""
-    from medlens.execution.execute import RunSettings
     from medlens.execution.exemplars import exemplars_of_run
+    from medlens.execution.requests import RunSettings
     from medlens.execution.strategies import parse_strategy
 
     recorded = spec.get("strategy") or {}

@@ -9,13 +9,14 @@ from typing import Any
 
 import numpy as np
 
-from medlens.analysis.slices import is_small, one_image_note
 from medlens.core.items import CANONICAL_AXES, Item
+from medlens.core.records import Record
 from medlens.runs.health import run_health
-from medlens.runs.store import Record, RunStore
+from medlens.runs.store import RunStore
 from medlens.scoring.metrics import random_baseline, secondary_baselines
 from medlens.scoring.protocol_sections import attach_protocol_sections
 from medlens.stats.bootstrap import group_spread
+from medlens.stats.cells import is_small, one_image_note
 from medlens.stats.intervals import Spread, chance_corrected, chance_p
 
 MAX_AXIS_VALUES = 60

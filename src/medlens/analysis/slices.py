@@ -11,7 +11,6 @@ Every cell also counts its images (clusters); few images make a cell small.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,23 +19,21 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from medlens.core.errors import SpecError
+from medlens.core.where import Condition, check_axes
+from medlens.stats.cells import DEFAULT_MIN_N, is_small, one_image_note
 from medlens.stats.intervals import chance_corrected
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from medlens.analysis.results import ScoreTable
-    from medlens.stats.bootstrap import Units
     from medlens.stats.intervals import Spread
+    from medlens.stats.units import Units
 
 MAX_AXES = 4
-DEFAULT_MIN_N = 50
-MIN_IMAGES = 10
-"""Cells drawn from fewer images (clusters) than this count as small, like n < min-n."""
 CONFIDENCE = 0.95
 WORST_ALPHA = 0.05
 """Level of the Holm-adjusted test behind a worst cell's ``below_chance``."""
-ONE_IMAGE = "one image: the interval speaks for this image's questions only"
 # Internal column names cannot clash with metadata keys, which never start with "__".
 _SCORE, _VLMEVAL, _RANDOM, _STATUS, _CLUSTER = (
     "__score",
@@ -46,19 +43,6 @@ _SCORE, _VLMEVAL, _RANDOM, _STATUS, _CLUSTER = (
     "__cluster",
 )
 _RATES = ("unparsed", "refused", "empty")
-
-_IN = re.compile(r"^(?P<axis>.+?)\s+(?P<negate>not\s+)?in\s*\((?P<values>.*)\)$", re.IGNORECASE)
-_COMPARE = re.compile(r"^(?P<axis>[^!=]+?)\s*(?P<op>!=|=)\s*(?P<value>.*)$")
-
-
-@dataclass(frozen=True)
-class Condition:
-    """One term of a ``--where`` expression."""
-
-    axis: str
-    values: tuple[str, ...]
-    negate: bool = False
-    """True for ``!=`` and ``not in``."""
 
 
 @dataclass(frozen=True)
@@ -70,16 +54,6 @@ class SliceTable:
     """Metadata keys available for grouping and filtering."""
     has_answers: bool = True
     """False for splits without gold answers (nothing can be scored)."""
-
-
-def one_image_note(images: int) -> str | None:
-    """The note a cell drawn from a single image carries (None for other cells)."""
-    return ONE_IMAGE if images == 1 else None
-
-
-def is_small(n: int, images: int, min_n: int = DEFAULT_MIN_N) -> bool:
-    """Too few items, or too few images, to rank or flag the cell (shown, marked)."""
-    return n < min_n or images < min(MIN_IMAGES, min_n)
 
 
 def key_label(key: Sequence[tuple[str, str]]) -> str:
@@ -167,48 +141,6 @@ def slice_table(scores: ScoreTable) -> SliceTable:
     for axis, values in scores.meta.items():
         columns[axis] = pa.array([v or None for v in values.tolist()], type=pa.string())
     return SliceTable(pa.table(columns), tuple(scores.meta))
-
-
-# -- filters -----------------------------------------------------------------------------------
-def parse_where(text: str, known_axes: Sequence[str]) -> tuple[Condition, ...]:
-    """Parse ``axis=value``, ``axis!=value``, ``axis in (a|b)``, ``axis not in (a|b)``; ``,`` = AND."""
-    conditions = []
-    for term in _where_terms(text):
-        found = _IN.match(term)
-        if found:
-            values = tuple(v.strip() for v in found["values"].split("|") if v.strip())
-            condition = Condition(found["axis"].strip(), values, bool(found["negate"]))
-        elif found := _COMPARE.match(term):
-            condition = Condition(
-                found["axis"].strip(), (found["value"].strip(),), found["op"] == "!="
-            )
-        else:
-            raise SpecError(
-                f"--where: cannot read {term!r} (use axis=value, axis!=value, axis in (a|b))"
-            )
-        check_axes([condition.axis], known_axes, "--where")
-        conditions.append(condition)
-    return tuple(conditions)
-
-
-def _where_terms(text: str) -> list[str]:
-    """Split on the commas outside parentheses; a piece that is no condition continues the value
-    before it (VQA-RAD's question types read ``PRES, POS``)."""
-    terms: list[str] = []
-    for piece in re.split(r",(?![^()]*\))", text):
-        if terms and piece.strip() and not (_IN.match(piece.strip()) or _COMPARE.match(piece)):
-            terms[-1] += "," + piece
-        else:
-            terms.append(piece)
-    return [t.strip() for t in terms if t.strip()]
-
-
-def check_axes(axes: Sequence[str], known_axes: Sequence[str], flag: str) -> None:
-    """Refuse unknown axes with one line that lists the known ones."""
-    for axis in axes:
-        if axis not in known_axes:
-            known = ", ".join(known_axes) or "none"
-            raise SpecError(f"{flag}: unknown axis {axis!r} (known axes: {known})")
 
 
 def apply_where(table: SliceTable, conditions: Sequence[Condition]) -> SliceTable:
@@ -345,8 +277,8 @@ def _cell_spread(
     by_value: Mapping[str, np.ndarray] | None,
 ) -> Spread:
     """n, mean, images and standard errors per cell (``bootstrap.mean_cis``'s method)."""
-    from medlens.stats.bootstrap import Units
     from medlens.stats.intervals import spread
+    from medlens.stats.units import Units
 
     def units(columns: Mapping[str, np.ndarray]) -> Units:
         return Units(

@@ -250,7 +250,7 @@ def _item_table(items: dict[str, Any], ids: Sequence[str]) -> Any:
 
 def _where_mask(meta: dict[str, np.ndarray], size: int, where: str) -> np.ndarray:
     """Items matching every --where condition (slices.parse_where's syntax and rules)."""
-    from medlens.analysis.slices import parse_where
+    from medlens.core.where import parse_where
 
     mask = np.ones(size, dtype=bool)
     for condition in parse_where(where, sorted(meta)) if where.strip() else ():

@@ -12,7 +12,7 @@ from medlens.board.ranks import SMALL_N, cell_cis, is_small
 
 
 def check_board_axes(aligned: Aligned, axes: Sequence[str]) -> None:
-    from medlens.analysis.slices import check_axes
+    from medlens.core.where import check_axes
 
     check_axes(axes, sorted(k for k in aligned.meta if k != "image_id"), "--by")
 

@@ -83,7 +83,8 @@ def _shares(
     seed: int,
 ) -> dict[int, dict[str, Any]]:
     """Win share of each code's items (code −1: left out), with the image-bootstrap CI."""
-    from medlens.stats.bootstrap import Units, resampled_cis
+    from medlens.stats.bootstrap import resampled_cis
+    from medlens.stats.units import Units
 
     keep = codes >= 0
     n_codes = int(codes.max(initial=-1)) + 1

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from medlens.analysis.slices import DEFAULT_MIN_N, is_small
 from medlens.board.align import Aligned
+from medlens.stats.cells import DEFAULT_MIN_N, is_small
 
 RESAMPLE_BATCH_CELLS = 2_000_000
 """Resample × image counts held at once (× 8 bytes)."""
@@ -38,7 +38,8 @@ def cell_cis(aligned: Aligned, codes: np.ndarray, n_codes: int) -> tuple[np.ndar
     ones, so they are built with bincount and handed to ``bootstrap.mean_cis`` directly,
     instead of sorting runs × items values.
     """
-    from medlens.stats.bootstrap import Units, group_cis, mean_cis
+    from medlens.stats.bootstrap import group_cis, mean_cis
+    from medlens.stats.units import Units
 
     keep = codes >= 0
     scores, kept = aligned.scores[:, keep], codes[keep]

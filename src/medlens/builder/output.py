@@ -27,6 +27,7 @@ from typing import IO
 
 from medlens.core.errors import InputError, SpecError
 from medlens.core.items import ImageRef, Item
+from medlens.sources.sidecar import SIDECAR
 
 TSV_KINDS = ("choice", "multi_choice")
 NO_COLUMN_META = ("split", "image_id")
@@ -188,7 +189,6 @@ def check_unique_ids(path: Path, ids: Iterable[tuple[str, str]]) -> None:
         seen.add(item_id)
 
 
-SIDECAR = "subset.json"
 
 
 def write_benchmark(

@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 from medlens.builder.output import (
-    SIDECAR,
     Entry,
     Picture,
     letters_for,
@@ -40,8 +39,8 @@ from medlens.core.items import Benchmark, BenchmarkInfo, ImageRef, Item, describ
 from medlens.core.specs import parse_spec
 from medlens.execution.selection import Filter, Recipe, sample_ids
 from medlens.sources import load_benchmark
+from medlens.sources.sidecar import SIDECAR, TSV_LOADERS
 
-TSV_LOADERS = ("gmai", "vlmeval")
 SCHEMA = 1
 
 
@@ -107,7 +106,7 @@ def _sidecar(
     recipe: Recipe,
     kept: set[str],
 ) -> dict[str, Any]:
-    from medlens import __version__
+    from medlens.core.version import __version__
     source = population.info
     strata = None
     if recipe.stratify:
@@ -304,27 +303,6 @@ def _write_items_tsv(entries: Iterable[Entry], staged: Path, kept: list[Item] | 
         raise AssertionError("items of a TSV source are not kept")
     columns = tsv_columns(k for item in kept for k in item.meta)
     return write_tsv(entries, staged, columns, letters_for(kept))
-
-
-def recorded_subset(bench: str, content_hash: str) -> dict[str, Any] | None:
-    """The ``subset.json`` of a benchmark file, when it describes exactly these items."""
-    try:
-        spec = parse_spec(bench)
-    except SpecError:
-        return None
-    if spec.name not in (*TSV_LOADERS, "jsonl") or not spec.argument:
-        return None
-    path = Path(os.path.abspath(os.path.expanduser(spec.argument)))
-    sidecar = path.parent / SIDECAR
-    try:
-        content = json.loads(sidecar.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(content, dict) or content.get("output") != path.name:
-        return None
-    if content.get("content_hash") != content_hash:
-        return None
-    return {k: content[k] for k in ("n_items", "source", "recipe") if k in content}
 
 
 UNPACKED_ITEMS = "items.jsonl"

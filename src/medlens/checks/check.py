@@ -18,9 +18,10 @@ import random
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
 
+from medlens.checks.result import CheckResult, Status
 from medlens.core.errors import ItemError
 from medlens.core.items import (
     CANONICAL_AXES,
@@ -31,8 +32,6 @@ from medlens.core.items import (
     decode_image,
 )
 
-Status = Literal["pass", "fail", "warn", "info"]
-
 MAX_AXIS_VALUES = 200
 """A meta field with more distinct values than this is free text and is not checked as an axis."""
 SMALL_N = 50
@@ -41,26 +40,6 @@ DEFAULT_SAMPLE = 32
 _SHOWN = 10
 _FOLD = re.compile(r"[\W_]+")
 _NOT_AXES = {"id", "qid", "index", "image_id", "image", "image_path", "image_name", "question_id"}
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    """One line of the checklist."""
-
-    name: str
-    status: Status
-    summary: str
-    details: tuple[str, ...] = ()
-    data: Mapping[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "status": self.status,
-            "summary": self.summary,
-            "details": list(self.details),
-            "data": dict(self.data),
-        }
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from medlens.checks.result import CheckResult
+
 if TYPE_CHECKING:
-    from medlens.checks.check import CheckResult
     from medlens.core.items import Benchmark, Item
 
 RARE_SHARE = 0.03
@@ -93,8 +94,6 @@ def _other_patients(others: Iterable[Benchmark]) -> dict[str, set[tuple[str, str
 def patient_leakage_check(
     mine: dict[str, set[tuple[str, str]]], others: Sequence[Benchmark]
 ) -> CheckResult:
-    from medlens.checks.check import CheckResult
-
     if not mine:
         return CheckResult("patient_leakage", "info", "no patient, subject or study ids")
     splits = {**{f"other:{k}": v for k, v in _other_patients(others).items()}, **mine}
@@ -124,8 +123,6 @@ def patient_leakage_check(
 def label_distribution_check(
     labels: dict[str, Counter[str]], open_answers: Counter[str]
 ) -> CheckResult:
-    from medlens.checks.check import CheckResult
-
     details: list[str] = []
     data: dict[str, Any] = {}
     for kind, counts in sorted(labels.items()):
@@ -151,8 +148,6 @@ def label_distribution_check(
 
 
 def rare_class_check(labels: dict[str, Counter[str]]) -> CheckResult:
-    from medlens.checks.check import CheckResult
-
     rare: dict[str, dict[str, int]] = {}
     for kind, counts in labels.items():
         total = sum(counts.values())

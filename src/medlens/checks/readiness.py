@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from medlens.checks.result import CheckResult
 from medlens.core.items import CANONICAL_AXES, Item
 
 DAIMS_ITEMS: tuple[str, ...] = (
@@ -244,8 +245,6 @@ def readiness_summary(items: Sequence[ReadinessItem]) -> dict[str, Any]:
 
 def readiness_check(tally: ReadinessTally, checks: Sequence[Any]) -> Any:
     """The `readiness` line of `medlens check` (status info: readiness never fails a check)."""
-    from medlens.checks.check import CheckResult
-
     items = assess(tally, {check.name: check.status for check in checks})
     summary = readiness_summary(items)
     computed = [

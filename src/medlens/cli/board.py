@@ -62,8 +62,8 @@ def board(
     body checks the flags, builds the board and writes one output.
     """
     from medlens.board import BoardOptions, build_board
-    from medlens.board.render import FORMATS, render_board
     from medlens.core.errors import MedlensError, SpecError
+    from medlens.report.board import FORMATS, render_board
 
     if format not in FORMATS:
         raise SpecError(f"--format: unknown format {format!r} (use {', '.join(FORMATS)})")

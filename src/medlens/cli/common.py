@@ -99,7 +99,7 @@ def flush_stdout_quietly() -> None:
 
 def show_version(value: bool) -> None:
     if value:
-        from medlens import __version__
+        from medlens.core.version import __version__
         print(f"medlens {__version__}")
         raise typer.Exit(0)
 

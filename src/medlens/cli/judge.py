@@ -10,7 +10,8 @@ import typer
 from medlens.cli.common import command, console, err_console, progress_bar
 
 if TYPE_CHECKING:
-    from medlens.judges.stage import JudgeOptions, JudgeOutcome
+    from medlens.judges.options import JudgeOptions
+    from medlens.judges.stage import JudgeOutcome
 
 
 @command("judge")
@@ -48,8 +49,8 @@ def judge(
     cache: Annotated[bool, typer.Option(help="Use the response cache")] = True,
 ) -> None:
     """Judge RUN's answers with a judge model; rerunning the same command resumes."""
+    from medlens.judges.options import JudgeOptions
     from medlens.judges.protocols import parse_weights
-    from medlens.judges.stage import JudgeOptions
 
     options = JudgeOptions(
         run_dir=run,
@@ -73,6 +74,7 @@ def judge(
 
 def judge_with_progress(options: JudgeOptions) -> JudgeOutcome:
     """Run the judge stage under a progress bar that appears once loading succeeded."""
+    from medlens.analysis.results import build_results
     from medlens.judges.stage import judge_run
 
     bar = progress_bar("medlens judge", unit="judgements")
@@ -87,7 +89,9 @@ def judge_with_progress(options: JudgeOptions) -> JudgeOutcome:
             )
 
     try:
-        return judge_run(options, on_start, lambda line: bar.advance(task))
+        return judge_run(
+            options, on_start, lambda line: bar.advance(task), derive_results=build_results
+        )
     finally:
         if bar.live.is_started:
             bar.stop()

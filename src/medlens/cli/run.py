@@ -97,7 +97,7 @@ def run(
         return
     judging = None
     if values.get("judge"):  # checked before answering, so a bad judge spec costs no run
-        from medlens.judges.stage import judge_options_for_run
+        from medlens.judges.options import judge_options_for_run
 
         judging = judge_options_for_run(
             values["judge"], values["judge_protocol"], options.concurrency, options.cache
@@ -163,6 +163,7 @@ def error_lines(records: Iterable[Mapping[str, Any]]) -> list[str]:
 
 def evaluate_with_progress(options: RunOptions) -> RunOutcome:
     """Run the evaluation under a progress bar that appears only once loading succeeded."""
+    from medlens.analysis.results import build_results
     from medlens.execution.evaluate import evaluate
 
     bar = progress_bar("medlens run")
@@ -178,7 +179,9 @@ def evaluate_with_progress(options: RunOptions) -> RunOutcome:
         err_console.print(f"note: {message}", highlight=False, markup=False, soft_wrap=True)
 
     try:
-        return evaluate(options, on_start, lambda record: bar.advance(task), on_note)
+        return evaluate(
+            options, on_start, lambda record: bar.advance(task), on_note, derive_results=build_results
+        )
     finally:
         if bar.live.is_started:
             bar.stop()

@@ -39,13 +39,8 @@ def slice_run(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout")] = False,
 ) -> None:
     """Slice a run: n, score, 95% CI, random baseline and unparsed rate per cell."""
-    from medlens.analysis.slices import (
-        apply_where,
-        cube,
-        load_slice_table,
-        parse_where,
-        worst_cells,
-    )
+    from medlens.analysis.slices import apply_where, cube, load_slice_table, worst_cells
+    from medlens.core.where import parse_where
 
     if min_n < 1 or worst < 0:
         from medlens.core.errors import SpecError
@@ -83,7 +78,8 @@ def _print_text(
     """Tables for a terminal; `answers_missing_in` is the run when its split has no answers."""
     from rich.text import Text
 
-    from medlens.analysis.slices import MIN_IMAGES, ONE_IMAGE, cells_at
+    from medlens.analysis.slices import cells_at
+    from medlens.stats.cells import MIN_IMAGES, ONE_IMAGE
 
     overall = cells[0]
     heading = f"{overall.n} scored items" + (f" where {where}" if where else "")

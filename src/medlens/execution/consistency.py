@@ -15,13 +15,15 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from medlens.core.items import Item
+from medlens.core.records import Record
+from medlens.execution.replies import make_record, timed_generate
+from medlens.execution.requests import fingerprint
 from medlens.execution.strategies import majority_vote, sample_params
+from medlens.extract.normalise import normalize_answer
 from medlens.models.base import Model, Request, Response
-from medlens.runs.store import Record
-from medlens.scoring.metrics import normalize_answer
 
 if TYPE_CHECKING:
-    from medlens.execution.execute import RunSettings
+    from medlens.execution.requests import RunSettings
 
 FREE_TEXT_KINDS = ("open", "classify", "report")
 
@@ -30,7 +32,6 @@ async def answer_by_vote(
     item: Item, request: Request, model: Model, settings: RunSettings
 ) -> Record:
     """Draw `settings.strategy.samples` answers for `item` and keep the majority's record."""
-    from medlens.execution.execute import fingerprint, make_record, timed_generate
 
     draws: list[tuple[Request, Response]] = []
     for index in range(settings.strategy.samples):

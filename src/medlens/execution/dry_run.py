@@ -14,7 +14,7 @@ from pathlib import Path
 
 from medlens.core.items import ImageRef, Item
 from medlens.execution.evaluate import RunOptions, prepare, run_dir_of
-from medlens.execution.execute import RunSettings, exemplar_settings, prompt_text
+from medlens.execution.requests import RunSettings, exemplar_settings, prompt_text
 from medlens.runs.store import RunStore, check_same_spec
 
 

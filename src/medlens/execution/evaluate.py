@@ -14,19 +14,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from medlens.analysis.results import build_results
 from medlens.core.errors import MedlensError, SpecError
 from medlens.core.extras import check_run_extras
 from medlens.core.items import Item, describe
+from medlens.core.records import Record
 from medlens.core.specs import parse_spec
 from medlens.execution.cache import with_cache
-from medlens.execution.execute import RunSettings, run_local
+from medlens.execution.execute import run_local
 from medlens.execution.exemplars import Exemplars, load_exemplars
 from medlens.execution.prompts import PROMPT_STYLES
+from medlens.execution.requests import RunSettings
 from medlens.execution.selection import run_provenance, select_run_items
 from medlens.execution.strategies import Strategy, parse_strategy
 from medlens.models import MODELS, ModelContext, load_model
-from medlens.runs.store import Record, RunStore, check_same_spec
+from medlens.runs.store import DeriveResults, RunStore, check_same_spec
 from medlens.sources import load_benchmark
 
 EXECUTORS = ("local", "ray")
@@ -220,8 +221,13 @@ def evaluate(
     on_start: Callable[[int, int], None] | None = None,
     on_progress: Callable[[Record], None] | None = None,
     on_note: Callable[[str], None] | None = None,
+    *,
+    derive_results: DeriveResults,
 ) -> RunOutcome:
     """Run (or resume) an evaluation; returns the store and its freshly derived results.
+
+    `derive_results` builds results.json from the finished store (the analysis layer's
+    ``build_results``: the API and the CLI pass it in, so this layer never imports it).
 
     Order: everything that can refuse (bad input, another spec, another writer) happens before
     the run directory is touched; the lock is held from opening the store to writing results.
@@ -242,7 +248,8 @@ def evaluate(
     try:
         with hold_run_lock(path, "medlens run", note=note):
             return _evaluate_locked(
-                options, path, spec, items, (model, settings, probe), on_start, on_progress, note
+                options, path, spec, items, (model, settings, probe), (on_start, on_progress, note),
+                derive_results,
             )
     except MedlensError as exc:
         if not isinstance(exc, RunLockedError) and not run_existed:
@@ -266,13 +273,15 @@ def _evaluate_locked(
     spec: dict[str, Any],
     items: list[Item],
     backend: tuple[Any, RunSettings, Any],
-    on_start: Callable[[int, int], None] | None,
-    on_progress: Callable[[Record], None] | None,
-    note: Callable[[str], None],
+    callbacks: tuple[
+        Callable[[int, int], None] | None, Callable[[Record], None] | None, Callable[[str], None]
+    ],
+    derive_results: DeriveResults,
 ) -> RunOutcome:
     from medlens.runs.provenance import stamp_run
 
     model, settings, probe = backend
+    on_start, on_progress, note = callbacks
     created = not (path / "run.json").is_file()
     store = RunStore.open_or_create(path, spec, items)
     stamp_run(store, options.model, created)  # environment is not part of the spec hash
@@ -297,7 +306,7 @@ def _evaluate_locked(
     finally:
         store.close()
         store.compact_if_needed()  # retried items: keep each item's latest record once
-    results = build_results(store)
+    results = derive_results(store)
     store.write_results(results)
     return RunOutcome(store, results, done_before=len(done), ran=len(todo))
 
@@ -312,7 +321,7 @@ async def _execute(
     on_record: Callable[[Record], None],
 ) -> None:
     if options.executor == "ray":
-        from medlens.executors.ray import run_ray
+        from medlens.execution.ray import run_ray
 
         await model.aclose()  # the driver's backend only named the spec
         await run_ray(

@@ -117,29 +117,6 @@ def answer_turn(item: Item) -> str:
     return f"Answer: {gold}"
 
 
-def train_file_beside(spec: Spec, evaluated: str, loader: str) -> str:
-    """The spec of the release's train file next to the evaluated one (``test`` → ``train``).
-
-    `evaluated` is the file the loader reads for `spec` (a folder spec resolves to it first).
-    """
-    from pathlib import Path
-
-    path = Path(evaluated)
-    stem = path.name
-    for word in ("test", "dev"):
-        if word in stem:
-            train = path.with_name(stem.replace(word, "train", 1))
-            break
-    else:
-        raise SpecError(f"--strategy few-shot: cannot tell the train file beside {path}")
-    if not train.is_file():
-        raise SpecError(
-            f"--strategy few-shot: {loader} exemplars come from the train file {train}, "
-            "which does not exist (give another split with --exemplars SPEC)"
-        )
-    return Spec(spec.name, str(train), dict(spec.options)).canonical()
-
-
 def exemplars_of_run(recorded: dict[str, Any]) -> Exemplars | None:
     """The exemplars a run recorded (``spec["strategy"]["exemplars"]``), read again from their
     spec by id; None when the run has none or their benchmark cannot be read here."""

@@ -235,7 +235,7 @@ def leakage_suspects(
     random, p_above_chance}, "by": {axis: {value: {...}}}}``. Cells with n < min_n or too few
     images (``slices.is_small``) are not tested, so never flagged. Sorted by adjusted p.
     """
-    from medlens.analysis.slices import is_small
+    from medlens.stats.cells import is_small
     from medlens.stats.multiplicity import adjust as adjust_p
 
     cells: list[tuple[str, str, Mapping[str, Any]]] = []

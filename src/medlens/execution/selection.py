@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from medlens.analysis.slices import Condition, check_axes, parse_where
 from medlens.core.errors import InputError, SpecError
+from medlens.core.where import Condition, check_axes, parse_where
 
 MISSING = ""
 """Stratum value of an item that lacks the axis."""
@@ -263,7 +263,7 @@ def run_provenance(
 
     Absent keys are left out, so runs without either keep the spec (and spec hash) they had.
     """
-    from medlens.builder.subset import recorded_subset
+    from medlens.sources.sidecar import recorded_subset
 
     out: dict[str, Any] = {}
     if selection is not None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from medlens.scoring.metrics import normalize_answer
+from medlens.extract.normalise import normalize_answer
 
 
 def _word_set(text: str) -> frozenset[str]:

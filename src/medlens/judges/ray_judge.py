@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import ray
 
-from medlens.executors.ray import (
+from medlens.execution.ray import (
     Placement,
     WorkerPool,
     _driver_cache_dir,
@@ -21,7 +21,7 @@ from medlens.judges.runner import OnJudgement, run_judge_local
 from medlens.judges.tasks import JudgeSettings, JudgeTask
 
 if TYPE_CHECKING:
-    from medlens.judges.stage import JudgeOptions
+    from medlens.judges.options import JudgeOptions
 
 
 @ray.remote
@@ -31,7 +31,7 @@ class JudgeWorker:
     def __init__(
         self, judge_text: str, settings: JudgeSettings, cache_dir: str | None, concurrency: int
     ) -> None:
-        from medlens.judges.stage import load_judge_model
+        from medlens.judges.options import load_judge_model
 
         model = load_judge_model(judge_text, [], concurrency, describe_only=False)
         if cache_dir is not None:

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from medlens.core.items import Item
+from medlens.core.records import Record
 from medlens.judges.store import JudgeStore, judge_names, judges_dir
-from medlens.runs.store import Record
 from medlens.stats.bootstrap import group_cis
 
 BINARY = ("equivalence", "choice")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -19,6 +18,13 @@ from typing import Any
 from medlens.core.errors import MedlensError, SpecError
 from medlens.core.items import Item
 from medlens.core.specs import parse_spec
+from medlens.judges.options import (
+    LOADS_WEIGHTS,
+    JudgeOptions,
+    default_judge_name,
+    load_judge_model,
+    validate,
+)
 from medlens.judges.protocols import load_protocol
 from medlens.judges.store import JUDGE_SCHEMA, JudgeStore, check_resumable, judges_dir
 from medlens.judges.tasks import (
@@ -29,34 +35,8 @@ from medlens.judges.tasks import (
     rule_judgement,
     settled_by_rules,
 )
-from medlens.models.base import Model, ModelContext
-from medlens.runs.store import RunStore
-
-SCOPES = ("unresolved", "all")
-LOADS_WEIGHTS = ("hf", "vllm")
-"""Backends whose describe-only form (``ModelContext.describe_only``) skips loading weights."""
-
-
-@dataclass(frozen=True)
-class JudgeOptions:
-    """What `medlens judge` was asked to do."""
-
-    run_dir: Path
-    judge: str
-    protocol: str
-    name: str | None = None
-    scope: str | None = None
-    """None: the protocol's default (unresolved for equivalence and choice, all for rubric)."""
-    weights: dict[str, float] = field(default_factory=dict)
-    repeats: int = 1
-    concurrency: int = 8
-    images: bool = False
-    with_question: bool = False
-    reports: bool = False
-    """Also judge ``report`` items (equivalence)."""
-    cache: bool = True
-    executor: str = "local"
-    ray_address: str | None = None
+from medlens.models.base import Model
+from medlens.runs.store import DeriveResults, RunStore
 
 
 @dataclass
@@ -79,65 +59,6 @@ class JudgeOutcome:
     settled: int
     results: dict[str, Any] = field(default_factory=dict)
     """The run's rebuilt results.json, judges included."""
-
-
-def default_judge_name(judge: str) -> str:
-    """The judge model's name (``openai:gpt-4o`` → ``gpt-4o``; ``hf:/m/tiny`` → ``tiny``)."""
-    spec = parse_spec(judge)
-    tail = Path(spec.argument.rstrip("/")).name if spec.argument else ""
-    name = (
-        tail
-        if spec.name in ("openai", "hf", "vllm") and tail
-        else "-".join(filter(None, (spec.name, tail)))
-    )
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_.") or "judge"
-
-
-def validate(options: JudgeOptions) -> None:
-    if options.scope is not None and options.scope not in SCOPES:
-        raise SpecError(f"--scope {options.scope!r}: expected unresolved or all")
-    if options.repeats < 1:
-        raise SpecError("--repeats must be at least 1")
-    if options.concurrency < 1:
-        raise SpecError("--concurrency must be at least 1")
-    if options.executor not in ("local", "ray"):
-        raise SpecError(f"--executor {options.executor!r}: expected local or ray")
-    if options.name is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", options.name):
-        raise SpecError(f"--name {options.name!r}: use letters, digits, '.', '_' and '-'")
-    spec = parse_spec(options.judge)
-    if spec.name == "openai" and not spec.option("base_url"):
-        raise SpecError(
-            f"--judge {options.judge}: give the judge server's base_url "
-            "(e.g. openai:NAME?base_url=http://127.0.0.1:8000/v1); a judge never defaults to a paid API"
-        )
-
-
-def judge_options_for_run(judge: str, protocol: str, concurrency: int, cache: bool) -> JudgeOptions:
-    """`medlens run --judge SPEC --judge-protocol P`: options checked before the run starts."""
-    options = JudgeOptions(
-        run_dir=Path(), judge=judge, protocol=protocol, concurrency=concurrency, cache=cache
-    )
-    validate(options)
-    load_protocol(protocol)
-    from medlens.models import MODELS
-
-    name = parse_spec(judge).name
-    if name != "replay":
-        MODELS.get(name)
-    return options
-
-
-def load_judge_model(text: str, items: list[Item], concurrency: int, describe_only: bool) -> Model:
-    """Any answering backend, or ``replay:FILE`` of stored judge replies."""
-    spec = parse_spec(text)
-    if spec.name == "replay":
-        from medlens.judges.replay import make_replay_judge
-
-        return make_replay_judge(spec)
-    from medlens.models import load_model
-
-    context = ModelContext(items=items, concurrency=concurrency, describe_only=describe_only)
-    return load_model(text, context)
 
 
 def prepare_judge(options: JudgeOptions) -> PreparedJudge:
@@ -212,14 +133,15 @@ def judge_run(
     options: JudgeOptions,
     on_start: Callable[[int, int], None] | None = None,
     on_progress: Callable[[dict[str, Any]], None] | None = None,
+    *,
+    derive_results: DeriveResults,
 ) -> JudgeOutcome:
-    """Run (or resume) a judge stage; rebuilds the run's results.json afterwards."""
+    """Run (or resume) a judge stage; rebuilds the run's results.json afterwards with
+    `derive_results` (the analysis layer's ``build_results``, passed in by the caller)."""
     prepared = prepare_judge(options)
     with run_lock(options.run_dir):
         outcome = _execute_stage(prepared, on_start, on_progress)
-    from medlens.analysis.results import build_results
-
-    results = build_results(prepared.run)  # the run's records were read once, in prepare
+    results = derive_results(prepared.run)  # the run's records were read once, in prepare
     prepared.run.write_results(results)
     return replace(outcome, results=results)
 

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from medlens.core.items import Item, check_image, rgb_image_bytes
-from medlens.execution.execute import fingerprint
+from medlens.core.records import Record
+from medlens.execution.requests import fingerprint
 from medlens.judges.protocol import JudgeProtocol, PromptInputs, build_prompt
 from medlens.models.base import ImagePart, Message, Request, TextPart
-from medlens.runs.store import Record
 
 
 @dataclass(frozen=True)

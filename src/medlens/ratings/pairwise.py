@@ -11,6 +11,7 @@ from pathlib import Path
 
 from medlens.core.errors import MedlensError
 from medlens.core.items import Item
+from medlens.core.records import Record
 from medlens.ratings.export import _save, instructions
 from medlens.ratings.protocols import Axis, Option, RatingProtocol
 from medlens.ratings.sheets import RATER_COLUMNS, Sheet, check_output
@@ -24,7 +25,7 @@ from medlens.ratings.study import (
     seeded_sample,
     study_id,
 )
-from medlens.runs.store import Record, RunStore
+from medlens.runs.store import RunStore
 
 PAIRWISE = RatingProtocol(
     name="pairwise",

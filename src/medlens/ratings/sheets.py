@@ -98,7 +98,7 @@ def _xlsx_bytes(sheet: Sheet) -> bytes:
     from openpyxl.utils import get_column_letter
     from openpyxl.worksheet.datavalidation import DataValidation
 
-    from medlens.report.xlsx import workbook_bytes, write_rows
+    from medlens.core.spreadsheet import workbook_bytes, write_rows
 
     workbook = Workbook()
     ratings = workbook.active

@@ -157,7 +157,7 @@ def official_status(
 def _templates(items: list[Any], spec: dict[str, Any]) -> list[tuple[str, str]]:
     """The literal prompt of each item kind, with the item's own text replaced by placeholders
     (under chain-of-thought with its reasoning request; exemplar turns are listed above)."""
-    from medlens.execution.execute import RunSettings, prompt_text
+    from medlens.execution.requests import RunSettings, prompt_text
     from medlens.execution.strategies import parse_strategy
 
     strategy = parse_strategy(str((spec.get("strategy") or {}).get("name", "zero-shot")))
@@ -195,7 +195,7 @@ def citation_lines(card: ProtocolCard) -> list[str]:
 
 # -- per-format pieces (each renderer calls two of these) ----------------------------------------
 def markdown_card(card: ProtocolCard) -> str:
-    from medlens.report.markdown import md_text, table
+    from medlens.report.md_format import md_text, table
 
     rows = [(md_text(name), md_text(value)) for name, value in card.rows]
     rows += [("environment", md_text(line)) for line in card.environment]
@@ -206,7 +206,7 @@ def markdown_card(card: ProtocolCard) -> str:
 
 
 def markdown_citations(card: ProtocolCard) -> str:
-    from medlens.report.markdown import md_text
+    from medlens.report.md_format import md_text
 
     parts = ["## Citations and usage"]
     for name, licence, bibtex in card.citations:
@@ -218,7 +218,7 @@ def markdown_citations(card: ProtocolCard) -> str:
 
 
 def html_card(card: ProtocolCard) -> str:
-    from medlens.report.html import esc, table_html
+    from medlens.report.html_format import esc, table_html
 
     rows = [[(name, None), (value, None)] for name, value in card.rows]
     rows += [[("environment", None), (line, None)] for line in card.environment]
@@ -233,7 +233,7 @@ def html_card(card: ProtocolCard) -> str:
 
 
 def html_citations(card: ProtocolCard) -> str:
-    from medlens.report.html import esc
+    from medlens.report.html_format import esc
 
     parts = ["<h2>Citations and usage</h2>"]
     for name, licence, bibtex in card.citations:

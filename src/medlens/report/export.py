@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from medlens.core.items import Item
-    from medlens.runs.store import Record
+    from medlens.core.records import Record
 
 EXPORT_FORMATS = ("gmai-submission", "vlmeval")
 BREAKDOWNS = ("clinical vqa task", "department", "perceptual granularity")
@@ -160,7 +160,7 @@ def submission_xlsx(items: Sequence[Item], records: dict[str, Record]) -> bytes:
 
 
 def _xlsx(frame: pd.DataFrame) -> bytes:
-    from medlens.report.xlsx import frame_xlsx
+    from medlens.core.spreadsheet import frame_xlsx
 
     return frame_xlsx(frame)
 

@@ -10,16 +10,15 @@ into the DOM with ``textContent`` only.
 from __future__ import annotations
 
 import base64
-import html
 import io
-import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from medlens.analysis.slices import DEFAULT_MIN_N, MIN_IMAGES, Cell
+from medlens.analysis.slices import Cell
 from medlens.report.html_assets import SCRIPT, STYLE
+from medlens.report.html_format import Row, esc, safe_json, table_html
 from medlens.report.judges import html_section as judges_html
 from medlens.report.protocol_lines import protocol_lines, single_multi_line
 from medlens.report.sections import (
@@ -32,27 +31,13 @@ from medlens.report.sections import (
     percent_ci,
     secondary_text,
 )
+from medlens.stats.cells import DEFAULT_MIN_N, MIN_IMAGES
 
 MAX_OUTPUT_CHARS = 4000
 """Longer model outputs are cut in the item browser (the run directory keeps them whole)."""
 BROWSER_AXES = 6
 """Breakdown axes (GMAI's first) that get a filter in the per-item browser."""
 PLOT_AXES = ("granularity", "department")
-Row = Sequence[tuple[str, float | str | None]]
-"""Table cells as (shown text, sort value or None)."""
-
-
-def esc(value: object) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def safe_json(value: Any) -> str:
-    """JSON that can sit inside a <script> element: no '<', '>', '&', U+2028 or U+2029 left."""
-    text = json.dumps(value, ensure_ascii=False)
-    for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
-                         ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):  # fmt: skip
-        text = text.replace(char, escape)
-    return text
 
 
 def render(run_dir: Path) -> str:
@@ -89,28 +74,6 @@ def render(run_dir: Path) -> str:
         f"<title>medlens report: {esc(run_dir.name)}</title><style>{STYLE}</style></head>"
         f"<body>{''.join(body)}<script>{SCRIPT}</script></body></html>\n"
     )
-
-
-def table_html(
-    headers: Sequence[str], rows: Sequence[Row], sortable: bool = True, text_columns: int = 1
-) -> str:
-    """A table; the first `text_columns` columns are left-aligned text."""
-    head = "".join(
-        f'<th class="text">{esc(h)}</th>' if i < text_columns else f"<th>{esc(h)}</th>"
-        for i, h in enumerate(headers)
-    )
-    lines = []
-    for row in rows:
-        cells = []
-        for i, (text, sort_value) in enumerate(row):
-            attributes = ' class="text"' if i < text_columns else ""
-            if sort_value is not None:
-                attributes += f' data-v="{esc(sort_value)}"'
-            cells.append(f"<td{attributes}>{esc(text)}</td>")
-        lines.append("<tr>" + "".join(cells) + "</tr>")
-    kind = ' class="sortable"' if sortable else ""
-    thead = f"<thead><tr>{head}</tr></thead>" if any(headers) else ""
-    return f"<table{kind}>{thead}<tbody>{''.join(lines)}</tbody></table>"
 
 
 def protocol_section(data: ReportData) -> str:

@@ -170,7 +170,7 @@ def text_blocks(results: dict[str, Any]) -> list[Any]:
 
 
 def markdown_section(results: dict[str, Any]) -> str:
-    from medlens.report.markdown import md_text, table
+    from medlens.report.md_format import md_text, table
 
     parts = []
     for section in judge_sections(results):
@@ -182,7 +182,7 @@ def markdown_section(results: dict[str, Any]) -> str:
 
 
 def html_section(results: dict[str, Any]) -> str:
-    from medlens.report.html import esc, table_html
+    from medlens.report.html_format import esc, table_html
 
     parts = []
     for section in judge_sections(results):

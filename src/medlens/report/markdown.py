@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from medlens.analysis.slices import DEFAULT_MIN_N, MIN_IMAGES, Cell
+from medlens.analysis.slices import Cell
 from medlens.report.judges import markdown_section as judges_markdown
+from medlens.report.md_format import md_text, table
 from medlens.report.protocol_lines import protocol_lines, single_multi_line
 from medlens.report.sections import (
     AxisRow,
@@ -19,14 +19,7 @@ from medlens.report.sections import (
     percent_ci,
     secondary_text,
 )
-
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#!~])")
-
-
-def md_text(value: object) -> str:
-    """Data as inert markdown text: one line, HTML entities escaped, markup characters escaped."""
-    one_line = " ".join(str(value).split())
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", one_line.replace("&", "&amp;"))
+from medlens.stats.cells import DEFAULT_MIN_N, MIN_IMAGES
 
 
 def render(run_dir: Path) -> str:
@@ -51,14 +44,6 @@ def render(run_dir: Path) -> str:
     parts += [deficiency_section(data), sensitivity_section(data), limitations_section(data)]
     parts.append(markdown_citations(card))
     return "\n\n".join(p for p in parts if p) + "\n"
-
-
-def table(headers: Sequence[str], rows: Sequence[Sequence[str]], right_from: int = 1) -> str:
-    """A markdown table; cells must already be escaped."""
-    align = [":--" if i < right_from else "--:" for i in range(len(headers))]
-    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join(align) + " |"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def protocol_section(data: ReportData) -> str:

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from medlens.analysis.slices import DEFAULT_MIN_N, MAX_AXES, Cell, is_small
+from medlens.analysis.slices import MAX_AXES, Cell
 from medlens.execution.selection import provenance_rows
+from medlens.stats.cells import DEFAULT_MIN_N, is_small
 
 PRIMARY_AXES = ("granularity", "department", "task", "modality")
 """The GMAI-MMBench lexical-tree axes, in the order the report shows them."""

@@ -170,7 +170,7 @@ def overall_table(results: dict[str, Any]) -> Table:
 
 
 def axis_table(axis: str, cells: dict[str, dict[str, Any]]) -> Table:
-    from medlens.analysis.slices import MIN_IMAGES
+    from medlens.stats.cells import MIN_IMAGES
 
     title = f"by {axis} (* n < {SMALL_N} or images < {MIN_IMAGES})"
     table = Table(title=title, title_justify="left")

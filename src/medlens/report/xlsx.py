@@ -1,25 +1,17 @@
-"""`report --format xlsx`, and the one safe way medlens writes spreadsheets.
-
-Every text cell is written as text: a model output such as ``=HYPERLINK(...)`` must never
-become a formula, and control characters that the xlsx format forbids are dropped.
-"""
+"""`report --format xlsx`: the report's tables as sheets, written through
+:mod:`medlens.core.spreadsheet` (text stays text, never a formula)."""
 
 from __future__ import annotations
 
-import io
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from medlens.core.spreadsheet import sheet_name, workbook_bytes, write_rows
 from medlens.report.sections import ReportData, build_report, closed_open_cells
 
 if TYPE_CHECKING:
-    import pandas as pd
     from openpyxl import Workbook
-    from openpyxl.worksheet.worksheet import Worksheet
-
-_SHEET_NAME_FORBIDDEN = re.compile(r"[\[\]:*?/\\]")
 
 
 def render(run_dir: Path) -> bytes:
@@ -110,17 +102,6 @@ def _score_sheets(workbook: Workbook, data: ReportData) -> None:
         write_rows(workbook.create_sheet(sheet_name(section.title, used)), sheet)
 
 
-def sheet_name(wanted: str, used: set[str]) -> str:
-    """A valid, unique sheet name (≤ 31 characters, none of []:*?/\\)."""
-    base = _SHEET_NAME_FORBIDDEN.sub("_", wanted)[:31]
-    name, number = base, 2
-    while name.lower() in {u.lower() for u in used}:
-        suffix = f" {number}"
-        name, number = base[: 31 - len(suffix)] + suffix, number + 1
-    used.add(name)
-    return name
-
-
 def item_rows(run_dir: Path) -> list[Sequence[Any]]:
     from medlens.runs.store import RunStore
 
@@ -146,42 +127,3 @@ def item_rows(run_dir: Path) -> list[Sequence[Any]]:
     return rows
 
 
-def write_rows(sheet: Worksheet, rows: Iterable[Sequence[Any]]) -> None:
-    """Append rows; strings always stay strings (never formulas)."""
-    from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
-
-    for values in rows:
-        sheet.append(
-            [ILLEGAL_CHARACTERS_RE.sub("", v) if isinstance(v, str) else v for v in values]
-        )
-        for cell in sheet[sheet.max_row]:
-            if cell.data_type == "f":
-                cell.data_type = "s"
-
-
-def workbook_bytes(workbook: Workbook) -> bytes:
-    buffer = io.BytesIO()
-    workbook.save(buffer)
-    return buffer.getvalue()
-
-
-def frame_xlsx(frame: pd.DataFrame) -> bytes:
-    """A data frame as a one-sheet workbook (header row, no index), written safely."""
-    from openpyxl import Workbook
-
-    workbook = Workbook()
-    sheet = workbook.active
-    assert sheet is not None
-    columns = [str(c) for c in frame.columns]
-    rows = (tuple(_plain(v) for v in row) for row in frame.itertuples(index=False, name=None))
-    write_rows(sheet, [columns, *rows])
-    return workbook_bytes(workbook)
-
-
-def _plain(value: Any) -> Any:
-    """numpy scalars → Python values; NaN → empty cell."""
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float) and value != value:
-        return None
-    return value

@@ -20,7 +20,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from medlens import __version__
+from medlens.core.version import __version__
 
 RESULT_PACKAGES = ("numpy", "scipy", "pillow", "pydicom", "httpx", "scikit-learn", "sacrebleu")
 """Packages whose version can change a score, always recorded."""

@@ -6,16 +6,16 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from medlens import __version__
 from medlens.core.errors import MedlensError, RunMismatchError
 from medlens.core.items import Item
+from medlens.core.records import Record
+from medlens.core.version import __version__
 
 SCHEMA_VERSION = 1
-Record = dict[str, Any]
 # Item errors that a retry cannot fix (an undecodable image, a missing file): resume skips them
 # unless asked to retry errors.
 PERMANENT_ERRORS = frozenset({"input", "image"})
@@ -256,3 +256,8 @@ def read_run_file(path: Path) -> dict[str, Any]:
     if not isinstance(run, dict) or not isinstance(run.get("spec"), dict):
         raise MedlensError(f"{run_file}: not a medlens run file (no spec object)")
     return run
+
+
+DeriveResults = Callable[[RunStore], dict[str, Any]]
+"""Builds a run's results.json content from its store (``medlens.analysis.results.build_results``;
+passed down by the callers of a run or a judge stage, which live above the analysis layer)."""

@@ -25,13 +25,14 @@ items. Percentile bounds, seed 0.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from medlens.core.items import Item
-from medlens.runs.store import Record
+from medlens.core.records import Record
+from medlens.scoring.corpus_stats import build_kind_rows
+from medlens.scoring.kind_rows import KindRows, Statistic
 from medlens.stats.bootstrap import group_cis
 
 N_RESAMPLES = 1000
@@ -46,24 +47,6 @@ KIND_METRICS: dict[str, tuple[str, ...]] = {
 }
 _MIN_CLUSTERS_PER_KIND = 16
 """Clusters per distinct cluster sum above which resamples are drawn by kind."""
-Statistic = Callable[[np.ndarray], np.ndarray]
-"""(resamples × k) summed sufficient statistics → (resamples,) metric values."""
-
-
-@dataclass
-class KindRows:
-    """The scored items of one kind, with what each corpus metric needs."""
-
-    items: list[Item] = field(default_factory=list)
-    records: list[Record] = field(default_factory=list)
-    means: dict[str, np.ndarray] = field(default_factory=dict)
-    corpus: dict[str, tuple[np.ndarray, Statistic]] = field(default_factory=dict)
-    notes: dict[str, dict[str, str]] = field(default_factory=dict)
-    weighted: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = field(
-        default_factory=dict
-    )
-    """Metrics recomputed from item weights (resamples × items) → (resamples,): AUROC."""
-    clusters: np.ndarray | None = None
 
 
 def attach_corpus_metrics(
@@ -81,8 +64,6 @@ def attach_corpus_metrics(
 
 
 def _rows_by_kind(items: Sequence[Item], records: dict[str, Record]) -> dict[str, KindRows]:
-    from medlens.scoring.corpus_stats import build_kind_rows
-
     grouped: dict[str, KindRows] = {}
     for item in items:
         record = records.get(item.id)

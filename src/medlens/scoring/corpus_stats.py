@@ -22,13 +22,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from medlens.core.items import Box, Item
-from medlens.runs.store import Record
-from medlens.scoring.metrics import iou, normalize_answer
+from medlens.core.records import Record
+from medlens.extract.normalise import normalize_answer
+from medlens.scoring.kind_rows import KindRows
+from medlens.scoring.metrics import iou
 
 if TYPE_CHECKING:
     from sacrebleu.metrics import BLEU
 
-    from medlens.scoring.corpus_metrics import KindRows
+    from medlens.scoring.kind_rows import KindRows
 
 HIT_IOU = 0.5
 OPEN_MEANS = ("exact", "contains", "token_f1", "token_recall", "bleu1")

@@ -9,7 +9,6 @@ Heavy imports happen inside the functions that need them.
 from __future__ import annotations
 
 import functools
-import re
 import string
 from collections import Counter
 from collections.abc import Sequence
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from medlens.core.items import Box, Item
+from medlens.extract.normalise import normalize_answer
 
 if TYPE_CHECKING:
     from rouge_score.rouge_scorer import RougeScorer
@@ -116,15 +116,6 @@ def auroc(
 
 
 # ---------------------------------------------------------------- open answers
-
-_ARTICLES = re.compile(r"\b(?:a|an|the)\b")
-_PUNCTUATION = re.compile(r"[^\w\s]")
-
-
-def normalize_answer(text: str) -> str:
-    """SQuAD-style normalisation: lowercase, drop punctuation and articles, squeeze spaces."""
-    text = _PUNCTUATION.sub(" ", text.lower())
-    return " ".join(_ARTICLES.sub(" ", text).split())
 
 
 def exact_match(predicted: str, gold: str) -> float:

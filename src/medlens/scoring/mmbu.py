@@ -23,10 +23,11 @@ from typing import Any
 import numpy as np
 
 from medlens.core.items import Item
-from medlens.runs.store import Record
+from medlens.core.records import Record
+from medlens.extract.normalise import normalize_answer
 from medlens.scoring.corpus_metrics import corpus_ci
 from medlens.scoring.corpus_stats import box_f1_from_sums, box_stats
-from medlens.scoring.metrics import normalize_answer, random_baseline
+from medlens.scoring.metrics import random_baseline
 from medlens.sources.mmbu import GRANULARITY
 from medlens.stats.bootstrap import bootstrap_ci, group_cis
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from medlens.core.items import Item
-from medlens.runs.store import Record
+from medlens.core.records import Record
 from medlens.scoring.corpus_metrics import attach_corpus_metrics
 from medlens.sources.vlmeval import normalise_header
 

@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 
 from medlens.core.items import Item
-from medlens.runs.store import Record
+from medlens.core.records import Record
+from medlens.extract.normalise import normalize_answer
 from medlens.scoring.corpus_metrics import corpus_ci
 from medlens.scoring.corpus_stats import f1_from_counts
-from medlens.scoring.metrics import normalize_answer
 
 REFERENCE = "homozygous reference"
 

@@ -41,7 +41,7 @@ def _resolve(spec: Spec) -> Path:
 
 def exemplar_spec(spec: Spec) -> str:
     """Few-shot exemplars: the release's train file beside the test file."""
-    from medlens.execution.exemplars import train_file_beside
+    from medlens.sources.train_files import train_file_beside
 
     return train_file_beside(spec, str(_resolve(spec)), "MedQA")
 

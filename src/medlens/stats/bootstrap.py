@@ -8,28 +8,15 @@ the earlier method; scipy's `bootstrap` handles one statistic of one sample per 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from medlens.stats.intervals import Spread, spread
+from medlens.stats.units import Units, collapse
 
 _BATCH_CELLS = 4_000_000
 """Resampled values held in memory at once (× 8 bytes): bounds memory for 26,000+ items."""
 _TYPED_MIN_UNITS = 16
 """A group is drawn by kind of unit once it has this many units per kind (see _kind_means)."""
-
-
-@dataclass(frozen=True)
-class Units:
-    """Resampling units of many groups, collapsed: `count` units in `group`, each of `size`
-    items whose values sum to `sum` (one image's questions in a cell, or one item)."""
-
-    group: np.ndarray
-    """Integer group codes 0…n_groups-1."""
-    sum: np.ndarray
-    size: np.ndarray
-    count: np.ndarray
 
 
 def group_cis(
@@ -57,7 +44,7 @@ def group_spread(
     names, codes = np.unique(np.asarray(groups), return_inverse=True)
     codes = codes.ravel()
     by_image = _cluster_units(values, codes, clusters)
-    items = _collapse(codes, values, np.ones(values.size))
+    items = collapse(codes, values, np.ones(values.size))
     fractional = bool(((values != 0) & (values != 1)).any())
     return spread(by_image, items if fractional else None, names.size)
 
@@ -126,7 +113,7 @@ def bootstrap_ci_groups(
 def _cluster_units(values: np.ndarray, codes: np.ndarray, clusters: np.ndarray | None) -> Units:
     """One unit per (group, cluster): its value sum and item count (per item without clusters)."""
     if clusters is None:
-        return _collapse(codes, values, np.ones(values.size))
+        return collapse(codes, values, np.ones(values.size))
     cluster_codes = np.unique(np.asarray(clusters), return_inverse=True)[1].ravel()
     pair = codes.astype(np.int64) * (int(cluster_codes.max(initial=0)) + 1) + cluster_codes
     unit_keys, unit_index = np.unique(pair, return_inverse=True)
@@ -135,28 +122,7 @@ def _cluster_units(values: np.ndarray, codes: np.ndarray, clusters: np.ndarray |
     sizes = np.bincount(unit_index, minlength=unit_keys.size).astype(float)
     unit_group = np.empty(unit_keys.size, dtype=np.intp)
     unit_group[unit_index] = codes
-    return _collapse(unit_group, sums, sizes)
-
-
-def _collapse(
-    group: np.ndarray, sums: np.ndarray, sizes: np.ndarray, counts: np.ndarray | None = None
-) -> Units:
-    """Units sorted by (group, sum, size), equal ones merged into one row with a count.
-
-    Sums are rounded to 1e-9 so that the order a cluster's values were added in (numpy here,
-    DuckDB in slices.py) cannot change a bit of any interval.
-    """
-    sums = np.round(np.asarray(sums, dtype=float), 9)
-    order = np.lexsort((sizes, sums, group))
-    group, sums, sizes = np.asarray(group)[order], sums[order], np.asarray(sizes, float)[order]
-    weights = np.ones(group.size, np.int64) if counts is None else np.asarray(counts)[order]
-    if group.size == 0:
-        return Units(group.astype(np.intp), sums, sizes, weights.astype(np.int64))
-    new = np.ones(group.size, dtype=bool)
-    new[1:] = (group[1:] != group[:-1]) | (sums[1:] != sums[:-1]) | (sizes[1:] != sizes[:-1])
-    first = np.flatnonzero(new)
-    merged = np.add.reduceat(weights, first).astype(np.int64)
-    return Units(group[first].astype(np.intp), sums[first], sizes[first], merged)
+    return collapse(unit_group, sums, sizes)
 
 
 def _select(units: Units, wanted: np.ndarray) -> Units:
@@ -173,7 +139,7 @@ def resampled_cis(
     (sum, size) order, so its bounds depend on its own units alone, never on the other groups
     of the call (nor on how a caller ordered or collapsed them). NaN for groups without units.
     """
-    units = _collapse(units.group, units.sum, units.size, units.count)
+    units = collapse(units.group, units.sum, units.size, units.count)
     present, starts, kinds = np.unique(units.group, return_index=True, return_counts=True)
     m = np.add.reduceat(units.count, starts) if starts.size else np.zeros(0, np.int64)
     means = np.empty((n_resamples, present.size))

@@ -9,19 +9,17 @@ One method per kind of cell (docs/design.md, "Honest statistics"):
   SE_CR² = G/(G−1)·Σ_g (s_g − p̂·m_g)² / M², enveloped with the item-level interval above so that
   it is never narrower than Wilson (a cell drawn from one image keeps the item-level interval).
 
-Everything is computed from collapsed units (see ``bootstrap.Units``): a group's bounds depend on
+Everything is computed from collapsed units (see ``units.Units``): a group's bounds depend on
 its own units only, so a cell shows the same interval in report, slice, compare and board.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from medlens.stats.bootstrap import Units
+from medlens.stats.units import Units, collapse
 
 
 @dataclass(frozen=True)
@@ -56,12 +54,10 @@ def spread(clusters: Units, items: Units | None, n_groups: int) -> Spread:
     `clusters`: one unit per (group, image); `items`: one unit per (group, item value), needed
     only when some value is not 0/1 (None: all are).
     """
-    from medlens.stats.bootstrap import _collapse
-
     # collapsed and rounded as the bootstrap did, so DuckDB's and numpy's sums give one interval
-    clusters = _collapse(clusters.group, clusters.sum, clusters.size, clusters.count)
+    clusters = collapse(clusters.group, clusters.sum, clusters.size, clusters.count)
     if items is not None:
-        items = _collapse(items.group, items.sum, items.size, items.count)
+        items = collapse(items.group, items.sum, items.size, items.count)
     weight = clusters.count.astype(float)
     n = np.bincount(clusters.group, clusters.size * weight, minlength=n_groups)
     total = np.bincount(clusters.group, clusters.sum * weight, minlength=n_groups)

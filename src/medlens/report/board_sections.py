@@ -287,3 +287,17 @@ def references_only(board: dict[str, Any]) -> list[BoardTable]:
             for r in board["references"]]  # fmt: skip
     return [BoardTable("references", "Published reference scores (unranked)",
                        ["model", "score", "split", "source"], rows)]  # fmt: skip
+
+
+def board_title(board: dict[str, Any]) -> str:
+    if board.get("across"):
+        return f"medlens board: {len(board['across']['models'])} models × " + ", ".join(
+            board["across"]["benchmarks"]
+        )
+    bench = board["benchmark"]
+    where = f", where {board['where']}" if board.get("where") else ""
+    return (
+        f"medlens board: {bench.get('name')} ({bench.get('split')}), "
+        f"{len(board['models'])} run{'s' if len(board['models']) != 1 else ''}, "
+        f"{board['align']['n']} items{where}"
+    )

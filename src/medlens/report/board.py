@@ -1,11 +1,11 @@
-"""The board as text (rich tables), markdown and xlsx; HTML is in :mod:`medlens.board.render_html`."""
+"""The board as text (rich tables), markdown and xlsx; HTML is in :mod:`medlens.report.board_html`."""
 
 from __future__ import annotations
 
 import io
 from typing import Any
 
-from medlens.board.sections import BoardTable, board_tables
+from medlens.report.board_sections import BoardTable, board_tables, board_title
 
 FORMATS = ("text", "md", "html", "xlsx")
 
@@ -18,26 +18,12 @@ def render_board(board: dict[str, Any], format: str, width: int | None = None) -
     if format == "md":
         return render_markdown(board)
     if format == "html":
-        from medlens.board.render_html import render_html
+        from medlens.report.board_html import render_html
 
         return render_html(board)
     if format == "xlsx":
         return render_xlsx(board)
     raise SpecError(f"--format: unknown format {format!r} (use {', '.join(FORMATS)})")
-
-
-def board_title(board: dict[str, Any]) -> str:
-    if board.get("across"):
-        return f"medlens board: {len(board['across']['models'])} models × " + ", ".join(
-            board["across"]["benchmarks"]
-        )
-    bench = board["benchmark"]
-    where = f", where {board['where']}" if board.get("where") else ""
-    return (
-        f"medlens board: {bench.get('name')} ({bench.get('split')}), "
-        f"{len(board['models'])} run{'s' if len(board['models']) != 1 else ''}, "
-        f"{board['align']['n']} items{where}"
-    )
 
 
 def render_text(board: dict[str, Any], width: int | None = None) -> str:
@@ -64,7 +50,7 @@ def render_text(board: dict[str, Any], width: int | None = None) -> str:
 
 
 def render_markdown(board: dict[str, Any]) -> str:
-    from medlens.report.markdown import md_text, table
+    from medlens.report.md_format import md_text, table
 
     parts = [f"# {md_text(board_title(board))}"]
     for section in board_tables(board):
@@ -81,7 +67,7 @@ def render_xlsx(board: dict[str, Any]) -> bytes:
     """One sheet per table (numbers as numbers, text through report.xlsx's safe writer)."""
     from openpyxl import Workbook
 
-    from medlens.report.xlsx import sheet_name, workbook_bytes, write_rows
+    from medlens.core.spreadsheet import sheet_name, workbook_bytes, write_rows
 
     workbook = Workbook()
     first = workbook.active

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from medlens.board.render import board_title
-from medlens.board.sections import BoardTable, board_tables
-from medlens.report.html import esc, table_html
+from medlens.report.board_sections import BoardTable, board_tables, board_title
 from medlens.report.html_assets import SCRIPT, STYLE
+from medlens.report.html_format import esc, table_html
 
 ROW_HEIGHT = 22
 LABEL_WIDTH = 260

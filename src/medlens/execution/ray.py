@@ -27,10 +27,11 @@ from ray.exceptions import RayActorError, RayTaskError
 
 from medlens.core.errors import MedlensError
 from medlens.core.items import Item
+from medlens.core.records import Record
 from medlens.core.specs import parse_spec
-from medlens.execution.execute import OnRecord, RunSettings, run_local
+from medlens.execution.execute import OnRecord, run_local
 from medlens.execution.probes import Probe
-from medlens.runs.store import Record
+from medlens.execution.requests import RunSettings
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,7 @@
+"""What a run writes per item: one record (a line of ``records.jsonl``; schema in docs/design.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+Record = dict[str, Any]

@@ -1,0 +1,75 @@
+"""A model's reply to one request, timed, then read and scored into the item's record."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from medlens.core.items import Item
+from medlens.core.records import Record
+from medlens.extract import extract
+from medlens.models.base import Model, Request, Response
+from medlens.scoring.item_scores import item_scores, score
+
+if TYPE_CHECKING:
+    pass
+
+
+def make_record(
+    item: Item,
+    request: Request | None,
+    response: Response,
+    extract_mode: str,
+    *,
+    cot: bool = False,
+) -> Record:
+    """The record of one answered (or failed) item, scored under both extraction modes.
+
+    Under chain-of-thought only the final 'Answer:' line is read (`strategies.final_answer_text`).
+    """
+    record: Record = {
+        "id": item.id,
+        "fingerprint": request.fingerprint if request else None,
+        "output": response.text,
+        "latency": round(response.latency, 6),
+        "cached": response.cached,
+        "usage": dict(response.usage),
+        "error": None,
+        "extraction": None,
+        "score": None,
+        "vlmeval": None,
+        "scores": {},
+    }
+    if response.option_probs is not None:
+        record["option_probs"] = dict(response.option_probs)
+    if response.served_model is not None or response.system_fingerprint is not None:
+        record["served_model"] = response.served_model
+        record["system_fingerprint"] = response.system_fingerprint
+    if response.retries:
+        record["retries"] = dict(response.retries)
+    if response.error is not None:
+        record["error"] = {"type": response.error.type, "message": response.error.message}
+        return record
+    text = response.text
+    if cot and text is not None:
+        from medlens.execution.strategies import final_answer_text
+
+        text = final_answer_text(text)
+    extraction = extract(item, text, extract_mode)  # type: ignore[arg-type]
+    record["extraction"] = extraction.to_json()
+    record["score"] = score(item, extraction)
+    record["scores"] = item_scores(item, extraction)
+    compat = extract(item, text, "vlmeval")
+    record["vlmeval"] = {**compat.to_json(), "score": score(item, compat)}
+    return record
+
+
+async def timed_generate(model: Model, request: Request) -> Response:
+    """The model's response, with its latency measured here when the backend gave none."""
+    started = time.perf_counter()
+    response = await model.generate(request)
+    if not response.latency and not response.cached:
+        from dataclasses import replace
+
+        response = replace(response, latency=time.perf_counter() - started)
+    return response

@@ -1,0 +1,100 @@
+"""What `medlens judge` was asked to do, checked before anything runs, and the judge model it names."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from medlens.core.errors import SpecError
+from medlens.core.items import Item
+from medlens.core.specs import parse_spec
+from medlens.judges.protocols import load_protocol
+from medlens.models.base import Model, ModelContext
+
+SCOPES = ("unresolved", "all")
+
+
+LOADS_WEIGHTS = ("hf", "vllm")
+"""Backends whose describe-only form (``ModelContext.describe_only``) skips loading weights."""
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    """What `medlens judge` was asked to do."""
+
+    run_dir: Path
+    judge: str
+    protocol: str
+    name: str | None = None
+    scope: str | None = None
+    """None: the protocol's default (unresolved for equivalence and choice, all for rubric)."""
+    weights: dict[str, float] = field(default_factory=dict)
+    repeats: int = 1
+    concurrency: int = 8
+    images: bool = False
+    with_question: bool = False
+    reports: bool = False
+    """Also judge ``report`` items (equivalence)."""
+    cache: bool = True
+    executor: str = "local"
+    ray_address: str | None = None
+
+
+def default_judge_name(judge: str) -> str:
+    """The judge model's name (``openai:gpt-4o`` → ``gpt-4o``; ``hf:/m/tiny`` → ``tiny``)."""
+    spec = parse_spec(judge)
+    tail = Path(spec.argument.rstrip("/")).name if spec.argument else ""
+    name = (
+        tail
+        if spec.name in ("openai", "hf", "vllm") and tail
+        else "-".join(filter(None, (spec.name, tail)))
+    )
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_.") or "judge"
+
+
+def validate(options: JudgeOptions) -> None:
+    if options.scope is not None and options.scope not in SCOPES:
+        raise SpecError(f"--scope {options.scope!r}: expected unresolved or all")
+    if options.repeats < 1:
+        raise SpecError("--repeats must be at least 1")
+    if options.concurrency < 1:
+        raise SpecError("--concurrency must be at least 1")
+    if options.executor not in ("local", "ray"):
+        raise SpecError(f"--executor {options.executor!r}: expected local or ray")
+    if options.name is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", options.name):
+        raise SpecError(f"--name {options.name!r}: use letters, digits, '.', '_' and '-'")
+    spec = parse_spec(options.judge)
+    if spec.name == "openai" and not spec.option("base_url"):
+        raise SpecError(
+            f"--judge {options.judge}: give the judge server's base_url "
+            "(e.g. openai:NAME?base_url=http://127.0.0.1:8000/v1); a judge never defaults to a paid API"
+        )
+
+
+def judge_options_for_run(judge: str, protocol: str, concurrency: int, cache: bool) -> JudgeOptions:
+    """`medlens run --judge SPEC --judge-protocol P`: options checked before the run starts."""
+    options = JudgeOptions(
+        run_dir=Path(), judge=judge, protocol=protocol, concurrency=concurrency, cache=cache
+    )
+    validate(options)
+    load_protocol(protocol)
+    from medlens.models import MODELS
+
+    name = parse_spec(judge).name
+    if name != "replay":
+        MODELS.get(name)
+    return options
+
+
+def load_judge_model(text: str, items: list[Item], concurrency: int, describe_only: bool) -> Model:
+    """Any answering backend, or ``replay:FILE`` of stored judge replies."""
+    spec = parse_spec(text)
+    if spec.name == "replay":
+        from medlens.judges.replay import make_replay_judge
+
+        return make_replay_judge(spec)
+    from medlens.models import load_model
+
+    context = ModelContext(items=items, concurrency=concurrency, describe_only=describe_only)
+    return load_model(text, context)

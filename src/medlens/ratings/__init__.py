@@ -1,0 +1,1 @@
+"""medlens.ratings."""

@@ -1,0 +1,18 @@
+"""When a cell is too small to rank or flag: the one rule every report, slice and board uses."""
+
+from __future__ import annotations
+
+DEFAULT_MIN_N = 50
+MIN_IMAGES = 10
+"""Cells drawn from fewer images (clusters) than this count as small, like n < min-n."""
+ONE_IMAGE = "one image: the interval speaks for this image's questions only"
+
+
+def one_image_note(images: int) -> str | None:
+    """The note a cell drawn from a single image carries (None for other cells)."""
+    return ONE_IMAGE if images == 1 else None
+
+
+def is_small(n: int, images: int, min_n: int = DEFAULT_MIN_N) -> bool:
+    """Too few items, or too few images, to rank or flag the cell (shown, marked)."""
+    return n < min_n or images < min(MIN_IMAGES, min_n)

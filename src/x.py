@@ -1,0 +1,3 @@
+"""TODO docstring."""
+
+from __future__ import annotations
