@@ -12,7 +12,7 @@ demo: $(STAMP_CORE)
 test: $(STAMP_DEV)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
-	$(BIN)/lint-imports
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/pytest -q
 
 $(VENV)/bin/python:

@@ -12,12 +12,11 @@ from scipy.stats import bootstrap, spearmanr
 from sklearn.metrics import cohen_kappa_score
 
 from medlens.core.errors import MedlensError
+from medlens.judges.verdicts import inter_judge_agreement, judge_self_agreement
 from medlens.stats.agreement import (
     PairedRatings,
     cluster_bootstrap_ci,
     cohen_kappa,
-    inter_judge_agreement,
-    judge_self_agreement,
     kappa_statistic,
     krippendorff_alpha,
     mean_absolute_difference,

@@ -11,8 +11,8 @@ import pytest
 from scipy.stats import spearmanr
 from sklearn.metrics import cohen_kappa_score
 
+from medlens.judges.verdicts import inter_judge_agreement
 from medlens.ratings.winratio import win_ratios
-from medlens.stats.agreement import inter_judge_agreement
 from ratings_helpers import (
     RUBRIC,
     copy_runs,

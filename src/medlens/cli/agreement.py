@@ -32,7 +32,7 @@ def agreement(
     else:
         if len(runs) != 1:
             raise MedlensError("inter-judge agreement reads the judges of one run: give one RUN")
-        from medlens.stats.agreement import inter_judge_agreement
+        from medlens.judges.verdicts import inter_judge_agreement
 
         result = inter_judge_agreement(runs[0], names)
     if as_json:

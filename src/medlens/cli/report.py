@@ -26,7 +26,7 @@ def report(
     """Report a run: overall and per-axis scores with CIs, baselines and failure rates."""
     from medlens.core.errors import MedlensError
     from medlens.report import render
-    from medlens.runs.store import write_atomic
+    from medlens.runs.files import write_atomic
 
     if output is None and format in BINARY_FORMATS:  # before any work
         raise MedlensError(f"--format {format} is binary: give --output FILE")

@@ -11,7 +11,7 @@ from medlens.core.items import ImageRef, Item, check_image, rgb_image_bytes
 from medlens.execution.prompts import build_prompt
 from medlens.execution.strategies import ZERO_SHOT, Strategy
 from medlens.models.base import ImagePart, Message, Request, TextPart
-from medlens.runs.store import canonical_json
+from medlens.runs.files import canonical_json
 
 if TYPE_CHECKING:
     from medlens.execution.exemplars import Exemplars

@@ -279,7 +279,7 @@ def judged_closed_open(table: JudgedTable, closed_open: dict[str, Any]) -> dict[
 def inter_judge_agreement(run_dir: Path, names: list[str]) -> dict[str, Any] | None:
     """Agreement between two or more judges of one run (κ, Spearman/weighted κ, α), from
     ``medlens.stats.agreement`` (the statistics human ratings use too); None when nothing pairs."""
-    from medlens.stats.agreement import inter_judge_agreement as agreement_of
+    from medlens.judges.verdicts import inter_judge_agreement as agreement_of
 
     result: dict[str, Any] = agreement_of(run_dir, names)
     return result if result.get("dimensions") else None

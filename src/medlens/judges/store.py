@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from medlens.core.errors import MedlensError, RunMismatchError
-from medlens.runs.store import canonical_json, describe_difference, write_atomic
+from medlens.runs.files import JsonLines, write_atomic
+from medlens.runs.store import describe_difference
 
 JUDGE_SCHEMA = 1
 Judgement = dict[str, Any]
@@ -79,7 +80,7 @@ class JudgeStore:
         self.folder = folder
         self.spec = spec
         self._lines: dict[Key, Judgement] = {}
-        self._handle: IO[str] | None = None
+        self._log = JsonLines(folder / "judgements.jsonl")
 
     @classmethod
     def open(cls, folder: Path) -> JudgeStore:
@@ -107,17 +108,14 @@ class JudgeStore:
     def _load(self, compact: bool) -> None:
         """Read judgements.jsonl, keeping the latest line per (item, repeat), a success over an
         error; with `compact`, rewrite it without torn, errored or repeated lines."""
-        file = self.folder / "judgements.jsonl"
-        if not file.is_file():
-            return
-        raw = file.read_bytes()
-        dirty = bool(raw) and not raw.endswith(b"\n")
+        content = self._log.read()
+        dirty = content.tail is not None
         latest: dict[Key, Judgement] = {}
-        for line in raw.splitlines():
+        for line in [*content.lines, *([content.tail] if content.tail else [])]:
             try:
-                value = json.loads(line)
+                value = line.value
                 key = (str(value["id"]), int(value["repeat"]))
-            except (ValueError, KeyError, TypeError):
+            except (KeyError, TypeError, ValueError):
                 dirty = True  # a torn line left by a kill mid-write
                 continue
             previous = latest.get(key)
@@ -131,7 +129,7 @@ class JudgeStore:
         if compact:
             latest = {k: v for k, v in latest.items() if v.get("status") != "error"}
             if dirty:
-                write_atomic(file, "".join(canonical_json(v) + "\n" for v in latest.values()))
+                self._log.rewrite(latest.values())
         self._lines = latest
 
     def lines(self) -> dict[Key, Judgement]:
@@ -142,16 +140,11 @@ class JudgeStore:
         return {key for key, line in self._lines.items() if line.get("status") != "error"}
 
     def append(self, judgement: Judgement) -> None:
-        if self._handle is None:
-            self._handle = open(self.folder / "judgements.jsonl", "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
-        self._handle.write(canonical_json(judgement) + "\n")
-        self._handle.flush()
+        self._log.append(judgement)
         self._lines[(judgement["id"], judgement["repeat"])] = judgement
 
     def close(self) -> None:
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
+        self._log.close()
 
     def remember(self) -> None:
         """Keep the lines for the next read-only :meth:`open` in this process (results right

@@ -35,7 +35,7 @@ def default_protocol(run_dir: Path, judge: str | None) -> str:
     """The judge's protocol when a judge is named (rubric → medcmr), else equivalence."""
     if judge is None:
         return "equivalence"
-    from medlens.ratings.judged import read_judge
+    from medlens.judges.verdicts import read_judge
 
     name = str(read_judge(run_dir, judge)["protocol"].get("name"))
     if name == "choice":
@@ -54,7 +54,7 @@ def export_ratings(
     protocol = get_protocol(protocol_spec or default_protocol(run_dir, judge))
     items, records = answered_items(store)
     if judge is not None:
-        from medlens.ratings.judged import judged_values
+        from medlens.judges.verdicts import judged_values
 
         values, _, _ = judged_values(run_dir, judge)
         judged = {item for by_item in values.values() for item in by_item}

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from medlens.core.errors import InputError, MedlensError
-from medlens.ratings.judged import judged_item_scores, judged_values, weighted_scores
+from medlens.judges.verdicts import judged_item_scores, judged_values, weighted_scores
 from medlens.ratings.protocols import EQUIVALENCE
 from medlens.ratings.sheets import FilledSheet, read_sheet
 from medlens.ratings.winratio import win_ratios

@@ -20,7 +20,8 @@ from typing import Any
 from medlens.core.errors import InputError, MedlensError
 from medlens.ratings.sheets import FilledSheet, read_sheet
 from medlens.ratings.study import Study, load_study
-from medlens.runs.store import RunStore, canonical_json
+from medlens.runs.files import JsonLines, canonical_json
+from medlens.runs.store import RunStore
 
 RatingLine = dict[str, Any]
 
@@ -82,33 +83,15 @@ def ratings_lock(run_dir: Path) -> Iterator[None]:
 
 
 def _append(path: Path, lines: list[RatingLine]) -> None:
-    """Append whole lines; a torn last line (a kill mid-write) is cut off first, so the next
-    line does not fuse with it."""
-    if not lines:
-        return
-    if path.is_file():
-        raw = path.read_bytes()
-        if raw and not raw.endswith(b"\n"):
-            with open(path, "r+b") as torn:
-                torn.truncate(raw.rfind(b"\n") + 1)
-    with open(path, "a", encoding="utf-8") as handle:
-        handle.write("".join(canonical_json(line) + "\n" for line in lines))
-        handle.flush()
-        os.fsync(handle.fileno())
+    """Append whole lines, synced (a torn last line from a kill is cut off first)."""
+    JsonLines(path).append_synced(lines)
 
 
 def read_ratings(run_dir: Path, name: str) -> list[RatingLine]:
-    """Stored lines (a torn last line from a kill mid-write is ignored)."""
-    path = ratings_path(run_dir, name)
-    if not path.is_file():
-        return []
-    out = []
-    for text in path.read_text(encoding="utf-8").splitlines():
-        with contextlib.suppress(ValueError):
-            line = json.loads(text)
-            if isinstance(line, dict) and "key" in line:
-                out.append(line)
-    return out
+    """Stored lines (a torn last line from a kill mid-write is ignored unless it is whole)."""
+    content = JsonLines(ratings_path(run_dir, name)).read()
+    lines = [*content.lines, *([content.tail] if content.tail else [])]
+    return [line.value for line in lines if isinstance(line.value, dict) and "key" in line.value]
 
 
 def latest_ratings(lines: list[RatingLine], study_ids: set[str] | None = None) -> list[RatingLine]:

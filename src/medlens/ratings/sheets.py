@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from medlens.core.errors import InputError, MedlensError
-from medlens.runs.store import write_atomic
+from medlens.runs.files import write_atomic
 
 RATINGS_SHEET = "ratings"
 INSTRUCTIONS_SHEET = "instructions"

@@ -18,7 +18,8 @@ from medlens.core.errors import InputError, MedlensError
 from medlens.core.items import Item
 from medlens.ratings.protocols import RatingProtocol
 from medlens.ratings.sheets import write_json_atomic
-from medlens.runs.store import RunStore, canonical_json
+from medlens.runs.files import canonical_json
+from medlens.runs.store import RunStore
 
 StudyKind = Literal["rating", "pairwise", "errors"]
 

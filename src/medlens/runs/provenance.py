@@ -235,7 +235,7 @@ def stamp_run(store: Any, model_spec: str, created: bool) -> None:
     non-open source's access note once (when the run is created)."""
     import json
 
-    from medlens.runs.store import write_atomic
+    from medlens.runs.files import write_atomic
     from medlens.sources.cards import access_note, run_card
 
     warnings = record_environment(store.run, model_spec, created)

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from medlens.core.errors import MedlensError, RunMismatchError
 from medlens.core.items import Item
 from medlens.core.records import Record
 from medlens.core.version import __version__
+from medlens.runs.files import JsonLines, canonical_json, write_atomic
 
 SCHEMA_VERSION = 1
 # Item errors that a retry cannot fix (an undecodable image, a missing file): resume skips them
@@ -21,46 +20,12 @@ SCHEMA_VERSION = 1
 PERMANENT_ERRORS = frozenset({"input", "image"})
 
 
-def _parse_record(line: bytes) -> Record | None:
-    try:
-        record = json.loads(line)
-    except ValueError:
-        return None
-    if not isinstance(record, dict) or not isinstance(record.get("id"), str):
-        return None
-    return record
-
-
-def canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+def _is_record(value: object) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("id"), str)
 
 
 def spec_hash(spec: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical_json(spec).encode("utf-8")).hexdigest()
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write a file so that readers see the old content or the new, never half of it."""
-    handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed below, then renamed
-        "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
-    )
-    try:
-        with handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        # mkstemp makes the file 0600; give it the mode a plain open() would (shared run folders)
-        os.chmod(handle.name, 0o666 & ~_umask())
-        os.replace(handle.name, path)
-    except BaseException:
-        Path(handle.name).unlink(missing_ok=True)
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 class RunStore:
@@ -70,7 +35,7 @@ class RunStore:
         self.path = path
         self.run = run
         self._records: dict[str, Record] = {}
-        self._handle: IO[str] | None = None
+        self._log = JsonLines(path / "records.jsonl")
         self._lines = 0
         self.damaged: list[str] = []
         """One message per line of records.jsonl that is not a record (file and line number)."""
@@ -124,31 +89,27 @@ class RunStore:
         lines and duplicates, keeping each item's latest record: an answer over an error, and an
         errored item's last error (its type and message stay reportable while it is retried).
         """
-        file = self.path / "records.jsonl"
-        if not file.is_file():
-            return
-        raw = file.read_bytes()
+        content = self._log.read()
+        file = self._log.path
         latest: dict[str, Record] = {}
-        lines = raw.split(b"\n")
-        torn_tail = lines.pop() if lines else b""  # text after the last newline
-        dirty = bool(torn_tail)
-        if torn_tail:
-            self.damaged.append(f"{file}, line {len(lines) + 1}: torn last line (a killed write)")
-        for number, line in enumerate(lines, start=1):
-            record = _parse_record(line)
-            if record is None:
+        dirty = content.tail is not None
+        if content.tail is not None:
+            self.damaged.append(f"{file}, line {content.tail.number}: torn last line (a killed write)")
+        for line in content.lines:
+            if not _is_record(line.value):
                 dirty = True
-                if line.strip():
+                if not line.blank:
                     self.damaged.append(
-                        f"{file}, line {number}: damaged (not a JSON record with an id)"
+                        f"{file}, line {line.number}: damaged (not a JSON record with an id)"
                     )
                 continue
+            record: Record = line.value
             previous = latest.get(record["id"])
             dirty = dirty or previous is not None
             if previous is None or record.get("error") is None or previous.get("error") is not None:
                 latest[record["id"]] = record
         self._records = latest
-        self._lines = len(lines)
+        self._lines = len(content.lines)
         if compact and dirty:
             self.compact()
 
@@ -167,19 +128,13 @@ class RunStore:
         }
 
     def append(self, record: Record) -> None:
-        if self._handle is None:
-            # kept open across appends; closed by close()
-            self._handle = open(self.path / "records.jsonl", "a", encoding="utf-8")  # noqa: SIM115
-        self._handle.write(canonical_json(record) + "\n")
-        self._handle.flush()
+        self._log.append(record)
         self._lines += 1
         self._records[record["id"]] = record
 
     def compact(self) -> None:
         """Rewrite records.jsonl with each item's latest record once (call under the run lock)."""
-        self.close()
-        file = self.path / "records.jsonl"
-        write_atomic(file, "".join(canonical_json(r) + "\n" for r in self._records.values()))
+        self._log.rewrite(self._records.values())
         self._lines = len(self._records)
 
     def compact_if_needed(self) -> None:
@@ -188,9 +143,7 @@ class RunStore:
             self.compact()
 
     def close(self) -> None:
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
+        self._log.close()
 
     # -- items -------------------------------------------------------------------------------
     def items(self) -> list[Item]:

@@ -385,38 +385,3 @@ def self_agreement(repeats: Mapping[str, Sequence[float]], level: Level) -> dict
     }
 
 
-def judge_self_agreement(run_dir: Any, name: str) -> dict[str, Any]:
-    """Per dimension, how well one judge's ``--repeats`` agree with each other (see self_agreement)."""
-    from medlens.ratings.judged import judged_values
-
-    _, dimensions, extra = judged_values(run_dir, name)
-    return {
-        dimension: self_agreement(
-            extra["repeats"].get(dimension, {}),
-            "nominal" if dimension == "equivalent" else "interval",
-        )
-        for dimension in dimensions
-    }
-
-
-def inter_judge_agreement(run_dir: Any, names: Sequence[str]) -> dict[str, Any]:
-    """Agreement of two or more judges of one run, per dimension (see ``medlens.ratings.judged``).
-
-    Equivalence judges: Cohen's κ (unweighted) on the verdicts; rubric judges: Spearman ρ and
-    quadratic-weighted κ per dimension; Krippendorff's α for every dimension (the headline figure
-    when there are three or more judges).
-    """
-    from medlens.ratings.judged import judged_values_of_judges
-
-    values, dimensions = judged_values_of_judges(run_dir, names)
-    out: dict[str, Any] = {"judges": list(names), "dimensions": {}}
-    for dimension in dimensions:
-        nominal = dimension == "equivalent"
-        per_judge = {name: values[name].get(dimension, {}) for name in names}
-        out["dimensions"][dimension] = rater_agreement(
-            per_judge,
-            level="nominal" if nominal else "interval",
-            weights=None if nominal else "quadratic",
-            labels=[0.0, 1.0] if nominal else [float(v) for v in range(11)],
-        )
-    return out

@@ -1,8 +1,5 @@
-"""Reading a judge store (``runs/<run>/judges/<name>/``) as the judges work writes it.
-
-This is the one place the ratings and agreement code reads judgements; at merge it may be
-replaced by the judges package's own reader (same schema: ``judge.json`` + ``judgements.jsonl``).
-"""
+"""A judge's verdicts as values per dimension and item, read through the judge store
+(``runs/<run>/judges/<name>/``), for human agreement, rating sheets and inter-judge agreement."""
 
 from __future__ import annotations
 
@@ -13,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from medlens.core.errors import InputError, MedlensError
+from medlens.judges.store import JudgeStore
+from medlens.stats.agreement import rater_agreement, self_agreement
 
 RUBRIC_DIMENSIONS = ("consistency", "coherence", "visual_accuracy", "ground_truth_correctness")
 Values = dict[str, dict[str, float]]
@@ -44,19 +43,9 @@ def read_judge(run_dir: Path | str, name: str) -> dict[str, Any]:
 
 
 def read_judgements(run_dir: Path | str, name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """``(judge.json, judgement lines)``; a torn last line (a kill mid-write) is ignored."""
+    """``(judge.json, judgement lines)``: each (item, repeat)'s latest line, as the store keeps it."""
     meta = read_judge(run_dir, name)
-    path = judge_dir(run_dir, name) / "judgements.jsonl"
-    lines: list[dict[str, Any]] = []
-    if path.is_file():
-        for text in path.read_text(encoding="utf-8").splitlines():
-            try:
-                line = json.loads(text)
-            except ValueError:
-                continue
-            if isinstance(line, dict) and "id" in line:
-                lines.append(line)
-    return meta, lines
+    return meta, list(JudgeStore.open(judge_dir(run_dir, name)).lines().values())
 
 
 def judge_dimensions(meta: dict[str, Any]) -> list[str]:
@@ -150,3 +139,36 @@ def judged_values_of_judges(
         dimensions = dims
         out[name] = values
     return out, dimensions or []
+
+
+def judge_self_agreement(run_dir: Any, name: str) -> dict[str, Any]:
+    """Per dimension, how well one judge's ``--repeats`` agree with each other (see self_agreement)."""
+    _, dimensions, extra = judged_values(run_dir, name)
+    return {
+        dimension: self_agreement(
+            extra["repeats"].get(dimension, {}),
+            "nominal" if dimension == "equivalent" else "interval",
+        )
+        for dimension in dimensions
+    }
+
+
+def inter_judge_agreement(run_dir: Any, names: Sequence[str]) -> dict[str, Any]:
+    """Agreement of two or more judges of one run, per dimension (see ``medlens.judges.verdicts``).
+
+    Equivalence judges: Cohen's κ (unweighted) on the verdicts; rubric judges: Spearman ρ and
+    quadratic-weighted κ per dimension; Krippendorff's α for every dimension (the headline figure
+    when there are three or more judges).
+    """
+    values, dimensions = judged_values_of_judges(run_dir, names)
+    out: dict[str, Any] = {"judges": list(names), "dimensions": {}}
+    for dimension in dimensions:
+        nominal = dimension == "equivalent"
+        per_judge = {name: values[name].get(dimension, {}) for name in names}
+        out["dimensions"][dimension] = rater_agreement(
+            per_judge,
+            level="nominal" if nominal else "interval",
+            weights=None if nominal else "quadratic",
+            labels=[0.0, 1.0] if nominal else [float(v) for v in range(11)],
+        )
+    return out

@@ -1,3 +1,0 @@
-"""TODO docstring."""
-
-from __future__ import annotations
