@@ -29,11 +29,11 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from medlens.api import load_model
 from medlens.core.items import ImageRef, Item
 from medlens.execution.execute import run_local
 from medlens.execution.prompts import build_prompt
 from medlens.execution.requests import RunSettings
-from medlens.models import load_model
 from medlens.models.base import ModelContext
 
 SERVER = Path(__file__).resolve().parents[1] / "tests" / "loopback_server.py"

@@ -33,3 +33,11 @@ def evaluate(options: Any, *callbacks: Any, **named: Any) -> Any:
     from medlens.execution.evaluate import evaluate as run_evaluation
 
     return run_evaluation(options, *callbacks, derive_results=build_results, **named)
+
+
+def run_options(**values: Any) -> Any:
+    """A RunOptions built as the CLI and the API build it (spec texts and strategy parsed)."""
+    from medlens.api import parsed_run_values
+    from medlens.execution.evaluate import RunOptions
+
+    return RunOptions(**parsed_run_values(values))

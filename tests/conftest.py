@@ -38,7 +38,7 @@ def realdata_dir(name: str) -> Path:
 
 def items_of(spec: str) -> list[Item]:
     """Every item of the benchmark ``spec``, loaded as ``medlens run`` loads it."""
-    from medlens.sources import load_benchmark
+    from medlens.api import load_benchmark
 
     return list(load_benchmark(spec).items())
 

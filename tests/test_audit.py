@@ -11,12 +11,12 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import realdata_dir
+from medlens.api import load_benchmark
 from medlens.checks import audit as audit_module
 from medlens.checks.audit import audit, item_text, ngram_hashes, tokens
 from medlens.cli import app
 from medlens.core.errors import InputError
 from medlens.core.items import Benchmark, Item
-from medlens.sources import load_benchmark
 
 runner = CliRunner()
 FILLER = "the patient was seen in clinic and reported feeling well today after a long walk"

@@ -9,11 +9,11 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from conftest import realdata_dir
+from medlens.api import load_benchmark
 from medlens.checks.check import run_checks
 from medlens.checks.protocol import gold_label, patient_ids
 from medlens.cli import app
 from medlens.core.items import Item
-from medlens.sources import load_benchmark
 
 
 def write_jsonl(path: Path, rows: list[dict[str, object]]) -> Path:

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from medlens.api import load_benchmark
 from medlens.builder import demo_source
 from medlens.builder.bundled import bundled_file, hounsfield_units, read_dicom
 from medlens.builder.demo import DEMO_FOLDER, available_scenes
@@ -17,7 +18,6 @@ from medlens.builder.ecg import heart_rate, qrs_polarity, r_peaks, read_ecg
 from medlens.builder.scene import Scene
 from medlens.core.errors import InputError, SpecError
 from medlens.core.items import GRANULARITIES, Item, decode_image
-from medlens.sources import load_benchmark
 
 REQUIRED_META = ("task", "department", "modality", "granularity", "source", "image_id", "split")
 

@@ -10,12 +10,12 @@ import pytest
 from typer.testing import CliRunner
 
 from cli_runs import invoke_run, named_run
+from medlens.api import load_benchmark
 from medlens.cli import app
 from medlens.core.errors import InputError
 from medlens.core.items import Item
 from medlens.execution.prompts import build_prompt
 from medlens.scoring.protocol_sections import answer_mode_source
-from medlens.sources import load_benchmark
 from test_sources_vlmeval import B64
 
 VAL_HEADER = ["index", "question", "A", "B", "C", "D", "answer", "image", "question_type"]

@@ -20,9 +20,9 @@ transformers = pytest.importorskip("transformers")
 
 from PIL import Image  # noqa: E402
 
+from medlens.api import load_model  # noqa: E402
 from medlens.core.errors import SpecError  # noqa: E402
 from medlens.core.items import ImageRef, Item  # noqa: E402
-from medlens.models import load_model  # noqa: E402
 from medlens.models.base import ModelContext, Response  # noqa: E402
 from medlens.models.hf import HFModel  # noqa: E402
 from model_calls import answer_items, answer_requests, requests_for, with_broken_image  # noqa: E402
@@ -318,8 +318,7 @@ def test_missing_model_folder_is_a_spec_error_not_a_download(tmp_path: Path) -> 
 def test_medlens_run_with_hf_end_to_end(tiny_model: Path, tmp_path: Path) -> None:
     import json
 
-    from cli_runs import evaluate
-    from medlens.execution.evaluate import RunOptions
+    from cli_runs import evaluate, run_options
 
     folder = tmp_path / "bench"
     folder.mkdir()
@@ -330,7 +329,7 @@ def test_medlens_run_with_hf_end_to_end(tiny_model: Path, tmp_path: Path) -> Non
             json.dumps({**item(f"q{index}").to_json(with_images=False), "images": [f"{index}.png"]})
         )
     (folder / "b.jsonl").write_text("\n".join(lines) + "\n")
-    options = RunOptions(
+    options = run_options(
         bench=f"jsonl:{folder / 'b.jsonl'}",
         model=f"hf:{tiny_model}?max_new_tokens=4",
         out=tmp_path / "runs",

@@ -8,8 +8,8 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from medlens.api import load_model
 from medlens.core.errors import SpecError
-from medlens.models import load_model
 from medlens.models.base import ModelContext
 from model_calls import answer_items
 from test_hf import item, load, png, tiny_model  # noqa: F401

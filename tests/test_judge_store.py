@@ -156,4 +156,4 @@ def test_replay_refuses_what_is_not_a_judge_store(tmp_path: Path) -> None:
     ],
 )
 def test_default_judge_names(spec: str, name: str) -> None:
-    assert default_judge_name(spec) == name
+    assert default_judge_name(parse_spec(spec)) == name

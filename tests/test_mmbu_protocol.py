@@ -13,8 +13,8 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from cli_runs import invoke_run, named_run
+from medlens.api import load_benchmark
 from medlens.cli import app
-from medlens.sources import load_benchmark
 
 LIVER = {"question": "Which organ is shown?", "options": ["Kidney", "Liver", "Spleen", "Lung"]}
 

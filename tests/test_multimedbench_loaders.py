@@ -17,8 +17,8 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from cli_runs import invoke_run, named_run
+from medlens.api import load_benchmark
 from medlens.cli import app
-from medlens.sources import load_benchmark
 from medlens.sources.mimic_iii import report_sections
 
 REPORTS = [

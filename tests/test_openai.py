@@ -26,9 +26,9 @@ from loopback_server import (
     pixel_key,
     serve,
 )
+from medlens.api import load_model
 from medlens.core.errors import SpecError
 from medlens.core.items import ImageRef, Item
-from medlens.models import load_model
 from medlens.models.base import ModelContext, Response
 from medlens.models.images import is_passthrough_png, pixel_sha256, png_bytes
 from medlens.models.openai import (

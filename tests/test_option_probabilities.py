@@ -14,10 +14,10 @@ from typer.testing import CliRunner
 
 from cli_runs import named_run
 from loopback_server import LoopbackServer, ServerConfig, gold_by_marker, serve
+from medlens.api import load_model
 from medlens.cli import app
 from medlens.core.errors import SpecError
 from medlens.core.items import Item
-from medlens.models import load_model
 from medlens.models.base import ModelContext
 from medlens.models.option_logprobs import answer_position, option_probabilities
 

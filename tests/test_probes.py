@@ -13,11 +13,11 @@ import pytest
 from PIL import Image
 
 from loopback_server import ServerConfig, gold_by_marker, gold_by_pixels, pixel_key, serve
+from medlens.api import load_model
 from medlens.core.errors import SpecError
 from medlens.core.items import ImageRef, Item
 from medlens.execution.probes import PROBES, get_probe, leakage_suspects
 from medlens.execution.requests import RunSettings, build_request
-from medlens.models import load_model
 from medlens.models.base import ImagePart, ModelContext, TextPart
 
 
@@ -325,16 +325,15 @@ def write_image_benchmark(folder: Path, n_items: int) -> tuple[str, dict[str, st
 def test_blank_image_run_flags_a_text_reading_model_as_leakage_suspect(
     tmp_path: Path, reads: str, flagged: bool
 ) -> None:
-    from cli_runs import evaluate
-    from medlens.execution.evaluate import RunOptions
+    from cli_runs import evaluate, run_options
 
     bench, by_marker, by_pixels = write_image_benchmark(tmp_path / "bench", 160)
     lookup = gold_by_marker(by_marker) if reads == "question" else gold_by_pixels(by_pixels)
     with serve(ServerConfig(gold=lookup, accuracy=0.9)) as running:
         spec = f"openai:m?base_url={running.base_url}"
-        base = evaluate(RunOptions(bench=bench, model=spec, out=tmp_path / "runs", name="base"))
+        base = evaluate(run_options(bench=bench, model=spec, out=tmp_path / "runs", name="base"))
         probed = evaluate(
-            RunOptions(
+            run_options(
                 bench=bench, model=spec, out=tmp_path / "runs", name="blank", probe="blank-image"
             )
         )

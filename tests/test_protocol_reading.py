@@ -26,7 +26,7 @@ SPECS = {
 
 @functools.cache
 def _items(bench: str) -> dict[str, Item]:
-    from medlens.sources import load_benchmark
+    from medlens.api import load_benchmark
 
     prefix, folder = SPECS[bench]
     root = realdata_dir(folder.split("/")[0])

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from cli_runs import invoke_run, named_run
 from loopback_server import ServerConfig, gold_by_marker, serve
 from medlens.cli import app
+from medlens.core.specs import parse_spec
 from medlens.runs.provenance import differences, environment, environment_notes, weights_identity
 from medlens.runs.store import spec_hash
 from provenance_fixture import write_choice_benchmark
@@ -140,16 +141,16 @@ def test_weights_identity_hashes_every_safetensors_file(tmp_path: Path) -> None:
     )  # fmt: skip
     assert identity["safetensors_sha256"] == hashlib.sha256(lines.encode()).hexdigest()
     assert identity["revision"] == "ab" * 20
-    env = environment(f"hf:{snapshot}")
+    env = environment(parse_spec(f"hf:{snapshot}"))
     assert env["weights"]["safetensors_sha256"] == identity["safetensors_sha256"]
     assert {"torch", "transformers"} <= set(env["packages"])
     (snapshot / "model-00002.safetensors").write_bytes(b"second shard, changed")
-    assert differences(env, environment(f"hf:{snapshot}"))[0].startswith("weights: ")
+    assert differences(env, environment(parse_spec(f"hf:{snapshot}")))[0].startswith("weights: ")
 
 
 @pytest.mark.parametrize("spec", ["random", "openai:gpt-4o?base_url=http://127.0.0.1:9/v1"])
 def test_models_without_local_weights_record_none(spec: str) -> None:
-    assert "weights" not in environment(spec)
+    assert "weights" not in environment(parse_spec(spec))
 
 
 def test_report_json_carries_environment_and_served_models(tmp_path: Path) -> None:

@@ -16,9 +16,9 @@ from loopback_server import Faults, LoopbackServer, ServerConfig, gold_by_marker
 
 ray = pytest.importorskip("ray")
 
-from cli_runs import evaluate  # noqa: E402
+from cli_runs import evaluate, run_options  # noqa: E402
 from medlens.core.items import Item  # noqa: E402
-from medlens.execution.evaluate import RunOptions  # noqa: E402
+from medlens.core.specs import parse_spec  # noqa: E402
 from medlens.execution.ray import (  # noqa: E402
     WORKER_NAME_PREFIX,
     RayExecutorError,
@@ -101,9 +101,9 @@ def use_cache(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
 def test_baseline_ray_run_equals_local_run(tmp_path: Path, model: str) -> None:
     bench, _ = write_benchmark(tmp_path / "bench", 60)
     out = tmp_path / "runs"
-    local = evaluate(RunOptions(bench=bench, model=model, out=out, name="local", concurrency=4))
+    local = evaluate(run_options(bench=bench, model=model, out=out, name="local", concurrency=4))
     far = evaluate(
-        RunOptions(bench=bench, model=model, out=out, name="ray", concurrency=4, executor="ray")
+        run_options(bench=bench, model=model, out=out, name="ray", concurrency=4, executor="ray")
     )
     assert far.ran == 60 and len(records(out / "ray")) == 60
     assert records(out / "ray") == records(out / "local")
@@ -134,11 +134,11 @@ def test_openai_ray_run_equals_local_run_even_when_a_worker_dies(
     with serve(config) as server:
         use_cache(monkeypatch, tmp_path / "cache-local")
         local = evaluate(
-            RunOptions(bench=bench, model=openai_spec(server), out=out, name="local", concurrency=8)
+            run_options(bench=bench, model=openai_spec(server), out=out, name="local", concurrency=8)
         )
         use_cache(monkeypatch, tmp_path / "cache-ray")
         far = evaluate(
-            RunOptions(
+            run_options(
                 bench=bench,
                 model=openai_spec(server),
                 out=out,
@@ -165,14 +165,14 @@ def test_resume_works_across_executors(tmp_path: Path, monkeypatch: pytest.Monke
     out = tmp_path / "runs"
     with serve(ServerConfig(gold=gold_by_marker(golds), accuracy=0.6, api_key=KEY)) as server:
         spec = openai_spec(server)
-        first = evaluate(RunOptions(bench=bench, model=spec, out=out, name="mixed", limit=30))
+        first = evaluate(run_options(bench=bench, model=spec, out=out, name="mixed", limit=30))
         use_cache(monkeypatch, tmp_path / "cache-2")
         second = evaluate(
-            RunOptions(bench=bench, model=spec, out=out, name="mixed", executor="ray")
+            run_options(bench=bench, model=spec, out=out, name="mixed", executor="ray")
         )
         use_cache(monkeypatch, tmp_path / "cache-3")
-        whole = evaluate(RunOptions(bench=bench, model=spec, out=out, name="whole"))
-        third = evaluate(RunOptions(bench=bench, model=spec, out=out, name="mixed", executor="ray"))
+        whole = evaluate(run_options(bench=bench, model=spec, out=out, name="whole"))
+        third = evaluate(run_options(bench=bench, model=spec, out=out, name="mixed", executor="ray"))
     assert (first.ran, second.done_before, second.ran, third.ran) == (30, 30, 60, 0)
     assert records(out / "mixed") == records(out / "whole")
     assert second.results["overall"]["score"] == whole.results["overall"]["score"]
@@ -185,7 +185,7 @@ def test_a_server_that_rejects_the_key_stops_a_ray_run(tmp_path: Path) -> None:
         pytest.raises(ServerRejectedError, match="rejected the API key") as caught,
     ):
         evaluate(
-            RunOptions(
+            run_options(
                 bench=bench,
                 model=openai_spec(server),
                 out=tmp_path / "runs",
@@ -205,7 +205,8 @@ def test_a_worker_that_cannot_build_the_model_fails_with_its_reason(tmp_path: Pa
 
     todo = items(10)
     with pytest.raises(SpecError, match="hf: no model folder at"):
-        asyncio.run(run_ray(todo, f"hf:{tmp_path / 'absent'}", RunSettings(), print, items=todo))
+        spec = parse_spec(f"hf:{tmp_path / 'absent'}")
+        asyncio.run(run_ray(todo, spec, RunSettings(), print, items=todo))
 
 
 def test_cli_run_with_ray_executor(tmp_path: Path) -> None:
@@ -261,15 +262,15 @@ def test_shards_are_contiguous_and_about_four_per_worker(
     ],
 )
 def test_gpu_backends_get_a_gpu_per_worker(spec: str, gpu: bool) -> None:
-    assert needs_gpu(spec) is gpu
+    assert needs_gpu(parse_spec(spec)) is gpu
 
 
 def test_placement_on_the_two_cpu_cluster() -> None:
-    assert placement("random", 100, None).workers == 2
-    assert placement("random", 1, None).workers == 1
-    assert placement("openai:m", 100, 1).workers == 1
+    assert placement(parse_spec("random"), 100, None).workers == 2
+    assert placement(parse_spec("random"), 1, None).workers == 1
+    assert placement(parse_spec("openai:m"), 100, 1).workers == 1
     with pytest.raises(RayExecutorError, match="needs GPUs; the cluster has none"):
-        placement("vllm:/models/x", 100, None)
+        placement(parse_spec("vllm:/models/x"), 100, None)
 
 
 def test_cli_in_a_fresh_process_starts_and_stops_its_own_local_cluster(tmp_path: Path) -> None:

@@ -11,9 +11,10 @@ import pytest
 
 from benchfiles import write_jsonl_benchmark
 from cli_runs import named_run
+from medlens.api import load_model
 from medlens.core.errors import InputError, SpecError
 from medlens.core.items import Item
-from medlens.models import ModelContext, Request, load_model
+from medlens.models import ModelContext, Request
 from medlens.models.replay import ReplayModel, load_predictions
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from loopback_server import Faults, ServerConfig, gold_by_marker, serve
+from medlens.api import load_model
 from medlens.core.items import Item
-from medlens.models import load_model
 from medlens.models.base import ModelContext
 from medlens.runs.health import health_lines, run_health
 from model_calls import answer_items

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from conftest import items_of
+from medlens.api import load_benchmark
 from medlens.core.errors import InputError, SpecError
-from medlens.sources import load_benchmark
 
 
 def png(colour: tuple[int, int, int] = (200, 10, 10)) -> bytes:

@@ -12,9 +12,9 @@ import pytest
 from PIL import Image
 
 from conftest import realdata_dir
+from medlens.api import load_benchmark
 from medlens.core.errors import InputError
 from medlens.core.items import ImageRef, Item, decode_image
-from medlens.sources import load_benchmark
 
 IMAGE = "synpic54610.jpg"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from conftest import items_of, realdata_dir
+from medlens.api import load_benchmark
 from medlens.core.errors import InputError, SpecError
-from medlens.sources import load_benchmark
 
 
 def test_pubmedqa_test_is_500_yes_no_maybe_with_the_abstract() -> None:

@@ -17,9 +17,10 @@ from PIL import Image
 
 from conftest import realdata_dir
 from gmai_fixture import write_gmai_tsv
+from medlens.api import load_benchmark
 from medlens.core.errors import InputError, ItemError, SpecError
 from medlens.core.items import Item, decode_image
-from medlens.sources import load_benchmark, tsv_scan
+from medlens.sources import tsv_scan
 from medlens.sources.tsv_scan import Row, TsvScanner
 from medlens.sources.vlmeval import normalise_granularity
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from conftest import items_of, realdata_dir
+from medlens.api import load_benchmark
 from medlens.core.errors import InputError, SpecError
 from medlens.core.items import rgb_image_bytes
-from medlens.sources import load_benchmark
 from medlens.sources.slake import organ_boxes
 
 

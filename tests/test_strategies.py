@@ -15,6 +15,7 @@ from conftest import items_of, realdata_dir
 from loopback_server import ServerConfig, gold_by_marker, serve
 from medlens.core.errors import SpecError
 from medlens.core.items import Item
+from medlens.core.specs import parse_spec
 from medlens.execution.exemplars import (
     _question_key,
     choose_exemplars,
@@ -123,7 +124,7 @@ def test_exemplars_of_real_benchmarks_never_overlap_the_evaluated_split(loader: 
     folder, options = REAL_SPECS[loader]
     bench = f"{loader}:{realdata_dir(folder)}{options}"
     evaluated = items_of(bench)
-    exemplars = load_exemplars(bench, None, evaluated, 3, seed=0)
+    exemplars = load_exemplars(parse_spec(bench), None, evaluated, 3, seed=0)
     evaluated_keys = {_question_key(item) for item in evaluated}
     chosen = [e for group in exemplars.by_group.values() for e in group]
     assert chosen and all(e.answer is not None for e in chosen)
@@ -143,19 +144,19 @@ def test_file_loaders_take_exemplars_from_the_train_file_beside(
     train = tmp_path / evaluated_name.replace("test", "train").replace("dev", "train")
     train.write_text("\n".join(lines[10:40]) + "\n", encoding="utf-8")  # 10 shared questions
     bench = f"{loader}:{evaluated}"
-    assert exemplar_spec(bench).startswith(f"{loader}:{train}")
+    assert exemplar_spec(parse_spec(bench)).canonical().startswith(f"{loader}:{train}")
     items = items_of(bench)
-    exemplars = load_exemplars(bench, None, items, 20, seed=1)
+    exemplars = load_exemplars(parse_spec(bench), None, items, 20, seed=1)
     keys = {_question_key(item) for item in items}
     assert len(exemplars.by_group[""]) == 20  # exactly the 20 train-only questions
     assert not {_question_key(e) for e in exemplars.by_group[""]} & keys
     with pytest.raises(SpecError, match="21 are needed"):
-        load_exemplars(bench, None, items, 21, seed=1)
+        load_exemplars(parse_spec(bench), None, items, 21, seed=1)
 
 
 def test_a_loader_without_an_exemplar_split_is_a_spec_error() -> None:
     with pytest.raises(SpecError, match="names no exemplar split"):
-        exemplar_spec("demo")
+        exemplar_spec(parse_spec("demo"))
 
 
 def _item(number: int, subject: str = "") -> Item:

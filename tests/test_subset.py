@@ -15,10 +15,10 @@ from benchfiles import write_jsonl_benchmark
 from cli_runs import named_run
 from conftest import items_of
 from gmai_fixture import write_gmai_tsv
+from medlens.api import load_benchmark
 from medlens.cli import app
 from medlens.core.items import describe
 from medlens.execution.selection import allocate
-from medlens.sources import load_benchmark
 
 N_ROWS = 120
 

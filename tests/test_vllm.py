@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from medlens.api import load_model
 from medlens.core.errors import SpecError
 from medlens.core.items import ImageRef, Item
 from medlens.core.specs import parse_spec
-from medlens.models import load_model
 from medlens.models.base import ModelContext
 from medlens.models.vllm import VLLMModel, parse_settings
 from model_calls import answer_items, answer_requests, requests_for, with_broken_image

@@ -86,7 +86,7 @@ def test_pubmedqa_vlmeval_prompt_mentions_maybe_and_keeps_the_abstract() -> None
 def test_sensitivity_column_differs_on_pubmedqa(tmp_path: Path) -> None:
     """Outputs VLMEvalKit's matching cannot read move the VLMEvalKit-rules score, not medlens's."""
     folder = realdata_dir("pubmedqa")
-    from medlens.sources import load_benchmark
+    from medlens.api import load_benchmark
 
     items = list(load_benchmark(f"pubmedqa:{folder}").items())[:12]
     outputs = {

@@ -9,11 +9,10 @@ from medlens.core.items import Benchmark, BenchmarkInfo, ImageRef, Item, decode_
 from medlens.core.version import __version__
 
 if TYPE_CHECKING:
-    from medlens.api import evaluate
+    from medlens.api import evaluate, load_benchmark
     from medlens.extract import Extraction
     from medlens.report import load_results
     from medlens.scoring.metrics import random_baseline
-    from medlens.sources import load_benchmark
     from medlens.stats.bootstrap import bootstrap_ci, bootstrap_ci_groups, group_cis
 
 # Imported on first use, so that `import medlens` (and the TSV indexer) does not pull in numpy.
@@ -25,7 +24,7 @@ _LAZY = {
     "bootstrap_ci_groups": "medlens.stats.bootstrap",
     "group_cis": "medlens.stats.bootstrap",
     "random_baseline": "medlens.scoring.metrics",
-    "load_benchmark": "medlens.sources",
+    "load_benchmark": "medlens.api",
     "load_results": "medlens.report",
 }
 

@@ -1,16 +1,23 @@
 """The documented Python API (`docs/python-api.md`): run an evaluation from code.
 
-`medlens.evaluate` is this module's :func:`evaluate`; `medlens.load_benchmark` and
-`medlens.load_results` are the loader and the results builder the commands use.
+`medlens.evaluate` and `medlens.load_benchmark` are this module's :func:`evaluate` and
+:func:`load_benchmark`; `medlens.load_results` is the results builder the commands use. Like the
+command line, this module parses spec text once and hands the layers below parsed specs.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from medlens.core.errors import SpecError
+from medlens.core.specs import Spec, parse_spec
+
+if TYPE_CHECKING:
+    from medlens.core.items import Benchmark
+    from medlens.models.base import Model, ModelContext
 
 
 def evaluate(bench: str, model: str, **options: Any) -> dict[str, Any]:
@@ -32,7 +39,33 @@ def evaluate(bench: str, model: str, **options: Any) -> dict[str, Any]:
         )
     if "out" in options:
         options["out"] = Path(options["out"])
-    outcome = run_evaluation(
-        RunOptions(bench=bench, model=model, **options), derive_results=build_results
-    )
+    values = parsed_run_values({"bench": bench, "model": model, **options})
+    outcome = run_evaluation(RunOptions(**values), derive_results=build_results)
     return {**outcome.results, "run_dir": str(outcome.store.path)}
+
+
+def load_benchmark(spec: str | Spec, *, lenient: bool = False) -> Benchmark:
+    """Open the benchmark a spec names (``"slake:data/slake?split=test"``, or a parsed one)."""
+    from medlens.sources import load_benchmark as open_benchmark
+
+    return open_benchmark(parse_spec(spec) if isinstance(spec, str) else spec, lenient=lenient)
+
+
+def load_model(spec: str | Spec, context: ModelContext) -> Model:
+    """Build the model backend a spec names (``"openai:NAME?base_url=URL"``, or a parsed one)."""
+    from medlens.models import load_model as build_model
+
+    return build_model(parse_spec(spec) if isinstance(spec, str) else spec, context)
+
+
+def parsed_run_values(values: Mapping[str, Any]) -> dict[str, Any]:
+    """`run`'s option values with its spec texts and strategy parsed (the CLI uses this too)."""
+    from medlens.execution.strategies import parse_strategy
+
+    parsed = dict(values)
+    for key in ("bench", "model", "exemplars"):
+        if isinstance(parsed.get(key), str):
+            parsed[key] = parse_spec(parsed[key])
+    if isinstance(parsed.get("strategy"), str):
+        parsed["strategy"] = parse_strategy(parsed["strategy"])
+    return parsed

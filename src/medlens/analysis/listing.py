@@ -113,23 +113,22 @@ def settings_of_run(spec: dict[str, Any]) -> Any:
     """The prompt style and strategy a run's requests were built with (exemplars re-read)."""
     from medlens.execution.exemplars import exemplars_of_run
     from medlens.execution.requests import RunSettings
-    from medlens.execution.strategies import parse_strategy
+    from medlens.execution.strategies import recorded_strategy
 
-    recorded = spec.get("strategy") or {}
     return RunSettings(
         prompt=str(spec.get("prompt", "medlens")),
-        strategy=parse_strategy(str(recorded.get("name", "zero-shot"))),
-        exemplars=exemplars_of_run(recorded),
+        strategy=recorded_strategy(spec),
+        exemplars=exemplars_of_run(spec.get("strategy") or {}),
     )
 
 
 def _system_prompt(model_spec: str) -> str | None:
     """The system message a model spec sends (openai's ``system=`` option), if any."""
     from medlens.core.errors import SpecError
-    from medlens.core.specs import parse_spec
+    from medlens.runs.recorded import stored_spec
 
     try:
-        return parse_spec(model_spec).option("system") or None
+        return stored_spec(model_spec).option("system") or None
     except SpecError:
         return None
 

@@ -66,6 +66,7 @@ def load_demo(spec: Spec) -> Benchmark:
     return Benchmark(
         name="demo",
         spec=spec.canonical(),
+        source=spec,
         split="val",
         has_answers=True,
         iter_items=iter_items,

@@ -36,7 +36,7 @@ from medlens.builder.output import (
 )
 from medlens.core.errors import InputError, ItemError, SpecError
 from medlens.core.items import Benchmark, BenchmarkInfo, ImageRef, Item, describe
-from medlens.core.specs import parse_spec
+from medlens.core.specs import Spec
 from medlens.execution.selection import Filter, Recipe, sample_ids
 from medlens.sources import load_benchmark
 from medlens.sources.sidecar import SIDECAR, TSV_LOADERS
@@ -58,13 +58,14 @@ class Population:
     tsv_path: str = ""
 
 
-def subset(spec: str, output: Path, recipe: Recipe) -> dict[str, Any]:
+def subset(source: Spec, output: Path, recipe: Recipe) -> dict[str, Any]:
     """Write the subset and its sidecar; returns the sidecar's content."""
     fmt = output_format(output)
     recipe.check()
     _check_sidecar_free(output)
-    benchmark = load_benchmark(spec)
-    if output.resolve() == Path(parse_spec(benchmark.spec).argument).expanduser().resolve():
+    benchmark = load_benchmark(source)
+    spec = str(source)  # as the user gave it: recorded, and part of the sample's seed
+    if output.resolve() == Path(source.argument).expanduser().resolve():
         raise SpecError(f"--output {output}: that is the source benchmark itself")
     if benchmark.name in TSV_LOADERS:
         population = _scan_tsv(benchmark, recipe)
@@ -88,7 +89,7 @@ def subset(spec: str, output: Path, recipe: Recipe) -> dict[str, Any]:
 
     def sidecar(staged: Path) -> dict[str, Any]:
         loader = "jsonl" if fmt == "jsonl" else benchmark.name if population.tsv_path else "gmai"
-        written = load_benchmark(f"{loader}:{staged}")
+        written = load_benchmark(Spec(loader, str(staged)))
         out_info = describe(written, written.items())
         content.update(_sidecar(output, loader, out_info, population, spec, recipe, set(ids)))
         return content
@@ -153,7 +154,8 @@ def _scan_tsv(benchmark: Benchmark, recipe: Recipe) -> Population:
     """One pass over a TSV: kept ids by stratum, every row's byte span, the source's hash."""
     from medlens.sources.vlmeval import iter_tsv_items, read_layout
 
-    path = os.path.abspath(os.path.expanduser(parse_spec(benchmark.spec).argument))
+    assert benchmark.source is not None  # a loaded TSV benchmark knows its spec
+    path = os.path.abspath(os.path.expanduser(benchmark.source.argument))
     layout = read_layout(path)
     keep = Filter(recipe, [key for key, _ in layout.meta] + ["split", "image_id"])
     population = Population(info=_placeholder(benchmark), tsv_path=path)
@@ -309,7 +311,7 @@ UNPACKED_ITEMS = "items.jsonl"
 UNPACKED_IMAGES = "images"
 
 
-def unpack(spec: str, folder: Path) -> int:
+def unpack(spec: Spec, folder: Path) -> int:
     """A benchmark (typically a TSV) as image files plus an ``items.jsonl`` manifest."""
     from medlens.builder.output import staged_folder
 

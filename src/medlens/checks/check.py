@@ -31,6 +31,7 @@ from medlens.core.items import (
     Item,
     decode_image,
 )
+from medlens.core.specs import Spec
 
 MAX_AXIS_VALUES = 200
 """A meta field with more distinct values than this is free text and is not checked as an axis."""
@@ -394,19 +395,20 @@ def _leakage_check(mine: _ContentHashes, other: Benchmark) -> CheckResult:
     return CheckResult(name, "pass", f"no image or question shared with {other.split}", data=data)
 
 
-def sibling_specs(benchmark: Benchmark) -> list[str]:
+def sibling_specs(benchmark: Benchmark) -> list[Spec]:
     """Specs of the other splits a loader knows (its module's ``SPLITS``), for leakage checks."""
-    from medlens.core.specs import parse_spec
     from medlens.sources import SOURCES
 
-    spec = parse_spec(benchmark.spec)
+    spec = benchmark.source
+    if spec is None:
+        return []
     entry = next((e for e in SOURCES if e.name == spec.name), None)
     if entry is None:
         return []
     module = importlib.import_module(entry.target.partition(":")[0])
     splits: Sequence[str] = getattr(module, "SPLITS", ())
     return [
-        type(spec)(spec.name, spec.argument, {**spec.options, "split": split}).canonical()
+        Spec(spec.name, spec.argument, {**spec.options, "split": split})
         for split in splits
         if split != benchmark.split
     ]
@@ -418,9 +420,9 @@ def sibling_benchmarks(benchmark: Benchmark) -> tuple[list[Benchmark], list[str]
     from medlens.sources import load_benchmark
 
     loaded, skipped = [], []
-    for text in sibling_specs(benchmark):
+    for spec in sibling_specs(benchmark):
         try:
-            loaded.append(load_benchmark(text, lenient=True))
+            loaded.append(load_benchmark(spec, lenient=True))
         except MedlensError as exc:
-            skipped.append(f"{text}: {exc}")
+            skipped.append(f"{spec.canonical()}: {exc}")
     return loaded, skipped

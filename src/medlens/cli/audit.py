@@ -36,8 +36,8 @@ def audit(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout")] = False,
 ) -> None:
     """Audit contamination: share of each item's n-grams (question + options) found in a corpus."""
+    from medlens.api import load_benchmark
     from medlens.checks.audit import audit as run_audit
-    from medlens.sources import load_benchmark
 
     benchmark = load_benchmark(spec)
     with progress_bar("medlens audit", unit="tokens") as bar:

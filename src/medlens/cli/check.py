@@ -35,8 +35,8 @@ def check(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the image sample")] = 0,
 ) -> None:
     """Check a benchmark's integrity: counts, answers, images, gold in options, ids, axes, leakage."""
+    from medlens.api import load_benchmark
     from medlens.checks.check import run_checks, sibling_benchmarks
-    from medlens.sources import load_benchmark
 
     # Lenient: whole-file problems a loader can tolerate become failed checks listing every
     # offending row, not an error at the first (`medlens run` still refuses such a file).

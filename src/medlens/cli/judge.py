@@ -49,12 +49,13 @@ def judge(
     cache: Annotated[bool, typer.Option(help="Use the response cache")] = True,
 ) -> None:
     """Judge RUN's answers with a judge model; rerunning the same command resumes."""
+    from medlens.core.specs import parse_spec
     from medlens.judges.options import JudgeOptions
     from medlens.judges.protocols import parse_weights
 
     options = JudgeOptions(
         run_dir=run,
-        judge=judge,
+        judge=parse_spec(judge),
         protocol=protocol,
         name=name,
         scope=scope,

@@ -97,16 +97,18 @@ def run(
         return
     judging = None
     if values.get("judge"):  # checked before answering, so a bad judge spec costs no run
+        from medlens.core.specs import parse_spec
         from medlens.judges.options import judge_options_for_run
 
         judging = judge_options_for_run(
-            values["judge"], values["judge_protocol"], options.concurrency, options.cache
+            parse_spec(values["judge"]), values["judge_protocol"], options.concurrency, options.cache
         )
     run_and_summarise(options, float(values["max_error_rate"]), judging)
 
 
 def run_options(values: Mapping[str, Any]) -> RunOptions:
-    """RunOptions from the merged flags and config values (one key per RunOptions field)."""
+    """RunOptions from the merged flags and config values (one key per RunOptions field); the
+    benchmark, model and exemplar specs and the strategy are parsed here, once."""
     from dataclasses import fields
 
     from medlens.core.errors import SpecError
@@ -118,8 +120,10 @@ def run_options(values: Mapping[str, Any]) -> RunOptions:
     rate = float(values["max_error_rate"])
     if not 0.0 <= rate <= 1.0:
         raise SpecError(f"--max-error-rate {rate:g}: expected a rate from 0 to 1")
+    from medlens.api import parsed_run_values
+
     names = {f.name for f in fields(RunOptions)}
-    return RunOptions(**{key: value for key, value in values.items() if key in names})
+    return RunOptions(**parsed_run_values({k: v for k, v in values.items() if k in names}))
 
 
 def run_and_summarise(options: RunOptions, max_error_rate: float, judging: Any = None) -> None:

@@ -43,6 +43,7 @@ def subset(
 ) -> None:
     """Write a subset of a benchmark (ids, metadata and image bytes kept) and its recipe."""
     from medlens.builder.subset import subset as write_subset
+    from medlens.core.specs import parse_spec
     from medlens.execution.selection import Recipe, parse_stratify
 
     recipe = Recipe(
@@ -56,7 +57,7 @@ def subset(
         drop_solved_by=tuple(r.strip() for r in (drop_solved_by or "").split(",") if r.strip()),
         drop_flagged=str(drop_flagged) if drop_flagged else None,
     )
-    content = write_subset(spec, output, recipe)
+    content = write_subset(parse_spec(spec), output, recipe)
     source = content["source"]
     err_console.print(
         f"wrote {content['n_items']} of {source['n_items']} items to {output} "

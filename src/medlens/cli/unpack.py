@@ -17,8 +17,9 @@ def unpack(
 ) -> None:
     """Write DIR/images/* (the bytes as stored) and DIR/items.jsonl (loads with jsonl:)."""
     from medlens.builder.subset import unpack as write_unpacked
+    from medlens.core.specs import parse_spec
 
-    count = write_unpacked(spec, output)
+    count = write_unpacked(parse_spec(spec), output)
     err_console.print(
         f"wrote {count} items to {output / 'items.jsonl'} (images in {output / 'images'})",
         highlight=False,

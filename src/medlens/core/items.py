@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from medlens.core.errors import ItemError
+from medlens.core.specs import Spec
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -228,6 +229,8 @@ class Benchmark:
     has_answers: bool
     iter_items: Callable[[], Iterator[Item]] = field(repr=False)
     description: str = ""
+    source: Spec | None = field(default=None, repr=False)
+    """The parsed spec it was loaded from (None for a benchmark built in code)."""
 
     def items(self) -> Iterator[Item]:
         return self.iter_items()

@@ -1,4 +1,9 @@
-"""Parsing of ``name:argument?key=value&key=value`` specs for benchmarks and models."""
+"""Parsing of ``name:argument?key=value&key=value`` specs for benchmarks, models and judges.
+
+A spec is parsed once, where its text enters medlens: by the command line and the Python API for
+what a user typed, and by :func:`medlens.runs.recorded.stored_spec` for text read back from a
+run's files. Everything below those takes the parsed :class:`Spec`.
+"""
 
 from __future__ import annotations
 
@@ -15,9 +20,14 @@ class Spec:
     name: str
     argument: str = ""
     options: dict[str, str] = field(default_factory=dict)
+    text: str = field(default="", compare=False, repr=False)
+    """The text it was parsed from ('' when built in code): what a message quotes back."""
 
     def option(self, key: str, default: str | None = None) -> str | None:
         return self.options.get(key, default)
+
+    def __str__(self) -> str:
+        return self.text or self.canonical()
 
     def canonical(self) -> str:
         """The spec written back in a stable form (options sorted)."""
@@ -48,7 +58,7 @@ def parse_spec(text: str) -> Spec:
                 f"spec {text!r}: option {', '.join(repeated)} given more than once (give it once)"
             )
         options = dict(pairs)
-    return Spec(name=name, argument=argument, options=options)
+    return Spec(name=name, argument=argument, options=options, text=text)
 
 
 def check_options(spec: Spec, allowed: set[str]) -> None:

@@ -18,14 +18,14 @@ from medlens.core.errors import MedlensError, SpecError
 from medlens.core.extras import check_run_extras
 from medlens.core.items import Item, describe
 from medlens.core.records import Record
-from medlens.core.specs import parse_spec
+from medlens.core.specs import Spec
 from medlens.execution.cache import with_cache
 from medlens.execution.execute import run_local
 from medlens.execution.exemplars import Exemplars, load_exemplars
 from medlens.execution.prompts import PROMPT_STYLES
 from medlens.execution.requests import RunSettings
 from medlens.execution.selection import run_provenance, select_run_items
-from medlens.execution.strategies import Strategy, parse_strategy
+from medlens.execution.strategies import ZERO_SHOT, Strategy
 from medlens.models import MODELS, ModelContext, load_model
 from medlens.runs.store import DeriveResults, RunStore, check_same_spec
 from medlens.sources import load_benchmark
@@ -40,8 +40,8 @@ MAX_CONCURRENCY = 4096
 class RunOptions:
     """What `medlens run` was asked to do."""
 
-    bench: str
-    model: str
+    bench: Spec
+    model: Spec
     out: Path = Path("runs")
     name: str | None = None
     limit: int | None = None
@@ -53,9 +53,9 @@ class RunOptions:
     executor: str = "local"
     ray_address: str | None = None
     cache: bool = True
-    strategy: str = "zero-shot"
-    """``zero-shot|few-shot:K|cot|self-consistency:K``, joined by ``+``."""
-    exemplars: str | None = None
+    strategy: Strategy = ZERO_SHOT
+    """``zero-shot|few-shot:K|cot|self-consistency:K``, joined by ``+``, parsed."""
+    exemplars: Spec | None = None
     """Benchmark spec of few-shot exemplars (default: the split the loader names)."""
     where: str | None = None
     sample: int | None = None
@@ -75,7 +75,7 @@ class RunOutcome:
 
 def default_name(options: RunOptions) -> str:
     """`<benchmark>-<model>[-<probe>]`, with anything unsafe for a folder name replaced."""
-    bench, model = parse_spec(options.bench), parse_spec(options.model)
+    bench, model = options.bench, options.model
     parts = [bench.name, model.name]
     if model.argument:
         parts.append(Path(model.argument.rstrip("/")).name)
@@ -135,7 +135,7 @@ def prepare(
     `describe_only` the model only names its spec (no weights loaded: `run --dry-run`).
     """
     validate(options)
-    model_name = parse_spec(options.model).name
+    model_name = options.model.name
     MODELS.get(model_name)  # fail on a mistyped model before a long load
     check_run_extras(model_name, options.executor)
     benchmark = load_benchmark(options.bench)
@@ -191,13 +191,13 @@ def prepare(
 def prepare_strategy(
     options: RunOptions, items: list[Item], model: Any
 ) -> tuple[Strategy, Exemplars | None]:
-    """Parse ``--strategy``; read the exemplars; refuse sampling on a backend that cannot."""
-    strategy = parse_strategy(options.strategy)
+    """Read the exemplars ``--strategy`` asks for; refuse sampling on a backend that cannot."""
+    strategy = options.strategy
     if options.exemplars and not strategy.few_shot:
         raise SpecError("--exemplars is only used with --strategy few-shot:K")
     if strategy.samples > 1 and not getattr(model, "honours_sampling", False):
         raise SpecError(
-            f"--strategy {strategy.text}: {parse_spec(options.model).name} cannot draw "
+            f"--strategy {strategy.text}: {options.model.name} cannot draw "
             "samples with their own temperature and seed (use an openai: backend)"
         )
     exemplars = None

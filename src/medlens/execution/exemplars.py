@@ -20,7 +20,7 @@ from typing import Any
 
 from medlens.core.errors import SpecError
 from medlens.core.items import Item
-from medlens.core.specs import Spec, parse_spec
+from medlens.core.specs import Spec
 
 GROUP_AXIS = "subject"
 """Exemplars come from the item's own value of this axis when the pool has K of it."""
@@ -43,23 +43,22 @@ class Exemplars:
         return {group: [e.id for e in chosen] for group, chosen in sorted(self.by_group.items())}
 
 
-def exemplar_spec(bench_text: str) -> str:
+def exemplar_spec(spec: Spec) -> Spec:
     """The spec of the benchmark's exemplar split, or SpecError when the loader names none."""
     from medlens.sources import SOURCES
 
-    spec = parse_spec(bench_text)
     module = SOURCES.module_of(spec.name)
     named = getattr(module, "exemplar_spec", None)
     if named is not None:
-        text: str = named(spec)
-        return text
+        found: Spec = named(spec)
+        return found
     split = getattr(module, "EXEMPLAR_SPLIT", None)
     if split is None:
         raise SpecError(
             f"--strategy few-shot: {spec.name} names no exemplar split; "
             "give one with --exemplars SPEC"
         )
-    return Spec(spec.name, spec.argument, {**spec.options, "split": split}).canonical()
+    return Spec(spec.name, spec.argument, {**spec.options, "split": split})
 
 
 def choose_exemplars(
@@ -97,14 +96,14 @@ def _question_key(item: Item) -> str:
 
 
 def load_exemplars(
-    bench_text: str, override: str | None, evaluated: Sequence[Item], k: int, seed: int
+    bench: Spec, override: Spec | None, evaluated: Sequence[Item], k: int, seed: int
 ) -> Exemplars:
     """Read the exemplar split (or `override`) and choose K exemplars per group."""
     from medlens.sources import load_benchmark
 
-    spec = override or exemplar_spec(bench_text)
+    spec = override or exemplar_spec(bench)
     pool = load_benchmark(spec).items()
-    return choose_exemplars(pool, evaluated, k, seed, spec)
+    return choose_exemplars(pool, evaluated, k, seed, str(spec) if override else spec.canonical())
 
 
 def answer_turn(item: Item) -> str:
@@ -121,13 +120,14 @@ def exemplars_of_run(recorded: dict[str, Any]) -> Exemplars | None:
     """The exemplars a run recorded (``spec["strategy"]["exemplars"]``), read again from their
     spec by id; None when the run has none or their benchmark cannot be read here."""
     from medlens.core.errors import MedlensError
+    from medlens.runs.recorded import stored_spec
     from medlens.sources import load_benchmark
 
     chosen = recorded.get("exemplars")
     if not chosen:
         return None
     try:
-        pool = {item.id: item for item in load_benchmark(chosen["spec"]).items()}
+        pool = {item.id: item for item in load_benchmark(stored_spec(chosen["spec"])).items()}
         by_group = {g: tuple(pool[i] for i in ids) for g, ids in chosen["ids"].items()}
     except (MedlensError, KeyError):
         return None

@@ -28,7 +28,7 @@ from ray.exceptions import RayActorError, RayTaskError
 from medlens.core.errors import MedlensError
 from medlens.core.items import Item
 from medlens.core.records import Record
-from medlens.core.specs import parse_spec
+from medlens.core.specs import Spec
 from medlens.execution.execute import OnRecord, run_local
 from medlens.execution.probes import Probe
 from medlens.execution.requests import RunSettings
@@ -50,12 +50,12 @@ class ShardWorker:
     """One worker: its own backend, answering whole shards with the local runner."""
 
     def __init__(
-        self, model_text: str, items: list[Item], settings: RunSettings, cache_dir: str | None
+        self, model_spec: Spec, items: list[Item], settings: RunSettings, cache_dir: str | None
     ) -> None:
         from medlens.models import ModelContext, load_model
 
         context = ModelContext(items=items, seed=settings.seed, params=dict(settings.params))
-        model = load_model(model_text, context)
+        model = load_model(model_spec, context)
         if cache_dir is not None:
             os.environ["MEDLENS_CACHE"] = cache_dir  # the driver's cache, shared through WAL
             from medlens.execution.cache import with_cache
@@ -82,20 +82,19 @@ class Placement:
     gpus: float
 
 
-def needs_gpu(model_text: str) -> bool:
+def needs_gpu(spec: Spec) -> bool:
     """vLLM engines and transformers models placed on CUDA get one GPU per worker."""
-    spec = parse_spec(model_text)
     device = spec.option("device", "") or ""
     return spec.name == "vllm" or (spec.name == "hf" and device.startswith("cuda"))
 
 
-def placement(model_text: str, n_items: int, workers: int | None) -> Placement:
+def placement(model_spec: Spec, n_items: int, workers: int | None) -> Placement:
     resources = ray.cluster_resources()
-    if needs_gpu(model_text):
+    if needs_gpu(model_spec):
         available = int(resources.get("GPU", 0))
         if available < 1:
             raise RayExecutorError(
-                f"ray: {model_text.split('?')[0]} needs GPUs; the cluster has none"
+                f"ray: {str(model_spec).split('?')[0]} needs GPUs; the cluster has none"
             )
         return Placement(min(workers or available, available, n_items), 1.0, 1.0)
     available = max(1, int(resources.get("CPU", 1)))
@@ -141,7 +140,7 @@ def check_reachable(address: str, timeout: float = 5.0) -> None:
 
 async def run_ray(
     todo: Sequence[Item],
-    model_text: str,
+    model_spec: Spec,
     settings: RunSettings,
     on_record: OnRecord,
     probe: Probe | None = None,
@@ -155,7 +154,7 @@ async def run_ray(
     """Answer `todo` on a Ray cluster; `on_record` is called here, in the driver, per item.
 
     Args:
-        model_text: the model spec as the user wrote it (workers build their own backend).
+        model_spec: the model spec as the user gave it (workers build their own backend).
         items: every item of the benchmark (the model context; baselines read its gold).
         address: a running cluster (``ray://host:10001``, ``auto``); None starts a local one
             with ``$MEDLENS_RAY_CPUS`` (default: all) CPUs, shut down at the end.
@@ -167,8 +166,8 @@ async def run_ray(
     started = connect(address)
     try:
         cache_dir = _driver_cache_dir() if cache else None
-        pool = WorkerPool(model_text, list(items or todo), settings, cache_dir)
-        where = placement(model_text, len(todo), workers)
+        pool = WorkerPool(model_spec, list(items or todo), settings, cache_dir)
+        where = placement(model_spec, len(todo), workers)
         await pool.drain(shard_items(todo, where.workers), where, probe, on_record, max_restarts)
     finally:
         if started:
@@ -185,9 +184,9 @@ class WorkerPool:
     """Actors plus the shard queue: idle actors take the next shard; dead ones are replaced."""
 
     def __init__(
-        self, model_text: str, items: list[Item], settings: RunSettings, cache_dir: str | None
+        self, model_spec: Spec, items: list[Item], settings: RunSettings, cache_dir: str | None
     ) -> None:
-        self.model_text = model_text
+        self.model_spec = model_spec
         self.items_ref = ray.put(items)
         self.settings = settings
         self.cache_dir = cache_dir
@@ -199,7 +198,7 @@ class WorkerPool:
         name = f"{WORKER_NAME_PREFIX}-{self.token}-{self.spawned}"
         options = {"num_cpus": where.cpus, "num_gpus": where.gpus, "name": name}
         return ShardWorker.options(**options).remote(  # type: ignore[attr-defined]
-            self.model_text, self.items_ref, self.settings, self.cache_dir
+            self.model_spec, self.items_ref, self.settings, self.cache_dir
         )
 
     async def drain(

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from medlens.core.errors import InputError, SpecError
+from medlens.core.specs import Spec
 from medlens.core.where import Condition, check_axes, parse_where
 
 MISSING = ""
@@ -257,7 +258,7 @@ def _known_values(items: Sequence[Any], where: str | None) -> str:
 
 
 def run_provenance(
-    bench: str, content_hash: str, selection: dict[str, Any] | None
+    bench: Spec, content_hash: str, selection: dict[str, Any] | None
 ) -> dict[str, Any]:
     """Run-spec keys saying where the items came from: ``selection`` and/or ``subset``.
 

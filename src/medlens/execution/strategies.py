@@ -75,6 +75,11 @@ def parse_strategy(text: str) -> Strategy:
     )
 
 
+def recorded_strategy(spec: Mapping[str, Any]) -> Strategy:
+    """The strategy a run's spec recorded (``spec["strategy"]["name"]``; zero-shot when absent)."""
+    return parse_strategy(str((spec.get("strategy") or {}).get("name", "zero-shot")))
+
+
 def _count(text: str, part: str, count: str) -> int:
     if not count.isdigit() or int(count) < 1:
         raise SpecError(f"--strategy {text!r}: {part!r} needs a whole number K ≥ 1 after ':'")

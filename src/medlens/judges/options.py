@@ -8,7 +8,7 @@ from pathlib import Path
 
 from medlens.core.errors import SpecError
 from medlens.core.items import Item
-from medlens.core.specs import parse_spec
+from medlens.core.specs import Spec
 from medlens.judges.protocols import load_protocol
 from medlens.models.base import Model, ModelContext
 
@@ -24,7 +24,7 @@ class JudgeOptions:
     """What `medlens judge` was asked to do."""
 
     run_dir: Path
-    judge: str
+    judge: Spec
     protocol: str
     name: str | None = None
     scope: str | None = None
@@ -41,9 +41,8 @@ class JudgeOptions:
     ray_address: str | None = None
 
 
-def default_judge_name(judge: str) -> str:
+def default_judge_name(spec: Spec) -> str:
     """The judge model's name (``openai:gpt-4o`` → ``gpt-4o``; ``hf:/m/tiny`` → ``tiny``)."""
-    spec = parse_spec(judge)
     tail = Path(spec.argument.rstrip("/")).name if spec.argument else ""
     name = (
         tail
@@ -64,7 +63,7 @@ def validate(options: JudgeOptions) -> None:
         raise SpecError(f"--executor {options.executor!r}: expected local or ray")
     if options.name is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", options.name):
         raise SpecError(f"--name {options.name!r}: use letters, digits, '.', '_' and '-'")
-    spec = parse_spec(options.judge)
+    spec = options.judge
     if spec.name == "openai" and not spec.option("base_url"):
         raise SpecError(
             f"--judge {options.judge}: give the judge server's base_url "
@@ -72,7 +71,7 @@ def validate(options: JudgeOptions) -> None:
         )
 
 
-def judge_options_for_run(judge: str, protocol: str, concurrency: int, cache: bool) -> JudgeOptions:
+def judge_options_for_run(judge: Spec, protocol: str, concurrency: int, cache: bool) -> JudgeOptions:
     """`medlens run --judge SPEC --judge-protocol P`: options checked before the run starts."""
     options = JudgeOptions(
         run_dir=Path(), judge=judge, protocol=protocol, concurrency=concurrency, cache=cache
@@ -81,15 +80,14 @@ def judge_options_for_run(judge: str, protocol: str, concurrency: int, cache: bo
     load_protocol(protocol)
     from medlens.models import MODELS
 
-    name = parse_spec(judge).name
+    name = judge.name
     if name != "replay":
         MODELS.get(name)
     return options
 
 
-def load_judge_model(text: str, items: list[Item], concurrency: int, describe_only: bool) -> Model:
+def load_judge_model(spec: Spec, items: list[Item], concurrency: int, describe_only: bool) -> Model:
     """Any answering backend, or ``replay:FILE`` of stored judge replies."""
-    spec = parse_spec(text)
     if spec.name == "replay":
         from medlens.judges.replay import make_replay_judge
 
@@ -97,4 +95,4 @@ def load_judge_model(text: str, items: list[Item], concurrency: int, describe_on
     from medlens.models import load_model
 
     context = ModelContext(items=items, concurrency=concurrency, describe_only=describe_only)
-    return load_model(text, context)
+    return load_model(spec, context)

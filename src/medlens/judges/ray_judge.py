@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import ray
 
+from medlens.core.specs import Spec
 from medlens.execution.ray import (
     Placement,
     WorkerPool,
@@ -29,11 +30,11 @@ class JudgeWorker:
     """One worker: its own judge backend, judging whole shards with the local judge runner."""
 
     def __init__(
-        self, judge_text: str, settings: JudgeSettings, cache_dir: str | None, concurrency: int
+        self, judge_spec: Spec, settings: JudgeSettings, cache_dir: str | None, concurrency: int
     ) -> None:
         from medlens.judges.options import load_judge_model
 
-        model = load_judge_model(judge_text, [], concurrency, describe_only=False)
+        model = load_judge_model(judge_spec, [], concurrency, describe_only=False)
         if cache_dir is not None:
             os.environ["MEDLENS_CACHE"] = cache_dir  # the driver's cache, shared through WAL
             from medlens.execution.cache import with_cache
@@ -56,9 +57,9 @@ class JudgePool(WorkerPool):
     """The answering executor's pool, spawning judge workers instead of answer workers."""
 
     def __init__(
-        self, judge_text: str, settings: JudgeSettings, cache_dir: str | None, concurrency: int
+        self, judge_spec: Spec, settings: JudgeSettings, cache_dir: str | None, concurrency: int
     ) -> None:
-        self.model_text = judge_text
+        self.model_spec = judge_spec
         self.judge_settings = settings
         self.cache_dir = cache_dir
         self.concurrency = concurrency
@@ -70,13 +71,13 @@ class JudgePool(WorkerPool):
         name = f"medlens-judge-{self.token}-{self.spawned}"
         options = {"num_cpus": where.cpus, "num_gpus": where.gpus, "name": name}
         return JudgeWorker.options(**options).remote(  # type: ignore[attr-defined]
-            self.model_text, self.judge_settings, self.cache_dir, self.concurrency
+            self.model_spec, self.judge_settings, self.cache_dir, self.concurrency
         )
 
 
 async def run_judge_ray(
     todo: Sequence[JudgeTask],
-    judge_text: str,
+    judge_spec: Spec,
     settings: JudgeSettings,
     on_judgement: OnJudgement,
     options: JudgeOptions,
@@ -85,8 +86,8 @@ async def run_judge_ray(
     started = connect(options.ray_address)
     try:
         cache_dir = _driver_cache_dir() if options.cache else None
-        pool = JudgePool(judge_text, settings, cache_dir, options.concurrency)
-        where = placement(judge_text, len(todo), None)
+        pool = JudgePool(judge_spec, settings, cache_dir, options.concurrency)
+        where = placement(judge_spec, len(todo), None)
         shards: Any = shard_items(todo, where.workers)  # type: ignore[arg-type]
         await pool.drain(shards, where, None, on_judgement, max_restarts=3)
     finally:

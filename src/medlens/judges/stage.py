@@ -17,7 +17,6 @@ from typing import Any
 
 from medlens.core.errors import MedlensError, SpecError
 from medlens.core.items import Item
-from medlens.core.specs import parse_spec
 from medlens.judges.options import (
     LOADS_WEIGHTS,
     JudgeOptions,
@@ -80,7 +79,7 @@ def prepare_judge(options: JudgeOptions) -> PreparedJudge:
     # Only the spec is needed until there is something to judge: local engines (hf:, vllm:)
     # load their weights in _call_judge, so a refused or finished stage loads none.
     model = load_judge_model(options.judge, items, options.concurrency, describe_only=True)
-    if options.repeats > 1 and model.deterministic and parse_spec(options.judge).name != "replay":
+    if options.repeats > 1 and model.deterministic and options.judge.name != "replay":
         raise SpecError(
             f"--repeats {options.repeats}: the judge {model.spec.split('?')[0]} answers "
             "deterministically, so repeats would agree by construction; sample it "
@@ -190,7 +189,7 @@ def _load_weights(prepared: PreparedJudge, todo: list[JudgeTask]) -> None:
     """Replace the describe-only judge of a local engine by the loaded one, outside any event
     loop (as answering loads its model); Ray workers load their own."""
     options = prepared.options
-    if options.executor == "ray" or parse_spec(options.judge).name not in LOADS_WEIGHTS:
+    if options.executor == "ray" or options.judge.name not in LOADS_WEIGHTS:
         return
     asyncio.run(prepared.model.aclose())
     items = [task.item for task in todo]

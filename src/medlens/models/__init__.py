@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from medlens.core.registry import Registry
-from medlens.core.specs import parse_spec
+from medlens.core.specs import Spec
 from medlens.models.base import Model, ModelContext, Request, Response
 
 MODELS: Registry = Registry("model")
@@ -53,9 +53,8 @@ MODELS.add(
 )
 
 
-def load_model(text: str, context: ModelContext) -> Model:
-    """Build the backend named by a model spec such as ``openai:gpt-4o?base_url=...``."""
-    spec = parse_spec(text)
+def load_model(spec: Spec, context: ModelContext) -> Model:
+    """Build the backend named by a parsed model spec such as ``openai:gpt-4o?base_url=...``."""
     factory = MODELS.get(spec.name)
     model: Model = factory(spec, context)
     return model

@@ -8,7 +8,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from medlens.sources.cards import USAGE_STATEMENT, run_card
+from medlens.runs.recorded import run_card
+from medlens.sources.cards import USAGE_STATEMENT
 
 UNPARSED_RULE = (
     "unparsed, refused and empty answers count as wrong (their rates are reported separately); "
@@ -158,10 +159,9 @@ def _templates(items: list[Any], spec: dict[str, Any]) -> list[tuple[str, str]]:
     """The literal prompt of each item kind, with the item's own text replaced by placeholders
     (under chain-of-thought with its reasoning request; exemplar turns are listed above)."""
     from medlens.execution.requests import RunSettings, prompt_text
-    from medlens.execution.strategies import parse_strategy
+    from medlens.execution.strategies import recorded_strategy
 
-    strategy = parse_strategy(str((spec.get("strategy") or {}).get("name", "zero-shot")))
-    settings = RunSettings(prompt=str(spec.get("prompt", "medlens")), strategy=strategy)
+    settings = RunSettings(prompt=str(spec.get("prompt", "medlens")), strategy=recorded_strategy(spec))
 
     seen: dict[str, Any] = {}
     for item in items:

@@ -20,6 +20,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from medlens.core.specs import Spec
 from medlens.core.version import __version__
 
 RESULT_PACKAGES = ("numpy", "scipy", "pillow", "pydicom", "httpx", "scikit-learn", "sacrebleu")
@@ -106,14 +107,10 @@ def _file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def environment(model_spec: str = "") -> dict[str, Any]:
+def environment(model_spec: Spec | None = None) -> dict[str, Any]:
     """The environment of this process, for a run of `model_spec`."""
-    from medlens.core.specs import parse_spec
-
-    backend, argument = "", ""
-    if model_spec:
-        parsed = parse_spec(model_spec)
-        backend, argument = parsed.name, parsed.argument
+    backend = model_spec.name if model_spec else ""
+    argument = model_spec.argument if model_spec else ""
     names = list(RESULT_PACKAGES) + list(BACKEND_PACKAGES.get(backend, ()))
     env: dict[str, Any] = {
         "python": platform.python_version(),
@@ -151,7 +148,7 @@ def differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     return [f"{key}: {a.get(key)} → {b.get(key)}" for key in a | b if a.get(key) != b.get(key)]
 
 
-def record_environment(run: dict[str, Any], model_spec: str, created: bool) -> list[str]:
+def record_environment(run: dict[str, Any], model_spec: Spec, created: bool) -> list[str]:
     """Put this process's environment into `run` (a run.json mapping); warnings to print."""
     current = environment(model_spec)
     if created or "environment" not in run:
@@ -230,13 +227,14 @@ def summary_lines(run: Mapping[str, Any], records: Iterable[Mapping[str, Any]]) 
     return lines
 
 
-def stamp_run(store: Any, model_spec: str, created: bool) -> None:
+def stamp_run(store: Any, model_spec: Spec, created: bool) -> None:
     """Record the environment in the run's run.json; warn about a changed one, and print a
     non-open source's access note once (when the run is created)."""
     import json
 
     from medlens.runs.files import write_atomic
-    from medlens.sources.cards import access_note, run_card
+    from medlens.runs.recorded import run_card
+    from medlens.sources.cards import access_note
 
     warnings = record_environment(store.run, model_spec, created)
     write_atomic(

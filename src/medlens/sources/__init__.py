@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from medlens.core.items import Benchmark
 from medlens.core.registry import Registry
-from medlens.core.specs import parse_spec
+from medlens.core.specs import Spec
 
 SOURCES: Registry = Registry("benchmark")
 SOURCES.add(
@@ -177,8 +177,8 @@ SOURCES.add(
 )
 
 
-def load_benchmark(text: str, *, lenient: bool = False) -> Benchmark:
-    """Open the benchmark named by a spec such as ``gmai:data/GMAI_mm_bench_VAL.tsv``.
+def load_benchmark(spec: Spec, *, lenient: bool = False) -> Benchmark:
+    """Open the benchmark named by a parsed spec such as ``gmai:data/GMAI_mm_bench_VAL.tsv``.
 
     `lenient` (``medlens check``): a loader that takes a ``lenient`` keyword keeps the items
     that whole-file problems it can tolerate (a duplicate index, a gold answer not among the
@@ -186,7 +186,6 @@ def load_benchmark(text: str, *, lenient: bool = False) -> Benchmark:
     """
     import inspect
 
-    spec = parse_spec(text)
     loader = SOURCES.get(spec.name)
     if lenient and "lenient" in inspect.signature(loader).parameters:
         lenient_benchmark: Benchmark = loader(spec, lenient=True)

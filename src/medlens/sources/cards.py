@@ -75,17 +75,6 @@ def benchmark_listing() -> list[dict[str, str]]:
     return rows
 
 
-def run_card(run: Mapping[str, Any]) -> dict[str, str] | None:
-    """The card of the source a run's benchmark came from (None when it cannot be told)."""
-    from medlens.core.specs import parse_spec
-
-    spec_text = run.get("spec", {}).get("benchmark", {}).get("spec", "")
-    try:
-        return loader_card(parse_spec(str(spec_text)).name)
-    except Exception:  # an old or hand-edited run.json: the report still renders
-        return None
-
-
 def access_note(card: Mapping[str, str]) -> str | None:
     """The line a run on a non-open source prints once when it starts (None for open sources)."""
     if card.get("access") == "open":

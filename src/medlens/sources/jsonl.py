@@ -41,6 +41,7 @@ def load_jsonl(spec: Spec, *, lenient: bool = False) -> Benchmark:
     return Benchmark(
         name=spec.name,
         spec=spec.canonical(),
+        source=spec,
         split=split,
         has_answers=has_answers,
         iter_items=lambda: iter_jsonl_items(path, lenient),

@@ -41,7 +41,7 @@ def _resolve(spec: Spec) -> Path:
     return path
 
 
-def exemplar_spec(spec: Spec) -> str:
+def exemplar_spec(spec: Spec) -> Spec:
     """Few-shot exemplars: the release's train file beside the dev file."""
     from medlens.sources.train_files import train_file_beside
 

@@ -39,7 +39,7 @@ def _resolve(spec: Spec) -> Path:
     return path
 
 
-def exemplar_spec(spec: Spec) -> str:
+def exemplar_spec(spec: Spec) -> Spec:
     """Few-shot exemplars: the release's train file beside the test file."""
     from medlens.sources.train_files import train_file_beside
 

@@ -305,6 +305,7 @@ def make_benchmark(
     return Benchmark(
         name=spec.name,
         spec=spec.canonical(),
+        source=spec,
         split=split,
         has_answers=has_answers,
         iter_items=iter_items,

@@ -11,19 +11,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-from medlens.core.errors import SpecError
-from medlens.core.specs import parse_spec
+from medlens.core.specs import Spec
 
 SIDECAR = "subset.json"
 TSV_LOADERS = ("gmai", "vlmeval")
 
 
-def recorded_subset(bench: str, content_hash: str) -> dict[str, Any] | None:
+def recorded_subset(spec: Spec, content_hash: str) -> dict[str, Any] | None:
     """The ``subset.json`` of a benchmark file, when it describes exactly these items."""
-    try:
-        spec = parse_spec(bench)
-    except SpecError:
-        return None
     if spec.name not in (*TSV_LOADERS, "jsonl") or not spec.argument:
         return None
     path = Path(os.path.abspath(os.path.expanduser(spec.argument)))

@@ -6,7 +6,7 @@ from medlens.core.errors import SpecError
 from medlens.core.specs import Spec
 
 
-def train_file_beside(spec: Spec, evaluated: str, loader: str) -> str:
+def train_file_beside(spec: Spec, evaluated: str, loader: str) -> Spec:
     """The spec of the release's train file next to the evaluated one (``test`` → ``train``).
 
     `evaluated` is the file the loader reads for `spec` (a folder spec resolves to it first).
@@ -26,4 +26,4 @@ def train_file_beside(spec: Spec, evaluated: str, loader: str) -> str:
             f"--strategy few-shot: {loader} exemplars come from the train file {train}, "
             "which does not exist (give another split with --exemplars SPEC)"
         )
-    return Spec(spec.name, str(train), dict(spec.options)).canonical()
+    return Spec(spec.name, str(train), dict(spec.options))

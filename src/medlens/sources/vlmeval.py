@@ -99,6 +99,7 @@ def _load(spec: Spec, family: str, lenient: bool = False) -> Benchmark:
     return Benchmark(
         name=spec.name,
         spec=spec.canonical(),
+        source=spec,
         split=split,
         has_answers=has_answers,
         iter_items=lambda: iter_tsv_items(layout, split, lenient=lenient),
