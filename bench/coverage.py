@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from medlens.analysis.compare import _Paired, by_axis
-from medlens.analysis.results import ScoreTable, cell
 from medlens.analysis.results import by_axis as results_by_axis
+from medlens.analysis.score_table import ScoreTable, cell
 from medlens.analysis.slices import cube, slice_table, worst_cells
 from medlens.core.items import Item
 from medlens.execution.probes import leakage_suspects

@@ -121,7 +121,8 @@ def results_json_aggregates(
     compat: np.ndarray,
 ) -> dict[str, object]:
     """What `medlens run`/`report` compute from the records: every rate, both CIs, all axes."""
-    from medlens.analysis.results import breakdown_axes, by_axis, cell, score_table
+    from medlens.analysis.results import breakdown_axes, by_axis
+    from medlens.analysis.score_table import cell, score_table
 
     records = {
         item.id: {

@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from medlens.analysis.results import ScoreTable
+from medlens.analysis.score_table import ScoreTable
 from medlens.analysis.slices import cube, slice_table, worst_cells
 
 AXES = {"task": 18, "department": 18, "modality": 38, "granularity": 4}

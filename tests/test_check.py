@@ -18,7 +18,8 @@ from benchfiles import write_jsonl_benchmark
 from cli_runs import invoke_run
 from conftest import realdata_dir
 from medlens.api import load_benchmark
-from medlens.checks.check import gold_problem, run_checks, sibling_specs, suspicious_variants
+from medlens.checks.check import gold_problem, run_checks, suspicious_variants
+from medlens.checks.leakage import sibling_specs
 from medlens.cli import app
 from medlens.core.items import Item
 

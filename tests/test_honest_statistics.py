@@ -192,7 +192,7 @@ def test_adjusted_p_values_match_statsmodels(ours: str, theirs: str) -> None:
 
 
 def test_worst_cells_are_below_chance_only_after_holm() -> None:
-    from medlens.analysis.results import ScoreTable
+    from medlens.analysis.score_table import ScoreTable
     from medlens.analysis.slices import cube, slice_table, worst_cells
     from medlens.stats.multiplicity import adjust
 

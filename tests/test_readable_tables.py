@@ -8,7 +8,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from cli_runs import named_run
-from medlens.analysis.results import breakdown_axes, score_table
+from medlens.analysis.results import breakdown_axes
+from medlens.analysis.score_table import score_table
 from medlens.cli import app
 from medlens.core.items import Item
 

@@ -22,7 +22,7 @@ from medlens.core.errors import InputError, ItemError, SpecError
 from medlens.core.items import Item, decode_image
 from medlens.sources import tsv_scan
 from medlens.sources.tsv_scan import Row, TsvScanner
-from medlens.sources.vlmeval import normalise_granularity
+from medlens.sources.vlmeval_layout import normalise_granularity
 
 # --- helpers -----------------------------------------------------------------------------------
 

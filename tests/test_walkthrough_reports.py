@@ -194,7 +194,8 @@ def test_reports_show_closed_vs_open_and_fitting_limitations(mixed_run: Path) ->
 def test_a_native_field_renaming_another_is_not_a_second_table() -> None:
     """The GMAI fixture's category / l2-category pair one to one: two identical tables. JSON
     fields (SLAKE's KG `triple`) are data, not categories."""
-    from medlens.analysis.results import breakdown_axes, score_table
+    from medlens.analysis.results import breakdown_axes
+    from medlens.analysis.score_table import score_table
 
     def item(i: int) -> Item:
         meta = {

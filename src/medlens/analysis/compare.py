@@ -138,7 +138,7 @@ def compare_runs(
     """
     if adjust not in ADJUSTMENTS:
         raise SpecError(f"--adjust: unknown method {adjust!r} (use holm, bh or none)")
-    from medlens.analysis.results import score_table
+    from medlens.analysis.score_table import score_table
     from medlens.runs.store import RunStore
 
     store_a, store_b = RunStore.open(run_a), RunStore.open(run_b)
@@ -230,7 +230,7 @@ def paired_cell(
     paired: _Paired, mask: np.ndarray, key: tuple[tuple[str, str], ...], n_resamples: int, seed: int
 ) -> PairedCell:
     """All paired statistics of the items selected by `mask`."""
-    from medlens.analysis.results import baseline_mean
+    from medlens.analysis.score_table import baseline_mean
     from medlens.stats.paired import paired_ci, sign_flip_test
 
     a, b = paired.a[mask], paired.b[mask]

@@ -97,7 +97,7 @@ def calibrate(
     """Does the run reproduce the published score within its 95% CI, and by how much does it differ?"""
     import numpy as np
 
-    from medlens.analysis.results import cell, score_table
+    from medlens.analysis.score_table import cell, score_table
     from medlens.runs.store import RunStore
 
     reference = find_reference(name, model, split)

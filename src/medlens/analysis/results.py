@@ -4,158 +4,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from medlens.analysis.score_table import ScoreTable, _nanmean, cell, score_table, secondary_cells
 from medlens.core.items import CANONICAL_AXES, Item
 from medlens.core.records import Record
 from medlens.runs.health import run_health
 from medlens.runs.store import RunStore
-from medlens.scoring.metrics import random_baseline, secondary_baselines
 from medlens.scoring.protocol_sections import attach_protocol_sections
 from medlens.stats.bootstrap import group_spread
-from medlens.stats.cells import is_small, one_image_note
-from medlens.stats.intervals import Spread, chance_corrected, chance_p
+from medlens.stats.intervals import Spread
 
 MAX_AXIS_VALUES = 60
-STATUSES = ("ok", "unparsed", "refused", "empty")
-
-
-@dataclass(frozen=True)
-class ScoreTable:
-    """One row per item that has a record, as parallel numpy arrays."""
-
-    ids: list[str]
-    score: np.ndarray
-    """Main score; NaN for errored items and items without gold."""
-    vlmeval: np.ndarray
-    random: np.ndarray
-    status: np.ndarray
-    """`ok`/`unparsed`/`refused`/`empty`, or `error`."""
-    cluster: np.ndarray
-    meta: dict[str, np.ndarray]
-    secondary: dict[str, np.ndarray] = field(default_factory=dict)
-    """Secondary per-item metrics (jaccard, token_f1 …); NaN where an item has none."""
-    secondary_random: dict[str, np.ndarray] = field(default_factory=dict)
-    """Their chance levels per item (NaN: none, as for open answers)."""
-
-    @property
-    def scored(self) -> np.ndarray:
-        return ~np.isnan(self.score)
-
-
-def score_table(items: Sequence[Item], records: dict[str, Record]) -> ScoreTable:
-    """Join items with their records (items without a record are left out).
-
-    The item kind becomes the ``kind`` axis (unless a native field already has that name).
-    """
-    rows = [(item, records[item.id]) for item in items if item.id in records]
-    keys = sorted({k for item, _ in rows for k in item.meta})
-
-    def number(value: Any) -> float:
-        return float("nan") if value is None else float(value)
-
-    meta = {k: np.array([item.meta.get(k, "") for item, _ in rows], dtype=object) for k in keys}
-    meta.setdefault("kind", np.array([item.kind for item, _ in rows], dtype=object))
-    names = sorted({name for _, r in rows for name in (r.get("scores") or {})})
-    chances = [secondary_baselines(item) for item, _ in rows]
-    return ScoreTable(
-        ids=[item.id for item, _ in rows],
-        score=np.array([number(r.get("score")) for _, r in rows], dtype=float),
-        vlmeval=np.array(
-            [number((r.get("vlmeval") or {}).get("score")) for _, r in rows], dtype=float
-        ),
-        random=np.array([number(random_baseline(item)) for item, _ in rows], dtype=float),
-        status=np.array([_status(r) for _, r in rows], dtype=object),
-        cluster=np.array([item.meta.get("image_id", item.id) for item, _ in rows], dtype=object),
-        meta=meta,
-        secondary={
-            name: np.array([number((r.get("scores") or {}).get(name)) for _, r in rows], float)
-            for name in names
-        },
-        secondary_random={
-            name: np.array([number(c.get(name)) for c in chances], float) for name in names
-        },
-    )
-
-
-def _status(record: Record) -> str:
-    if record.get("error") is not None:
-        return "error"
-    return str((record.get("extraction") or {}).get("status", "empty"))
-
-
-def cell(table: ScoreTable, mask: np.ndarray, spread: Spread | None = None) -> dict[str, Any]:
-    """n, images, score, 95% CI, random baseline, rates and the VLMEvalKit-rules score of one
-    slice, with the chance-corrected score, the one-sided p of "above chance" and, when the run
-    has them, the secondary metrics of the slice with their own n and CI.
-
-    `spread` may be given when it was computed for many slices at once (see :func:`by_axis`).
-    """
-    scored = mask & table.scored
-    n = int(scored.sum())
-    out: dict[str, Any] = {"n": n, "images": 0, "score": None, "ci": None, "random": None}
-    out["vlmeval_score"] = None
-    if n:
-        values = table.score[scored]
-        spread = spread or group_spread(values, np.zeros(n, np.intp), table.cluster[scored])
-        out.update(_summary(spread, values, table.random[scored]))
-        out["vlmeval_score"] = _nanmean(table.vlmeval[scored])
-        if out["vlmeval_score"] is not None:  # extraction sensitivity of this slice
-            out["sensitivity"] = out["score"] - out["vlmeval_score"]
-    answered = mask & (table.status != "error")
-    n_answered, total = int(answered.sum()), int(mask.sum())
-    for status in ("unparsed", "refused", "empty"):
-        count = int((answered & (table.status == status)).sum())
-        out[status] = count / n_answered if n_answered else 0.0
-    out["error"] = int((mask & (table.status == "error")).sum()) / total if total else 0.0
-    if table.secondary:
-        out["secondary"] = secondary_cells(table, mask)
-    return out
-
-
-def _summary(spread: Spread, values: np.ndarray, chances: np.ndarray) -> dict[str, Any]:
-    """The interval, images, chance and tests of one slice's scored values (one-group spread)."""
-    lo, hi = spread.bounds()
-    images = int(spread.images[0])
-    random = baseline_mean(chances)
-    score = float(values.mean())
-    p_above = None if random is None else float(chance_p(spread, np.array([random]))[0])
-    return {
-        "images": images,
-        "score": score,
-        "ci": [float(lo[0]), float(hi[0])],
-        "random": random,
-        "chance_corrected": chance_corrected(score, random),
-        "p_above_chance": p_above,
-        "small": is_small(values.size, images),
-        **({"note": note} if (note := one_image_note(images)) else {}),
-    }
-
-
-def secondary_cells(table: ScoreTable, mask: np.ndarray) -> dict[str, dict[str, Any]]:
-    """Each secondary metric over the slice's items that have it: n, images, mean, CI, chance."""
-    out = {}
-    for name, column in table.secondary.items():
-        has = mask & ~np.isnan(column)
-        if not has.any():
-            continue
-        values, clusters = column[has], table.cluster[has]
-        spread = group_spread(values, np.zeros(values.size, np.intp), clusters)
-        summary = _summary(spread, values, table.secondary_random[name][has])
-        out[name] = {"n": int(has.sum()), **summary}
-    return out
-
-
-def baseline_mean(values: np.ndarray) -> float | None:
-    """Mean chance score; items without a chance level (open answers) count as 0 in a mix."""
-    return None if np.isnan(values).all() else float(np.nan_to_num(values, nan=0.0).mean())
-
-
-def _nanmean(values: np.ndarray) -> float | None:
-    return None if np.isnan(values).all() else float(np.nanmean(values))
 
 
 def breakdown_axes(table: ScoreTable) -> list[str]:

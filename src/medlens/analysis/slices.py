@@ -26,7 +26,7 @@ from medlens.stats.intervals import chance_corrected
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from medlens.analysis.results import ScoreTable
+    from medlens.analysis.score_table import ScoreTable
     from medlens.stats.intervals import Spread
     from medlens.stats.units import Units
 
@@ -118,7 +118,7 @@ class Cell:
 # -- building the table ------------------------------------------------------------------------
 def load_slice_table(run_dir: Path) -> SliceTable:
     """The slice table of a run directory (items joined with their latest records)."""
-    from medlens.analysis.results import score_table
+    from medlens.analysis.score_table import score_table
     from medlens.runs.store import RunStore
 
     store = RunStore.open(run_dir)

@@ -243,7 +243,7 @@ def _refuse_different_items(runs: Sequence[BoardRun], counts: Sequence[int], n_c
 
 def _item_table(items: dict[str, Any], ids: Sequence[str]) -> Any:
     """Axes, images and chance levels of `ids` (results.score_table's join, without scores)."""
-    from medlens.analysis.results import score_table
+    from medlens.analysis.score_table import score_table
 
     return score_table([items[i] for i in ids], {i: {} for i in ids})
 

@@ -33,7 +33,7 @@ def axis_values(aligned: Aligned, axis: str) -> tuple[list[str], np.ndarray]:
 
 def axis_chance(aligned: Aligned, axes: Sequence[str]) -> dict[str, dict[str, float | None]]:
     """Chance level of each axis value (results.baseline_mean: open items count 0 in a mix)."""
-    from medlens.analysis.results import baseline_mean
+    from medlens.analysis.score_table import baseline_mean
 
     out: dict[str, dict[str, float | None]] = {}
     for axis in axes:

@@ -123,7 +123,7 @@ def _models(
 
 
 def _chance(aligned: Aligned) -> dict[str, Any]:
-    from medlens.analysis.results import baseline_mean
+    from medlens.analysis.score_table import baseline_mean
 
     n = int(aligned.ids.size)
     return {"n": n, "score": baseline_mean(aligned.random) if n else None}

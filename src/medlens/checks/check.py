@@ -13,15 +13,15 @@ knowing, e.g. images shared across splits, which the published VQA-RAD and SLAKE
 from __future__ import annotations
 
 import hashlib
-import importlib
 import random
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from medlens.checks.result import CheckResult, Status
+from medlens.checks.leakage import _ContentHashes, _leakage_check
+from medlens.checks.result import SHOWN, CheckResult, Status
 from medlens.core.errors import ItemError
 from medlens.core.items import (
     CANONICAL_AXES,
@@ -31,14 +31,12 @@ from medlens.core.items import (
     Item,
     decode_image,
 )
-from medlens.core.specs import Spec
 
 MAX_AXIS_VALUES = 200
 """A meta field with more distinct values than this is free text and is not checked as an axis."""
 SMALL_N = 50
 """Slices smaller than this are flagged (and never ranked as worst cells)."""
 DEFAULT_SAMPLE = 32
-_SHOWN = 10
 _FOLD = re.compile(r"[\W_]+")
 _NOT_AXES = {"id", "qid", "index", "image_id", "image", "image_path", "image_name", "question_id"}
 
@@ -214,7 +212,7 @@ def _answers_check(tally: _Tally, has_answers: bool) -> CheckResult:
     data = {"with_answer": tally.with_answer, "without_answer": missing}
     if has_answers and missing:
         summary = f"{missing:,} item(s) lack a gold answer"
-        details = tuple(f"item {item_id}" for item_id in tally.without_answer[:_SHOWN])
+        details = tuple(f"item {item_id}" for item_id in tally.without_answer[:SHOWN])
         return CheckResult("answers", "fail", summary, details, data)
     if not has_answers and tally.with_answer:
         summary = f"{tally.with_answer:,} items carry answers on a split that hides them (TEST)"
@@ -228,7 +226,7 @@ def _duplicate_check(tally: _Tally) -> CheckResult:
     if dupes:
         summary = f"{len(dupes):,} duplicate item ids"
         return CheckResult(
-            "duplicate_ids", "fail", summary, tuple(dupes[:_SHOWN]), {"duplicates": dupes[:1000]}
+            "duplicate_ids", "fail", summary, tuple(dupes[:SHOWN]), {"duplicates": dupes[:1000]}
         )
     return CheckResult("duplicate_ids", "pass", "every item id is unique")
 
@@ -243,7 +241,7 @@ def _gold_check(tally: _Tally, has_answers: bool) -> CheckResult:
             "gold_in_options",
             "fail",
             f"{len(problems):,} gold answers are invalid",
-            tuple(problems[:_SHOWN]),
+            tuple(problems[:SHOWN]),
             {"problems": problems[:1000]},
         )
     return CheckResult("gold_in_options", "pass", "every gold answer is among its options")
@@ -261,7 +259,7 @@ def _decode_check(tally: _Tally) -> CheckResult:
     data = {"sampled": len(tally.sample), "images": tally.images_seen, "failed": len(failures)}
     summary = f"{len(tally.sample) - len(failures)}/{len(tally.sample)} sampled images decode"
     status: Status = "fail" if failures else "pass"
-    return CheckResult("images_decode", status, summary, tuple(failures[:_SHOWN]), data)
+    return CheckResult("images_decode", status, summary, tuple(failures[:SHOWN]), data)
 
 
 def _kinds_check(tally: _Tally) -> CheckResult:
@@ -342,87 +340,3 @@ def _shown(value: str, width: int = 40) -> str:
     return value if len(value) <= width else value[: width - 1] + "…"
 
 
-class _ContentHashes:
-    """Content hashes of a benchmark's images (each distinct image read once).
-
-    A text-only item is identified by its normalised question and options instead, so the same
-    check finds questions repeated across splits.
-    """
-
-    def __init__(self) -> None:
-        self.by_hash: dict[bytes, str] = {}
-        self._done: dict[tuple[str, str, int, str], bytes] = {}
-
-    def digests(self, item: Item) -> Iterator[bytes]:
-        if not item.images:
-            words = " ".join([item.question, *item.options.values()]).casefold().split()
-            yield hashlib.blake2b(" ".join(words).encode("utf-8"), digest_size=16).digest()
-        for image in item.images:
-            key = (image.source, image.path, image.offset, image.name)
-            if key not in self._done:
-                try:
-                    data = image.read_bytes()
-                except ItemError:
-                    continue
-                self._done[key] = hashlib.blake2b(data, digest_size=16).digest()
-            yield self._done[key]
-
-    def add(self, item: Item) -> None:
-        for digest in self.digests(item):
-            self.by_hash.setdefault(digest, item.id)
-
-
-def _leakage_check(mine: _ContentHashes, other: Benchmark) -> CheckResult:
-    theirs = _ContentHashes()
-    leaked_items, shared_content = 0, set()
-    examples: list[str] = []
-    for item in other.items():
-        shared = [d for d in theirs.digests(item) if d in mine.by_hash]
-        if shared:
-            leaked_items += 1
-            shared_content.update(shared)
-            if len(examples) < _SHOWN:
-                first = mine.by_hash[shared[0]]
-                examples.append(f"{other.split} item {item.id} shares content with item {first}")
-    name = f"leakage[{other.split}]"
-    data = {"against": other.spec, "items": leaked_items, "shared": len(shared_content)}
-    if leaked_items:
-        summary = (
-            f"{len(shared_content):,} images/questions of this split also appear in "
-            f"{other.split} ({leaked_items:,} items there)"
-        )
-        return CheckResult(name, "warn", summary, tuple(examples), data)
-    return CheckResult(name, "pass", f"no image or question shared with {other.split}", data=data)
-
-
-def sibling_specs(benchmark: Benchmark) -> list[Spec]:
-    """Specs of the other splits a loader knows (its module's ``SPLITS``), for leakage checks."""
-    from medlens.sources import SOURCES
-
-    spec = benchmark.source
-    if spec is None:
-        return []
-    entry = next((e for e in SOURCES if e.name == spec.name), None)
-    if entry is None:
-        return []
-    module = importlib.import_module(entry.target.partition(":")[0])
-    splits: Sequence[str] = getattr(module, "SPLITS", ())
-    return [
-        Spec(spec.name, spec.argument, {**spec.options, "split": split})
-        for split in splits
-        if split != benchmark.split
-    ]
-
-
-def sibling_benchmarks(benchmark: Benchmark) -> tuple[list[Benchmark], list[str]]:
-    """The loader's other splits that exist here, and why the others could not be opened."""
-    from medlens.core.errors import MedlensError
-    from medlens.sources import load_benchmark
-
-    loaded, skipped = [], []
-    for spec in sibling_specs(benchmark):
-        try:
-            loaded.append(load_benchmark(spec, lenient=True))
-        except MedlensError as exc:
-            skipped.append(f"{spec.canonical()}: {exc}")
-    return loaded, skipped

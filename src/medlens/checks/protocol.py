@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from medlens.checks.result import CheckResult
+from medlens.checks.result import SHOWN, CheckResult
 
 if TYPE_CHECKING:
     from medlens.core.items import Benchmark, Item
@@ -32,7 +32,6 @@ RARE_SHARE = 0.03
 PATIENT_FIELDS = ("patientid", "subjectid", "studyid", "patient", "subject")
 """Normalised field names (lower case, no ``_``/space/``-``) that identify a patient or study."""
 _LABEL_KINDS = ("choice", "multi_choice", "yes_no", "classify")
-_SHOWN = 10
 _KEY = re.compile(r"[\s_\-]+")
 
 
@@ -106,7 +105,7 @@ def patient_leakage_check(
             if both and first.removeprefix("other:") != second.removeprefix("other:"):
                 pair = "/".join(sorted(n.removeprefix("other:") for n in (first, second)))
                 shared[pair] = len(both)
-                examples += [f"{pair}: {f}={v}" for f, v in sorted(both)[: _SHOWN - len(examples)]]
+                examples += [f"{pair}: {f}={v}" for f, v in sorted(both)[: SHOWN - len(examples)]]
     total = sum(len(ids) for ids in mine.values())
     data = {"ids": total, "shared": shared, "splits": [n.removeprefix("other:") for n in names]}
     if shared:
@@ -127,7 +126,7 @@ def label_distribution_check(
     data: dict[str, Any] = {}
     for kind, counts in sorted(labels.items()):
         total = sum(counts.values())
-        top = counts.most_common(_SHOWN)
+        top = counts.most_common(SHOWN)
         details.append(
             f"{kind}: "
             + ", ".join(f"{label} {n:,} ({n / total:.1%})" for label, n in top)
@@ -157,7 +156,7 @@ def rare_class_check(labels: dict[str, Counter[str]]) -> CheckResult:
     if not rare:
         return CheckResult("rare_classes", "pass", f"no class under {RARE_SHARE:.0%} of its kind")
     details = tuple(
-        f"{kind}: " + ", ".join(f"{label} ({n})" for label, n in sorted(small.items())[:_SHOWN])
+        f"{kind}: " + ", ".join(f"{label} ({n})" for label, n in sorted(small.items())[:SHOWN])
         for kind, small in sorted(rare.items())
     )
     count = sum(len(small) for small in rare.values())

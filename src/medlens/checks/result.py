@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Status = Literal["pass", "fail", "warn", "info"]
+SHOWN = 10
+"""Examples a check line lists at most."""
 
 
 @dataclass(frozen=True)

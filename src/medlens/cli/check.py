@@ -36,7 +36,8 @@ def check(
 ) -> None:
     """Check a benchmark's integrity: counts, answers, images, gold in options, ids, axes, leakage."""
     from medlens.api import load_benchmark
-    from medlens.checks.check import run_checks, sibling_benchmarks
+    from medlens.checks.check import run_checks
+    from medlens.checks.leakage import sibling_benchmarks
 
     # Lenient: whole-file problems a loader can tolerate become failed checks listing every
     # offending row, not an error at the first (`medlens run` still refuses such a file).

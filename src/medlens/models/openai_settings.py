@@ -1,0 +1,166 @@
+"""The options of an `openai:` spec, checked once into the settings every request of the backend uses."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from medlens.core.errors import SpecError
+from medlens.core.specs import NUMBER_KINDS, Spec, check_options
+
+# Options that change only how requests travel, not what is asked: kept out of Model.spec (and so
+# out of the fingerprint and the run spec), so a run resumed with a longer timeout, or against the
+# same server moved to another host or port, is the same run. The served model id that each record
+# stores is the identity check.
+TRANSPORT_OPTIONS = frozenset(
+    {
+        "base_url",
+        "connect_timeout",
+        "read_timeout",
+        "max_retries",
+        "backoff",
+        "backoff_max",
+        "max_connections",
+    }
+)
+
+
+REQUEST_OPTIONS = frozenset(
+    {
+        "api_key_env",
+        "max_tokens",
+        "temperature",
+        "seed",
+        "system",
+        "image_detail",
+        "extra_body",
+        "top_p",
+        "logprobs",
+        "top_logprobs",
+    }
+)
+
+
+@dataclass(frozen=True)
+class OpenAISettings:
+    """The parsed ``openai:`` spec."""
+
+    model: str
+    base_url: str
+    api_key_env: str
+    body_defaults: Mapping[str, Any]
+    """Fields sent with every request: temperature, max_tokens, seed, extra body fields."""
+    system: str | None
+    image_detail: str | None
+    connect_timeout: float = 10.0
+    read_timeout: float = 120.0
+    max_retries: int = 6
+    backoff: float = 0.5
+    """Delay before the first retry, doubled per attempt (with jitter) up to ``backoff_max``."""
+    backoff_max: float = 30.0
+    max_connections: int = 0
+    """0 = size the connection pool to the run's concurrency."""
+
+
+def _number(spec: Spec, key: str, kind: type, default: Any, low: float = 0.0) -> Any:
+    raw = spec.option(key)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise SpecError(f"openai: option {key}={raw!r} is not a {NUMBER_KINDS[kind]}") from None
+    if value < low:
+        raise SpecError(f"openai: option {key}={raw!r} must be at least {low:g}")
+    return value
+
+
+def _extra_body(spec: Spec) -> dict[str, Any]:
+    raw = spec.option("extra_body")
+    if not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise SpecError(f"openai: option extra_body is not valid JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise SpecError("openai: option extra_body must be a JSON object")
+    return value
+
+
+def _logprob_options(spec: Spec) -> dict[str, Any]:
+    """``logprobs=true&top_logprobs=K`` (K in 1..20): per-option probabilities for AUROC."""
+    raw = (spec.option("logprobs") or "").lower()
+    if raw not in ("", "true", "false", "1", "0"):
+        raise SpecError(f"openai: option logprobs={raw!r} must be true or false")
+    if raw not in ("true", "1"):
+        if spec.option("top_logprobs"):
+            raise SpecError("openai: option top_logprobs needs logprobs=true")
+        return {}
+    top = _number(spec, "top_logprobs", int, 5, 1)
+    if top > 20:
+        raise SpecError(f"openai: option top_logprobs={top} must be at most 20")
+    return {"logprobs": True, "top_logprobs": top}
+
+
+def parse_settings(spec: Spec, params: Mapping[str, Any]) -> OpenAISettings:
+    """Validate the spec's options; run-level `params` fill what the spec leaves open."""
+    if "api_key" in spec.options:
+        raise SpecError(
+            "openai: never put the API key in the spec; export it and name the variable with "
+            "api_key_env=VAR"
+        )
+    check_options(spec, set(REQUEST_OPTIONS | TRANSPORT_OPTIONS))
+    if not spec.argument:
+        raise SpecError("openai: name the model, e.g. openai:gpt-4o?base_url=http://host/v1")
+    body: dict[str, Any] = {"temperature": 0.0}
+    for key in ("max_tokens", "temperature", "seed", "top_p"):
+        if key in params:
+            body[key] = params[key]
+    body["temperature"] = _number(spec, "temperature", float, body["temperature"])
+    for key, kind in (("max_tokens", int), ("seed", int), ("top_p", float)):
+        value = _number(spec, key, kind, body.get(key))
+        if value is not None:
+            body[key] = value
+    body.update(_logprob_options(spec))
+    body.update(_extra_body(spec))
+    detail = spec.option("image_detail") or None
+    if detail not in (None, "auto", "low", "high"):
+        raise SpecError(f"openai: option image_detail={detail!r} must be auto, low or high")
+    if not spec.option("base_url"):
+        # No default: medical images must never leave for a public endpoint by omission.
+        raise SpecError(
+            "openai: give the server explicitly with base_url=URL (a local server, e.g. "
+            "base_url=http://127.0.0.1:8000/v1, or a hosted API written out, e.g. "
+            "base_url=https://api.openai.com/v1)"
+        )
+    base_url = str(spec.option("base_url")).rstrip("/")
+    if not re.match(r"https?://[^/?#\s]+", base_url):
+        raise SpecError(
+            f"openai: option base_url={base_url!r} is not an http:// or https:// URL "
+            "(e.g. base_url=http://127.0.0.1:8000/v1)"
+        )
+    key_env = spec.option("api_key_env")
+    if key_env and not os.environ.get(key_env):
+        # Named on purpose, so a missing key is a mistake (leave api_key_env out for no key).
+        raise SpecError(
+            f"openai: api_key_env={key_env}: environment variable ${key_env} is not set"
+        )
+    return OpenAISettings(
+        model=spec.argument,
+        base_url=base_url,
+        api_key_env=key_env or "OPENAI_API_KEY",
+        body_defaults=body,
+        system=spec.option("system") or None,
+        image_detail=detail,
+        connect_timeout=_number(spec, "connect_timeout", float, 10.0, 0.001),
+        read_timeout=_number(spec, "read_timeout", float, 120.0, 0.001),
+        max_retries=_number(spec, "max_retries", int, 6),
+        backoff=_number(spec, "backoff", float, 0.5),
+        backoff_max=_number(spec, "backoff_max", float, 30.0),
+        max_connections=_number(spec, "max_connections", int, 0),
+    )
