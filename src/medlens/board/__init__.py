@@ -1,5 +1,6 @@
 """Leaderboards over N runs: ranks with intervals, ties, per-axis tables, paired families,
-correlations with model metadata, item difficulty, and the model × benchmark matrix."""
+correlations with model metadata, item difficulty, and the model × benchmark matrix.
+Imports ``analysis`` and below; rendering lives in ``report``."""
 
 from __future__ import annotations
 

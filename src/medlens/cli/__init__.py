@@ -1,7 +1,7 @@
-"""The ``medlens`` command line: a thin typer app over the library.
+"""The ``medlens`` command line: a thin typer app over the library; parses every spec once.
 
 Each command lives in its own module under ``medlens.cli`` and registers itself on import.
-"""
+Imports anything; nothing imports it."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@
 letters, negation-aware option mentions; never a guess). ``mode="vlmeval"`` reproduces
 VLMEvalKit's exact matching for closed kinds (``vlmeval.py``; yes/no: ``vlmeval_yorn.py``); it
 has no rules for free-text kinds, which are read the medlens way in both modes.
-"""
+Imports ``core``."""
 
 from __future__ import annotations
 

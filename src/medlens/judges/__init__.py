@@ -1,4 +1,5 @@
-"""LLM-as-judge: protocols as data, found by name like models; the judge stage over a run."""
+"""LLM-as-judge: protocols as data, found by name like models; the judge stage over a run, its
+store, verdicts and agreement. Imports ``execution`` and below."""
 
 from __future__ import annotations
 

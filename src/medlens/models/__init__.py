@@ -1,4 +1,5 @@
-"""Model backends behind one async protocol, found by name through a lazy registry."""
+"""Model backends behind one async protocol, found by name through a lazy registry (heavy imports
+only when a backend is chosen). Imports ``runs`` (a replay of a run) and below."""
 
 from __future__ import annotations
 

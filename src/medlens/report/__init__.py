@@ -1,4 +1,5 @@
-"""Reports of a run in several formats, found by name through a small lazy table."""
+"""Reports in every format (text, markdown, HTML, xlsx, JSON), exports, and the rendering of
+boards. Imports ``board`` and below; nothing below imports it."""
 
 from __future__ import annotations
 

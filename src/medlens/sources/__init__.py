@@ -1,4 +1,5 @@
-"""Benchmark loaders: one module per native format, found by name through a lazy registry."""
+"""Benchmark loaders: one module per native format, found by name through a lazy registry, each
+streaming Items; loader cards, subset sidecars, train files beside a split. Imports ``core``."""
 
 from __future__ import annotations
 
