@@ -1,14 +1,11 @@
-"""Shared test fixtures: where the real data lives, and a clean environment for every test."""
+"""Fixtures for every test: a clean environment (own cache and data folders). Helpers shared by
+several folders are plain modules beside this file (data_paths, cli_runs, loopback_server, …)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
-
-if TYPE_CHECKING:
-    from medlens.core.items import Item
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -20,27 +17,6 @@ def pytest_configure(config: pytest.Config) -> None:
     base = Path(tempfile.mkdtemp(prefix="medlens-tests-"))
     os.environ["MEDLENS_CACHE"] = str(base / "cache")
     os.environ["MEDLENS_DATA"] = str(base / "data")
-
-
-REPO_ROOT = Path(__file__).resolve().parents[1]
-REALDATA = REPO_ROOT.parent / "shared" / "realdata"
-
-
-def realdata_dir(name: str) -> Path:
-    """Path of one real data set under ../shared/realdata, or skip the test saying why."""
-    path = REALDATA / name
-    if not path.is_dir():
-        pytest.skip(
-            f"real data folder {path} is absent (it ships beside the repository in shared/)"
-        )
-    return path
-
-
-def items_of(spec: str) -> list[Item]:
-    """Every item of the benchmark ``spec``, loaded as ``medlens run`` loads it."""
-    from medlens.api import load_benchmark
-
-    return list(load_benchmark(spec).items())
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REALDATA
+from data_paths import REALDATA
 from golden.harness import Step, check_golden, run_script
 
 RUN_FILES = ("results.json", "run.json")
