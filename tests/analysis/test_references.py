@@ -1,7 +1,10 @@
-"""Published reference tables and `medlens calibrate`."""
+"""Published reference tables (shipped, and a user's FILE.csv) and `medlens calibrate`: the
+tables as the papers print them, like-for-like checks (split, selection, item set) with their
+one-line refusals, and `--allow-partial`'s label."""
 
 from __future__ import annotations
 
+import csv
 import json
 import subprocess
 import sys
@@ -9,73 +12,135 @@ from pathlib import Path
 
 import pytest
 from scipy import stats
+from typer.testing import CliRunner
 
 from cli_runs import named_run
-from medlens.analysis.references import REFERENCE_NAMES, calibrate, find_reference, load_references
-from medlens.core.errors import SpecError
+from data_paths import REPO_ROOT
+from medlens.analysis.reference_tables import REFERENCE_NAMES, find_row, load_pair_table, load_reference
+from medlens.analysis.references import calibrate, selection_text
+from medlens.cli import app
+from medlens.core.errors import InputError, MedlensError, SpecError
 from provenance_fixture import write_choice_benchmark, write_gmai_choice_tsv, write_replay
+
+SHARED = REPO_ROOT.parent / "shared" / "references"
 
 
 @pytest.mark.parametrize("name", REFERENCE_NAMES)
-def test_every_table_loads_with_scores_in_unit_interval_and_a_source(name: str) -> None:
-    rows = load_references(name)
-    assert rows
-    for row in rows:
-        assert {"model", "score", "split", "source"} <= set(row)
-        assert 0.0 <= row["score"] <= 1.0
-        assert row["source"]
+def test_every_table_loads_with_a_citation_and_scores_in_range(name: str) -> None:
+    table = load_reference(name)
+    assert table.rows and table.citation and table.layout
+    for row in table.rows:
+        assert table.source_of(row) and row.split in ("val", "test") and row.selection == ""
+        assert all(v is None or -1.0 <= v <= 1.0 for v in row.values.values())
 
 
 def test_gmai_rows_are_the_published_leaderboard() -> None:
-    val = {row["model"]: row["score"] for row in load_references("gmai-val")}
-    test = {row["model"]: row["score"] for row in load_references("gmai-test")}
+    val = {row.model: row.values["overall"] for row in load_reference("gmai-val").rows}
+    test = {row.model: row.values["overall"] for row in load_reference("gmai-test").rows}
     assert val["GPT-4o"] == pytest.approx(0.5353) and test["GPT-4o"] == pytest.approx(0.5396)
-    # the README leaderboard lists Random as 25.70 (VAL) and 25.94 (TEST)
     assert val["Random"] == pytest.approx(0.2570) and test["Random"] == pytest.approx(0.2594)
     assert len(val) == len(test) == 30
 
 
-def test_unknown_reference_lists_the_known_names() -> None:
-    with pytest.raises(SpecError, match="known: gmai-val, gmai-test, medcmr, mmbu"):
-        load_references("gmai")
+def test_medcmr_and_mmbu_hold_the_full_main_tables() -> None:
+    medcmr = load_reference("medcmr")
+    assert len(medcmr.rows) == 7 and medcmr.columns == (
+        "SOD", "FDD", "SU", "TP", "CR", "LTG", "MSI", "mcq_all", "open_all")  # fmt: skip
+    gpt5 = find_row(medcmr, "gpt-5")
+    assert gpt5.values["SOD"] == pytest.approx(0.6608) and gpt5.values["open_all"] == pytest.approx(0.4870)
+    assert find_row(medcmr, "Medgemma-4B").text["medical"] == "yes"
+    assert medcmr.n_items == 20653 and medcmr.column_items == {"mcq_all": 16655, "open_all": 3998}
+    mmbu = load_reference("mmbu")
+    assert len(mmbu.rows) == 18 and len(mmbu.columns) == 12  # 17 models + Random, 4 tasks × 3
+    random = find_row(mmbu, "Random").values
+    assert [random[f"{t}_closed"] for t in ("unanchored", "box_anchored", "mask_anchored", "detection")] == [
+        0.199, 0.162, 0.183, 0.172]  # fmt: skip
+    assert random["unanchored_open"] is None
+    assert find_row(mmbu, "Qwen2.5-VL-3B").values["detection_delta"] == pytest.approx(-0.002)
+    pairs = load_pair_table()
+    assert len(pairs) == 6 and (pairs[0].adapted, pairs[0].change) == ("MedGemma-4B", 0.136)
 
 
-def test_model_with_two_rows_needs_a_split() -> None:
-    with pytest.raises(SpecError, match="mcq-all, open-all"):
-        find_reference("medcmr", "GPT-5")
-    assert find_reference("medcmr", "gpt-5", "mcq-all")["score"] == pytest.approx(0.5781)
+@pytest.mark.parametrize(("name", "shared"), [("medcmr", "medcmr_main.csv"), ("mmbu", "mmbu_main.csv")])
+def test_shipped_tables_equal_the_transcribed_csvs(name: str, shared: str) -> None:
+    path = SHARED / shared
+    if not path.is_file():
+        pytest.skip(f"{path} is absent (it ships beside the repository in shared/)")
+    table = load_reference(name)
+    scale = 100.0 if name == "medcmr" else 1.0
+    for raw in csv.DictReader(path.open(encoding="utf-8")):
+        row = find_row(table, raw["model"])
+        for column in table.columns:
+            expected = float(raw[column]) / scale if raw[column] else None
+            assert row.values[column] == (pytest.approx(expected) if expected is not None else None)
 
 
-def _run(tmp_path: Path, n: int, correct: int) -> Path:
+def write_table(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_users_table_is_read_and_bad_ones_name_line_and_column(tmp_path: Path) -> None:
+    table = load_reference(str(write_table(tmp_path / "mine.csv", "model,split,selection,source,overall\n"
+                                           "Mine,val,,my lab,61.5\nTheirs,val,,,\n")))  # fmt: skip
+    assert table.layout == "gmai" and table.scale == 100.0 and table.benchmarks == ()
+    assert find_row(table, "mine").values["overall"] == pytest.approx(0.615)
+    with pytest.raises(InputError, match=r"nomodel\.csv, line 1: no 'model' column"):
+        load_reference(str(write_table(tmp_path / "nomodel.csv", "name,split,selection,overall\nx,val,,1\n")))
+    with pytest.raises(InputError, match=r"text\.csv, line 3, column 'overall': 'high' is not a number"):
+        load_reference(str(write_table(tmp_path / "text.csv", "model,split,selection,overall\na,val,,1\nb,val,,high\n")))
+    with pytest.raises(InputError, match=r"twice\.csv, line 3, column 'model': 'a' again"):
+        load_reference(str(write_table(tmp_path / "twice.csv", "model,split,selection,overall\na,val,,1\na,val,,2\n")))
+    with pytest.raises(SpecError, match="unknown reference"):
+        load_reference("gmai")
+
+
+def _gmai_run(tmp_path: Path, n: int, correct: int, *extra: str, name: str = "r") -> Path:
     bench = write_gmai_choice_tsv(tmp_path / "data", n)
     replay = write_replay(tmp_path / "data", n, correct)
-    return named_run(f"gmai:{bench}", f"replay:{replay}", tmp_path / "runs", "r")
-
-
-def test_published_scores_of_another_benchmark_are_refused(tmp_path: Path) -> None:
-    bench = write_choice_benchmark(tmp_path / "data", 10)
-    replay = write_replay(tmp_path / "data", 10, 5)
-    run = named_run(f"jsonl:{bench}", f"replay:{replay}", tmp_path / "runs", "j")
-    with pytest.raises(SpecError, match="not be comparable"):
-        calibrate(run, "gmai-val", "GPT-4o")
+    return named_run(f"gmai:{bench}", f"replay:{replay}", tmp_path / "runs", name, *extra)
 
 
 def test_calibrate_reproduces_within_the_reported_interval(tmp_path: Path) -> None:
-    run = _run(tmp_path, 100, 54)
+    run = _gmai_run(tmp_path, 100, 54)
     result = calibrate(run, "gmai-val", "GPT-4o")
-    # The interval every medlens report prints for independent 0/1 scores: Wilson with
-    # continuity correction (issue 11), as scipy computes it.
     lo, hi = stats.binomtest(54, 100).proportion_ci(method="wilsoncc")
     assert result["run_score"]["ci"] == pytest.approx([lo, hi])
     assert result["difference"] == pytest.approx(0.54 - 0.5353)
     assert result["difference_ci"] == pytest.approx([lo - 0.5353, hi - 0.5353])
-    assert result["reproduces"] is True
+    assert result["reproduces"] is True and result["comparable"] is True
+    assert result["reference"]["column"] == "overall" and result["score_source"] == "rules"
     far = calibrate(run, "gmai-val", "random")
     assert far["reproduces"] is False and far["difference"] == pytest.approx(0.54 - 0.2570)
 
 
-def test_calibrate_a_medcmr_row_scores_only_its_slice(tmp_path: Path) -> None:
-    """Med-CMR's "MCQ All" row is the closed items of a Med-CMR run."""
+def test_a_val_run_against_the_test_column_is_refused(tmp_path: Path) -> None:
+    run = _gmai_run(tmp_path, 40, 20)
+    with pytest.raises(MedlensError, match="split val, the published rows are on test"):
+        calibrate(run, "gmai-test", "GPT-4o")
+    labelled = calibrate(run, "gmai-test", "GPT-4o", allow_partial=True)
+    assert labelled["not_comparable"] == "not comparable: split val, the published rows are on test"
+    assert labelled["reproduces"] is False
+
+
+def test_a_slice_or_a_partial_run_is_not_the_published_number(tmp_path: Path) -> None:
+    sliced = _gmai_run(tmp_path, 60, 30, "--sample", "38", name="sampled")
+    with pytest.raises(MedlensError, match="selection sample 38, seed 0, published on the whole split"):
+        calibrate(sliced, "gmai-val", "GPT-4o")
+    limited = _gmai_run(tmp_path, 60, 30, "--limit", "20", name="limited")
+    with pytest.raises(MedlensError, match="20 of 60 items scored"):
+        calibrate(limited, "gmai-val", "GPT-4o")
+
+
+def test_a_benchmark_of_another_family_is_refused(tmp_path: Path) -> None:
+    bench = write_choice_benchmark(tmp_path / "data", 10)
+    replay = write_replay(tmp_path / "data", 10, 5)
+    run = named_run(f"jsonl:{bench}", f"replay:{replay}", tmp_path / "runs", "j")
+    with pytest.raises(MedlensError, match="a jsonl run beside published gmai/vlmeval scores"):
+        calibrate(run, "gmai-val", "GPT-4o")
+
+
+def _medcmr_run(tmp_path: Path) -> Path:
     data = tmp_path / "data"
     data.mkdir()
     options = {"A": "a", "B": "b", "C": "c", "D": "d", "E": "e"}
@@ -83,26 +148,51 @@ def test_calibrate_a_medcmr_row_scores_only_its_slice(tmp_path: Path) -> None:
                          "answer": "A", "dimension": "SOD"}) for i in range(20)]  # fmt: skip
     (data / "medcmr.jsonl").write_text("\n".join(lines) + "\n")
     replay = write_replay(data, 20, 12)
-    run = named_run(f"medcmr:{data / 'medcmr.jsonl'}", f"replay:{replay}", tmp_path / "runs", "m")
-    result = calibrate(run, "medcmr", "GPT-5", "mcq-all")
+    return named_run(f"medcmr:{data / 'medcmr.jsonl'}", f"replay:{replay}", tmp_path / "runs", "m")
+
+
+def test_calibrate_a_medcmr_column_scores_only_its_items(tmp_path: Path) -> None:
+    run = _medcmr_run(tmp_path)
+    with pytest.raises(MedlensError, match="20 items, the published set has 20653"):
+        calibrate(run, "medcmr", "GPT-5", column="SOD")
+    result = calibrate(run, "medcmr", "GPT-5", column="SOD", allow_partial=True)
     assert result["run_score"]["n"] == 20 and result["run_score"]["score"] == pytest.approx(0.6)
-    assert result["difference"] == pytest.approx(0.6 - 0.5781)
+    assert result["difference"] == pytest.approx(0.6 - 0.6608)
+    assert "20 items in column SOD" not in result["not_comparable"]
+    mcq = calibrate(run, "medcmr", "GPT-5", column="mcq_all", allow_partial=True)
+    assert "20 items in column mcq_all, the published column has 16655" in mcq["not_comparable"]
+    with pytest.raises(SpecError, match="no item has kind=open"):
+        calibrate(run, "medcmr", "GPT-5", column="open_all", allow_partial=True)
+    with pytest.raises(SpecError, match="--column 'nope': GPT-5 in medcmr has SOD, FDD"):
+        calibrate(run, "medcmr", "GPT-5", column="nope")
 
 
-def test_calibrate_cli_json_and_bad_reference(tmp_path: Path) -> None:
-    run = _run(tmp_path, 100, 54)
-    command = [sys.executable, "-m", "medlens", "calibrate", str(run), "--reference"]
-    ok = subprocess.run(
-        [*command, "gmai-test", "--as", "GPT-4o", "--json"],
-        capture_output=True, text=True, timeout=120, check=True,
-    )  # fmt: skip
-    data = json.loads(ok.stdout)
-    assert data["reproduces"] is True and data["reference"]["score"] == pytest.approx(0.5396)
-    bad = subprocess.run(
-        [*command, "nope", "--as", "GPT-4o"], capture_output=True, text=True, timeout=120
+def test_selection_text_names_every_way_items_were_chosen() -> None:
+    spec = {"benchmark": {"spec": "mmbu:data?template=none&split=test"},
+            "selection": {"recipe": {"where": "modality=CT"}},
+            "subset": {"recipe": {"sample": 100, "stratify": ["task"], "seed": 1}}}  # fmt: skip
+    assert selection_text(spec, "task=x") == (
+        "loader options template=none; subset: sample 100 stratified by task, seed 1; "
+        "where modality=CT; board --where task=x"
     )
-    assert bad.returncode == 2
+    assert selection_text({"benchmark": {"spec": "gmai:x.tsv"}}) == ""
+
+
+def test_calibrate_cli_json_labels_and_one_line_refusals(tmp_path: Path) -> None:
+    run = _gmai_run(tmp_path, 100, 54)
+    command = [sys.executable, "-m", "medlens", "calibrate", str(run), "--reference"]
+    ok = subprocess.run([*command, "gmai-val", "--as", "GPT-4o", "--json"],
+                        capture_output=True, text=True, timeout=120, check=True)  # fmt: skip
+    assert json.loads(ok.stdout)["reproduces"] is True
+    bad = subprocess.run([*command, "gmai-test", "--as", "GPT-4o"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and bad.stdout == ""
     assert bad.stderr.strip().splitlines() == [
-        "medlens: error: --reference 'nope': unknown reference "
-        "(known: gmai-val, gmai-test, medcmr, mmbu)"
+        f"medlens: error: {run}: not comparable with reference gmai-test: split val, the published "
+        "rows are on test (--allow-partial keeps it, labelled 'not comparable')"
     ]
+    text = CliRunner().invoke(app, ["calibrate", str(run), "--reference", "gmai-test", "--as", "GPT-4o",
+                                    "--allow-partial"]).output  # fmt: skip
+    assert "not comparable: split val, the published rows are on test: no verdict on reproduction" in text
+    mine = write_table(tmp_path / "mine.csv", "model,split,selection,overall\nMine,val,,70\n")
+    own = CliRunner().invoke(app, ["calibrate", str(run), "--reference", str(mine), "--as", "Mine", "--json"])
+    assert own.exit_code == 0 and json.loads(own.stdout)["difference"] == pytest.approx(0.54 - 0.70)

@@ -142,16 +142,16 @@ def test_a_run_being_written_is_refused(demo_runs: dict[str, Path], tmp_path: Pa
 
 def test_references_are_shown_unranked_in_every_format(tmp_path: Path) -> None:
     """The published GMAI-MMBench VAL leaderboard (medlens.analysis.references) beside GMAI runs."""
-    from medlens.analysis.references import load_references
+    from medlens.analysis.references import load_reference
     from provenance_fixture import write_gmai_choice_tsv
 
     bench = f"gmai:{write_gmai_choice_tsv(tmp_path / 'data', 30)}"
     oracle = named_run(bench, "oracle", tmp_path / "runs", "oracle")
     first = named_run(bench, "first", tmp_path / "runs", "first")
-    published = load_references("gmai-val")
+    published = load_reference("gmai-val").rows
     args = [oracle, first, "--reference", "gmai-val"]
     board = board_json(*args)
-    assert [r["model"] for r in board["references"]] == [r["model"] for r in published]
+    assert [r["model"] for r in board["references"]] == [r.model for r in published]
     assert "GPT-4o" in [r["model"] for r in board["references"]]
     assert all(r["ranked"] is False for r in board["references"])
     assert sorted(m["run"] for m in board["models"]) == ["first", "oracle"]  # not among the ranks
@@ -171,7 +171,7 @@ def test_references_are_shown_unranked_in_every_format(tmp_path: Path) -> None:
 
 def test_references_of_another_benchmark_are_refused(demo_runs: dict[str, Path]) -> None:
     line = one_error_line(invoke_board(demo_runs["oracle"], "--reference", "gmai-val"))
-    assert "not be comparable" in line and "'demo'" in line
+    assert "not comparable with reference gmai-val" in line and "a demo run" in line
 
 
 def test_an_unknown_reference_is_one_line(demo_runs: dict[str, Path]) -> None:

@@ -16,6 +16,7 @@ from medlens.board.build import BoardOptions, _board
 from medlens.board.difficulty import difficulty, solved_ids_text
 from medlens.board.meta import read_meta
 from medlens.board.pairs import parse_pairs
+from medlens.board.published import Published
 from medlens.board.ranks import rank_intervals, ranks_of
 from medlens.core.errors import InputError, SpecError
 from medlens.report.board import render_board
@@ -45,7 +46,7 @@ def hostile_board() -> dict[str, Any]:
     aligned = aligned_of(scores, HOSTILE)
     options = BoardOptions(runs=[], by=["task"], pairs=f"{HOSTILE[2]}:{HOSTILE[1]}",
                            n_resamples=200)  # fmt: skip
-    return _board(aligned, options, [])
+    return _board(aligned, options, Published(None))
 
 
 def test_identical_runs_share_rank_one_in_every_resample() -> None:

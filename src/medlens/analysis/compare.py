@@ -12,14 +12,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from medlens.analysis.slices import key_label
+from medlens.analysis.slice_cells import key_label
 from medlens.core.errors import RunMismatchError, SpecError
 from medlens.stats.cells import one_image_note
 from medlens.stats.intervals import chance_corrected
+
+if TYPE_CHECKING:
+    from medlens.analysis.score_source import ScoreSource
 
 ADJUSTMENTS = ("holm", "bh", "none")
 """``--adjust`` names (``medlens.stats.multiplicity``)."""
@@ -98,11 +101,17 @@ class Comparison:
     settings: str = ""
     """How the runs' prompt / extraction / seed / parameters differ ("" when only model and
     probe do): such a difference is part of B − A."""
+    score_source: str = "rules"
+    coverage: tuple[dict[str, Any] | None, dict[str, Any] | None] = (None, None)
+    """Each run's judged coverage (``score_source.coverage_of``) under a judged source."""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "run_a": self.run_a,
             "run_b": self.run_b,
+            "score_source": self.score_source,
+            "coverage_a": self.coverage[0],
+            "coverage_b": self.coverage[1],
             "settings_differ": self.settings,
             "probe_a": self.probe_a,
             "probe_b": self.probe_b,
@@ -131,20 +140,27 @@ def compare_runs(
     n_resamples: int = 1000,
     seed: int = 0,
     adjust: str = "holm",
+    source: ScoreSource | None = None,
 ) -> Comparison:
     """Compare two run directories; refuses runs made on different benchmarks.
 
-    `adjust` (``holm``, ``bh`` or ``none``) sets how `p_adjusted` corrects each ``--by`` table.
+    `adjust` (``holm``, ``bh`` or ``none``) sets how `p_adjusted` corrects each ``--by`` table;
+    `source` (``--score``) which per-item scores are paired (judged ones: both runs need the
+    judge, and only items with a verdict in both runs are paired).
     """
     if adjust not in ADJUSTMENTS:
         raise SpecError(f"--adjust: unknown method {adjust!r} (use holm, bh or none)")
+    from medlens.analysis.score_source import RULES, sourced_run
     from medlens.analysis.score_table import score_table
     from medlens.runs.store import RunStore
 
+    source = source or RULES
     store_a, store_b = RunStore.open(run_a), RunStore.open(run_b)
     check_same_benchmark(run_a, store_a.run, run_b, store_b.run)
-    table_a = score_table(store_a.items(), store_a.records())
-    table_b = score_table(store_b.items(), store_b.records())
+    sourced_a = sourced_run(store_a.path, store_a.items(), store_a.records(), source)
+    sourced_b = sourced_run(store_b.path, store_b.items(), store_b.records(), source)
+    table_a = score_table(sourced_a.items, sourced_a.records)
+    table_b = score_table(sourced_b.items, sourced_b.records)
     ids_a = {i: n for n, i in enumerate(table_a.ids) if not np.isnan(table_a.score[n])}
     ids_b = {i: n for n, i in enumerate(table_b.ids) if not np.isnan(table_b.score[n])}
     shared = [i for i in table_a.ids if i in ids_a and i in ids_b]
@@ -174,6 +190,8 @@ def compare_runs(
         overall=paired_cell(paired, everything, (), n_resamples, seed),
         by={axis: by_axis(paired, axis, n_resamples, seed, adjust) for axis in axes},
         settings=_setting_differences(store_a.run["spec"], store_b.run["spec"]),
+        score_source=source.label,
+        coverage=(sourced_a.coverage, sourced_b.coverage),
     )
 
 

@@ -1,131 +1,238 @@
-"""Published reference scores shipped as package data, and calibration of a run against them.
+"""Which runs a published table speaks for, and calibration of a run against one row of it.
 
-Each table is ``medlens/data/references/<name>.csv`` with columns ``model, score, scale, split,
-metric, where, source``: the number exactly as published (``scale`` 100 for percentages), the
-metric it is, the slice of the benchmark it covers (``axis=value;axis=value``, empty = all
-items) and where it was published. :func:`load_references` returns scores in [0, 1].
+A run is comparable with a published table only like for like: the same split, the same item
+selection (none, unless the table states one: no ``run --where/--sample/--exclude``, no subset
+file, no loader option that selects items, no ``board --where``), every item of the published
+set scored (a ``--limit`` or unfinished run is not), the published item count and content hash
+when the table states them, and a benchmark of the table's family (its loaders, or items with
+the layout's axes in a ``jsonl:`` file). ``calibrate`` and ``board --reference`` refuse anything else with one line,
+unless ``--allow-partial``, which keeps the run and labels it ``not comparable: <reason>``.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-from importlib import resources
+from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from medlens.core.errors import SpecError
+from medlens.analysis.reference_tables import (
+    REFERENCE_NAMES,
+    ReferenceRow,
+    ReferenceTable,
+    find_row,
+    load_reference,
+)
+from medlens.core.errors import MedlensError, SpecError
 
-REFERENCE_NAMES = ("gmai-val", "gmai-test", "medcmr", "mmbu")
-REFERENCE_BENCHMARKS = {
-    "gmai-val": ("gmai", "vlmeval"),
-    "gmai-test": ("gmai", "vlmeval"),
-    "medcmr": ("medcmr",),
-    "mmbu": ("mmbu",),
-}
-"""The loaders whose runs a published table speaks for (VLMEvalKit TSVs may hold GMAI-MMBench)."""
+if TYPE_CHECKING:
+    from medlens.analysis.score_source import ScoreSource
+
+__all__ = ["REFERENCE_NAMES", "calibrate", "calibration_lines", "comparability", "load_reference"]
+
+NOT_COMPARABLE = "not comparable"
+
+
+def selection_text(spec: Mapping[str, Any], where: str = "") -> str:
+    """How the run's items were chosen from the split, in one line ("" when they were not)."""
+    from medlens.execution.selection import recipe_text
+
+    parts = []
+    bench = str((spec.get("benchmark") or {}).get("spec", ""))
+    options = [o for o in bench.partition("?")[2].split("&") if o and not o.startswith("split=")]
+    if options:
+        parts.append("loader options " + "&".join(options))
+    if spec.get("subset"):
+        parts.append("subset: " + recipe_text(spec["subset"].get("recipe", {})))
+    if spec.get("selection"):
+        parts.append(recipe_text(spec["selection"].get("recipe", {})))
+    if where.strip():
+        parts.append(f"board --where {where.strip()}")
+    return "; ".join(parts)
+
+
+def comparability(
+    table: ReferenceTable,
+    spec: Mapping[str, Any],
+    scored: int,
+    axes: Collection[str],
+    where: str = "",
+    split_rows: list[ReferenceRow] | None = None,
+) -> list[str]:
+    """Why a run is not comparable with `table` (empty: it is).
+
+    `scored`: items the run scored; `axes`: its items' axes (a layout's shape stands in for the
+    loader name); `split_rows`: the rows to compare with (default: every row of the table).
+    """
+    from medlens.analysis.paper_columns import missing_axes
+
+    bench = spec.get("benchmark") or {}
+    reasons = []
+    loader = str(bench.get("name", ""))
+    # a user's own file of the paper's shape (jsonl:) may hold the published items; any other
+    # loader holds another benchmark, whatever its axes
+    shaped = loader == "jsonl" and table.layout is not None and not missing_axes(table.layout, set(axes))
+    if table.benchmarks and loader not in table.benchmarks and not shaped:
+        reasons.append(f"a {loader} run beside published {'/'.join(table.benchmarks)} scores")
+    rows = split_rows if split_rows is not None else list(table.rows)
+    splits = sorted({row.split for row in rows})
+    if str(bench.get("split")) not in splits:
+        reasons.append(f"split {bench.get('split')}, the published rows are on {', '.join(splits)}")
+    chosen = selection_text(spec, where)
+    published = sorted({row.selection for row in rows})
+    if chosen not in published:
+        shown = ", ".join(p or "the whole split" for p in published)
+        reasons.append(f"selection {chosen or 'the whole split'}, published on {shown}")
+    n_items = int(bench.get("n_items") or 0)
+    if scored < n_items:
+        reasons.append(f"{scored} of {n_items} items scored (--limit, errors or unfinished)")
+    if table.n_items is not None and n_items != table.n_items:
+        reasons.append(f"{n_items} items, the published set has {table.n_items}")
+    hashes = {row.text["content_hash"] for row in rows if row.text.get("content_hash")}
+    if hashes and str(bench.get("content_hash")) not in hashes:
+        reasons.append(
+            f"content hash {str(bench.get('content_hash'))[:12]} is not the published set's"
+        )
+    return reasons
+
+
+def refusal(run: Path | str, table: ReferenceTable, reasons: list[str]) -> MedlensError:
+    return MedlensError(
+        f"{run}: not comparable with reference {table.name}: {'; '.join(reasons)} "
+        "(--allow-partial keeps it, labelled 'not comparable')"
+    )
+
+
+def label(reasons: list[str]) -> str | None:
+    """``not comparable: <reasons>`` (None when comparable): the label of every such row."""
+    return f"{NOT_COMPARABLE}: {'; '.join(reasons)}" if reasons else None
 
 
 def check_comparable(name: str, benchmark: str, where: Path | str) -> None:
-    """Refuse published scores of another benchmark beside a run (`board`, `calibrate`)."""
-    allowed = REFERENCE_BENCHMARKS.get(name, ())
-    if allowed and benchmark not in allowed:
+    """Refuse a published table of another benchmark family beside a run (its loader name)."""
+    table = load_reference(name)
+    if table.benchmarks and benchmark not in table.benchmarks:
         raise SpecError(
-            f"{where}: --reference {name} holds published {'/'.join(allowed)} scores, but the "
-            f"run is on {benchmark!r}; the numbers would not be comparable"
+            f"{where}: --reference {name} holds published {'/'.join(table.benchmarks)} scores, "
+            f"but the run is on {benchmark!r}; the numbers would not be comparable"
         )
-COLUMNS = ("model", "score", "scale", "split", "metric", "where", "source")
-
-
-def load_references(name: str) -> list[dict[str, Any]]:
-    """Rows of a published table: ``model``, ``score`` in [0, 1], ``split``, ``source`` (+ more)."""
-    if name not in REFERENCE_NAMES:
-        raise SpecError(
-            f"--reference {name!r}: unknown reference (known: {', '.join(REFERENCE_NAMES)})"
-        )
-    text = resources.files("medlens").joinpath(f"data/references/{name}.csv").read_text("utf-8")
-    rows = []
-    for number, raw in enumerate(csv.DictReader(io.StringIO(text)), start=2):
-        rows.append(_row(name, number, raw))
-    return rows
-
-
-def _row(name: str, line: int, raw: dict[str, str]) -> dict[str, Any]:
-    missing = [column for column in COLUMNS if raw.get(column) is None]
-    if missing:  # a packaging bug, not a user error: say exactly where
-        raise ValueError(f"references/{name}.csv, line {line}: missing {', '.join(missing)}")
-    score = float(raw["score"]) / float(raw["scale"])
-    if not 0.0 <= score <= 1.0:
-        raise ValueError(
-            f"references/{name}.csv, line {line}: score {raw['score']} outside 0..scale"
-        )
-    return {
-        "model": raw["model"],
-        "score": score,
-        "split": raw["split"],
-        "metric": raw["metric"],
-        "where": parse_where(raw["where"]),
-        "source": raw["source"],
-    }
-
-
-def parse_where(text: str) -> dict[str, str]:
-    """``axis=value;axis=value`` → mapping (empty text → every item)."""
-    pairs = [part.split("=", 1) for part in text.split(";") if part.strip()]
-    return {axis.strip(): value.strip() for axis, value in pairs}
-
-
-def find_reference(name: str, model: str, split: str | None = None) -> dict[str, Any]:
-    """The one row of table `name` for `model` (case-insensitive), narrowed by `split`."""
-    rows = load_references(name)
-    wanted = model.casefold()
-    matches = [row for row in rows if row["model"].casefold() == wanted]
-    if not matches:
-        known = ", ".join(sorted({row["model"] for row in rows}))
-        raise SpecError(f"--as {model!r}: no such model in reference {name} (known: {known})")
-    if split is not None:
-        matches = [row for row in matches if row["split"] == split]
-    if len(matches) != 1:
-        splits = ", ".join(row["split"] for row in rows if row["model"].casefold() == wanted)
-        raise SpecError(f"--as {model!r} in {name}: choose one with --split ({splits})")
-    return matches[0]
 
 
 def calibrate(
-    run_dir: Path | str, name: str, model: str, split: str | None = None
+    run_dir: Path | str,
+    reference: str,
+    model: str,
+    split: str | None = None,
+    column: str | None = None,
+    source: ScoreSource | None = None,
+    allow_partial: bool = False,
 ) -> dict[str, Any]:
     """Does the run reproduce the published score within its 95% CI, and by how much does it differ?"""
-    import numpy as np
-
-    from medlens.analysis.score_table import cell, score_table
+    from medlens.analysis.score_source import RULES, sourced_run
     from medlens.runs.store import RunStore
 
-    reference = find_reference(name, model, split)
+    table = load_reference(reference)
+    row = find_row(table, model, split)
+    name = _column(table, row, column)
     store = RunStore.open(run_dir)
-    check_comparable(name, str(store.run["spec"]["benchmark"].get("name", "")), store.path)
-    table = score_table(store.items(), store.records())
-    mask = np.ones(len(table.ids), dtype=bool)
-    for axis, value in reference["where"].items():
-        if axis not in table.meta:
-            raise SpecError(
-                f"{store.path}: items have no {axis!r} axis, which {name} {reference['split']} needs"
-            )
-        mask &= table.meta[axis] == value
-    run_cell = cell(table, mask)
-    if not run_cell["n"]:
+    items, records = store.items(), store.records()
+    axes = {key for item in items for key in item.meta} | {"kind"}
+    scored = sum(
+        1 for r in records.values() if r.get("error") is None and r.get("score") is not None
+    )
+    reasons = comparability(table, store.run["spec"], scored, axes, split_rows=[row])
+    if reasons and not allow_partial:
+        raise refusal(store.path, table, reasons)
+    run = sourced_run(store.path, items, records, source or RULES)
+    cell = column_cell(table, name, run.items, run.records, store.path)
+    reasons += _column_count(table, name, cell)
+    if reasons and not allow_partial:
+        raise refusal(store.path, table, reasons)
+    return _result(store.path.name, table, row, name, cell, run.source.label, reasons)
+
+
+def _column(table: ReferenceTable, row: ReferenceRow, column: str | None) -> str:
+    present = [c for c in table.columns if row.values.get(c) is not None]
+    if column is None:
+        defaults = [c for c in ("overall", "mcq_all", "unanchored_closed") if c in present]
+        if defaults or len(present) == 1:
+            return (defaults or present)[0]
         raise SpecError(
-            f"{store.path}: no scored item in {reference['split']} ({reference['where'] or 'all items'})"
+            f"--column: {table.name} has several columns; choose one ({', '.join(present)})"
         )
-    lo, hi = run_cell["ci"]
-    published = reference["score"]
+    if column not in present:
+        raise SpecError(
+            f"--column {column!r}: {row.model} in {table.name} has {', '.join(present)}"
+        )
+    return column
+
+
+def column_cell(
+    table: ReferenceTable, name: str, items: list[Any], records: dict[str, Any], where: Path
+) -> dict[str, Any]:
+    """n, score and CI of the run's items in column `name` of the table's layout."""
+    from medlens.analysis.paper_columns import layout_columns
+
+    columns = {c.name: c for c in layout_columns(table.layout)} if table.layout else {}
+    if name not in columns:
+        if name != "overall":
+            raise SpecError(f"--column {name!r}: medlens cannot tell which items it covers "
+                            "(a layout column or overall)")  # fmt: skip
+        from medlens.analysis.paper_columns import PaperColumn
+
+        columns[name] = PaperColumn("overall", (), "accuracy")
+    paper = columns[name]
+    if paper.metric == "delta":
+        raise SpecError(
+            f"--column {name}: a paired Δ; `medlens board --layout {table.layout}` prints it"
+        )
+    chosen = [i for i in items if paper.matches({**i.meta, "kind": i.kind})]
+    if not chosen:
+        axes = ", ".join(f"{a}={v}" for a, v in paper.where)
+        raise SpecError(f"{where}: no item has {axes}, which column {name} of {table.name} covers")
+    scored = [(i, records[i.id]) for i in chosen if i.id in records and records[i.id].get("score") is not None
+              and records[i.id].get("error") is None]  # fmt: skip
+    if not scored:
+        raise SpecError(f"{where}: no scored item in column {name} of {table.name}")
+    from medlens.scoring.mmbu import task_cell
+
+    cell = task_cell(scored)
+    return {"n": cell["n"], "items": len(chosen), "score": cell["value"], "ci": cell["ci"],
+            "judged": paper.judged}  # fmt: skip
+
+
+def _column_count(table: ReferenceTable, name: str, cell: dict[str, Any]) -> list[str]:
+    wanted = table.column_items.get(name)
+    if wanted is None or cell["items"] == wanted:
+        return []
+    return [f"{cell['items']} items in column {name}, the published column has {wanted}"]
+
+
+def _result(
+    run: str, table: ReferenceTable, row: ReferenceRow, column: str, cell: dict[str, Any],
+    source: str, reasons: list[str],
+) -> dict[str, Any]:  # fmt: skip
+    published = row.values[column]
+    assert published is not None
+    lo, hi = cell["ci"] if cell["ci"] else (cell["score"], cell["score"])
     return {
-        "run": store.path.name,
-        "reference": {**reference, "name": name},
-        "run_score": {"n": run_cell["n"], "score": run_cell["score"], "ci": [lo, hi]},
-        "difference": run_cell["score"] - published,
+        "run": run,
+        "reference": {
+            "name": table.name,
+            "model": row.model,
+            "split": row.split,
+            "selection": row.selection,
+            "column": column,
+            "score": published,
+            "source": table.source_of(row),
+        },
+        "score_source": source,
+        "run_score": {"n": cell["n"], "score": cell["score"], "ci": [lo, hi]},
+        "difference": cell["score"] - published,
         "difference_ci": [lo - published, hi - published],
-        "reproduces": bool(lo <= published <= hi),
-        "comparable": reference["metric"] == "accuracy",
+        "reproduces": bool(lo <= published <= hi) and not reasons,
+        "comparable": not reasons,
+        "not_comparable": label(reasons),
+        "same_metric": not cell["judged"] or source != "rules",
     }
 
 
@@ -134,18 +241,22 @@ def calibration_lines(result: dict[str, Any]) -> list[str]:
     ref, run = result["reference"], result["run_score"]
     lo, hi = run["ci"]
     dlo, dhi = result["difference_ci"]
-    verdict = "reproduces" if result["reproduces"] else "does NOT reproduce"
     lines = [
-        f"{result['run']} vs {ref['model']} ({ref['name']} {ref['split']}, {ref['metric']}): "
-        f"published {ref['score']:.4f}",
-        f"run: {run['score']:.4f} (95% CI {lo:.4f}–{hi:.4f}, n={run['n']})",
+        f"{result['run']} vs {ref['model']} ({ref['name']} {ref['split']}, column "
+        f"{ref['column']}): published {ref['score']:.4f}",
+        f"run ({result['score_source']} scores): {run['score']:.4f} (95% CI {lo:.4f}–{hi:.4f}, "
+        f"n={run['n']})",
         f"difference run − published: {result['difference']:+.4f} (95% CI {dlo:+.4f} to {dhi:+.4f})",
-        f"the run {verdict} the published number within its 95% CI",
-        f"source: {ref['source']}",
     ]
-    if not result["comparable"]:
+    if result["not_comparable"]:
+        lines.append(f"{result['not_comparable']}: no verdict on reproduction")
+    else:
+        verdict = "reproduces" if result["reproduces"] else "does NOT reproduce"
+        lines.append(f"the run {verdict} the published number within its 95% CI")
+    lines.append(f"source: {ref['source']}")
+    if not result["same_metric"]:
         lines.append(
-            f"caution: the published number is {ref['metric']}, the run's score is medlens's "
-            "rule score; they measure different things"
+            f"caution: the published {ref['column']} is an LLM judge's score, the run's is "
+            "medlens's rule score; they measure different things (--score judge:NAME)"
         )
     return lines

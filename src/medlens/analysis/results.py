@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from medlens.analysis.score_source import RULES, ScoreSource, sourced_run
 from medlens.analysis.score_table import ScoreTable, _nanmean, cell, score_table, secondary_cells
 from medlens.core.items import CANONICAL_AXES, Item
 from medlens.core.records import Record
@@ -136,6 +137,15 @@ def closed_open(table: ScoreTable, axes: Sequence[str]) -> dict[str, Any] | None
     return {"overall": delta(everything), "by": per_axis}
 
 
+def closed_scores(table: ScoreTable) -> tuple[np.ndarray, np.ndarray] | None:
+    """Rule scores and images of the scored closed items (for a judge's closed − open Δ CI)."""
+    kind = table.meta.get("answer_type")
+    if kind is None:
+        return None
+    chosen = table.scored & (kind == "closed")
+    return table.score[chosen], table.cluster[chosen]
+
+
 def gap_ci(table: ScoreTable, first: np.ndarray, second: np.ndarray) -> list[float] | None:
     """95% CI of mean(first) − mean(second) over scored items (``paired.difference_ci``)."""
     from medlens.stats.paired import difference_ci
@@ -203,11 +213,18 @@ def usage_totals(records: dict[str, Record]) -> dict[str, Any]:
     }
 
 
-def build_results(store: RunStore) -> dict[str, Any]:
-    """Every aggregate of the run; written to results.json and read by every report."""
+def build_results(store: RunStore, source: ScoreSource | None = None) -> dict[str, Any]:
+    """Every aggregate of the run; written to results.json and read by every report.
+
+    `source` (``--score``) chooses the per-item scores every aggregate reads (rules by
+    default, the only source results.json is written with); the judge sections and the usage
+    and health figures always read the run's own records.
+    """
     items = store.items()
     records = store.records()
-    table = score_table(items, records)
+    sourced = sourced_run(store.path, items, records, source or RULES)
+    items, records, run_items, run_records = sourced.items, sourced.records, items, records
+    table = score_table(items, records, sourced.scope)
     everything = np.ones(len(table.ids), dtype=bool)
     overall = cell(table, everything)
     axes = breakdown_axes(table)
@@ -228,6 +245,8 @@ def build_results(store: RunStore) -> dict[str, Any]:
         }
     results = {
         "run": store.path.name,
+        "score_source": sourced.source.label,
+        **({"score_coverage": sourced.coverage} if sourced.coverage else {}),
         "spec": spec,
         "has_answers": has_answers,
         "counts": {
@@ -243,14 +262,15 @@ def build_results(store: RunStore) -> dict[str, Any]:
         "closed_open": closed_open(table, axes),
         "box_image_gap": box_image_gap(table),
         "by": by_axis(table, axes),
-        "usage": usage_totals(records),
-        "health": run_health(records, store.damaged),
+        "usage": usage_totals(run_records),
+        "health": run_health(run_records, store.damaged),
     }
     from medlens.judges.results import judges_results
 
     results["judges"] = judges_results(
-        store.path, items, records, axes, str(spec["model"]), results["closed_open"]
-    )
+        store.path, run_items, run_records, axes, str(spec["model"]), results["closed_open"],
+        closed_scores(table if sourced.scope is None else score_table(run_items, run_records)),
+    )  # fmt: skip
     attach_protocol_sections(results, items, records)  # issue 15: corpus metrics, single/multi
     if spec.get("probe"):
         results["leakage_suspects"] = probe_suspects(spec["probe"], results)

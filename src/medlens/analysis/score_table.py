@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,16 +35,22 @@ class ScoreTable:
     """Secondary per-item metrics (jaccard, token_f1 …); NaN where an item has none."""
     secondary_random: dict[str, np.ndarray] = field(default_factory=dict)
     """Their chance levels per item (NaN: none, as for open answers)."""
+    scope: np.ndarray | None = None
+    """Under a judged score source (``--score judge:NAME|combined:NAME``): True for items of
+    the judge's scope, whose coverage (verdicts / scope) every cell reports; None for rules."""
 
     @property
     def scored(self) -> np.ndarray:
         return ~np.isnan(self.score)
 
 
-def score_table(items: Sequence[Item], records: dict[str, Record]) -> ScoreTable:
+def score_table(
+    items: Sequence[Item], records: dict[str, Record], scope: Collection[str] | None = None
+) -> ScoreTable:
     """Join items with their records (items without a record are left out).
 
     The item kind becomes the ``kind`` axis (unless a native field already has that name).
+    `scope`: the ids of a judged score source's scope (``analysis.score_source``).
     """
     rows = [(item, records[item.id]) for item in items if item.id in records]
     keys = sorted({k for item, _ in rows for k in item.meta})
@@ -73,6 +79,7 @@ def score_table(items: Sequence[Item], records: dict[str, Record]) -> ScoreTable
         secondary_random={
             name: np.array([number(c.get(name)) for c in chances], float) for name in names
         },
+        scope=None if scope is None else np.array([i.id in scope for i, _ in rows], dtype=bool),
     )
 
 
@@ -108,6 +115,10 @@ def cell(table: ScoreTable, mask: np.ndarray, spread: Spread | None = None) -> d
     out["error"] = int((mask & (table.status == "error")).sum()) / total if total else 0.0
     if table.secondary:
         out["secondary"] = secondary_cells(table, mask)
+    if table.scope is not None:
+        in_scope = mask & table.scope
+        out["coverage"] = {"verdicts": int((in_scope & table.scored).sum()),
+                           "scope": int(in_scope.sum())}  # fmt: skip
     return out
 
 

@@ -18,14 +18,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from medlens.analysis.slice_cells import Cell, key_label
 from medlens.core.errors import SpecError
 from medlens.core.where import Condition, check_axes
-from medlens.stats.cells import DEFAULT_MIN_N, is_small, one_image_note
-from medlens.stats.intervals import chance_corrected
+from medlens.stats.cells import DEFAULT_MIN_N, is_small
+
+__all__ = ["Cell", "SliceTable", "apply_where", "cube", "key_label", "load_slice_table"]
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from medlens.analysis.score_source import ScoreSource
     from medlens.analysis.score_table import ScoreTable
     from medlens.stats.intervals import Spread
     from medlens.stats.units import Units
@@ -35,12 +38,13 @@ CONFIDENCE = 0.95
 WORST_ALPHA = 0.05
 """Level of the Holm-adjusted test behind a worst cell's ``below_chance``."""
 # Internal column names cannot clash with metadata keys, which never start with "__".
-_SCORE, _VLMEVAL, _RANDOM, _STATUS, _CLUSTER = (
+_SCORE, _VLMEVAL, _RANDOM, _STATUS, _CLUSTER, _SCOPE = (
     "__score",
     "__vlmeval",
     "__random",
     "__status",
     "__cluster",
+    "__scope",
 )
 _RATES = ("unparsed", "refused", "empty")
 
@@ -54,77 +58,23 @@ class SliceTable:
     """Metadata keys available for grouping and filtering."""
     has_answers: bool = True
     """False for splits without gold answers (nothing can be scored)."""
-
-
-def key_label(key: Sequence[tuple[str, str]]) -> str:
-    """A cell's key as text, ``modality=CT, task=VQA``; the empty key is ``overall``."""
-    return ", ".join(f"{axis}={value}" for axis, value in key) or "overall"
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One cell of a cube: the items whose axes equal `key` (the overall cell has an empty key)."""
-
-    key: tuple[tuple[str, str], ...]
-    """(axis, value) pairs for the axes fixed in this cell, in the order the axes were asked."""
-    records: int
-    """Items with a record (scored, unscored and errored)."""
-    n: int
-    """Items with a score (errored items and items without gold are not scored)."""
-    score: float | None
-    ci: tuple[float, float] | None
-    random: float | None
-    vlmeval_score: float | None
-    unparsed: float
-    refused: float
-    empty: float
-    error: float
-    small: bool
-    """n is below the minimum, or the images are fewer than MIN_IMAGES: shown, marked, never
-    ranked among the worst cells nor flagged as leakage."""
-    images: int = 0
-    """Images (clusters) among the scored items."""
-    p_below_chance: float = 1.0
-    """One-sided p of score < chance (``intervals.chance_p``), before any adjustment."""
-    below_chance: bool | None = None
-    """Set on listed worst cells: True only when the Holm-adjusted test over every rankable
-    cell says the score lies below chance."""
-
-    @property
-    def label(self) -> str:
-        return key_label(self.key)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "key": dict(self.key),
-            "records": self.records,
-            "n": self.n,
-            "images": self.images,
-            "score": self.score,
-            "ci": list(self.ci) if self.ci else None,
-            "random": self.random,
-            "chance_corrected": chance_corrected(self.score, self.random),
-            "vlmeval_score": self.vlmeval_score,
-            "unparsed": self.unparsed,
-            "refused": self.refused,
-            "empty": self.empty,
-            "error": self.error,
-            "small": self.small,
-            "note": one_image_note(self.images),
-            **({} if self.below_chance is None else {"below_chance": self.below_chance}),
-        }
+    score_source: str = "rules"
+    """The ``--score`` source the scores come from (``analysis.score_source``)."""
 
 
 # -- building the table ------------------------------------------------------------------------
-def load_slice_table(run_dir: Path) -> SliceTable:
-    """The slice table of a run directory (items joined with their latest records)."""
+def load_slice_table(run_dir: Path, source: ScoreSource | None = None) -> SliceTable:
+    """The slice table of a run directory (items joined with their latest records), scored
+    by `source` (``--score``; rules by default)."""
+    from medlens.analysis.score_source import RULES, sourced_run
     from medlens.analysis.score_table import score_table
     from medlens.runs.store import RunStore
 
     store = RunStore.open(run_dir)
-    table = slice_table(score_table(store.items(), store.records()))
+    run = sourced_run(store.path, store.items(), store.records(), source or RULES)
+    table = slice_table(score_table(run.items, run.records, run.scope))
     has_answers = bool(store.run["spec"]["benchmark"].get("has_answers", True))
-    return SliceTable(table.table, table.axes, has_answers)
+    return SliceTable(table.table, table.axes, has_answers, run.source.label)
 
 
 def slice_table(scores: ScoreTable) -> SliceTable:
@@ -138,6 +88,8 @@ def slice_table(scores: ScoreTable) -> SliceTable:
         _STATUS: pa.array(scores.status.tolist(), type=pa.string()),
         _CLUSTER: pa.array([str(c) for c in scores.cluster.tolist()], type=pa.string()),
     }
+    if scores.scope is not None:
+        columns[_SCOPE] = pa.array(scores.scope, type=pa.bool_())
     for axis, values in scores.meta.items():
         columns[axis] = pa.array([v or None for v in values.tolist()], type=pa.string())
     return SliceTable(pa.table(columns), tuple(scores.meta))
@@ -158,7 +110,7 @@ def apply_where(table: SliceTable, conditions: Sequence[Condition]) -> SliceTabl
     kept = table.table.filter(mask)
     if kept.num_rows == 0 and table.table.num_rows:
         raise SpecError(no_match_message(table, conditions))
-    return SliceTable(kept, table.axes, table.has_answers)
+    return SliceTable(kept, table.axes, table.has_answers, table.score_source)
 
 
 def no_match_message(table: SliceTable, conditions: Sequence[Condition]) -> str:
@@ -228,6 +180,7 @@ def _group(
             count(*) FILTER (WHERE {_STATUS} <> 'error') AS answered,
             count(*) FILTER (WHERE {_STATUS} = 'error') AS errors,
             {", ".join(f"count(*) FILTER (WHERE {_STATUS} = '{r}') AS {r}" for r in _RATES)}
+            {_coverage_columns(table)}
           FROM rows GROUP BY {cube_clause} HAVING {present})""")
     stats = _columns(connection.sql("SELECT * FROM cells ORDER BY cell").to_arrow_table())
     join = " AND ".join(["c.gid = u.gid", *(f"c.{q} IS NOT DISTINCT FROM u.{q}" for q in quoted)])
@@ -251,6 +204,14 @@ def _group(
         )
     connection.close()
     return stats, _columns(units), by_value
+
+
+def _coverage_columns(table: SliceTable) -> str:
+    """Per-cell counts of a judged source's scope and of its items with a verdict."""
+    if _SCOPE not in table.table.column_names:
+        return ""
+    return (f", count(*) FILTER (WHERE {_SCOPE}) AS scope_n"
+            f", count({_SCORE}) FILTER (WHERE {_SCOPE}) AS verdicts_n")  # fmt: skip
 
 
 def _columns(table: pa.Table) -> dict[str, np.ndarray]:
@@ -324,6 +285,11 @@ def _cells(
                 small=is_small(n, images[i], min_n),
                 images=images[i],
                 p_below_chance=p_below[i],
+                coverage=(
+                    (int(columns["verdicts_n"][i]), int(columns["scope_n"][i]))
+                    if "scope_n" in columns
+                    else None
+                ),
             )
         )
     return sorted(cells, key=lambda c: (len(c.key), c.key))

@@ -12,11 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from medlens.core.errors import MedlensError, RunMismatchError
+
+if TYPE_CHECKING:
+    from medlens.analysis.score_source import ScoreSource
 
 ALIGN_MODES = ("same", "intersect")
 
@@ -54,10 +57,35 @@ class Aligned:
     """Per run: scored items left out because another run did not score them."""
     codes: dict[str, tuple[list[str], np.ndarray]] = field(default_factory=dict, compare=False)
     """Per axis: its values and each item's code (filled by ``board.axes.axis_values``)."""
+    source: str = "rules"
+    """The score source (``--score``) of `scores`."""
+    judged: JudgedCover | None = None
+    """Under a judged source: each run's scope and verdicts over every item of the benchmark."""
+    scored: dict[str, int] = field(default_factory=dict)
+    """Per run: items its rules scored (errored and ungraded items not)."""
 
     @property
     def n_images(self) -> int:
         return int(self.cluster.max(initial=-1)) + 1
+
+
+@dataclass(frozen=True)
+class JudgedCover:
+    """Which items of the benchmark each run's judge covers, for coverage per cell."""
+
+    meta: dict[str, np.ndarray]
+    """Axes of every item of the benchmark (not only the aligned ones), ``kind`` included."""
+    scope: dict[str, np.ndarray]
+    """Run → items of the judged scope (bool, item order of `meta`)."""
+    verdicts: dict[str, np.ndarray]
+    """Run → items of the scope with a verdict."""
+    coverage: dict[str, dict[str, Any]]
+    """Run → ``score_source.coverage_of`` (verdicts, scope, share, warning)."""
+
+    def cell(self, run: str, mask: np.ndarray) -> dict[str, int]:
+        """Verdicts / scope of `run` on the items of `mask` (over every item)."""
+        scope = self.scope[run] & mask
+        return {"verdicts": int((scope & self.verdicts[run]).sum()), "scope": int(scope.sum())}
 
 
 def open_runs(paths: Sequence[Path]) -> list[BoardRun]:
@@ -151,8 +179,19 @@ def run_scores(run: BoardRun) -> tuple[Any, np.ndarray]:
     return pa.array(list(kept), type=pa.string()), np.array(list(kept.values()), dtype=float)
 
 
-def align_runs(runs: Sequence[BoardRun], mode: str = "same", where: str = "") -> Aligned:
-    """The items every run scored, in the first run's item order, filtered by `where`."""
+def align_runs(
+    runs: Sequence[BoardRun],
+    mode: str = "same",
+    where: str = "",
+    source: ScoreSource | None = None,
+) -> Aligned:
+    """The items every run scored, in the first run's item order, filtered by `where`.
+
+    Under a judged `source` (``judge:NAME``, ``combined:NAME``) each run's scores come from its
+    judge (``board.judged``); items of a judged scope lacking a verdict in some run are left
+    out for all (counted in each run's coverage), while ``--align same`` still compares the
+    runs' rule-scored items, so runs on different items are refused as before.
+    """
     from medlens.core.errors import SpecError
 
     if mode not in ALIGN_MODES:
@@ -162,10 +201,19 @@ def align_runs(runs: Sequence[BoardRun], mode: str = "same", where: str = "") ->
     scored = [run_scores(run) for run in runs]
     positions, counts = _positions(list(items), scored)
     everywhere = np.all([p >= 0 for p in positions], axis=0) if positions else np.zeros(0, bool)
-    common = [i for i, keep in zip(items, everywhere.tolist(), strict=True) if keep]
     if mode == "same":
-        _refuse_different_items(runs, counts, len(common))
-    table = _item_table(items, common)
+        _refuse_different_items(runs, counts, int(everywhere.sum()))
+    rule_counts = {run.run: k for run, k in zip(runs, counts, strict=True)}
+    table = _item_table(items, list(items))
+    judged = None
+    if source is not None and source.judged:
+        from medlens.board.judged import judged_scores
+
+        scored, judged = judged_scores(runs, items, table.meta, scored, source)
+        positions, counts = _positions(list(items), scored)
+        everywhere = np.all([p >= 0 for p in positions], axis=0)
+    common = [i for i, keep in zip(items, everywhere.tolist(), strict=True) if keep]
+    table = _subset_table(table, everywhere)
     mask = _where_mask(table.meta, len(common), where)
     ids = np.asarray(common, dtype=object)[mask]
     if ids.size == 0:
@@ -185,6 +233,9 @@ def align_runs(runs: Sequence[BoardRun], mode: str = "same", where: str = "") ->
         random=table.random[mask],
         meta={k: v[mask] for k, v in table.meta.items()},
         dropped={run.run: k - len(common) for run, k in zip(runs, counts, strict=True)},
+        source=source.label if source is not None else "rules",
+        judged=judged,
+        scored=rule_counts,
     )
 
 
@@ -246,6 +297,21 @@ def _item_table(items: dict[str, Any], ids: Sequence[str]) -> Any:
     from medlens.analysis.score_table import score_table
 
     return score_table([items[i] for i in ids], {i: {} for i in ids})
+
+
+def _subset_table(table: Any, keep: np.ndarray) -> Any:
+    """The rows `keep` of an item table (``score_table``'s arrays)."""
+    from dataclasses import replace
+
+    return replace(
+        table,
+        ids=[i for i, k in zip(table.ids, keep.tolist(), strict=True) if k],
+        score=table.score[keep], vlmeval=table.vlmeval[keep], random=table.random[keep],
+        status=table.status[keep], cluster=table.cluster[keep],
+        meta={k: v[keep] for k, v in table.meta.items()},
+        secondary={k: v[keep] for k, v in table.secondary.items()},
+        secondary_random={k: v[keep] for k, v in table.secondary_random.items()},
+    )  # fmt: skip
 
 
 def _where_mask(meta: dict[str, np.ndarray], size: int, where: str) -> np.ndarray:

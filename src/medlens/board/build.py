@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from medlens.board.align import Aligned, BoardRun, align_runs, open_runs
+
+if TYPE_CHECKING:
+    from medlens.analysis.score_source import ScoreSource
+    from medlens.board.published import Published
 
 
 @dataclass(frozen=True)
@@ -25,15 +29,13 @@ class BoardOptions:
     min_n: int = 50
     n_resamples: int = 1000
     seed: int = 0
-
-
-def load_references(name: str) -> list[dict[str, Any]]:
-    """Published scores of other models (issue 16's provenance data), shown unranked."""
-    from medlens.analysis.references import load_references as published
-
-    rows = published(name)
-    return [{"model": r["model"], "score": r["score"], "split": r.get("split"),
-             "source": r.get("source"), "ranked": False} for r in rows]  # fmt: skip
+    layout: str | None = None
+    """``medcmr``, ``mmbu`` or ``gmai``: the paper's main table (``board.layouts``)."""
+    judge: str | None = None
+    """The judge whose verdicts score a layout's judged columns (``--judge NAME``)."""
+    score: ScoreSource | None = None
+    """``--score``, parsed (rules when None; ``combined:JUDGE`` with a layout's --judge)."""
+    allow_partial: bool = False
 
 
 def build_board(options: BoardOptions) -> dict[str, Any]:
@@ -42,37 +44,73 @@ def build_board(options: BoardOptions) -> dict[str, Any]:
 
     if not options.runs:
         raise SpecError("board: give at least one run directory")
+    if options.layout is not None:
+        from medlens.analysis.paper_columns import layout_columns
+
+        layout_columns(options.layout)  # an unknown layout fails before any run is read
+    source = board_source(options)
     runs = open_runs(options.runs)
-    references = []
-    if options.reference:
-        from medlens.analysis.references import check_comparable
-
-        for run in runs:
-            check_comparable(options.reference, str(run.spec["benchmark"].get("name", "")), run.path)
-        references = load_references(options.reference)
     if options.across:
-        return _across_board(runs, options, references)
-    aligned = align_runs(runs, options.align, options.where)
-    return _board(aligned, options, references)
+        return _across_board(runs, options)
+    aligned = align_runs(runs, options.align, options.where, source)
+    if options.layout is not None:
+        from medlens.board.layouts import check_layout
+
+        check_layout(options.layout, aligned)
+    from medlens.board.published import board_published
+
+    published = board_published(
+        aligned, options.reference, options.layout, options.where, options.allow_partial
+    )
+    return _board(aligned, options, published)
 
 
-def _board(
-    aligned: Aligned, options: BoardOptions, references: list[dict[str, Any]]
-) -> dict[str, Any]:
+def board_source(options: BoardOptions) -> ScoreSource:
+    """The board's score source: --score, or ``combined:JUDGE`` for a layout with --judge (the
+    closed columns by rules, the judged columns by the judge)."""
+    from medlens.analysis.score_source import RULES, ScoreSource
+    from medlens.core.errors import SpecError
+
+    score = options.score or RULES
+    if options.judge is not None and options.layout is None:
+        raise SpecError(
+            "--judge goes with --layout; without one use --score judge:NAME or combined:NAME"
+        )
+    if options.layout is not None and score.kind == "judge":
+        raise SpecError(f"--layout {options.layout} reads its closed columns by rules: use "
+                        f"--score combined:{score.judge} (or --judge {score.judge})")  # fmt: skip
+    if options.judge is None:
+        return score
+    if score.judged and score.judge != options.judge:
+        raise SpecError(f"--judge {options.judge} and --score {score.label} name different judges")
+    return ScoreSource("combined", options.judge)
+
+
+def _board(aligned: Aligned, options: BoardOptions, published: Published) -> dict[str, Any]:
+    """The board JSON. Over 60 lines: one entry per section of the board, in reading order."""
     from medlens.board import axes as axes_module
     from medlens.board import pairs as pairs_module
     from medlens.board.difficulty import difficulty
+    from medlens.board.published import reference_table_json
 
     axes_module.check_board_axes(aligned, options.by)
     pairs = pairs_module.parse_pairs(options.pairs, [r.run for r in aligned.runs])
     meta = _read_meta(options.meta)
     models, tied, test = _models(aligned, options)
+    for model in models:
+        if model["run"] in published.labels:
+            model["not_comparable"] = published.labels[model["run"]]
     by = axes_module.by_axis(aligned, options.by, options.min_n)
+    # Med-CMR's pairs are tested per answer form (its layout's pairs); an overall pair cell
+    # there would pool MCQ accuracy with judged open scores, which the layout never does.
+    board_pairs = [] if options.layout == "medcmr" else pairs
     pair_rows = pairs_module.pair_results(
-        aligned, pairs, options.by, options.n_resamples, options.seed
+        aligned, board_pairs, options.by, options.n_resamples, options.seed
     )
     board: dict[str, Any] = {
         "benchmark": aligned.runs[0].benchmark,
+        "score_source": aligned.source,
+        "coverage": aligned.judged.coverage if aligned.judged is not None else {},
         "where": options.where,
         "align": {"mode": options.align, "n": int(aligned.ids.size), "dropped": aligned.dropped},
         "models": models,
@@ -83,14 +121,37 @@ def _board(
         "by_chance": axes_module.axis_chance(aligned, options.by),
         "pairs": pair_rows,
         "pair_tests": pairs_module.pair_tests(pair_rows, options.by),
+        "pair_tests_by": pairs_module.pair_tests_by_axis(pair_rows, options.by) if board_pairs else {},
         "correlations": {},
         "win_shares": {},
         "difficulty": difficulty(aligned),
-        "references": references,
-    }
+        "references": published.models,
+        "reference": None if published.table is None else {
+            "name": published.table.name, "citation": published.table.citation},
+        "not_comparable": published.labels,
+    }  # fmt: skip
+    if published.table is not None and options.layout is None and not published.models:
+        board["reference_table"] = reference_table_json(published.table)
     if meta is not None:
         _add_meta(board, aligned, meta, options)
+    if options.layout is not None:
+        board["layout"] = _layout(aligned, options, published, pairs, meta)
     return board
+
+
+def _layout(
+    aligned: Aligned, options: BoardOptions, published: Published, pairs: list[tuple[str, str]],
+    meta: Any,
+) -> dict[str, Any]:  # fmt: skip
+    from medlens.board.layouts import LayoutContext, build_layout
+
+    judge = None
+    if aligned.source.startswith("combined:"):
+        judge = aligned.source.partition(":")[2]
+    context = LayoutContext(judge, published.table, published.labels, pairs, meta,
+                            options.n_resamples, options.seed)  # fmt: skip
+    assert options.layout is not None
+    return build_layout(options.layout, aligned, context, options.min_n)
 
 
 def _read_meta(path: Path | None) -> Any:
@@ -145,14 +206,15 @@ def _add_meta(board: dict[str, Any], aligned: Aligned, meta: Any, options: Board
     board["meta_file"] = str(meta.path)
 
 
-def _across_board(
-    runs: list[BoardRun], options: BoardOptions, references: list[dict[str, Any]]
-) -> dict[str, Any]:
+def _across_board(runs: list[BoardRun], options: BoardOptions) -> dict[str, Any]:
     from medlens.board.across import across
     from medlens.core.errors import SpecError
 
     unused = [flag for flag, value in (("--by", options.by), ("--pairs", options.pairs),
-                                        ("--meta", options.meta)) if value]  # fmt: skip
+                                        ("--meta", options.meta), ("--layout", options.layout),
+                                        ("--reference", options.reference),
+                                        ("--score", options.score and options.score.judged))
+              if value]  # fmt: skip
     if unused:
         raise SpecError(f"{unused[0]} does not apply to --across (one table: models × benchmarks)")
     matrix = across(runs, options.base, options.n_resamples, options.seed, options.where)
@@ -164,7 +226,7 @@ def _across_board(
         "pairs": [],
         "pair_tests": None,
         "correlations": {},
-        "references": references,
+        "references": [],
         "where": options.where,
         "across": matrix,
     }

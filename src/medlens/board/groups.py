@@ -1,10 +1,15 @@
 """Win shares between groups of models (a categorical --meta column: medical vs general).
 
-For groups A and B, every item and every model pair (a in A, b in B) is one comparison: a wins,
-ties or loses on that item. The win share is wins / (wins + losses), as MMBU reports medical
-models' wins over general ones per sub-modality. Its 95% CI resamples images (the same draw for
-every model pair, so the pairs' dependence is kept): percentile bootstrap of Σwins / Σdecided
-over the images with at least one decided comparison.
+Two shares, each named for what it is:
+
+- **per-item win share**: for groups A and B, every item and every model pair (a in A, b in B)
+  is one comparison: a wins, ties or loses on that item; the share is wins / (wins + losses).
+  Its 95% CI resamples images (the same draw for every model pair, so the pairs' dependence is
+  kept): percentile bootstrap of Σwins / Σdecided over the images with a decided comparison.
+- **per-value win share** (MMBU's 62.28%: "medical models win 62.28% of sub-modality
+  comparisons"): for every value of the sub-modality axis (else ``modality``) and every model
+  pair (a, b), one comparison of a's and b's mean score on that value's items (MMBU: F1); the
+  share is wins / comparisons (ties counted apart), beside the mean lead of a over b.
 """
 
 from __future__ import annotations
@@ -18,6 +23,9 @@ import numpy as np
 from medlens.board.align import Aligned
 from medlens.board.axes import axis_values
 from medlens.board.meta import MAX_GROUPS, ModelMeta
+
+SUBMODALITY_AXES = ("submodality", "sub_modality", "metadata_submodality", "modality")
+"""Where the sub-modality is found (MMBU's public split: ``metadata_submodality``), in order."""
 
 
 def win_shares(
@@ -70,6 +78,34 @@ def _group_pair(
         "models": [len(rows_a), len(rows_b)],
         "overall": _shares(aligned, wins, losses, everything, comparisons, n_resamples, seed)[0],
         "by": by,
+        "per_value": value_shares(aligned, rows_a, rows_b),
+    }
+
+
+def value_shares(aligned: Aligned, rows_a: list[int], rows_b: list[int]) -> dict[str, Any] | None:
+    """Share of (value, model pair) comparisons of mean scores that group A's model wins, over
+    the values of the sub-modality axis (see the module docstring); None without such an axis."""
+    axis = next((a for a in SUBMODALITY_AXES if a in aligned.meta), None)
+    if axis is None:
+        return None
+    values, codes = axis_values(aligned, axis)
+    keep = codes >= 0
+    n = np.bincount(codes[keep], minlength=len(values)).astype(float)
+    sums = np.stack([np.bincount(codes[keep], row[keep], minlength=len(values)) for row in aligned.scores])
+    present = n > 0
+    means = sums[:, present] / n[present]
+    leads = (means[rows_a][:, None, :] - means[rows_b][None, :, :]).ravel()
+    wins, losses = int((leads > 1e-12).sum()), int((leads < -1e-12).sum())
+    comparisons = int(leads.size)
+    return {
+        "axis": axis,
+        "values": int(present.sum()),
+        "comparisons": comparisons,
+        "wins": wins,
+        "ties": comparisons - wins - losses,
+        "losses": losses,
+        "win_share": wins / comparisons if comparisons else None,
+        "mean_lead": float(leads.mean()) if comparisons else None,
     }
 
 

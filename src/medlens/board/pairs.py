@@ -3,8 +3,9 @@
 Per pair: tuned − base with the paired CI, exact McNemar p and per-item win/tie/loss of
 :func:`medlens.analysis.compare.paired_cell` (what `medlens compare` prints for the same two runs), overall
 and per value of each --by axis. Across pairs: a sign test and a Wilcoxon signed-rank test over
-the differences of every pair × table cell (the per-axis cells when --by is given, the overall
-difference of each pair otherwise), as Med-CMR tests fine-tunes across its 7 dimensions.
+the differences of every pair × cell of one --by axis (one test per axis: two axes' cells hold
+the same items and are never pooled), or over each pair's overall difference without --by, as
+Med-CMR tests fine-tunes across its 7 dimensions.
 """
 
 from __future__ import annotations
@@ -91,28 +92,43 @@ def _axis_cells(
 
 
 def pair_tests(pairs: Sequence[dict[str, Any]], axes: Sequence[str]) -> dict[str, Any] | None:
-    """Sign and Wilcoxon tests over the differences of all pairs × cells."""
-    from medlens.stats.significance import sign_test, wilcoxon_test
-
+    """Sign and Wilcoxon tests over the differences of all pairs × the cells of the first
+    --by axis (every pair's overall difference without --by); see :func:`pair_tests_by_axis`
+    for one test per axis."""
     if not pairs:
         return None
     if axes:
-        differences = [
-            cell["difference"]
-            for pair in pairs
-            for axis in axes
-            for cell in pair["by"].get(axis, {}).values()
-        ]
-        over = "pairs × cells of " + ", ".join(axes)
-    else:
-        differences = [pair["overall"]["difference"] for pair in pairs]
-        over = "pairs (overall difference)"
-    sign, rank = sign_test(differences), wilcoxon_test(differences)
+        return pair_tests_by_axis(pairs, axes[:1])[axes[0]]
+    return differences_test(
+        [pair["overall"]["difference"] for pair in pairs], "pairs (overall difference)"
+    )
+
+
+def pair_tests_by_axis(
+    pairs: Sequence[dict[str, Any]], axes: Sequence[str]
+) -> dict[str, dict[str, Any]]:
+    """One test per --by axis over pairs × that axis's cells. The cells of two axes hold the
+    same items, so they are never pooled into one test as if they were independent pairs."""
     return {
-        "n": len(differences),
+        axis: differences_test(
+            [cell["difference"] for pair in pairs for cell in pair["by"].get(axis, {}).values()],
+            f"pairs × cells of {axis}",
+        )
+        for axis in axes
+    }
+
+
+def differences_test(differences: Sequence[float], over: str) -> dict[str, Any]:
+    """Sign and Wilcoxon signed-rank tests (scipy, two-sided, zeros dropped) of differences."""
+    from medlens.stats.significance import sign_test, wilcoxon_test
+
+    kept = [float(d) for d in differences if d == d]  # NaN: a cell one side lacks
+    sign, rank = sign_test(kept), wilcoxon_test(kept)
+    return {
+        "n": len(kept),
         "sign_p": sign["p"],
         "wilcoxon_p": rank["p"],
-        "median_difference": float(np.median(differences)) if differences else None,
+        "median_difference": float(np.median(kept)) if kept else None,
         "n_nonzero": sign["n"],
         "positive": sign["positive"],
         "negative": sign["negative"],

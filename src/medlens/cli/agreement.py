@@ -76,6 +76,14 @@ def _print_human(result: dict[str, Any]) -> None:
                           f"{_fmt(m['difference'], m['difference_ci'])}", highlight=False, soft_wrap=True)  # fmt: skip
         console.print(f"largest |people − judge| win-ratio difference: {_fmt(wins['largest_difference'])}",
                       highlight=False)  # fmt: skip
+        for name, d in (wins.get("dimensions") or {}).items():
+            console.print(f"  {name}: largest |people − judge| win-ratio difference "
+                          f"{_fmt(d['largest_difference'])} over {d['items']} items", highlight=False)  # fmt: skip
+        worst = wins.get("largest_dimension_difference")
+        if worst:
+            verdict = "within" if worst["within"] else "outside"
+            console.print(f"largest per-dimension difference: {worst['dimension']} {_fmt(worst['value'])}, "
+                          f"{verdict} Med-CMR's criterion ≤ {worst['criterion']}", highlight=False)  # fmt: skip
 
 
 def _print_judges(result: dict[str, Any]) -> None:

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from medlens.cli.common import command
+from medlens.cli.common import SCORE_HELP, command, print_warnings
 
 HELP = "Rank runs with rank intervals and tied groups; per-axis tables, pairs, correlations."
 
@@ -31,8 +31,20 @@ def board(
         Path | None, typer.Option("--meta", help="CSV with a run column and model metadata")
     ] = None,
     reference: Annotated[
-        str | None, typer.Option("--reference", help="Show published scores (unranked)")
+        str | None,
+        typer.Option("--reference", help="Published scores beside the runs: NAME or FILE.csv"),
     ] = None,
+    layout: Annotated[
+        str | None, typer.Option("--layout", help="A paper's main table: medcmr, mmbu or gmai")
+    ] = None,
+    judge: Annotated[
+        str | None, typer.Option("--judge", help="With --layout: the judge of the judged columns")
+    ] = None,
+    score: Annotated[str, typer.Option("--score", help=SCORE_HELP)] = "rules",
+    allow_partial: Annotated[
+        bool,
+        typer.Option("--allow-partial", help="Keep runs not comparable with --reference, labelled"),
+    ] = False,
     across: Annotated[
         bool, typer.Option("--across", help="Model × benchmark matrix (one run per pair)")
     ] = False,
@@ -58,9 +70,10 @@ def board(
 ) -> None:
     """`medlens board` (help: HELP).
 
-    Over 60 lines only because typer declares each of the 16 options in the signature; the
+    Over 60 lines only because typer declares each of the 20 options in the signature; the
     body checks the flags, builds the board and writes one output.
     """
+    from medlens.analysis.score_source import parse_score_source
     from medlens.board import BoardOptions, build_board
     from medlens.core.errors import MedlensError, SpecError
     from medlens.report.board import FORMATS, render_board
@@ -76,10 +89,14 @@ def board(
     options = BoardOptions(
         runs=list(runs), by=[a.strip() for a in by.split(",") if a.strip()], where=where,
         pairs=pairs, meta=meta, reference=reference, across=across, base=base, align=align,
-        min_n=min_n, n_resamples=resamples,
+        min_n=min_n, n_resamples=resamples, layout=layout, judge=judge,
+        score=parse_score_source(score), allow_partial=allow_partial,
     )  # fmt: skip
     result = build_board(options)
     _warn_on_mixed_environments(result, list(runs))
+    warnings = [c["warning"] for c in (result.get("coverage") or {}).values() if c.get("warning")]
+    print_warnings(warnings)
+    result["score_warnings"] = warnings
     rendered: str | bytes
     if as_json:
         rendered = json.dumps(_finite(result), ensure_ascii=False, allow_nan=False) + "\n"

@@ -150,3 +150,13 @@ def progress_bar(description: str, unit: str = "items") -> Progress:
         transient=False,
         refresh_per_second=4,
     )
+
+
+SCORE_HELP = "Scores to read: rules, judge:NAME (judged scope only) or combined:NAME"
+"""Help of every command's ``--score`` option (``analysis.score_source``)."""
+
+
+def print_warnings(warnings: list[str]) -> None:
+    """Warnings on stderr, one line each (stdout stays parseable)."""
+    for warning in warnings:
+        err_console.print(f"warning: {warning}", highlight=False, markup=False, soft_wrap=True)

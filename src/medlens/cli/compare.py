@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from medlens.cli.common import command, console, err_console
+from medlens.cli.common import SCORE_HELP, command, console, print_warnings
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -26,20 +26,23 @@ def compare(
     adjust: Annotated[
         str, typer.Option("--adjust", help="p_adjusted across a --by table: holm, bh or none")
     ] = "holm",
+    score: Annotated[str, typer.Option("--score", help=SCORE_HELP)] = "rules",
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout")] = False,
 ) -> None:
     """Compare two runs: B − A with paired CI, (image-level) McNemar p and win/tie/loss."""
     from medlens.analysis.compare import compare_runs
+    from medlens.analysis.score_source import parse_score_source
 
     axes = [a.strip() for a in by.split(",") if a.strip()]
     from medlens.runs.provenance import environment_notes
 
-    result = compare_runs(run_a, run_b, axes, adjust=adjust)
+    source = parse_score_source(score)
+    result = compare_runs(run_a, run_b, axes, adjust=adjust, source=source)
     notes = environment_notes([run_a, run_b])
-    for note in notes:
-        err_console.print(f"warning: {note}", highlight=False, markup=False, soft_wrap=True)
+    warnings = [c["warning"] for c in result.coverage if c and c.get("warning")]
+    print_warnings(notes + warnings)
     if as_json:
-        data = {**result.to_json(), "environment_differ": notes}
+        data = {**result.to_json(), "environment_differ": notes, "score_warnings": warnings}
         sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
         return
     _print_text(result)
@@ -51,6 +54,14 @@ def _print_text(result: Comparison) -> None:
     a_name = _name("A", result.run_a, result.probe_a)
     b_name = _name("B", result.run_b, result.probe_b)
     console.print(Text(f"{a_name}\n{b_name}"), soft_wrap=True)
+    if result.score_source != "rules":
+        from medlens.analysis.score_source import coverage_text, parse_score_source
+
+        covered = "; ".join(
+            f"{letter} {coverage_text(c)}" for letter, c in zip("AB", result.coverage, strict=True)
+        )
+        title = parse_score_source(result.score_source).title()
+        console.print(Text(f"{title}; {covered}"), soft_wrap=True)
     if result.settings:
         console.print(Text(f"note: the runs also differ in {result.settings}"), soft_wrap=True)
     if result.only_a or result.only_b:
@@ -60,9 +71,10 @@ def _print_text(result: Comparison) -> None:
     if result.overall.n == 0:
         console.print(Text("no items are scored in both runs (no gold answers, or disjoint runs)"))
         return
-    console.print(paired_table([result.overall], "overall"))
+    suffix = "" if result.score_source == "rules" else f" (scores: {result.score_source})"
+    console.print(paired_table([result.overall], "overall" + suffix))
     for axis, cells in result.by.items():
-        console.print(paired_table(cells, f"by {axis}", adjusted=True))
+        console.print(paired_table(cells, f"by {axis}{suffix}", adjusted=True))
     if result.by:
         method = next(iter(result.by.values()))[0].adjust if any(result.by.values()) else "none"
         console.print(Text(f"adj. p: p adjusted across each table ({method})"))

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from medlens.cli.common import command, console, err_console
+from medlens.cli.common import SCORE_HELP, command, console, err_console
 
 
 @command("export")
@@ -20,13 +20,15 @@ def export(
             "--output", "-o", help="File (one-file exports) or directory; default RUN/export"
         ),
     ] = None,
+    score: Annotated[str, typer.Option("--score", help=SCORE_HELP)] = "rules",
 ) -> None:
     """Export predictions: the GMAI-MMBench submission xlsx or VLMEvalKit result files."""
     from rich.text import Text
 
+    from medlens.analysis.score_source import parse_score_source
     from medlens.report.export import export_run, incomplete_warning, write_export
 
-    files = export_run(run, format)
+    files = export_run(run, format, parse_score_source(score))
     written = write_export(files, output or run / "export")
     for path in written:
         console.print(Text(str(path)))

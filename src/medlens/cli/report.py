@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from medlens.cli.common import command
+from medlens.cli.common import SCORE_HELP, command
 
 BINARY_FORMATS = ("xlsx",)
 
@@ -22,15 +22,18 @@ def report(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to this file")
     ] = None,
+    score: Annotated[str, typer.Option("--score", help=SCORE_HELP)] = "rules",
 ) -> None:
     """Report a run: overall and per-axis scores with CIs, baselines and failure rates."""
+    from medlens.analysis.score_source import parse_score_source
     from medlens.core.errors import MedlensError
     from medlens.report import render
     from medlens.runs.files import write_atomic
 
     if output is None and format in BINARY_FORMATS:  # before any work
         raise MedlensError(f"--format {format} is binary: give --output FILE")
-    rendered = render(run, format)
+    source = parse_score_source(score)
+    rendered = render(run, format, source)
     if output is None:
         if isinstance(rendered, bytes):
             raise MedlensError(f"--format {format} is binary: give --output FILE")

@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from medlens.cli.common import command, console
+from medlens.cli.common import SCORE_HELP, command, console, print_warnings
 
 if TYPE_CHECKING:
     from rich.table import Table
 
+    from medlens.analysis.score_source import ScoreSource
     from medlens.analysis.slices import Cell
 
 NO_ANSWERS = (
@@ -36,9 +37,11 @@ def slice_run(
     worst: Annotated[
         int, typer.Option("--worst", help="List the K worst cells with n ≥ min-n")
     ] = 0,
+    score: Annotated[str, typer.Option("--score", help=SCORE_HELP)] = "rules",
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout")] = False,
 ) -> None:
     """Slice a run: n, score, 95% CI, random baseline and unparsed rate per cell."""
+    from medlens.analysis.score_source import coverage_warnings, parse_score_source
     from medlens.analysis.slices import apply_where, cube, load_slice_table, worst_cells
     from medlens.core.where import parse_where
 
@@ -46,24 +49,29 @@ def slice_run(
         from medlens.core.errors import SpecError
 
         raise SpecError(f"--min-n {min_n} / --worst {worst}: expected --min-n ≥ 1, --worst ≥ 0")
-    table = load_slice_table(run)
+    source = parse_score_source(score)
+    table = load_slice_table(run, source)
     has_answers = table.has_answers
     axes = [a.strip() for a in by.split(",") if a.strip()]
     conditions = parse_where(where, table.axes)
     cells = cube(apply_where(table, conditions), axes, min_n=min_n)
     ranked = worst_cells(cells, worst, min_n) if worst else []
+    warnings = coverage_warnings(run, source, cells[0].coverage)
+    print_warnings(warnings)
     if as_json:
         payload = {
             "run": str(run),
+            "score_source": source.label,
             "by": axes,
             "where": where,
             "min_n": min_n,
             "cells": [c.to_json() for c in cells],
             "worst": [c.to_json() for c in ranked],
+            "score_warnings": warnings,
         }
         sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
         return
-    _print_text(cells, axes, ranked, min_n, where, None if has_answers else run, worst)
+    _print_text(cells, axes, ranked, min_n, where, None if has_answers else run, worst, source)
 
 
 def _print_text(
@@ -74,15 +82,22 @@ def _print_text(
     where: str,
     answers_missing_in: Path | None,
     worst: int = 0,
+    source: ScoreSource | None = None,
 ) -> None:
-    """Tables for a terminal; `answers_missing_in` is the run when its split has no answers."""
+    """Tables for a terminal; `answers_missing_in` is the run when its split has no answers.
+
+    Over 60 lines: one branch per part of the printout (heading, tables, notes)."""
     from rich.text import Text
 
+    from medlens.analysis.score_source import RULES
     from medlens.analysis.slices import cells_at
     from medlens.stats.cells import MIN_IMAGES, ONE_IMAGE
 
+    source = source or RULES
     overall = cells[0]
     heading = f"{overall.n} scored items" + (f" where {where}" if where else "")
+    if source.judged:
+        heading += f"; {source.title()}" + (f", {_coverage(overall)}" if overall.coverage else "")
     console.print(Text(heading), soft_wrap=True)
     if overall.n == 0:
         if answers_missing_in is not None:
@@ -91,13 +106,14 @@ def _print_text(
             message = NO_MATCH if overall.records == 0 else ALL_ERRORED
         console.print(Text(message), soft_wrap=True)
         return
+    suffix = f" ({source.title()})" if source.judged else ""
     if len(axes) == 2:
-        console.print(cross_table_view(cells, axes[0], axes[1], min_n))
+        console.print(cross_table_view(cells, axes[0], axes[1], min_n, suffix))
     for axis in axes if len(axes) > 1 else []:
-        console.print(cell_table(cells_at(cells, [axis]), f"by {axis}", min_n))
-    console.print(cell_table(cells_at(cells, axes), " × ".join(axes), min_n))
+        console.print(cell_table(cells_at(cells, [axis]), f"by {axis}{suffix}", min_n))
+    console.print(cell_table(cells_at(cells, axes), " × ".join(axes) + suffix, min_n))
     if ranked:
-        title = f"worst {len(ranked)} cells (n ≥ {min_n})"
+        title = f"worst {len(ranked)} cells (n ≥ {min_n}){suffix}"
         console.print(cell_table(ranked, title, min_n, named=True))
     elif worst:
         console.print(Text(f"worst cells: none has n ≥ {min_n} (see --min-n)"), soft_wrap=True)
@@ -128,7 +144,10 @@ def cell_table(cells: Sequence[Cell], title: str, min_n: int, named: bool = Fals
     from rich.text import Text
 
     table = Table(title=Text(title), title_justify="left")
-    names = ("cell", "n", "images", "score %", "95% CI", "random %", "unparsed %", "error %")
+    names: tuple[str, ...] = ("cell", "n", "images", "score %", "95% CI", "random %")
+    names += ("unparsed %", "error %")
+    judged = any(c.coverage is not None for c in cells)
+    names += ("verdicts / scope",) if judged else ()
     for name in names + (("below chance",) if named else ()):
         if name == "cell":
             table.add_column(name, overflow="fold", ratio=1, min_width=8)
@@ -147,12 +166,23 @@ def cell_table(cells: Sequence[Cell], title: str, min_n: int, named: bool = Fals
             percent(cell.random),
             percent(cell.unparsed),
             percent(cell.error),
+            *((_coverage(cell).removeprefix("coverage "),) if judged else ()),
             *below,
         )
     return table
 
 
-def cross_table_view(cells: Sequence[Cell], row_axis: str, column_axis: str, min_n: int) -> Table:
+def _coverage(cell: Cell) -> str:
+    from medlens.analysis.score_source import coverage_text
+
+    if cell.coverage is None:
+        return ""
+    return coverage_text(dict(zip(("verdicts", "scope"), cell.coverage, strict=True)))
+
+
+def cross_table_view(
+    cells: Sequence[Cell], row_axis: str, column_axis: str, min_n: int, suffix: str = ""
+) -> Table:
     """Score (n) for each row value × column value; small cells marked with *."""
     from rich.table import Table
     from rich.text import Text
@@ -160,7 +190,8 @@ def cross_table_view(cells: Sequence[Cell], row_axis: str, column_axis: str, min
     from medlens.analysis.slices import cross_table
 
     rows, columns, grid = cross_table(cells, row_axis, column_axis)
-    table = Table(title=Text(f"{row_axis} × {column_axis}: score % (n)"), title_justify="left")
+    title = f"{row_axis} × {column_axis}: score % (n){suffix}"
+    table = Table(title=Text(title), title_justify="left")
     table.add_column(Text(row_axis))
     for column in columns:
         table.add_column(Text(column), justify="right")

@@ -82,14 +82,23 @@ def judged_table(
     )
 
 
-def mean_ci(values: np.ndarray, clusters: np.ndarray) -> dict[str, Any]:
-    """n, mean and CI (`bootstrap.group_cis`) of the non-NaN values."""
+def mean_ci(values: np.ndarray, clusters: np.ndarray, top: float = 1.0) -> dict[str, Any]:
+    """n, mean and CI (`bootstrap.group_cis`) of the non-NaN values on the scale 0–`top`.
+
+    The interval is computed on values / top (its bounds are clipped to [0, 1]) and scaled
+    back, so a rubric dimension's 0–10 mean gets a CI inside [0, 10].
+    """
     kept = ~np.isnan(values)
     n = int(kept.sum())
     if not n:
         return {"n": 0, "score": None, "ci": None}
-    lo, hi = group_cis(values[kept], np.zeros(n, dtype=np.intp), clusters[kept])
-    return {"n": n, "score": float(values[kept].mean()), "ci": [float(lo[0]), float(hi[0])]}
+    lo, hi = group_cis(values[kept] / top, np.zeros(n, dtype=np.intp), clusters[kept])
+    return {"n": n, "score": float(values[kept].mean()),
+            "ci": [float(top * lo[0]), float(top * hi[0])]}  # fmt: skip
+
+
+RUBRIC_TOP = 10.0
+"""Rubric dimensions are rated 0–10 (the protocols' default scale)."""
 
 
 def slice_cell(table: JudgedTable, mask: np.ndarray) -> dict[str, Any]:
@@ -166,7 +175,7 @@ def self_agreement(table: JudgedTable, kind: str, repeats: int) -> dict[str, Any
     groups = np.array(clusters, dtype=object)
     out: dict[str, Any] = {"repeats": repeats, "agreement": mean_ci(np.array(per_item), groups)}
     if kind == "rubric":
-        out["mad"] = {d: mean_ci(np.array(v), groups) for d, v in per_dim.items()}
+        out["mad"] = {d: mean_ci(np.array(v), groups, RUBRIC_TOP) for d, v in per_dim.items()}
     return out
 
 
@@ -211,7 +220,9 @@ def judge_result(
         "scope": spec.get("scope"),
         "repeats": spec.get("repeats", 1),
         "overall": overall,
-        "dimensions": {d: mean_ci(v, table.cluster) for d, v in table.dimensions.items()},
+        "dimensions": {
+            d: mean_ci(v, table.cluster, RUBRIC_TOP) for d, v in table.dimensions.items()
+        },
         "by": by_axis(table, axes),
         "self_agreement": self_agreement(table, kind, int(spec.get("repeats", 1))),
         "replies": counts,
@@ -228,15 +239,17 @@ def judges_results(
     axes: Sequence[str],
     model_spec: str,
     closed_open: dict[str, Any] | None,
+    closed: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict[str, Any]:
-    """Every judge stage of the run (``{}`` when there is none)."""
+    """Every judge stage of the run (``{}`` when there is none); `closed`: the rule scores
+    and images of the closed items, for the CI of the judged closed − open Δ."""
     out: dict[str, Any] = {}
     for name in judge_names(run_dir):
         store = JudgeStore.open(judges_dir(run_dir) / name)
         entry = judge_result(store, items, records, axes, model_spec)
         table = entry.pop("_table")
         if closed_open is not None and protocol_kind(store.spec) != "choice":
-            entry["closed_open"] = judged_closed_open(table, closed_open)
+            entry["closed_open"] = judged_closed_open(table, closed_open, closed)
         out[name] = entry
     for names in comparable_judges(run_dir, out):
         agreement = inter_judge_agreement(run_dir, names)
@@ -259,8 +272,13 @@ def comparable_judges(run_dir: Path, judged: dict[str, Any]) -> list[list[str]]:
     return [names for names in groups.values() if len(names) >= 2]
 
 
-def judged_closed_open(table: JudgedTable, closed_open: dict[str, Any]) -> dict[str, Any]:
-    """closed (rules) − open (judged): the closed−open Δ with judged open scores."""
+def judged_closed_open(
+    table: JudgedTable,
+    closed_open: dict[str, Any],
+    closed_items: tuple[np.ndarray, np.ndarray] | None = None,
+) -> dict[str, Any]:
+    """closed (rules) − open (judged): the closed−open Δ with judged open scores, and its 95%
+    CI (``paired.difference_ci``, images as clusters) when the closed items are given."""
     kind = table.meta.get("answer_type")
     mask = (kind == "open") if kind is not None else np.zeros(len(table.ids), dtype=bool)
     opened = mean_ci(table.score[mask], table.cluster[mask])
@@ -273,7 +291,23 @@ def judged_closed_open(table: JudgedTable, closed_open: dict[str, Any]) -> dict[
         "open_ci": opened["ci"],
         "n_open": opened["n"],
         "delta": closed["closed"] - opened["score"] if both else None,
+        "delta_ci": _delta_ci(table, mask, closed_items) if both else None,
     }
+
+
+def _delta_ci(
+    table: JudgedTable, open_mask: np.ndarray, closed: tuple[np.ndarray, np.ndarray] | None
+) -> list[float] | None:
+    from medlens.stats.paired import difference_ci
+
+    if closed is None or not closed[0].size:
+        return None
+    kept = open_mask & ~np.isnan(table.score)
+    values = np.concatenate([closed[0], table.score[kept]])
+    clusters = np.concatenate([closed[1].astype(str), table.cluster[kept].astype(str)])
+    first = np.arange(values.size) < closed[0].size
+    ci = difference_ci(values, first, ~first, clusters)
+    return None if ci is None else [ci[0], ci[1]]
 
 
 def inter_judge_agreement(run_dir: Path, names: list[str]) -> dict[str, Any] | None:

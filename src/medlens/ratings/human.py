@@ -174,7 +174,7 @@ def _win_ratios(
         if nominal
         else {d: float(w) for d, w in (meta["protocol"].get("weights") or {}).items()}
     )
-    human_scores = []
+    human_scores, human_values = [], []
     for index in range(len(runs)):
         mean: dict[str, dict[str, float]] = defaultdict(dict)
         sums: dict[tuple[str, str], list[float]] = defaultdict(list)
@@ -186,5 +186,35 @@ def _win_ratios(
             mean[d][item] = sum(seen) / len(seen)
         dims = weights or {d: 1.0 for d in mean}
         human_scores.append(weighted_scores(mean, dims, 1.0 if nominal else RUBRIC_TOP))
+        human_values.append(mean)
     judge_scores = [judged_item_scores(run, judge) for run in runs]
-    return win_ratios([str(r) for r in runs], human_scores, judge_scores)
+    names = [str(r) for r in runs]
+    out = win_ratios(names, human_scores, judge_scores)
+    out.update(dimension_win_ratios(names, human_values, [judged_values(run, judge)[0] for run in runs]))
+    return out
+
+
+WIN_RATIO_CRITERION = 0.0449
+"""Med-CMR's acceptance criterion: the largest per-dimension |people − judge| win-ratio gap."""
+
+
+def dimension_win_ratios(
+    names: Sequence[str],
+    human: Sequence[Mapping[str, Mapping[str, float]]],
+    judge: Sequence[Mapping[str, Mapping[str, float]]],
+) -> dict[str, Any]:
+    """Med-CMR's judge validation: the win ratios per rubric dimension (people vs the judge on
+    the items rated in every run), and the largest per-dimension difference against 0.0449."""
+    dimensions = sorted(set.intersection(*(set(h) for h in human)) & set(judge[0]))
+    per_dimension = {
+        d: win_ratios(names, [h[d] for h in human], [j.get(d, {}) for j in judge])
+        for d in dimensions
+    }
+    gaps = {d: r["largest_difference"] for d, r in per_dimension.items() if r["largest_difference"] is not None}
+    largest = max(gaps, key=lambda d: gaps[d]) if gaps else None
+    return {
+        "dimensions": per_dimension,
+        "largest_dimension_difference": None if largest is None else {
+            "dimension": largest, "value": gaps[largest], "criterion": WIN_RATIO_CRITERION,
+            "within": gaps[largest] <= WIN_RATIO_CRITERION},
+    }  # fmt: skip

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from medlens.core.errors import SpecError
 from medlens.runs.store import RunStore
+
+if TYPE_CHECKING:
+    from medlens.analysis.score_source import ScoreSource
 
 FORMATS: dict[str, str] = {
     "text": "medlens.report.text:render_text",
@@ -19,22 +22,25 @@ FORMATS: dict[str, str] = {
 }
 
 
-def load_results(run_dir: Path | str) -> dict[str, Any]:
+def load_results(run_dir: Path | str, score: ScoreSource | str | None = None) -> dict[str, Any]:
     """Every aggregate of a run (the content of results.json), derived afresh from its directory.
 
-    Reading never modifies the run: results.json is written only by `run` (under its lock).
+    `score`: the score source (``"rules"``, ``"judge:NAME"``, ``"combined:NAME"`` or a parsed
+    one; see ``medlens.analysis.score_source``). Reading never modifies the run: results.json
+    is written only by `run` and `judge` (under the run's lock), with rule scores.
     """
     from medlens.analysis.results import build_results
+    from medlens.analysis.score_source import parse_score_source
 
-    return build_results(RunStore.open(Path(run_dir)))
+    return build_results(RunStore.open(Path(run_dir)), parse_score_source(score))
 
 
-def render(run_dir: Path, fmt: str) -> str | bytes:
+def render(run_dir: Path, fmt: str, score: ScoreSource | None = None) -> str | bytes:
     """The report of the run at `run_dir` in format `fmt` (str for text formats, bytes for xlsx)."""
     target = FORMATS.get(fmt)
     if target is None:
         raise SpecError(f"unknown report format {fmt!r} (known: {', '.join(FORMATS)})")
     module_name, _, attr = target.partition(":")
     renderer = getattr(importlib.import_module(module_name), attr)
-    output: str | bytes = renderer(Path(run_dir))
+    output: str | bytes = renderer(Path(run_dir), score)
     return output

@@ -5,7 +5,8 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from medlens.report.board_sections import BoardTable, board_tables, board_title
+from medlens.report.board_layout import all_tables
+from medlens.report.board_sections import BoardTable, board_title
 
 FORMATS = ("text", "md", "html", "xlsx")
 
@@ -34,7 +35,7 @@ def render_text(board: dict[str, Any], width: int | None = None) -> str:
     buffer = io.StringIO()
     console = Console(file=buffer, width=width or 120, color_system=None, soft_wrap=False)
     console.print(Text(board_title(board)), soft_wrap=True)
-    for section in board_tables(board):
+    for section in all_tables(board):
         table = Table(title=Text(section.title), title_justify="left")
         for i, header in enumerate(section.headers):
             if i < section.text_columns:
@@ -53,7 +54,7 @@ def render_markdown(board: dict[str, Any]) -> str:
     from medlens.report.md_format import md_text, table
 
     parts = [f"# {md_text(board_title(board))}"]
-    for section in board_tables(board):
+    for section in all_tables(board):
         rows = [[md_text(cell[0]) for cell in row] for row in section.rows]
         headers = [md_text(h) for h in section.headers]
         parts.append(
@@ -75,7 +76,7 @@ def render_xlsx(board: dict[str, Any]) -> bytes:
     first.title = "board"
     write_rows(first, [(board_title(board),)])
     used = {"board"}
-    for section in board_tables(board):
+    for section in all_tables(board):
         sheet = workbook.create_sheet(sheet_name(section.key, used))
         write_rows(sheet, _sheet_rows(section))
     if not board.get("across"):

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from medlens.report.board_sections import BoardTable, board_tables, board_title
+from medlens.report.board_layout import all_tables
+from medlens.report.board_sections import BoardTable, board_title
 from medlens.report.html_assets import SCRIPT, STYLE
 from medlens.report.html_format import esc, table_html
 
@@ -28,7 +29,7 @@ def render_html(board: dict[str, Any]) -> str:
     for axis, values in board.get("by", {}).items():
         if values:
             body.append(f"<h2>Heatmap by {esc(axis)}</h2>" + heatmap_svg(board, axis, values))
-    body += [_section(section) for section in board_tables(board)]
+    body += [_section(section) for section in all_tables(board)]
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'

@@ -80,6 +80,8 @@ def board_tables(board: dict[str, Any]) -> list[BoardTable]:
     if board.get("pair_correlations"):
         tables.append(pair_correlation_table(board["pair_correlations"]))
     tables += win_share_tables(board.get("win_shares") or {})
+    if board.get("reference_table"):
+        tables.append(published_table(board["reference_table"]))
     tables.append(difficulty_table(board["difficulty"]))
     return tables
 
@@ -100,6 +102,7 @@ def models_table(board: dict[str, Any]) -> BoardTable:
     rows = []
     for m in board["models"]:
         flag = f" {SMALL}" if m["small"] else ""
+        flag += f" — {m['not_comparable']}" if m.get("not_comparable") else ""
         rows.append([
             t(m["name"] + flag, m["name"]), t(m["run"]), num(m["rank"]),
             t(f"{m['rank_ci'][0]}–{m['rank_ci'][1]}", m["rank_ci"][0]), num(m["n"]),
@@ -173,16 +176,21 @@ def pair_tables(board: dict[str, Any]) -> list[BoardTable]:
                 t(f"{c['wins']}/{c['ties']}/{c['losses']}", c["wins"]), p_cell(c["mcnemar_p"]),
             ])  # fmt: skip
     tables = [BoardTable("pairs", "Paired families (tuned − base)", headers, rows, text_columns=3)]
-    test = board["pair_tests"]
-    if test:
-        row = [t(test["over"]), num(test["n"]), num(test["n_nonzero"]),
-               t(f"{test['positive']}/{test['negative']}"), signed(test["median_difference"]),
-               p_cell(test["sign_p"]), p_cell(test["wilcoxon_p"]), p_cell(test["min_p"])]  # fmt: skip
+    tests = list((board.get("pair_tests_by") or {}).values()) or (
+        [board["pair_tests"]] if board["pair_tests"] else []
+    )
+    if tests:
+        rows = [[t(test["over"]), num(test["n"]), num(test["n_nonzero"]),
+                 t(f"{test['positive']}/{test['negative']}"), signed(test["median_difference"]),
+                 p_cell(test["sign_p"]), p_cell(test["wilcoxon_p"]), p_cell(test["min_p"])]
+                for test in tests]  # fmt: skip
         headers = ["differences over", "n", "non-zero", "+/−", "median Δ (points)", "sign p",
                    "Wilcoxon p", "smallest possible p"]  # fmt: skip
         notes = ["two-sided exact tests, zero differences dropped (scipy); "
-                 f"Wilcoxon: {test['wilcoxon_method']}"]  # fmt: skip
-        tables.append(BoardTable("pair tests", "Tests across pairs", headers, [row], notes))
+                 f"Wilcoxon: {tests[0]['wilcoxon_method']}"]  # fmt: skip
+        if len(tests) > 1:
+            notes.append("one test per axis: two axes' cells hold the same items, so they are never pooled")
+        tables.append(BoardTable("pair tests", "Tests across pairs", headers, rows, notes))
     return tables
 
 
@@ -242,8 +250,17 @@ def win_share_tables(shares: dict[str, Any]) -> list[BoardTable]:
                 rows.append([t(label), t(cell_label), num(c["items"]), num(c["wins"]),
                              num(c["ties"]), num(c["losses"]), pct(c["win_share"]),
                              ci_cell(c["ci"])])  # fmt: skip
+            per_value = e.get("per_value")
+            if per_value:
+                rows.append([t(label), t(f"per {per_value['axis']} value ({per_value['values']} values)"),
+                             t(""), num(per_value["wins"]), num(per_value["ties"]),
+                             num(per_value["losses"]), pct(per_value["win_share"]),
+                             t(f"mean lead {signed(per_value['mean_lead'])[0]} points")])  # fmt: skip
         notes = ["per-item comparisons of every model pair across the groups; "
                  "win share = wins / (wins + losses); CI: images resampled"]  # fmt: skip
+        if any(e.get("per_value") for e in entries):
+            notes.append("per value: each model pair's mean scores on each value compared; "
+                         "win share = wins / comparisons (MMBU's sub-modality share)")  # fmt: skip
         tables.append(BoardTable(f"wins {column}", f"Win shares by {column}", headers, rows,
                                  notes, 2))  # fmt: skip
     return tables
@@ -289,6 +306,16 @@ def references_only(board: dict[str, Any]) -> list[BoardTable]:
                        ["model", "score", "split", "source"], rows)]  # fmt: skip
 
 
+def published_table(table: dict[str, Any]) -> BoardTable:
+    """A published table shown on its own (its columns are not the board's overall score)."""
+    columns = table["columns"]
+    rows = [[t(r["model"]), *(pct(r["cells"].get(c, {}).get("value")) for c in columns)]
+            for r in table["rows"]]  # fmt: skip
+    notes = [f"source: {table['citation']}; unranked, not comparable with the board's overall "
+             "score (use --layout for the paper's own columns)"]  # fmt: skip
+    return BoardTable("published", f"Published table {table['name']}", ["model", *columns], rows, notes)
+
+
 def board_title(board: dict[str, Any]) -> str:
     if board.get("across"):
         return f"medlens board: {len(board['across']['models'])} models × " + ", ".join(
@@ -296,8 +323,10 @@ def board_title(board: dict[str, Any]) -> str:
         )
     bench = board["benchmark"]
     where = f", where {board['where']}" if board.get("where") else ""
+    source = board.get("score_source", "rules")
+    scores = f", scores {source}" if source != "rules" else ""
     return (
         f"medlens board: {bench.get('name')} ({bench.get('split')}), "
         f"{len(board['models'])} run{'s' if len(board['models']) != 1 else ''}, "
-        f"{board['align']['n']} items{where}"
+        f"{board['align']['n']} items{where}{scores}"
     )

@@ -22,6 +22,7 @@ from medlens.core.errors import MedlensError
 if TYPE_CHECKING:
     import pandas as pd
 
+    from medlens.analysis.score_source import ScoreSource
     from medlens.core.items import Item
     from medlens.core.records import Record
 
@@ -47,12 +48,18 @@ class ExportFile:
 SUBMISSION_KINDS = ("choice", "multi_choice")
 
 
-def export_run(run_dir: Path, fmt: str) -> list[ExportFile]:
-    """The files of export `fmt` for the run at `run_dir`."""
+def export_run(run_dir: Path, fmt: str, source: ScoreSource | None = None) -> list[ExportFile]:
+    """The files of export `fmt` for the run at `run_dir`; `source` (``--score``) sets the
+    ``hit`` of a VLMEvalKit result set (a GMAI submission holds predictions, no scores)."""
     from medlens.runs.store import RunStore
 
     if fmt not in EXPORT_FORMATS:
         raise MedlensError(f"unknown export format {fmt!r} (known: {', '.join(EXPORT_FORMATS)})")
+    if source is not None and source.judged and fmt == "gmai-submission":
+        raise MedlensError(
+            f"--score {source.label}: a gmai-submission holds predictions, not scores "
+            "(use --format vlmeval for judged hits)"
+        )
     store = RunStore.open(run_dir)
     items, records = store.items(), store.records()
     stem = Path(run_dir).resolve().name
@@ -74,6 +81,11 @@ def export_run(run_dir: Path, fmt: str) -> list[ExportFile]:
         return [ExportFile(f"{stem}_submission.xlsx", submission_xlsx(items, records))]
     if not store.run["spec"]["benchmark"].get("has_answers", True):
         raise MedlensError(f"{run_dir}: {NO_ANSWER_KEY}")
+    if source is not None and source.judged:
+        from medlens.analysis.score_source import sourced_run
+
+        run = sourced_run(store.path, items, records, source)
+        return vlmeval_result_set(run.items, run.records, stem, source.label)
     return vlmeval_result_set(items, records, stem)
 
 
@@ -165,11 +177,14 @@ def _xlsx(frame: pd.DataFrame) -> bytes:
     return frame_xlsx(frame)
 
 
-def result_table(items: Sequence[Item], records: dict[str, Record]) -> pd.DataFrame:
+def result_table(
+    items: Sequence[Item], records: dict[str, Record], source: str = "rules"
+) -> pd.DataFrame:
     """VLMEvalKit's per-item table: ``index, prediction, answer, hit, log`` then the rest.
 
     ``hit`` is the VLMEvalKit exact-matching score; an errored item (no output) is a miss, as
-    VLMEvalKit scores its failed-API predictions.
+    VLMEvalKit scores its failed-API predictions. Under a judged `source` (``judge:NAME``,
+    ``combined:NAME``) ``hit`` is the sourced score in [0, 1], empty without a verdict.
     """
     import pandas as pd
 
@@ -177,8 +192,12 @@ def result_table(items: Sequence[Item], records: dict[str, Record]) -> pd.DataFr
     for row in rows:
         record = records[str(row["index"])]
         compat = record.get("vlmeval") or {}
-        row["hit"] = int(compat.get("score") or 0)
-        row["log"] = _log(record, compat)
+        if source == "rules":
+            row["hit"] = int(compat.get("score") or 0)
+            row["log"] = _log(record, compat)
+        else:
+            row["hit"] = record.get("score")
+            row["log"] = f"{source}: " + ("no verdict" if row["hit"] is None else f"{row['hit']:g}")
     frame = pd.DataFrame(rows)
     # VLMEvalKit lower-cases every column except the option letters.
     frame.columns = [c if len(c) == 1 and c.isupper() else c.lower() for c in frame.columns]
@@ -214,10 +233,10 @@ def accuracy_csv(frame: pd.DataFrame) -> bytes:
 
 
 def vlmeval_result_set(
-    items: Sequence[Item], records: dict[str, Record], stem: str
+    items: Sequence[Item], records: dict[str, Record], stem: str, source: str = "rules"
 ) -> list[ExportFile]:
     """Per-item result xlsx plus one ``_acc.csv`` per breakdown the benchmark has."""
-    frame = result_table(items, records)
+    frame = result_table(items, records, source)
     if frame.empty:
         raise MedlensError("the run has no records yet: nothing to export")
     files = [ExportFile(f"{stem}_exact_matching_result.xlsx", _xlsx(frame))]

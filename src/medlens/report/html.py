@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from medlens.analysis.score_source import ScoreSource
 from medlens.analysis.slices import Cell
 from medlens.report.html_assets import SCRIPT, STYLE
 from medlens.report.html_format import Row, esc, safe_json, table_html
@@ -31,6 +32,7 @@ from medlens.report.sections import (
     percent_ci,
     secondary_text,
 )
+from medlens.report.source_label import source_suffix
 from medlens.stats.cells import DEFAULT_MIN_N, MIN_IMAGES
 
 MAX_OUTPUT_CHARS = 4000
@@ -40,10 +42,10 @@ BROWSER_AXES = 6
 PLOT_AXES = ("granularity", "department")
 
 
-def render(run_dir: Path) -> str:
+def render(run_dir: Path, score: ScoreSource | None = None) -> str:
     """The HTML report of the run at `run_dir`."""
     run_dir = Path(run_dir)
-    data = build_report(run_dir)
+    data = build_report(run_dir, score)
     from medlens.report.card import html_card, html_citations, protocol_card
 
     card = protocol_card(run_dir)
@@ -97,7 +99,7 @@ def overall_section(data: ReportData) -> str:
     secondary = secondary_text(data.results)
     extra = f'<p class="note">{esc(secondary)}</p>' if secondary else ""
     extra += "".join(f'<p class="note">{esc(line)}</p>' for line in protocol_lines(data.results))
-    return "<h2>Overall</h2>" + table + extra
+    return f"<h2>{esc('Overall' + source_suffix(data.results))}</h2>" + table + extra
 
 
 def closed_open_section(data: ReportData) -> str:
@@ -105,7 +107,8 @@ def closed_open_section(data: ReportData) -> str:
     if not rows:
         return ""
     headers = ("slice", "closed score (n)", "open score (n)", "closed − open (points) [95% CI]")
-    return "<h2>Closed vs open answers</h2>" + table_html(headers, rows)
+    title = esc("Closed vs open answers" + source_suffix(data.results))
+    return f"<h2>{title}</h2>" + table_html(headers, rows)
 
 
 def _number(value: float | None) -> float | str:
@@ -131,7 +134,7 @@ def axis_rows(rows: Sequence[AxisRow]) -> list[Row]:
 
 def axes_section(data: ReportData) -> str:
     headers = ("value", "n", "score", "95% CI", "random", "unparsed", "refused", "error", "images")
-    parts = ["<h2>Breakdowns</h2>"]
+    parts = [f"<h2>{esc('Breakdowns' + source_suffix(data.results))}</h2>"]
     for axis, rows in data.axes.items():
         parts.append(f"<h3>By {esc(axis)}</h3>" + table_html(headers, axis_rows(rows)))
     parts.append(

@@ -33,6 +33,10 @@ def signed(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:+.1f}"
 
 
+def _signed_ci(ci: Sequence[float]) -> str:
+    return f"[{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}]"
+
+
 SLICE_HEADERS = ("slice", "n", "judged", "95% CI", "rules", "judged − rules", "judge errors")
 
 
@@ -109,6 +113,7 @@ def judge_notes(name: str, entry: dict[str, Any]) -> list[str]:
         notes.append(
             f"closed (rules) {points(gap['closed'])} (n={gap['n_closed']}) vs open judged by "
             f"{name} {points(gap['open'])} (n={gap['n_open']}): Δ {signed(gap['delta'])} points"
+            + (f", 95% CI {_signed_ci(gap['delta_ci'])}" if gap.get("delta_ci") else "")
         )
     notes += [f"warning: {w}" for w in entry.get("warnings", [])]
     if entry.get("inter_judge"):

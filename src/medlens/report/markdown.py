@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from medlens.analysis.score_source import ScoreSource
 from medlens.analysis.slices import Cell
 from medlens.report.judges import markdown_section as judges_markdown
 from medlens.report.md_format import md_text, table
@@ -19,12 +20,13 @@ from medlens.report.sections import (
     percent_ci,
     secondary_text,
 )
+from medlens.report.source_label import source_suffix
 from medlens.stats.cells import DEFAULT_MIN_N, MIN_IMAGES
 
 
-def render(run_dir: Path) -> str:
+def render(run_dir: Path, score: ScoreSource | None = None) -> str:
     """The markdown report of the run at `run_dir`."""
-    data = build_report(Path(run_dir))
+    data = build_report(Path(run_dir), score)
     from medlens.report.card import markdown_card, markdown_citations, protocol_card
 
     card = protocol_card(Path(run_dir))
@@ -77,7 +79,8 @@ def overall_section(data: ReportData) -> str:
     secondary = secondary_text(data.results)
     extra = f"\n\n{md_text(secondary)}" if secondary else ""
     extra += "".join(f"\n\n{md_text(line)}" for line in protocol_lines(data.results))
-    return "## Overall\n\n" + table(headers, [row], right_from=0) + extra
+    title = md_text("Overall" + source_suffix(data.results))
+    return f"## {title}\n\n" + table(headers, [row], right_from=0) + extra
 
 
 def closed_open_section(data: ReportData) -> str:
@@ -85,7 +88,8 @@ def closed_open_section(data: ReportData) -> str:
     if not rows:
         return ""
     headers = ("slice", "closed score (n)", "open score (n)", "closed − open (points) [95% CI]")
-    return "## Closed vs open answers\n\n" + table(headers, rows)
+    title = md_text("Closed vs open answers" + source_suffix(data.results))
+    return f"## {title}\n\n" + table(headers, rows)
 
 
 def _above_random(score: float | None, random: float | None, ci: Sequence[float] | None) -> str:
@@ -125,7 +129,8 @@ def axes_section(data: ReportData) -> str:
         f"\\* n < {DEFAULT_MIN_N} or fewer than {MIN_IMAGES} images: wide CI, never ranked "
         "among the worst cells. A cell of one image speaks for that image's questions only."
     )
-    return "## Breakdowns\n\n" + "\n\n".join(tables) + "\n\n" + note
+    title = md_text("Breakdowns" + source_suffix(data.results))
+    return f"## {title}\n\n" + "\n\n".join(tables) + "\n\n" + note
 
 
 def worst_section(worst: Sequence[Cell]) -> str:

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from medlens.analysis.slices import MAX_AXES, Cell
 from medlens.execution.selection import provenance_rows
+from medlens.report.source_label import score_rows
 from medlens.stats.cells import DEFAULT_MIN_N, is_small
+
+if TYPE_CHECKING:
+    from medlens.analysis.score_source import ScoreSource
 
 PRIMARY_AXES = ("granularity", "department", "task", "modality")
 """The GMAI-MMBench lexical-tree axes, in the order the report shows them."""
@@ -83,13 +87,13 @@ class ReportData:
         return EXPORT_HINT.format(run=self.run)
 
 
-def build_report(run_dir: Path) -> ReportData:
-    """Rebuild results.json and derive every section of the report."""
+def build_report(run_dir: Path, score: ScoreSource | None = None) -> ReportData:
+    """Rebuild results.json and derive every section of the report (scores from `score`)."""
     import json
 
     from medlens.report import load_results
 
-    results = load_results(run_dir)
+    results = load_results(run_dir, score)
     run_json = json.loads((Path(run_dir) / "run.json").read_text(encoding="utf-8"))
     axes = _axis_rows(results)
     worst: list[Cell] = []
@@ -97,7 +101,7 @@ def build_report(run_dir: Path) -> ReportData:
     if results["has_answers"] and results["overall"]["n"]:
         # Benchmarks without the GMAI axes (VQA-RAD, SLAKE …) rank their own breakdowns.
         cube_axes = [a for a in PRIMARY_AXES if a in axes] or list(axes)[:MAX_AXES]
-        worst, heatmap = _cube_views(run_dir, cube_axes)
+        worst, heatmap = _cube_views(run_dir, cube_axes, score)
     return ReportData(
         run=str(run_dir),
         results=results,
@@ -133,6 +137,7 @@ def protocol_rows(results: dict[str, Any], run_json: dict[str, Any]) -> tuple[tu
         ("date", str(run_json.get("created", ""))),
         ("benchmark content hash", str(bench.get("content_hash", ""))[:16]),
         *provenance_rows(spec),
+        *score_rows(results),
     )
 
 
@@ -180,14 +185,14 @@ def _axis_row(value: str, cell: dict[str, Any]) -> AxisRow:
 
 
 def _cube_views(
-    run_dir: Path, axes: list[str]
+    run_dir: Path, axes: list[str], score: ScoreSource | None = None
 ) -> tuple[list[Cell], tuple[list[str], list[str], dict[tuple[str, str], Cell]] | None]:
     """Worst cells of the cube over the primary axes, and the department × granularity grid."""
     from medlens.analysis.slices import cross_table, cube, load_slice_table, worst_cells
 
     if not axes:
         return [], None
-    cells = cube(load_slice_table(run_dir), axes)
+    cells = cube(load_slice_table(run_dir, score), axes)
     worst = worst_cells(cells, WORST_K, DEFAULT_MIN_N)
     heatmap = None
     if all(a in axes for a in HEATMAP_AXES):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
@@ -13,7 +13,11 @@ from rich.text import Text
 
 from medlens.report import load_results
 from medlens.report.protocol_lines import protocol_lines, single_multi_line
+from medlens.report.source_label import source_lines, source_suffix
 from medlens.runs.health import health_lines
+
+if TYPE_CHECKING:
+    from medlens.analysis.score_source import ScoreSource
 
 SMALL_N = 50
 VLMEVAL_COLUMN_NOTE = (
@@ -23,9 +27,9 @@ VLMEVAL_COLUMN_NOTE = (
 )
 
 
-def render_json(run_dir: Path) -> str:
+def render_json(run_dir: Path, score: ScoreSource | None = None) -> str:
     """The results as one JSON object: overall, rates, by-axis cells and the rest of results.json."""
-    return json.dumps(load_results(run_dir), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(load_results(run_dir, score), indent=2, ensure_ascii=False) + "\n"
 
 
 def fmt(value: float | None, digits: int = 3) -> str:
@@ -36,9 +40,9 @@ def fmt_ci(ci: list[float] | None) -> str:
     return "–" if ci is None else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
 
 
-def render_text(run_dir: Path, width: int = 110) -> str:
+def render_text(run_dir: Path, score: ScoreSource | None = None, width: int = 110) -> str:
     """Summary tables for a terminal."""
-    results = load_results(run_dir)
+    results = load_results(run_dir, score)
     console = Console(file=io.StringIO(), width=width, force_terminal=False, color_system=None)
     for block in summary_blocks(results, run_dir):
         console.print(block)
@@ -68,6 +72,7 @@ def summary_blocks(results: dict[str, Any], run_dir: Path | None = None) -> list
         f"records {counts['records']}/{counts['items']}, errors {counts['errors']}"
         + (f", pending {counts['pending']}" if counts["pending"] else ""),
         *(Text(line) for line in health_lines(results.get("health"))),  # paths: no markup
+        *(Text(line) for line in source_lines(results)),
     ]
     blocks += [f"{name}: {value}" for name, value in provenance_rows(spec)]
     if not results["has_answers"]:
@@ -89,7 +94,7 @@ def summary_blocks(results: dict[str, Any], run_dir: Path | None = None) -> list
         )
     for axis, cells in results["by"].items():
         if len(cells) > 1:  # a one-value table would repeat the overall row
-            blocks.append(axis_table(axis, cells))
+            blocks.append(axis_table(axis, cells, source_suffix(results)))
     from medlens.report.judges import text_blocks
 
     blocks.extend(text_blocks(results))
@@ -140,7 +145,7 @@ def detail_lines(results: dict[str, Any]) -> list[str]:
 
 def overall_table(results: dict[str, Any]) -> Table:
     overall, rates = results["overall"], results["rates"]
-    table = Table(title="overall", title_justify="left")
+    table = Table(title="overall" + source_suffix(results), title_justify="left")
     for column in (
         "n",
         "images",
@@ -169,10 +174,10 @@ def overall_table(results: dict[str, Any]) -> Table:
     return table
 
 
-def axis_table(axis: str, cells: dict[str, dict[str, Any]]) -> Table:
+def axis_table(axis: str, cells: dict[str, dict[str, Any]], suffix: str = "") -> Table:
     from medlens.stats.cells import MIN_IMAGES
 
-    title = f"by {axis} (* n < {SMALL_N} or images < {MIN_IMAGES})"
+    title = f"by {axis} (* n < {SMALL_N} or images < {MIN_IMAGES}){suffix}"
     table = Table(title=title, title_justify="left")
     table.add_column(axis, justify="left", overflow="fold", max_width=40)
     columns = ("n", "images", "score", "95% CI", "random", "vlmeval", "unparsed", "refused")

@@ -13,12 +13,14 @@ from medlens.report.sections import ReportData, build_report, closed_open_cells
 if TYPE_CHECKING:
     from openpyxl import Workbook
 
+    from medlens.analysis.score_source import ScoreSource
 
-def render(run_dir: Path) -> bytes:
+
+def render(run_dir: Path, score: ScoreSource | None = None) -> bytes:
     """The report workbook: protocol, overall, one sheet per axis, worst cells, items."""
     from openpyxl import Workbook
 
-    data = build_report(Path(run_dir))
+    data = build_report(Path(run_dir), score)
     workbook = Workbook()
     protocol = workbook.active
     assert protocol is not None

@@ -249,19 +249,46 @@ def stamp_run(store: Any, model_spec: Spec, created: bool) -> None:
 def environment_notes(run_dirs: Sequence[Path | str]) -> list[str]:
     """One line per run whose environment or served model differs from the first run's
     (for `compare` and `board`; empty when they agree or were recorded before medlens did)."""
-    from medlens.runs.store import RunStore
+    from medlens.runs.store import read_run_file
 
-    stores = [RunStore.open(path) for path in run_dirs]
-    if len(stores) < 2:
+    if len(run_dirs) < 2:
         return []
-    first = stores[0]
+    paths = [Path(path) for path in run_dirs]
+    runs = [read_run_file(path) for path in paths]
+    first_served = served_values(paths[0])
     notes = []
-    for other in stores[1:]:
-        changes = run_differences(first.run, other.run)
-        changes += served_differences(first.records().values(), other.records().values())
+    for path, run in zip(paths[1:], runs[1:], strict=True):
+        changes = run_differences(runs[0], run)
+        changes += served_differences(first_served, served_values(path))
         if changes:
             notes.append(
-                f"{first.path.name} and {other.path.name} ran in different environments "
+                f"{paths[0].name} and {path.name} ran in different environments "
                 f"({'; '.join(changes)})"
             )
     return notes
+
+
+def served_values(run_dir: Path) -> list[dict[str, Any]]:
+    """Each record's ``served_model`` and ``system_fingerprint``: pyarrow reads only these two
+    fields (a board of 50 runs × 26,000 records would spend ~10 s parsing whole records); a
+    file it cannot read as a whole (a torn line, a resume's duplicates) goes through the store,
+    whose rules decide which line counts."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.json as pajson
+
+    from medlens.runs.store import RunStore
+
+    file = run_dir / "records.jsonl"
+    if not file.is_file():
+        return []
+    fields = [("id", pa.string()), ("served_model", pa.string()), ("system_fingerprint", pa.string())]
+    options = pajson.ParseOptions(explicit_schema=pa.schema(fields), unexpected_field_behavior="ignore")
+    try:
+        table = pajson.read_json(file, parse_options=options)
+        ids = table["id"].combine_chunks()
+        if ids.null_count == 0 and pc.count_distinct(ids).as_py() == len(ids):
+            return table.drop_columns(["id"]).to_pylist()
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
+        pass
+    return list(RunStore.open(run_dir).records().values())

@@ -1,0 +1,97 @@
+"""Published rows beside the board's runs: which table (``--reference NAME|FILE.csv``, or the
+layout's own), which of its rows (those of the board's split), and which runs are comparable.
+
+A run that is not like for like with the table (``analysis.references.comparability``) is
+refused when the table was asked for with ``--reference``, unless ``--allow-partial``; a
+layout's own table (shown without ``--reference``) and ``--allow-partial`` keep such runs,
+labelled ``not comparable: <reason>`` in every format.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from medlens.board.align import Aligned
+
+
+@dataclass(frozen=True)
+class Published:
+    table: Any
+    """``analysis.reference_tables.ReferenceTable`` (None: no published rows)."""
+    models: list[dict[str, Any]] = field(default_factory=list)
+    """Rows for the models table and the forest plot (a table with an ``overall`` column)."""
+    labels: dict[str, str] = field(default_factory=dict)
+    """Run → ``not comparable: <reason>``."""
+
+
+def layout_reference(layout: str | None, split: str) -> str | None:
+    """The published table a layout shows by default."""
+    if layout == "gmai":
+        return f"gmai-{split}" if split in ("val", "test") else None
+    return layout
+
+
+def board_published(
+    aligned: Aligned,
+    reference: str | None,
+    layout: str | None,
+    where: str,
+    allow_partial: bool,
+) -> Published:
+    from medlens.analysis.references import comparability, label, load_reference, refusal
+
+    split = str(aligned.runs[0].benchmark.get("split", ""))
+    name = reference or layout_reference(layout, split)
+    if name is None:
+        return Published(None)
+    table = load_reference(name)
+    if layout is not None:
+        _check_columns(table, layout)
+    rows = [row for row in table.rows if row.split == split] or list(table.rows)
+    axes = {*aligned.meta, "kind"}
+    labels = {}
+    for run in aligned.runs:
+        reasons = comparability(table, run.spec, aligned.scored.get(run.run, 0), axes, where, rows)
+        if reasons and reference is not None and not allow_partial:
+            raise refusal(run.path, table, reasons)
+        if reasons:
+            labels[run.run] = label(reasons) or ""
+    shown = _with_rows(table, rows)
+    models = []
+    if layout is None and "overall" in table.columns:
+        models = [{"model": r.model, "score": r.values["overall"], "split": r.split,
+                   "source": table.source_of(r), "ranked": False}
+                  for r in rows if r.values.get("overall") is not None]  # fmt: skip
+    return Published(shown, models, labels)
+
+
+def _with_rows(table: Any, rows: list[Any]) -> Any:
+    from dataclasses import replace
+
+    return replace(table, rows=tuple(rows))
+
+
+def _check_columns(table: Any, layout: str) -> None:
+    """A user's table beside a layout must hold that layout's columns only."""
+    from medlens.analysis.paper_columns import layout_columns
+    from medlens.core.errors import InputError
+
+    known = {c.name for c in layout_columns(layout)}
+    unknown = [c for c in table.columns if c not in known]
+    if unknown:
+        raise InputError(
+            table.name, "line 1",
+            f"column {unknown[0]!r} is not a column of --layout {layout} "
+            f"(its columns: {', '.join(c.name for c in layout_columns(layout))})",
+        )  # fmt: skip
+
+
+def reference_table_json(table: Any) -> dict[str, Any] | None:
+    """A published table with columns other than ``overall``, shown on its own (no layout)."""
+    from medlens.analysis.reference_tables import published_cells
+
+    if table is None:
+        return None
+    return {"name": table.name, "citation": table.citation, "columns": list(table.columns),
+            "rows": published_cells(table, table.columns)}  # fmt: skip

@@ -1,0 +1,172 @@
+"""Small Med-CMR- and MMBU-shaped benchmarks with replayed models of known correctness, and the
+per-item scores the loopback judge (``judge_server.verdict``) gives, computed by hand.
+
+Med-CMR: per capability dimension, ``MCQ_PER_DIM`` five-option questions (gold A) and
+``OPEN_PER_DIM`` open questions; two questions share each image. A model is a set of right
+items: its MCQ answer is the gold letter or B; its open answer the gold, a listed synonym (the
+rules miss it, the judge does not) or the negated gold (wrong for both).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from cli_runs import named_run
+
+DIMENSIONS = ("SOD", "FDD", "SU", "TP", "CR", "LTG", "MSI")
+OPTIONS = {"A": "effusion", "B": "nodule", "C": "fracture", "D": "normal", "E": "mass"}
+GOLDS = ("pneumoperitoneum", "femur", "cardiomegaly")
+SYNONYM = {"pneumoperitoneum": "free air under the diaphragm", "femur": "the thigh bone",
+           "cardiomegaly": "an enlarged heart"}  # fmt: skip
+MCQ_PER_DIM = 6
+OPEN_PER_DIM = 4
+
+
+def medcmr_items() -> list[dict[str, object]]:
+    """The benchmark's records as the medcmr loader reads them (``image_id`` clusters)."""
+    records: list[dict[str, object]] = []
+    for d, dim in enumerate(DIMENSIONS):
+        for k in range(MCQ_PER_DIM):
+            records.append({"id": f"m{d}-{k}", "question": f"Which finding in {dim} case {k}?",
+                            "options": OPTIONS, "answer": "A", "dimension": dim,
+                            "image_id": f"img-m{d}-{k // 2}"})  # fmt: skip
+        for k in range(OPEN_PER_DIM):
+            records.append({"id": f"o{d}-{k}", "question": f"What does {dim} image {k} show?",
+                            "answer": GOLDS[(d + k) % len(GOLDS)], "dimension": dim,
+                            "image_id": f"img-o{d}-{k // 2}"})  # fmt: skip
+    return records
+
+
+def open_answer(gold: str, mode: str) -> str:
+    return {"gold": gold, "synonym": SYNONYM[gold], "negated": f"no {gold}"}[mode]
+
+
+def write_medcmr(folder: Path, models: dict[str, Callable[[int, int, bool], str]]) -> dict[str, Path]:
+    """``medcmr.jsonl`` and one replay file per model; `models` maps a run name to
+    ``answer(dimension index, k, is_open)`` → ``"right"``/``"wrong"`` (MCQ) or an open mode."""
+    folder.mkdir(parents=True, exist_ok=True)
+    bench = folder / "medcmr.jsonl"
+    records = medcmr_items()
+    bench.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    files = {"bench": bench}
+    for name, answer in models.items():
+        path = folder / f"{name}.csv"
+        with open(path, "w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["index", "prediction"])
+            for record in records:
+                item_id = str(record["id"])
+                d, k = (int(v) for v in item_id[1:].split("-"))
+                mode = answer(d, k, item_id.startswith("o"))
+                if item_id.startswith("o"):
+                    writer.writerow([item_id, open_answer(str(record["answer"]), mode)])
+                else:
+                    writer.writerow([item_id, "A" if mode == "right" else "B"])
+        files[name] = path
+    return files
+
+
+def medcmr_runs(
+    folder: Path, models: dict[str, Callable[[int, int, bool], str]]
+) -> dict[str, Path]:
+    files = write_medcmr(folder / "data", models)
+    return {
+        name: named_run(f"medcmr:{files['bench']}", f"replay:{files[name]}", folder / "runs", name)
+        for name in models
+    }
+
+
+def rubric_points(answer: str, gold: str) -> dict[str, int]:
+    """The loopback judge's rubric verdict (``judge_server.verdict``), by hand."""
+    same = answer == gold or answer == SYNONYM[gold]
+    return {"consistency": 8, "coherence": max(1, min(10, len(answer.split()))),
+            "visual_accuracy": 7 if same else 3, "ground_truth_correctness": 10 if same else 1}  # fmt: skip
+
+
+def rubric_score(answer: str, gold: str) -> float:
+    """Σ wᵢsᵢ / (10 · Σ wᵢ) with Med-CMR's weights 1/1/4/4."""
+    p = rubric_points(answer, gold)
+    total = p["consistency"] + p["coherence"] + 4 * p["visual_accuracy"] + 4 * p["ground_truth_correctness"]
+    return total / 100.0
+
+
+# MMBU ----------------------------------------------------------------------------------------
+MMBU_TASKS = ("classification", "box_classification", "mask_classification", "detection")
+MMBU_PER_TASK = 6
+LABELS = ("pneumoperitoneum", "femur", "cardiomegaly")
+SUBMODALITIES = ("ct-abdomen", "xr-chest", "mr-knee")
+BOXES = ([10, 10, 30, 30], [40, 5, 60, 25], [0, 30, 20, 50])
+
+
+def mmbu_samples() -> list[dict[str, object]]:
+    """One closed and one open row per sample (sharing ``sample_id`` and the image)."""
+    rows: list[dict[str, object]] = []
+    for t, task in enumerate(MMBU_TASKS):
+        for k in range(MMBU_PER_TASK):
+            sample = f"{task[:3]}{k}"
+            common = {"task": task, "image_path": f"img/{sample}.png", "sample_id": sample,
+                      "dataset": f"set{k % 2}", "modality": "CT",
+                      "metadata_submodality": SUBMODALITIES[(t + k) % 3]}  # fmt: skip
+            if task == "detection":
+                box = BOXES[k % 3]
+                rows.append({"index": f"{sample}c", "question": "Which box holds the lesion?",
+                             "options": [json.dumps(b) for b in BOXES], "answer": json.dumps(box), **common})  # fmt: skip
+                rows.append({"index": f"{sample}o", "question": "Where is the lesion?",
+                             "answer": json.dumps(box), **common})  # fmt: skip
+                continue
+            gold = LABELS[(t + k) % 3]
+            rows.append({"index": f"{sample}c", "question": "Which finding is shown?",
+                         "options": list(LABELS), "answer": gold, **common})  # fmt: skip
+            rows.append({"index": f"{sample}o", "question": "Which finding is shown?", "answer": gold, **common})
+    return rows
+
+
+def mmbu_answer(row: dict[str, object], mode: str) -> str:
+    """A model's answer to one row: ``right``/``wrong`` (closed, boxes) or an open mode."""
+    closed = "options" in row
+    if row["task"] == "detection":
+        gold = json.loads(str(row["answer"]))
+        wrong = next(b for b in BOXES if b != gold)
+        box = gold if mode in ("right", "gold", "synonym") else wrong
+        if closed:
+            return "ABC"[BOXES.index(box)]
+        return json.dumps(box)
+    if closed:
+        letter = "ABC"[LABELS.index(str(row["answer"]))]
+        return letter if mode == "right" else next(c for c in "ABC" if c != letter)
+    return open_answer(str(row["answer"]), mode)
+
+
+def write_mmbu(folder: Path, models: dict[str, Callable[[int, int, bool], str]]) -> dict[str, Path]:
+    """``mmbu.jsonl`` with one PNG per sample and a replay file per model; `models` maps a run
+    name to ``answer(task index, k, is_open)`` → a mode of :func:`mmbu_answer`."""
+    from source_files import write_image
+
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = mmbu_samples()
+    for row in rows:
+        write_image(folder / str(row["image_path"]))
+    bench = folder / "mmbu.jsonl"
+    bench.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    files = {"bench": bench}
+    for name, answer in models.items():
+        path = folder / f"{name}.csv"
+        with open(path, "w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["index", "prediction"])
+            for row in rows:
+                t, k = MMBU_TASKS.index(str(row["task"])), int(str(row["sample_id"])[3:])
+                writer.writerow([row["index"], mmbu_answer(row, answer(t, k, "options" not in row))])
+        files[name] = path
+    return files
+
+
+def mmbu_runs(folder: Path, models: dict[str, Callable[[int, int, bool], str]]) -> dict[str, Path]:
+    files = write_mmbu(folder / "data", models)
+    return {
+        name: named_run(f"mmbu:{files['bench']}", f"replay:{files[name]}", folder / "runs", name)
+        for name in models
+    }
