@@ -16,7 +16,12 @@ from typer.testing import CliRunner
 
 from cli_runs import named_run
 from data_paths import REPO_ROOT
-from medlens.analysis.reference_tables import REFERENCE_NAMES, find_row, load_pair_table, load_reference
+from medlens.analysis.reference_tables import (
+    REFERENCE_NAMES,
+    find_row,
+    load_pair_table,
+    load_reference,
+)
 from medlens.analysis.references import calibrate, selection_text
 from medlens.cli import app
 from medlens.core.errors import InputError, MedlensError, SpecError
