@@ -25,15 +25,15 @@ MCQ_PER_DIM = 6
 OPEN_PER_DIM = 4
 
 
-def medcmr_items() -> list[dict[str, object]]:
+def medcmr_items(mcq_per_dim: int = MCQ_PER_DIM, open_per_dim: int = OPEN_PER_DIM) -> list[dict[str, object]]:
     """The benchmark's records as the medcmr loader reads them (``image_id`` clusters)."""
     records: list[dict[str, object]] = []
     for d, dim in enumerate(DIMENSIONS):
-        for k in range(MCQ_PER_DIM):
+        for k in range(mcq_per_dim):
             records.append({"id": f"m{d}-{k}", "question": f"Which finding in {dim} case {k}?",
                             "options": OPTIONS, "answer": "A", "dimension": dim,
                             "image_id": f"img-m{d}-{k // 2}"})  # fmt: skip
-        for k in range(OPEN_PER_DIM):
+        for k in range(open_per_dim):
             records.append({"id": f"o{d}-{k}", "question": f"What does {dim} image {k} show?",
                             "answer": GOLDS[(d + k) % len(GOLDS)], "dimension": dim,
                             "image_id": f"img-o{d}-{k // 2}"})  # fmt: skip
@@ -44,12 +44,15 @@ def open_answer(gold: str, mode: str) -> str:
     return {"gold": gold, "synonym": SYNONYM[gold], "negated": f"no {gold}"}[mode]
 
 
-def write_medcmr(folder: Path, models: dict[str, Callable[[int, int, bool], str]]) -> dict[str, Path]:
+def write_medcmr(
+    folder: Path, models: dict[str, Callable[[int, int, bool], str]], sizes: tuple[int, int] = (MCQ_PER_DIM, OPEN_PER_DIM)
+) -> dict[str, Path]:
     """``medcmr.jsonl`` and one replay file per model; `models` maps a run name to
-    ``answer(dimension index, k, is_open)`` → ``"right"``/``"wrong"`` (MCQ) or an open mode."""
+    ``answer(dimension index, k, is_open)`` → ``"right"``/``"wrong"`` (MCQ) or an open mode;
+    `sizes`: MCQ and open items per dimension."""
     folder.mkdir(parents=True, exist_ok=True)
     bench = folder / "medcmr.jsonl"
-    records = medcmr_items()
+    records = medcmr_items(*sizes)
     bench.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     files = {"bench": bench}
     for name, answer in models.items():
@@ -101,11 +104,11 @@ SUBMODALITIES = ("ct-abdomen", "xr-chest", "mr-knee")
 BOXES = ([10, 10, 30, 30], [40, 5, 60, 25], [0, 30, 20, 50])
 
 
-def mmbu_samples() -> list[dict[str, object]]:
+def mmbu_samples(per_task: int = MMBU_PER_TASK) -> list[dict[str, object]]:
     """One closed and one open row per sample (sharing ``sample_id`` and the image)."""
     rows: list[dict[str, object]] = []
     for t, task in enumerate(MMBU_TASKS):
-        for k in range(MMBU_PER_TASK):
+        for k in range(per_task):
             sample = f"{task[:3]}{k}"
             common = {"task": task, "image_path": f"img/{sample}.png", "sample_id": sample,
                       "dataset": f"set{k % 2}", "modality": "CT",
@@ -140,13 +143,15 @@ def mmbu_answer(row: dict[str, object], mode: str) -> str:
     return open_answer(str(row["answer"]), mode)
 
 
-def write_mmbu(folder: Path, models: dict[str, Callable[[int, int, bool], str]]) -> dict[str, Path]:
+def write_mmbu(
+    folder: Path, models: dict[str, Callable[[int, int, bool], str]], per_task: int = MMBU_PER_TASK
+) -> dict[str, Path]:
     """``mmbu.jsonl`` with one PNG per sample and a replay file per model; `models` maps a run
     name to ``answer(task index, k, is_open)`` → a mode of :func:`mmbu_answer`."""
     from source_files import write_image
 
     folder.mkdir(parents=True, exist_ok=True)
-    rows = mmbu_samples()
+    rows = mmbu_samples(per_task)
     for row in rows:
         write_image(folder / str(row["image_path"]))
     bench = folder / "mmbu.jsonl"

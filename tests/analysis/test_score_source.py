@@ -226,3 +226,15 @@ def test_rule_settled_items_of_an_unresolved_stage_keep_their_rule_score(run: Pa
     judged = sourced_run(run, store.items(), store.records(), ScoreSource("judge", "eq"))
     scored = {i: r["score"] for i, r in judged.records.items() if r["score"] is not None}
     assert scored == {**{i: 1.0 for i in right}, **{i: 1.0 for i in wrong[:3]}}
+
+
+def test_the_python_api_reads_a_score_source(run: Path) -> None:
+    import medlens
+
+    write_stage(run, "eq", "equivalence", [line(f"o{k}", float(k < 15)) for k in range(20)])
+    results = medlens.load_results(run, score="judge:eq")
+    assert results["score_source"] == "judge:eq" and results["overall"]["n"] == 20
+    assert results["overall"]["score"] == pytest.approx(0.75)
+    assert medlens.load_results(run, score=ScoreSource("combined", "eq"))["overall"]["n"] == 26
+    with pytest.raises(SpecError):
+        medlens.load_results(run, score="judges:eq")

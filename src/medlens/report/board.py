@@ -33,9 +33,11 @@ def render_text(board: dict[str, Any], width: int | None = None) -> str:
     from rich.text import Text
 
     buffer = io.StringIO()
-    console = Console(file=buffer, width=width or 120, color_system=None, soft_wrap=False)
+    sections = all_tables(board)
+    console = Console(file=buffer, width=width or text_width(board, sections), color_system=None,
+                      soft_wrap=False)  # fmt: skip
     console.print(Text(board_title(board)), soft_wrap=True)
-    for section in all_tables(board):
+    for section in sections:
         table = Table(title=Text(section.title), title_justify="left")
         for i, header in enumerate(section.headers):
             if i < section.text_columns:
@@ -48,6 +50,20 @@ def render_text(board: dict[str, Any], width: int | None = None) -> str:
         for note in section.notes:
             console.print(Text(note), soft_wrap=True)
     return buffer.getvalue()
+
+
+def text_width(board: dict[str, Any], sections: list[BoardTable]) -> int:
+    """120 columns, or as wide as a paper layout's tables need to keep each cell on one line
+    (MMBU's 12 columns of ``value [CI]`` do not fit 120)."""
+    if not board.get("layout"):
+        return 120
+    widths = [120]
+    for section in sections:
+        columns = [len(h) for h in section.headers]
+        for row in section.rows:
+            columns = [max(w, len(cell[0])) for w, cell in zip(columns, row, strict=False)]
+        widths.append(sum(columns) + 3 * len(columns) + 1)
+    return min(max(widths), 400)
 
 
 def render_markdown(board: dict[str, Any]) -> str:

@@ -120,6 +120,7 @@ def models_table(board: dict[str, Any]) -> BoardTable:
         f"tied: groups not significantly different ({board['tied_test']}); "
         f"{SMALL}: n < 50 or items from under 10 images",
     ]
+    notes += [f"{run}: {label}" for run, label in (board.get("not_comparable") or {}).items()]
     dropped = {run: k for run, k in board["align"]["dropped"].items() if k}
     if dropped:
         listing = ", ".join(f"{run} {k}" for run, k in dropped.items())
