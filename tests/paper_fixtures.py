@@ -54,20 +54,33 @@ def write_medcmr(
     bench = folder / "medcmr.jsonl"
     records = medcmr_items(*sizes)
     bench.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    files = {"bench": bench}
+
+    def prediction(record: dict[str, object], answer: Callable[[int, int, bool], str]) -> str:
+        item_id = str(record["id"])
+        d, k = (int(v) for v in item_id[1:].split("-"))
+        mode = answer(d, k, item_id.startswith("o"))
+        if item_id.startswith("o"):
+            return open_answer(str(record["answer"]), mode)
+        return "A" if mode == "right" else "B"
+
+    return {"bench": bench, **write_replays(folder, models, records, "id", prediction)}
+
+
+def write_replays(
+    folder: Path,
+    models: dict[str, Callable[[int, int, bool], str]],
+    rows: list[dict[str, object]],
+    key: str,
+    prediction: Callable[[dict[str, object], Callable[[int, int, bool], str]], str],
+) -> dict[str, Path]:
+    """One ``index, prediction`` replay file per model."""
+    files = {}
     for name, answer in models.items():
         path = folder / f"{name}.csv"
         with open(path, "w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
             writer.writerow(["index", "prediction"])
-            for record in records:
-                item_id = str(record["id"])
-                d, k = (int(v) for v in item_id[1:].split("-"))
-                mode = answer(d, k, item_id.startswith("o"))
-                if item_id.startswith("o"):
-                    writer.writerow([item_id, open_answer(str(record["answer"]), mode)])
-                else:
-                    writer.writerow([item_id, "A" if mode == "right" else "B"])
+            writer.writerows([row[key], prediction(row, answer)] for row in rows)
         files[name] = path
     return files
 
@@ -156,17 +169,12 @@ def write_mmbu(
         write_image(folder / str(row["image_path"]))
     bench = folder / "mmbu.jsonl"
     bench.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    files = {"bench": bench}
-    for name, answer in models.items():
-        path = folder / f"{name}.csv"
-        with open(path, "w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(["index", "prediction"])
-            for row in rows:
-                t, k = MMBU_TASKS.index(str(row["task"])), int(str(row["sample_id"])[3:])
-                writer.writerow([row["index"], mmbu_answer(row, answer(t, k, "options" not in row))])
-        files[name] = path
-    return files
+
+    def prediction(row: dict[str, object], answer: Callable[[int, int, bool], str]) -> str:
+        t, k = MMBU_TASKS.index(str(row["task"])), int(str(row["sample_id"])[3:])
+        return mmbu_answer(row, answer(t, k, "options" not in row))
+
+    return {"bench": bench, **write_replays(folder, models, rows, "index", prediction)}
 
 
 def mmbu_runs(folder: Path, models: dict[str, Callable[[int, int, bool], str]]) -> dict[str, Path]:
@@ -175,3 +183,19 @@ def mmbu_runs(folder: Path, models: dict[str, Callable[[int, int, bool], str]]) 
         name: named_run(f"mmbu:{files['bench']}", f"replay:{files[name]}", folder / "runs", name)
         for name in models
     }
+
+
+def judge_runs(runs: dict[str, Path], protocol: str, name: str) -> None:
+    """Judge every run with the loopback judge (``tests/judge_server.py``) under `protocol`."""
+    from typer.testing import CliRunner
+
+    from judge_fixtures import judge_spec
+    from judge_server import JudgeReplies, judge_config
+    from loopback_server import serve
+    from medlens.cli import app
+
+    with serve(judge_config(JudgeReplies())) as server:
+        for run in runs.values():
+            result = CliRunner().invoke(app, ["judge", str(run), "--judge", judge_spec(server.base_url),
+                                              "--protocol", protocol, "--name", name])  # fmt: skip
+            assert result.exit_code == 0, result.output

@@ -18,9 +18,6 @@ from scipy import stats
 
 from board_runs import board_json, invoke_board, one_error_line
 from browser import browse
-from judge_fixtures import judge_spec
-from judge_server import JudgeReplies, judge_config
-from loopback_server import serve
 from medlens.analysis.reference_tables import find_row, load_reference
 from medlens.stats.bootstrap import group_cis
 from paper_fixtures import (
@@ -28,6 +25,7 @@ from paper_fixtures import (
     GOLDS,
     MCQ_PER_DIM,
     OPEN_PER_DIM,
+    judge_runs,
     medcmr_runs,
     open_answer,
     rubric_points,
@@ -62,15 +60,7 @@ PAIRS = "base:tuned,base2:tuned2"
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("medcmr-layout")
     made = medcmr_runs(folder, MODELS)
-    from typer.testing import CliRunner
-
-    from medlens.cli import app
-
-    with serve(judge_config(JudgeReplies())) as server:
-        for run in made.values():
-            result = CliRunner().invoke(app, ["judge", str(run), "--judge", judge_spec(server.base_url),
-                                              "--protocol", "rubric", "--name", "rubric"])  # fmt: skip
-            assert result.exit_code == 0, result.output
+    judge_runs(made, "rubric", "rubric")
     meta = folder / "meta.csv"
     meta.write_text("run,params_b,medical\nbase,7,no\ntuned,7,yes\nbase2,13,no\ntuned2,30,yes\n")
     made["meta"] = meta

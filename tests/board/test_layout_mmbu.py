@@ -12,12 +12,9 @@ import numpy as np
 import pytest
 
 from board_runs import board_json
-from judge_fixtures import judge_spec
-from judge_server import JudgeReplies, judge_config
-from loopback_server import serve
 from medlens.analysis.reference_tables import load_reference
 from medlens.stats.bootstrap import bootstrap_ci, group_cis
-from paper_fixtures import MMBU_PER_TASK, MMBU_TASKS, SUBMODALITIES, mmbu_runs
+from paper_fixtures import MMBU_PER_TASK, MMBU_TASKS, SUBMODALITIES, judge_runs, mmbu_runs
 
 Answer = Callable[[int, int, bool], str]
 PREFIX = {"classification": "unanchored", "box_classification": "box_anchored",
@@ -46,15 +43,7 @@ MEDICAL = {"gen": "no", "med": "yes", "gen2": "no", "med2": "yes"}
 def board(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     folder = tmp_path_factory.mktemp("mmbu-layout")
     runs = mmbu_runs(folder, MODELS)
-    from typer.testing import CliRunner
-
-    from medlens.cli import app
-
-    with serve(judge_config(JudgeReplies())) as server:
-        for run in runs.values():
-            result = CliRunner().invoke(app, ["judge", str(run), "--judge", judge_spec(server.base_url),
-                                              "--protocol", "equivalence", "--name", "eq"])  # fmt: skip
-            assert result.exit_code == 0, result.output
+    judge_runs(runs, "equivalence", "eq")
     meta = folder / "meta.csv"
     meta.write_text("run,train_m,medical\n" + "".join(
         f"{name},{3 * i},{MEDICAL[name]}\n" for i, name in enumerate(MODELS)))  # fmt: skip

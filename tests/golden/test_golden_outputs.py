@@ -12,6 +12,7 @@ import csv
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -306,7 +307,45 @@ def judge_steps(base_url: str) -> list[Step]:
         Step(["cost", run, "--price", "input=2.5,output=10", "--json"]),
         Step(["show", run, "o10"]),
         Step(["slice", run, "--by", "modality"]),
+        Step(["report", run, "--score", "judge:eq"]),
+        Step(["report", run, "--format", "json", "--score", "combined:rub"]),
+        Step(["slice", run, "--by", "modality", "--score", "judge:rub", "--json"]),
+        Step(["board", run, "--score", "combined:eq"]),
+        Step(["report", run, "--score", "judge:nope"]),
+        *medcmr_steps(spec),
     ]
+
+
+def write_medcmr_inputs(ws: Path) -> None:
+    """A Med-CMR-shaped benchmark and two replayed models (tests/paper_fixtures)."""
+    from paper_fixtures import write_medcmr
+
+    def model(right: int, modes: list[str]) -> Any:
+        def answer(d: int, k: int, is_open: bool) -> str:
+            return modes[(d + k) % len(modes)] if is_open else ("right" if (7 * d + k) % 10 < right else "wrong")
+
+        return answer
+
+    write_medcmr(ws / "medcmr", {"base": model(6, ["gold", "negated"]), "tuned": model(4, ["gold", "synonym"])})
+
+
+def medcmr_steps(judge: str) -> list[Step]:
+    """Runs, rubric judges and the Med-CMR layout with its pairs; calibrate against one column."""
+    steps = [Step(["--version"], before=write_medcmr_inputs)]
+    for name in ("base", "tuned"):
+        steps.append(run_step("medcmr:{ws}/medcmr/medcmr.jsonl", f"replay:{{ws}}/medcmr/{name}.csv", f"cmr-{name}"))
+        steps.append(Step(["judge", f"{{ws}}/runs/cmr-{name}", "--judge", judge, "--protocol", "rubric",
+                           "--name", "rubric"]))  # fmt: skip
+    runs = ["{ws}/runs/cmr-base", "{ws}/runs/cmr-tuned"]
+    steps += [
+        Step(["board", *runs, "--layout", "medcmr", "--judge", "rubric", "--pairs", "cmr-base:cmr-tuned"]),
+        Step(["board", *runs, "--layout", "medcmr", "--judge", "rubric", "--json"]),
+        Step(["board", *runs, "--layout", "medcmr", "--format", "md"]),
+        Step(["board", *runs, "--reference", "medcmr"]),
+        Step(["calibrate", runs[0], "--reference", "medcmr", "--as", "GPT-5", "--column", "SOD",
+              "--allow-partial"]),
+    ]
+    return steps
 
 
 @pytest.fixture()

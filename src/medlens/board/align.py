@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from medlens.board.judged import JudgedCover, judged_scores
 from medlens.core.errors import MedlensError, RunMismatchError
 
 if TYPE_CHECKING:
@@ -67,25 +68,6 @@ class Aligned:
     @property
     def n_images(self) -> int:
         return int(self.cluster.max(initial=-1)) + 1
-
-
-@dataclass(frozen=True)
-class JudgedCover:
-    """Which items of the benchmark each run's judge covers, for coverage per cell."""
-
-    meta: dict[str, np.ndarray]
-    """Axes of every item of the benchmark (not only the aligned ones), ``kind`` included."""
-    scope: dict[str, np.ndarray]
-    """Run → items of the judged scope (bool, item order of `meta`)."""
-    verdicts: dict[str, np.ndarray]
-    """Run → items of the scope with a verdict."""
-    coverage: dict[str, dict[str, Any]]
-    """Run → ``score_source.coverage_of`` (verdicts, scope, share, warning)."""
-
-    def cell(self, run: str, mask: np.ndarray) -> dict[str, int]:
-        """Verdicts / scope of `run` on the items of `mask` (over every item)."""
-        scope = self.scope[run] & mask
-        return {"verdicts": int((scope & self.verdicts[run]).sum()), "scope": int(scope.sum())}
 
 
 def open_runs(paths: Sequence[Path]) -> list[BoardRun]:
@@ -207,8 +189,6 @@ def align_runs(
     table = _item_table(items, list(items))
     judged = None
     if source is not None and source.judged:
-        from medlens.board.judged import judged_scores
-
         scored, judged = judged_scores(runs, items, table.meta, scored, source)
         positions, counts = _positions(list(items), scored)
         everywhere = np.all([p >= 0 for p in positions], axis=0)

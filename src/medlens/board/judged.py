@@ -11,7 +11,9 @@ so 50 runs × 26,000 items cost well under a second beyond reading the judges' f
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -21,11 +23,40 @@ from medlens.analysis.score_source import (
     in_judged_kinds,
     read_judged_scores,
 )
-from medlens.board.align import BoardRun, JudgedCover
+
+
+class RunRef(Protocol):
+    """A board run (``board.align.BoardRun``): its folder and name."""
+
+    @property
+    def path(self) -> Path: ...
+
+    @property
+    def run(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class JudgedCover:
+    """Which items of the benchmark each run's judge covers, for coverage per cell."""
+
+    meta: dict[str, np.ndarray]
+    """Axes of every item of the benchmark (not only the aligned ones), ``kind`` included."""
+    scope: dict[str, np.ndarray]
+    """Run → items of the judged scope (bool, item order of `meta`)."""
+    verdicts: dict[str, np.ndarray]
+    """Run → items of the scope with a verdict."""
+    coverage: dict[str, dict[str, Any]]
+    """Run → ``score_source.coverage_of`` (verdicts, scope, share, warning)."""
+
+    def cell(self, run: str, mask: np.ndarray) -> dict[str, int]:
+        """Verdicts / scope of `run` on the items of `mask` (over every item)."""
+        scope = self.scope[run] & mask
+        return {"verdicts": int((scope & self.verdicts[run]).sum()), "scope": int(scope.sum())}
+
 
 
 def judged_scores(
-    runs: Sequence[BoardRun],
+    runs: Sequence[RunRef],
     items: dict[str, Any],
     meta: dict[str, np.ndarray],
     scored: list[tuple[Any, np.ndarray]],
