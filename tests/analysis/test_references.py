@@ -201,3 +201,27 @@ def test_calibrate_cli_json_labels_and_one_line_refusals(tmp_path: Path) -> None
     mine = write_table(tmp_path / "mine.csv", "model,split,selection,overall\nMine,val,,70\n")
     own = CliRunner().invoke(app, ["calibrate", str(run), "--reference", str(mine), "--as", "Mine", "--json"])
     assert own.exit_code == 0 and json.loads(own.stdout)["difference"] == pytest.approx(0.54 - 0.70)
+
+
+def test_a_subset_file_against_the_whole_split_is_refused(tmp_path: Path) -> None:
+    bench = write_gmai_choice_tsv(tmp_path / "data", 60)
+    made = CliRunner().invoke(app, ["subset", f"gmai:{bench}", "--output", str(tmp_path / "sub" / "sub.tsv"),
+                                    "--sample", "38"])  # fmt: skip
+    assert made.exit_code == 0, made.output
+    replay = write_replay(tmp_path / "data", 60, 30)
+    run = named_run(f"gmai:{tmp_path / 'sub' / 'sub.tsv'}", f"replay:{replay}", tmp_path / "runs", "sub")
+    with pytest.raises(MedlensError, match=r"selection subset: sample 38, seed 0, published on the whole split"):
+        calibrate(run, "gmai-val", "GPT-4o")
+    result = CliRunner().invoke(app, ["board", str(run), "--reference", "gmai-val"])
+    assert result.exit_code == 2 and "selection subset: sample 38" in result.output
+
+
+def test_a_bad_reference_file_is_one_line_for_board_and_calibrate(tmp_path: Path) -> None:
+    run = _gmai_run(tmp_path, 20, 10)
+    bad = write_table(tmp_path / "bad.csv", "name,split,selection,overall\nx,val,,50\n")
+    for args in (["board", str(run), "--reference", str(bad)],
+                 ["calibrate", str(run), "--reference", str(bad), "--as", "x"]):  # fmt: skip
+        result = CliRunner().invoke(app, args)
+        lines = [line for line in result.output.splitlines() if line.strip()]
+        assert result.exit_code == 2 and lines == [f"medlens: error: {bad}, line 1: no 'model' column "
+                                                   "(columns: name, split, selection, overall)"]  # fmt: skip

@@ -310,7 +310,7 @@ def judge_steps(base_url: str) -> list[Step]:
         Step(["report", run, "--score", "judge:eq"]),
         Step(["report", run, "--format", "json", "--score", "combined:rub"]),
         Step(["slice", run, "--by", "modality", "--score", "judge:rub", "--json"]),
-        Step(["board", run, "--score", "combined:eq"]),
+        Step(["board", run, "--score", "combined:eq", "--format", "md"]),
         Step(["report", run, "--score", "judge:nope"]),
         *medcmr_steps(spec),
     ]

@@ -248,8 +248,15 @@ def _g(value: float | None) -> Cell:
 
 
 def all_tables(board: dict[str, Any]) -> list[BoardTable]:
-    """The layout's tables first (the paper's main table), then every board table."""
-    return [*layout_tables(board), *board_tables(board)]
+    """The layout's tables first (the paper's main table), then every board table; under a
+    judged score source every title names it."""
+    from dataclasses import replace
+
+    tables = [*layout_tables(board), *board_tables(board)]
+    source = board.get("score_source", "rules")
+    if source == "rules":
+        return tables
+    return [replace(table, title=f"{table.title} (scores: {source})") for table in tables]
 
 
 __all__: Sequence[str] = ["all_tables", "layout_tables"]

@@ -116,6 +116,7 @@ def _number(value: float | None) -> float | str:
 
 
 def axis_rows(rows: Sequence[AxisRow]) -> list[Row]:
+    judged = any(row.coverage for row in rows)
     return [
         [
             (row.value + (" *" if row.small else ""), None),
@@ -127,13 +128,17 @@ def axis_rows(rows: Sequence[AxisRow]) -> list[Row]:
             (percent(row.refused), row.refused),
             (percent(row.error), row.error),
             (str(row.images), row.images),
+            *([(row.coverage, None)] if judged else []),
         ]
         for row in rows
     ]
 
 
 def axes_section(data: ReportData) -> str:
-    headers = ("value", "n", "score", "95% CI", "random", "unparsed", "refused", "error", "images")
+    headers: tuple[str, ...] = ("value", "n", "score", "95% CI", "random", "unparsed", "refused")
+    headers += ("error", "images")
+    if any(row.coverage for rows in data.axes.values() for row in rows):
+        headers += ("verdicts/scope",)
     parts = [f"<h2>{esc('Breakdowns' + source_suffix(data.results))}</h2>"]
     for axis, rows in data.axes.items():
         parts.append(f"<h3>By {esc(axis)}</h3>" + table_html(headers, axis_rows(rows)))

@@ -103,7 +103,9 @@ def _above_random(score: float | None, random: float | None, ci: Sequence[float]
 
 
 def axis_table(axis: str, rows: Sequence[AxisRow]) -> str:
-    headers = ("value", "n", "score", "95% CI", "random", "unparsed", "refused", "error", "images")
+    headers: tuple[str, ...] = ("value", "n", "score", "95% CI", "random", "unparsed", "refused")
+    judged = any(row.coverage for row in rows)
+    headers += ("error", "images", *(("verdicts/scope",) if judged else ()))
     body = [
         (
             md_text(row.value) + (" \\*" if row.small else ""),
@@ -115,6 +117,7 @@ def axis_table(axis: str, rows: Sequence[AxisRow]) -> str:
             percent(row.refused),
             percent(row.error),
             str(row.images),
+            *((row.coverage,) if judged else ()),
         )
         for row in rows
     ]

@@ -58,6 +58,8 @@ class AxisRow:
     refused: float
     error: float
     images: int = 0
+    coverage: str = ""
+    """Under a judged score source: ``verdicts/scope`` of the cell ("" otherwise)."""
 
     @property
     def small(self) -> bool:
@@ -181,7 +183,14 @@ def _axis_row(value: str, cell: dict[str, Any]) -> AxisRow:
         refused=float(cell.get("refused", 0.0)),
         error=float(cell.get("error", 0.0)),
         images=int(cell.get("images", cell["n"])),
+        coverage=coverage_cell(cell),
     )
+
+
+def coverage_cell(cell: dict[str, Any]) -> str:
+    """``38/40`` for a judged cell (items with a verdict / items of the judge's scope)."""
+    cover = cell.get("coverage")
+    return f"{cover['verdicts']}/{cover['scope']}" if cover else ""
 
 
 def _cube_views(

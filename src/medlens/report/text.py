@@ -175,16 +175,19 @@ def overall_table(results: dict[str, Any]) -> Table:
 
 
 def axis_table(axis: str, cells: dict[str, dict[str, Any]], suffix: str = "") -> Table:
+    from medlens.report.sections import coverage_cell
     from medlens.stats.cells import MIN_IMAGES
 
     title = f"by {axis} (* n < {SMALL_N} or images < {MIN_IMAGES}){suffix}"
     table = Table(title=title, title_justify="left")
     table.add_column(axis, justify="left", overflow="fold", max_width=40)
     columns = ("n", "images", "score", "95% CI", "random", "vlmeval", "unparsed", "refused")
-    for column in (*columns, "error"):
+    judged = any("coverage" in c for c in cells.values())
+    for column in (*columns, "error", *(("verdicts",) if judged else ())):
         table.add_column(column, justify="right")
     for value, c in cells.items():
         flag = "*" if c.get("small", c["n"] < SMALL_N) else ""
+        covered = (coverage_cell(c),) if judged else ()
         table.add_row(
             value,
             f"{c['n']}{flag}",
@@ -196,6 +199,7 @@ def axis_table(axis: str, cells: dict[str, dict[str, Any]], suffix: str = "") ->
             fmt(c["unparsed"]),
             fmt(c["refused"]),
             fmt(c["error"]),
+            *covered,
         )
     return table
 
