@@ -187,11 +187,7 @@ def served_differences(
 ) -> list[str]:
     """Served model / fingerprint sets that differ between two runs' records."""
     a, b = served_summary(records_a), served_summary(records_b)
-    out = []
-    for key in ("served_model", "system_fingerprint"):
-        if a[key] and b[key] and set(a[key]) != set(b[key]):
-            out.append(f"{key}: {', '.join(sorted(a[key]))} → {', '.join(sorted(b[key]))}")
-    return out
+    return set_differences({k: set(a[k]) for k in SERVED_KEYS}, {k: set(b[k]) for k in SERVED_KEYS})
 
 
 def summary_lines(run: Mapping[str, Any], records: Iterable[Mapping[str, Any]]) -> list[str]:
@@ -255,11 +251,11 @@ def environment_notes(run_dirs: Sequence[Path | str]) -> list[str]:
         return []
     paths = [Path(path) for path in run_dirs]
     runs = [read_run_file(path) for path in paths]
-    first_served = served_values(paths[0])
+    first_served = served_sets(paths[0])
     notes = []
     for path, run in zip(paths[1:], runs[1:], strict=True):
         changes = run_differences(runs[0], run)
-        changes += served_differences(first_served, served_values(path))
+        changes += set_differences(first_served, served_sets(path))
         if changes:
             notes.append(
                 f"{paths[0].name} and {path.name} ran in different environments "
@@ -268,11 +264,35 @@ def environment_notes(run_dirs: Sequence[Path | str]) -> list[str]:
     return notes
 
 
-def served_values(run_dir: Path) -> list[dict[str, Any]]:
-    """Each record's ``served_model`` and ``system_fingerprint``: pyarrow reads only these two
-    fields (a board of 50 runs × 26,000 records would spend ~10 s parsing whole records); a
-    file it cannot read as a whole (a torn line, a resume's duplicates) goes through the store,
-    whose rules decide which line counts."""
+SERVED_KEYS = ("served_model", "system_fingerprint")
+
+
+def set_differences(a: Mapping[str, set[str]], b: Mapping[str, set[str]]) -> list[str]:
+    """Served model / fingerprint sets that differ (both runs reported some)."""
+    return [
+        f"{key}: {', '.join(sorted(a[key]))} → {', '.join(sorted(b[key]))}"
+        for key in SERVED_KEYS
+        if a[key] and b[key] and a[key] != b[key]
+    ]
+
+
+def _mentions(file: Path, needles: Sequence[bytes]) -> bool:
+    """Whether the file's bytes hold any of `needles` (a memchr-speed scan of the mapped file:
+    runs of baselines and replays never record a served model, and skip the parse)."""
+    import mmap
+
+    with open(file, "rb") as handle:
+        if handle.seek(0, 2) == 0:
+            return False
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            return any(data.find(needle) != -1 for needle in needles)
+
+
+def served_sets(run_dir: Path) -> dict[str, set[str]]:
+    """The distinct ``served_model`` and ``system_fingerprint`` values of a run's records:
+    pyarrow reads only these fields (a board of 50 runs × 26,000 records would spend seconds
+    parsing and looping over whole records); a file it cannot read as a whole (a torn line, a
+    resume's duplicates) goes through the store, whose rules decide which line counts."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.json as pajson
@@ -280,15 +300,16 @@ def served_values(run_dir: Path) -> list[dict[str, Any]]:
     from medlens.runs.store import RunStore
 
     file = run_dir / "records.jsonl"
-    if not file.is_file():
-        return []
-    fields = [("id", pa.string()), ("served_model", pa.string()), ("system_fingerprint", pa.string())]
+    if not file.is_file() or not _mentions(file, [f'"{key}"'.encode() for key in SERVED_KEYS]):
+        return {key: set() for key in SERVED_KEYS}  # no record names a served model
+    fields = [("id", pa.string()), *((key, pa.string()) for key in SERVED_KEYS)]
     options = pajson.ParseOptions(explicit_schema=pa.schema(fields), unexpected_field_behavior="ignore")
     try:
         table = pajson.read_json(file, parse_options=options)
         ids = table["id"].combine_chunks()
         if ids.null_count == 0 and pc.count_distinct(ids).as_py() == len(ids):
-            return table.drop_columns(["id"]).to_pylist()
+            return {key: {v for v in pc.unique(table[key]).to_pylist() if v} for key in SERVED_KEYS}
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
         pass
-    return list(RunStore.open(run_dir).records().values())
+    summary = served_summary(RunStore.open(run_dir).records().values())
+    return {key: set(summary[key]) for key in SERVED_KEYS}

@@ -45,29 +45,48 @@ def column_mask(meta: dict[str, np.ndarray], column: PaperColumn, size: int) -> 
 
 
 def run_cells(aligned: Aligned, columns: Sequence[PaperColumn]) -> list[dict[str, dict[str, Any]]]:
-    """Per run (board order), ``{column: cell}`` of the columns holding some aligned item."""
+    """Per run (board order), ``{column: cell}`` of the columns holding some aligned item.
+
+    Columns whose items do not overlap (Med-CMR's seven dimensions) share one ``cell_cis``
+    call, as codes of one partition of the items."""
     from medlens.board.ranks import cell_cis
 
     size = aligned.ids.size
+    masks = {c.name: column_mask(aligned.meta, c, size) for c in columns}
     out: list[dict[str, dict[str, Any]]] = [{} for _ in aligned.runs]
-    for column in columns:
-        mask = column_mask(aligned.meta, column, size)
-        n = int(mask.sum())
-        if not n:
-            continue
-        lo, hi = cell_cis(aligned, np.where(mask, 0, -1).astype(np.intp), 1)
-        means = aligned.scores[:, mask].mean(axis=1)
-        cover = _cover_mask(aligned, column) if column.judged else None
-        for r, run in enumerate(aligned.runs):
-            cell: dict[str, Any] = {
-                "value": float(means[r]),
-                "ci": [float(lo[r, 0]), float(hi[r, 0])],
-                "n": n,
-            }
-            if cover is not None and aligned.judged is not None:
-                cell["coverage"] = aligned.judged.cell(run.run, cover)
-            out[r][column.name] = cell
+    for group in _disjoint_groups([c for c in columns if masks[c.name].any()], masks):
+        codes = np.full(size, -1, dtype=np.intp)
+        for code, column in enumerate(group):
+            codes[masks[column.name]] = code
+        lo, hi = cell_cis(aligned, codes, len(group))
+        for code, column in enumerate(group):
+            mask = masks[column.name]
+            means = aligned.scores[:, mask].mean(axis=1)
+            cover = _cover_mask(aligned, column) if column.judged else None
+            for r, run in enumerate(aligned.runs):
+                cell: dict[str, Any] = {"value": float(means[r]), "n": int(mask.sum()),
+                                        "ci": [float(lo[r, code]), float(hi[r, code])]}  # fmt: skip
+                if cover is not None and aligned.judged is not None:
+                    cell["coverage"] = aligned.judged.cell(run.run, cover)
+                out[r][column.name] = cell
     return out
+
+
+def _disjoint_groups(
+    columns: Sequence[PaperColumn], masks: dict[str, np.ndarray]
+) -> list[list[PaperColumn]]:
+    """Columns in groups of pairwise disjoint item sets (first fit, in column order)."""
+    groups: list[tuple[list[PaperColumn], np.ndarray]] = []
+    for column in columns:
+        mask = masks[column.name]
+        for members, used in groups:
+            if not (used & mask).any():
+                members.append(column)
+                used |= mask
+                break
+        else:
+            groups.append(([column], mask.copy()))
+    return [members for members, _ in groups]
 
 
 def _cover_mask(aligned: Aligned, column: PaperColumn) -> np.ndarray | None:
