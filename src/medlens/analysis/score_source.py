@@ -230,6 +230,7 @@ def sourced_run(
     else:
         kept, out = items, {**records, **changed}
     coverage = coverage_of(judged, scope, Path(run_dir).name)
+    coverage["label"] = judge_label_hook(run_dir, judged.name)
     return SourcedRun(source, kept, out, frozenset(scope), coverage)
 
 
@@ -288,11 +289,13 @@ def coverage_text(coverage: Mapping[str, Any] | None) -> str:
         return ""
     verdicts, scope = int(coverage["verdicts"]), int(coverage["scope"])
     share = f" ({100 * verdicts / scope:.1f}%)" if scope else ""
-    return f"coverage {verdicts:,}/{scope:,}{share}"
+    label = f", {coverage['label']}" if coverage.get("label") else ""
+    return f"coverage {verdicts:,}/{scope:,}{share}{label}"
 
 
 def judge_label_hook(run_dir: Path | str, judge: str) -> str | None:
-    """The label a judged table prints beside the judge (issue 22: "uncalibrated" without an
-    agreement file, "weak agreement" below κ/ρ 0.6). The hook the lead wires to issue 22's
-    calibration API; until then no label is claimed."""
+    """The label a judged table prints beside its coverage (issue 22: "uncalibrated" without an
+    agreement file, "weak agreement" below κ/ρ 0.6), recorded as ``coverage["label"]`` by every
+    judged source (results, compare, board, layouts). The hook the lead wires to issue 22's
+    calibration API at merge; until then no label is claimed."""
     return None

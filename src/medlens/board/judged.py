@@ -21,6 +21,7 @@ from medlens.analysis.score_source import (
     ScoreSource,
     coverage_counts,
     in_judged_kinds,
+    judge_label_hook,
     read_judged_scores,
 )
 
@@ -95,6 +96,7 @@ def judged_scores(
             new[replace] = values[at]
         out.append((kept_ids, np.asarray(new, dtype=float)))
         coverage[run.run] = coverage_counts(judged, int(has.sum()), int(scope.sum()), run.run)
+        coverage[run.run]["label"] = judge_label_hook(run.path, judged.name)
     return out, JudgedCover(meta, scopes, verdicts, coverage)
 
 
