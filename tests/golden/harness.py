@@ -84,10 +84,13 @@ class Transcript:
             for v in ("MEDLENS_DATA", "MEDLENS_CACHE")
             if v in os.environ
         ]
-        for folder, marker in folders:
-            for spelling in {str(folder.resolve()), str(folder)}:
-                # as written, and as markdown escapes it
-                text = text.replace(spelling, marker).replace(spelling.replace("_", "\\_"), marker)
+        spellings = sorted(
+            ((spelling, marker) for folder, marker in folders
+             for spelling in {str(folder.resolve()), str(folder)}),
+            key=lambda pair: -len(pair[0]),
+        )  # the longest first: the data folder lies inside the workspace
+        for spelling, marker in spellings:  # as written, and as markdown escapes it
+            text = text.replace(spelling, marker).replace(spelling.replace("_", "\\_"), marker)
         text = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:<PORT>", text)
         text = re.sub(
             r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?([+-]\d\d:\d\d|Z)?", "<TIME>", text

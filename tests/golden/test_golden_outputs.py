@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -349,10 +351,18 @@ def medcmr_steps(judge: str) -> list[Step]:
 
 
 @pytest.fixture()
-def workspace(tmp_path: Path) -> Iterator[Path]:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    yield ws
+def workspace(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A folder whose path has the same length on every machine and every run (mkdtemp's suffix
+    is always 8 characters): a path inside a table cell sets the table's column widths, so the
+    workspace, the data and cache folders and the real-data link all live under it."""
+    ws = Path(tempfile.mkdtemp(prefix="medlens-golden-", dir="/tmp"))
+    monkeypatch.setenv("MEDLENS_CACHE", str(ws / "cache"))
+    monkeypatch.setenv("MEDLENS_DATA", str(ws / "data"))
+    (ws / "real").symlink_to(REALDATA, target_is_directory=True)
+    try:
+        yield ws
+    finally:
+        shutil.rmtree(ws, ignore_errors=True)
 
 
 def test_demo_commands_match_their_golden_outputs(workspace: Path) -> None:
@@ -363,7 +373,7 @@ def test_demo_commands_match_their_golden_outputs(workspace: Path) -> None:
     server = LoopbackServer(judge_config(JudgeReplies("verdict")))
     server.start()
     try:
-        text = run_script([*DEMO_SCRIPT, *judge_steps(server.base_url)], workspace, REALDATA)
+        text = run_script([*DEMO_SCRIPT, *judge_steps(server.base_url)], workspace, workspace / "real")
     finally:
         server.stop()
     check_golden("demo", text)
@@ -406,5 +416,5 @@ def real_script(name: str, spec: str) -> list[Step]:
 def test_real_dataset_commands_match_their_golden_outputs(name: str, workspace: Path) -> None:
     if not (REALDATA / REAL_SETS[name].split("/")[1]).is_dir():
         pytest.skip(f"real data {REALDATA} is absent")
-    text = run_script(real_script(name, REAL_SETS[name]), workspace, REALDATA)
+    text = run_script(real_script(name, REAL_SETS[name]), workspace, workspace / "real")
     check_golden(f"real-{name}", text)
