@@ -47,6 +47,8 @@ def make_record(
         record["system_fingerprint"] = response.system_fingerprint
     if response.retries:
         record["retries"] = dict(response.retries)
+    if response.finish_reason is not None:  # "length": cut at the token cap (issue 23)
+        record["finish_reason"] = response.finish_reason
     if response.error is not None:
         record["error"] = {"type": response.error.type, "message": response.error.message}
         return record

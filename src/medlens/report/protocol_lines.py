@@ -9,7 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-_NOTES = {"chexpert_f1": "rule-based labeller, uncertain = negative"}
+_NOTES = {
+    "chexpert_f1": "rule-based labeller, uncertain = negative",
+    "chexpert_f1_uncertain_positive": "uncertain = positive",
+    "chexpert_f1_uncertain_ignore": "uncertain findings left out",
+}
 
 
 def corpus_metric_lines(results: dict[str, Any]) -> list[str]:
