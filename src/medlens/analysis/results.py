@@ -237,7 +237,7 @@ def build_results(store: RunStore) -> dict[str, Any]:
             "errors": int((table.status == "error").sum()),
         },
         "overall": overall,
-        "rates": {k: overall[k] for k in ("unparsed", "refused", "empty", "error")},
+        "rates": {k: overall[k] for k in ("unparsed", "refused", "empty", "error", "truncated")},
         "extraction_sensitivity": sensitivity,
         "secondary": secondary_cells(table, everything),
         "closed_open": closed_open(table, axes),

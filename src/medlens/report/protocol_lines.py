@@ -98,8 +98,11 @@ def variant_calling_lines(results: dict[str, Any]) -> list[str]:
 
 def protocol_lines(results: dict[str, Any]) -> list[str]:
     """Every protocol line of a report, in order."""
+    from medlens.report.answer_integrity import integrity_lines
+
     return (
-        single_multi_line(results)
+        integrity_lines(results)
+        + single_multi_line(results)
         + mmbu_lines(results)
         + variant_calling_lines(results)
         + corpus_metric_lines(results)
