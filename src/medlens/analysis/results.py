@@ -215,8 +215,8 @@ def build_results(store: RunStore) -> dict[str, Any]:
     has_answers = bool(spec["benchmark"].get("has_answers", True))
     medlens, vlmeval = overall["score"], overall["vlmeval_score"]
     reading = None
-    if spec.get("extract") == "vlmeval" and vlmeval is not None:
-        reading = medlens_reading(items, records, table)  # the main score is VLMEvalKit's
+    if spec.get("extract", "medlens") != "medlens" and vlmeval is not None:
+        reading = medlens_reading(items, records, table)  # the main score is another reading
         medlens = _nanmean(reading)
     sensitivity = None
     if medlens is not None and vlmeval is not None:
@@ -291,8 +291,8 @@ def no_answers_reason(benchmark: str) -> str:
 def medlens_reading(
     items: Sequence[Item], records: dict[str, Record], table: ScoreTable
 ) -> np.ndarray:
-    """Per-item scores under medlens's extraction of a run scored with ``--extract vlmeval``,
-    in `table` order (NaN where unscored). Re-read from the stored outputs, so the extraction
+    """Per-item scores under medlens's extraction of a run scored with another ``--extract``
+    (VLMEvalKit's or a peer's), in `table` order (NaN where unscored). Re-read from the stored outputs, so the extraction
     sensitivity is shown in both modes.
     """
     from medlens.extract import extract

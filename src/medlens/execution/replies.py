@@ -9,7 +9,7 @@ from medlens.core.items import Item
 from medlens.core.records import Record
 from medlens.extract import extract
 from medlens.models.base import Model, Request, Response
-from medlens.scoring.item_scores import item_scores, score
+from medlens.scoring.item_scores import item_scores, read_and_score, score
 
 if TYPE_CHECKING:
     pass
@@ -23,7 +23,8 @@ def make_record(
     *,
     cot: bool = False,
 ) -> Record:
-    """The record of one answered (or failed) item, scored under both extraction modes.
+    """The record of one answered (or failed) item, scored under its extraction mode (a peer
+    mode's verdict is the peer's own) and under VLMEvalKit's rules.
 
     Under chain-of-thought only the final 'Answer:' line is read (`strategies.final_answer_text`).
     """
@@ -57,9 +58,9 @@ def make_record(
         from medlens.execution.strategies import final_answer_text
 
         text = final_answer_text(text)
-    extraction = extract(item, text, extract_mode)  # type: ignore[arg-type]
+    extraction, main = read_and_score(item, text, extract_mode)
     record["extraction"] = extraction.to_json()
-    record["score"] = score(item, extraction)
+    record["score"] = main
     record["scores"] = item_scores(item, extraction)
     compat = extract(item, text, "vlmeval")
     record["vlmeval"] = {**compat.to_json(), "score": score(item, compat)}

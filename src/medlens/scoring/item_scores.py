@@ -120,3 +120,17 @@ def _detect_iou(item: Item, predicted: str) -> float:
     gold = item.answer
     boxes = list(gold) if isinstance(gold, tuple) else boxes_from_text(str(gold))
     return metrics.best_iou(boxes_from_text(predicted), boxes)
+
+
+def read_and_score(item: Item, text: str | None, mode: str) -> tuple[Extraction, float | None]:
+    """The extraction and main score of one output under a reading mode: medlens's and
+    VLMEvalKit's score the extraction; a peer mode gives its own verdict (``extract.peers``)."""
+    from medlens.extract import extract
+
+    if mode in ("medlens", "vlmeval"):
+        found = extract(item, text, mode)  # type: ignore[arg-type]
+        return found, score(item, found)
+    from medlens.extract.peers import read_as
+
+    reading = read_as(item, text, mode)
+    return reading.extraction(mode, text), reading.score
