@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from medlens.analysis.score_table import ScoreTable, _nanmean, cell, score_table, secondary_cells
-from medlens.core.items import CANONICAL_AXES, Item
+from medlens.core.items import CANONICAL_AXES, READING_FIELDS, Item
 from medlens.core.records import Record
 from medlens.runs.health import run_health
 from medlens.runs.store import RunStore
@@ -30,7 +30,7 @@ def breakdown_axes(table: ScoreTable) -> list[str]:
     axes: list[str] = []
     for key, values in table.meta.items():
         distinct = len(set(values.tolist()) - {""})
-        if key == "image_id" or distinct == 0 or distinct > MAX_AXIS_VALUES:
+        if key == "image_id" or key in READING_FIELDS or not 0 < distinct <= MAX_AXIS_VALUES:
             continue
         if key not in CANONICAL_AXES and (_structured(values) or not_a_category(values)):
             continue  # JSON, ids and paths are kept for other uses, never tabulated
