@@ -78,17 +78,22 @@ def export_run(run_dir: Path, fmt: str) -> list[ExportFile]:
         return [ExportFile(f"{stem}_submission.xlsx", submission_xlsx(items, records))]
     if not store.run["spec"]["benchmark"].get("has_answers", True):
         raise MedlensError(f"{run_dir}: {NO_ANSWER_KEY}")
-    return vlmeval_result_set(items, records, f"{stem}_{vlmeval_dataset(store.run)}")
+    dataset = vlmeval_dataset(store.run)
+    return vlmeval_result_set(items, records, f"{stem}_{dataset}" if dataset else stem)
 
 
-def vlmeval_dataset(run: dict[str, Any]) -> str:
-    """The dataset name VLMEvalKit would give the run's TSV (``sources.gmai_files``)."""
+def vlmeval_dataset(run: dict[str, Any]) -> str | None:
+    """The dataset name VLMEvalKit gives the run's TSV (GMAI's official names, else the TSV's
+    stem: ``sources.gmai_files``); None for benchmarks VLMEvalKit does not read."""
     from medlens.runs.recorded import stored_spec
     from medlens.sources.gmai_files import dataset_name
 
     bench = run["spec"]["benchmark"]
     spec = stored_spec(str(bench.get("spec", "")))
-    return dataset_name(Path(spec.argument).expanduser(), str(bench.get("split", "")))
+    path = Path(spec.argument).expanduser()
+    if spec.name == "gmai":
+        return dataset_name(path, str(bench.get("split", "")))
+    return path.stem if spec.name == "vlmeval" else None
 
 
 def incomplete_warning(run_dir: Path) -> str | None:
