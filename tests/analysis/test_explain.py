@@ -73,6 +73,15 @@ def test_each_peers_number_from_one_prediction_file(tmp_path: Path) -> None:
     # MultiMedEval, closed: token recall ≥ 0.4 ("not" counts as "no"); open: recall ≥ 0.75.
     # Right: 0, 1, 2, 4, 5, 6, 7 (both gold words), 8 = 8 of 10; wrong: 3 (no "yes"), 9 (empty).
     assert peers["multimedeval"]["overall"]["score"] == pytest.approx(8 / 10)
+    # the peers' own figures: MultiMedEval has no overall, closed 5 of 6 and open 3 of 4
+    figures = peers["multimedeval"]["peer"]["figures"]
+    assert set(figures) == {"closedQuestionsAccuracy", "openQuestionsAccuracy"}
+    assert figures["closedQuestionsAccuracy"]["value"] == pytest.approx(5 / 6)
+    assert figures["openQuestionsAccuracy"]["value"] == pytest.approx(3 / 4)
+    medevalkit = peers["medevalkit"]["peer"]["figures"]
+    assert medevalkit["total acc"]["value"] == pytest.approx(0.5)
+    assert medevalkit["close acc"]["value"] == pytest.approx(4 / 6)  # 1, 2, 4, 5
+    assert medevalkit["open acc"]["n"] == 4
     records = [json.loads(line) for line in (runs / "medevalkit" / "records.jsonl").open()]
     assert {r["extraction"]["method"] for r in records if r["id"] == "9"} == {
         "medevalkit:peer_would_crash"

@@ -252,6 +252,11 @@ def build_results(store: RunStore) -> dict[str, Any]:
         store.path, items, records, axes, str(spec["model"]), results["closed_open"]
     )
     attach_protocol_sections(results, items, records)  # issue 15: corpus metrics, single/multi
+    from medlens.scoring.peer_figures import peer_figures  # issue 23: the peer's own figures
+
+    peer = peer_figures(str(spec.get("extract", "medlens")), items, records)
+    if peer is not None:
+        results["peer"] = peer
     if spec.get("probe"):
         results["leakage_suspects"] = probe_suspects(spec["probe"], results)
     add_strategy_results(results, spec, records)
