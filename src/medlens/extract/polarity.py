@@ -32,6 +32,7 @@ read this way; Chinese answers keep the presence/absence cues of ``yes_no``.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -58,7 +59,10 @@ _TERMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"\b(?:size|caliber|calibre)\s+(?:is\s+|are\s+|appears\s+|looks\s+)?normal\b|"
             r"\bnormal\s+(?:\w+\s+)?(?:size|caliber|calibre)\b",
         ),
-        ("abnormal", r"\babnormal(?:ity|ities|ly)?\b|\bnot\s+normal\b"),
+        (
+            "abnormal",
+            r"\babnormal(?:ity|ities|ly)?\b|\bnot\s+normal\b(?![\s-]+sized?\b|\s+in\s+size)",
+        ),
         ("normal", r"\bnormal(?:ly)?\b|\bunremarkable\b|\bwithin\s+normal\s+limits\b"),
         ("diseased", r"\bdiseased?\b|\bdiseases\b|\bunhealthy\b|\bpatholog(?:y|ical|ic)\b"),
         ("healthy", r"\bhealthy\b"),
@@ -67,7 +71,11 @@ _TERMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("enlarged", r"\benlarge(?:d|ment)?\b|\benlarging\b|\bdilated\b|\bdilatation\b"),
     )
 )
-_TERM_OF = {name: index for index, (name, _) in enumerate(_TERMS)}
+_ANY_TERM = re.compile(
+    "|".join(f"(?P<t{i}>{pattern.pattern})" for i, (_, pattern) in enumerate(_TERMS)), re.I
+)
+"""Every term form in one scan: at each place the first listed form that fits wins, so the
+longer forms (normal-sized, not normal) are listed before the shorter ones."""
 _COMPLEMENT = {a: b for a, b in COMPLEMENTARY_PAIRS} | {b: a for a, b in COMPLEMENTARY_PAIRS}
 _ASSERTION_TERMS = ("present", "absent")
 
@@ -134,6 +142,7 @@ def readable(question: str) -> bool:
     return bool(question.strip()) and not _CJK.search(question)
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_question(question: str) -> Question:
     found = terms_in(question)
     term = next((t for t in found if t not in _ASSERTION_TERMS), None)
@@ -146,16 +155,11 @@ def parse_question(question: str) -> Question:
 
 def terms_in(text: str) -> list[str]:
     """Polar terms named in `text`, each span read once (the longest form first)."""
-    taken: list[tuple[int, int]] = []
     found: list[str] = []
-    for name, pattern in _TERMS:
-        for match in pattern.finditer(text):
-            span = match.span()
-            if any(span[0] < end and start < span[1] for start, end in taken):
-                continue
-            taken.append(span)
-            if name not in found:
-                found.append(name)
+    for match in _ANY_TERM.finditer(text):
+        name = _TERMS[int(str(match.lastgroup)[1:])][0]
+        if name not in found:
+            found.append(name)
     return found
 
 
@@ -164,10 +168,7 @@ def _sense(term: str | None) -> str | None:
 
 
 def _words_without_terms(text: str) -> list[str]:
-    stripped = text
-    for _, pattern in _TERMS:
-        stripped = pattern.sub(" ", stripped)
-    return [w for w in _content_words(stripped) if not _NEGATED.fullmatch(w)]
+    return [w for w in _content_words(_ANY_TERM.sub(" ", text)) if not _NEGATED.fullmatch(w)]
 
 
 @dataclass(frozen=True)
