@@ -138,7 +138,7 @@ class Question:
 
 
 def readable(question: str) -> bool:
-    """Questions this module reads against: English text with at least one content word."""
+    """Questions this module reads against: non-empty English (not Chinese) text."""
     return bool(question.strip()) and not _CJK.search(question)
 
 

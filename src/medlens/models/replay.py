@@ -128,25 +128,12 @@ def load_predictions(source: Path) -> dict[str, str]:
 
 def _jsonl_predictions(source: Path) -> dict[str, str]:
     """MMBU's output JSONL: ``index`` → ``answer`` (the model's output) on every line."""
-    import json
+    from medlens.sources.native import read_jsonl
 
     predictions: dict[str, str] = {}
-    try:
-        lines = source.read_text(encoding="utf-8-sig").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(source, None, f"cannot read ({exc})") from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"line {number}"
-        try:
-            row = json.loads(line)
-        except ValueError as exc:
-            raise InputError(source, where, f"not valid JSON ({exc})") from None
-        if not isinstance(row, dict):
-            raise InputError(source, where, "expected a JSON object")
+    for where, row in read_jsonl(source):
         for field in ("index", "answer"):
-            if field not in row or row[field] is None:
+            if row.get(field) is None:
                 raise InputError(source, f"{where}, field {field!r}", "missing (MMBU's output)")
         item_id = _normalise_index(str(row["index"]))
         if item_id in predictions:
