@@ -63,10 +63,12 @@ def _warning(truncated: float | None, empty: float, over: list[str], cap: str) -
         said.append(f"{100 * empty:.1f}% of answers are empty")
     where = f"; slices above {100 * WARN_RATE:.0f}%: {', '.join(over[:8])}" if over else ""
     head = "; ".join(said) or "some slices lose answers"
-    return (
-        f"warning: {head}{where}. They count as wrong: raise the token cap (max tokens {cap}) "
-        "or check the backend, then rerun"
+    advice = (
+        f"raise the token cap (max tokens {cap}) and rerun"
+        if (truncated or 0.0) > WARN_RATE
+        else "check the backend and the prompt"
     )
+    return f"warning: {head}{where}. They count as wrong: {advice}"
 
 
 def _cap(results: dict[str, Any]) -> str:
