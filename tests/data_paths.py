@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,7 +12,9 @@ if TYPE_CHECKING:
     from medlens.core.items import Item
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-REALDATA = REPO_ROOT.parent / "shared" / "realdata"
+REALDATA = Path(os.environ.get("MEDLENS_REALDATA") or REPO_ROOT.parent / "shared" / "realdata")
+"""The real data sets: ../shared/realdata beside the repository, or $MEDLENS_REALDATA (a git
+worktree elsewhere points it at the shared copy)."""
 
 
 def realdata_dir(name: str) -> Path:

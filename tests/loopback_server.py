@@ -93,6 +93,8 @@ class ServerConfig:
     lifetime: float = 900.0
     reply: Callable[[ChatRequest], str] | None = None
     """When set, the text of every fault-free answer (a judge: see ``tests/judge_server.py``)."""
+    finish: Callable[[ChatRequest], str] | None = None
+    """When set, the ``finish_reason`` of every ``reply`` answer (``length``: cut at the cap)."""
     logprob_tokens: tuple[str, ...] = ("A", "B", "C", "D", "E", "yes", "no", "maybe")
     """Alternatives offered in ``top_logprobs`` when a request asks for ``logprobs``."""
     answer_probability: float = 0.6
@@ -342,7 +344,8 @@ def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
             if config.content_filter_marker and config.content_filter_marker in request.text:
                 return self._json(200, completion(None, request, "content_filter"))
             if config.reply is not None:
-                return self._json(200, completion(config.reply(request), request))
+                finish = config.finish(request) if config.finish is not None else "stop"
+                return self._json(200, completion(config.reply(request), request, finish))
             answer = choose_answer(request, config.gold(request), config.accuracy)
             body = completion(answer, request)
             if config.served_model is not None:

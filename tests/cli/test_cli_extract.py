@@ -81,7 +81,7 @@ def test_malformed_line_is_one_error_line_with_exit_2(bad: str, message: str) ->
 
 
 def test_unknown_kind_is_rejected() -> None:
-    result = CliRunner().invoke(app, ["extract", "--kind", "open"], input="")
+    result = CliRunner().invoke(app, ["extract", "--kind", "report"], input="")
     assert result.exit_code == 2
 
 

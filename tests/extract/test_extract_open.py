@@ -74,7 +74,7 @@ def test_report_keeps_the_text_and_drops_disclaimers() -> None:
     text = "Findings: The lungs are clear.\nImpression: No acute disease.\nPlease consult a doctor."
     extraction = extract(item, text)
     assert extraction.status == "ok"
-    assert extraction.answer == "Findings: The lungs are clear. Impression: No acute disease"
+    assert extraction.answer == "Findings: The lungs are clear. Impression: No acute disease."
     assert extract(item, "As an AI, I cannot write medical reports.").status == "refused"
 
 

@@ -112,7 +112,7 @@ def test_vlmeval_acc_csvs_equal_vlmevalkit_to_the_last_digit(
     )
     assert result.exit_code == 0, result.output
     for column in BREAKDOWNS:
-        written = (tmp_path / f"val_{column}_acc.csv").read_text(encoding="utf-8")
+        written = (tmp_path / f"val_GMAI-MMBench_VAL_{column}_acc.csv").read_text(encoding="utf-8")
         assert written == vlmevalkit_acc_csv(frame, column)
     assert frame["expected"].isna().sum() > 10  # the no-answer cases are exercised
 
@@ -141,7 +141,7 @@ def test_report_vlmeval_scores_equal_the_csv_values(val_run: tuple[Path, pd.Data
 def test_vlmeval_result_table(val_run: tuple[Path, pd.DataFrame], tmp_path: Path) -> None:
     run_dir, frame = val_run
     runner.invoke(app, ["export", str(run_dir), "--format", "vlmeval", "--output", str(tmp_path)])
-    table = pd.read_excel(tmp_path / "val_exact_matching_result.xlsx", dtype={"index": str})
+    table = pd.read_excel(tmp_path / "val_GMAI-MMBench_VAL_exact_matching_result.xlsx", dtype={"index": str})
     assert list(table.columns[:5]) == ["index", "prediction", "answer", "hit", "log"]
     assert "image" not in table.columns and set(BREAKDOWNS) <= set(table.columns)
     merged = table.merge(frame[["index", "expected", "answer"]], on="index", suffixes=("", "_tsv"))
@@ -149,7 +149,7 @@ def test_vlmeval_result_table(val_run: tuple[Path, pd.DataFrame], tmp_path: Path
     assert list(merged["hit"]) == [
         int(e == a) for e, a in zip(merged["expected"], merged["answer_tsv"], strict=True)
     ]
-    overall = pd.read_csv(tmp_path / "val_acc.csv")
+    overall = pd.read_csv(tmp_path / "val_GMAI-MMBench_VAL_acc.csv")
     assert list(overall.columns) == ["split", "Overall"] and overall["split"][0] == "none"
 
 
@@ -202,7 +202,7 @@ def test_item_without_prediction_is_a_miss_with_a_log(tmp_path: Path) -> None:
     runner.invoke(
         app, ["export", str(tmp_path / "v"), "--format", "vlmeval", "-o", str(tmp_path / "x")]
     )
-    table = pd.read_excel(tmp_path / "x" / "v_exact_matching_result.xlsx", dtype={"index": str})
+    table = pd.read_excel(tmp_path / "x" / "v_GMAI-MMBench_VAL_exact_matching_result.xlsx", dtype={"index": str})
     missing = table[table["index"] == frame["index"][0]].iloc[0]
     assert missing["hit"] == 0 and "no prediction" in missing["log"]
 

@@ -83,5 +83,5 @@ def test_finding_f1_counts_positive_findings_only() -> None:
     assert finding_counts(prediction, reference) == (1, 0, 1)
     assert finding_f1(prediction, reference) == pytest.approx(2 / 3)
     # Under the U-ones policy the uncertain pneumonia becomes a false positive.
-    assert finding_counts(prediction, reference, uncertain_as_positive=True) == (1, 1, 1)
+    assert finding_counts(prediction, reference, uncertain="positive") == (1, 1, 1)
     assert finding_f1("Mild cardiomegaly.", "Normal chest, lungs are clear.") == 0.0

@@ -10,7 +10,7 @@ import numpy as np
 
 from medlens.analysis.score_source import RULES, ScoreSource, sourced_run
 from medlens.analysis.score_table import ScoreTable, _nanmean, cell, score_table, secondary_cells
-from medlens.core.items import CANONICAL_AXES, Item
+from medlens.core.items import CANONICAL_AXES, READING_FIELDS, Item
 from medlens.core.records import Record
 from medlens.runs.health import run_health
 from medlens.runs.store import RunStore
@@ -31,7 +31,7 @@ def breakdown_axes(table: ScoreTable) -> list[str]:
     axes: list[str] = []
     for key, values in table.meta.items():
         distinct = len(set(values.tolist()) - {""})
-        if key == "image_id" or distinct == 0 or distinct > MAX_AXIS_VALUES:
+        if key == "image_id" or key in READING_FIELDS or not 0 < distinct <= MAX_AXIS_VALUES:
             continue
         if key not in CANONICAL_AXES and (_structured(values) or not_a_category(values)):
             continue  # JSON, ids and paths are kept for other uses, never tabulated
@@ -232,8 +232,8 @@ def build_results(store: RunStore, source: ScoreSource | None = None) -> dict[st
     has_answers = bool(spec["benchmark"].get("has_answers", True))
     medlens, vlmeval = overall["score"], overall["vlmeval_score"]
     reading = None
-    if spec.get("extract") == "vlmeval" and vlmeval is not None:
-        reading = medlens_reading(items, records, table)  # the main score is VLMEvalKit's
+    if spec.get("extract", "medlens") != "medlens" and vlmeval is not None:
+        reading = medlens_reading(items, records, table)  # the main score is another reading
         medlens = _nanmean(reading)
     sensitivity = None
     if medlens is not None and vlmeval is not None:
@@ -256,7 +256,7 @@ def build_results(store: RunStore, source: ScoreSource | None = None) -> dict[st
             "errors": int((table.status == "error").sum()),
         },
         "overall": overall,
-        "rates": {k: overall[k] for k in ("unparsed", "refused", "empty", "error")},
+        "rates": {k: overall[k] for k in ("unparsed", "refused", "empty", "error", "truncated")},
         "extraction_sensitivity": sensitivity,
         "secondary": secondary_cells(table, everything),
         "closed_open": closed_open(table, axes),
@@ -272,6 +272,11 @@ def build_results(store: RunStore, source: ScoreSource | None = None) -> dict[st
         closed_scores(table if sourced.scope is None else score_table(run_items, run_records)),
     )  # fmt: skip
     attach_protocol_sections(results, items, records)  # issue 15: corpus metrics, single/multi
+    from medlens.scoring.peer_figures import peer_figures  # issue 23: the peer's own figures
+
+    peer = peer_figures(str(spec.get("extract", "medlens")), items, records)
+    if peer is not None:
+        results["peer"] = peer
     if spec.get("probe"):
         results["leakage_suspects"] = probe_suspects(spec["probe"], results)
     add_strategy_results(results, spec, records)
@@ -311,8 +316,8 @@ def no_answers_reason(benchmark: str) -> str:
 def medlens_reading(
     items: Sequence[Item], records: dict[str, Record], table: ScoreTable
 ) -> np.ndarray:
-    """Per-item scores under medlens's extraction of a run scored with ``--extract vlmeval``,
-    in `table` order (NaN where unscored). Re-read from the stored outputs, so the extraction
+    """Per-item scores under medlens's extraction of a run scored with another ``--extract``
+    (VLMEvalKit's or a peer's), in `table` order (NaN where unscored). Re-read from the stored outputs, so the extraction
     sensitivity is shown in both modes.
     """
     from medlens.extract import extract

@@ -38,6 +38,8 @@ class ScoreTable:
     scope: np.ndarray | None = None
     """Under a judged score source (``--score judge:NAME|combined:NAME``): True for items of
     the judge's scope, whose coverage (verdicts / scope) every cell reports; None for rules."""
+    finish: np.ndarray | None = None
+    """The backend's finish reason (``length``: cut at the token cap); "" when it gave none."""
 
     @property
     def scored(self) -> np.ndarray:
@@ -70,6 +72,7 @@ def score_table(
         ),
         random=np.array([number(random_baseline(item)) for item, _ in rows], dtype=float),
         status=np.array([_status(r) for _, r in rows], dtype=object),
+        finish=np.array([str(r.get("finish_reason") or "") for _, r in rows], dtype=object),
         cluster=np.array([item.meta.get("image_id", item.id) for item, _ in rows], dtype=object),
         meta=meta,
         secondary={
@@ -113,6 +116,7 @@ def cell(table: ScoreTable, mask: np.ndarray, spread: Spread | None = None) -> d
         count = int((answered & (table.status == status)).sum())
         out[status] = count / n_answered if n_answered else 0.0
     out["error"] = int((mask & (table.status == "error")).sum()) / total if total else 0.0
+    out["truncated"] = truncated_rate(table, answered)
     if table.secondary:
         out["secondary"] = secondary_cells(table, mask)
     if table.scope is not None:
@@ -120,6 +124,16 @@ def cell(table: ScoreTable, mask: np.ndarray, spread: Spread | None = None) -> d
         out["coverage"] = {"verdicts": int((in_scope & table.scored).sum()),
                            "scope": int(in_scope.sum())}  # fmt: skip
     return out
+
+
+def truncated_rate(table: ScoreTable, answered: np.ndarray) -> float | None:
+    """Share of the answered items cut at the token cap (finish reason ``length``), over the
+    items whose backend said why it stopped; None when none did (baselines, replays)."""
+    if table.finish is None:
+        return None
+    known = answered & (table.finish != "")
+    n_known = int(known.sum())
+    return int((known & (table.finish == "length")).sum()) / n_known if n_known else None
 
 
 def _summary(spread: Spread, values: np.ndarray, chances: np.ndarray) -> dict[str, Any]:

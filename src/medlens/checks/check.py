@@ -26,6 +26,7 @@ from medlens.core.errors import ItemError
 from medlens.core.items import (
     CANONICAL_AXES,
     GRANULARITIES,
+    READING_FIELDS,
     Benchmark,
     ImageRef,
     Item,
@@ -38,7 +39,8 @@ SMALL_N = 50
 """Slices smaller than this are flagged (and never ranked as worst cells)."""
 DEFAULT_SAMPLE = 32
 _FOLD = re.compile(r"[\W_]+")
-_NOT_AXES = {"id", "qid", "index", "image_id", "image", "image_path", "image_name", "question_id"}
+_NOT_AXES = {"id", "qid", "index", "image_id", "image", "image_path", "image_name", "question_id",
+             *READING_FIELDS}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -197,6 +199,11 @@ def run_checks(
         _axis_counts_check(tally),
         *protocol.checks(others),
     ]
+    from medlens.checks.gmai_official import gmai_file_check
+
+    official = gmai_file_check(benchmark, tally.axes, tally.count)  # issue 23
+    if official is not None:
+        checks.append(official)
     checks.append(readiness_check(readiness, checks))  # DAIMS items, scored from the data
     return CheckReport(benchmark.spec, benchmark.split, tally.count, tuple(checks))
 

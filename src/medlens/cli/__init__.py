@@ -15,6 +15,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "medlens.cli.report",
     "medlens.cli.slice",
     "medlens.cli.compare",
+    "medlens.cli.explain",
     "medlens.cli.export",
     "medlens.cli.check",
     "medlens.cli.audit",

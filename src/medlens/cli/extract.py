@@ -2,7 +2,9 @@
 
 One JSON line in (``{"output": "...", "options": {"A": "...", ...}}``), one JSON line out
 (``{"answer": ..., "status": ..., "method": ...}``), so users can see why an output was scored
-the way it was.
+the way it was. A line may also give the ``question`` (yes/no statements are read against it,
+open answers may use its words as a frame) and the ``gold``, which adds the main ``score`` (and,
+for ``--kind open``, the looser ``contains``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ class ClosedKind(str, Enum):
     choice = "choice"
     multi_choice = "multi_choice"
     yes_no = "yes_no"
+    open = "open"
 
 
 class ExtractMode(str, Enum):
@@ -47,8 +50,20 @@ def extract_command(
     """Read answers from JSON lines {"output": ..., "options": {...}} on stdin, one JSON line out each."""
     for item, output in parse_lines(sys.stdin, kind.value, maybe):
         extraction = extract(item, output, _mode(mode))
-        sys.stdout.write(json.dumps(extraction.to_json(), ensure_ascii=False) + "\n")
+        shown: dict[str, Any] = extraction.to_json()
+        if item.answer is not None:
+            shown.update(_scores(item, extraction))
+        sys.stdout.write(json.dumps(shown, ensure_ascii=False) + "\n")
         sys.stdout.flush()
+
+
+def _scores(item: Item, extraction: Any) -> dict[str, Any]:
+    from medlens.scoring.item_scores import item_scores, score
+
+    found: dict[str, Any] = {"score": score(item, extraction)}
+    if item.kind == "open":
+        found["contains"] = item_scores(item, extraction)["contains"]
+    return found
 
 
 def _mode(mode: ExtractMode) -> Mode:
@@ -64,11 +79,19 @@ def parse_lines(
         if not line.strip():
             continue
         record = _parse_record(line, number)
-        options = _options(record, number, required=kind != "yes_no")
-        yield (
-            Item(id=str(number), question="", kind=kind, options=options, meta=meta),
-            record["output"],
-        )
+        options = _options(record, number, required=kind in ("choice", "multi_choice"))
+        question, gold = _text(record, "question", number), _text(record, "gold", number)
+        if gold is not None and kind == "yes_no":
+            gold = gold.strip().lower()
+        item = Item(str(number), question or "", kind, options=options, answer=gold, meta=meta)
+        yield item, record["output"]
+
+
+def _text(record: dict[str, Any], key: str, number: int) -> str | None:
+    value = record.get(key)
+    if value is not None and not isinstance(value, str):
+        raise InputError(STDIN, f"line {number}", f"field {key!r} must be a string")
+    return value
 
 
 def _parse_record(line: str, number: int) -> dict[str, Any]:

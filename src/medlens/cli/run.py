@@ -31,8 +31,18 @@ def run(
     out: Annotated[Path, typer.Option(help="Folder holding run directories")] = Path("runs"),
     limit: Annotated[int | None, typer.Option(help="Only the first N items")] = None,
     concurrency: Annotated[int, typer.Option(help="Requests in flight at once")] = 8,
-    prompt: Annotated[str, typer.Option(help="Prompt style: medlens or vlmeval")] = "medlens",
-    extract: Annotated[str, typer.Option(help="Extraction: medlens or vlmeval")] = "medlens",
+    prompt: Annotated[
+        str,
+        typer.Option(
+            help="Prompt: medlens, vlmeval, lmms-eval, evalscope, medevalkit, multimedeval, mmbu"
+        ),
+    ] = "medlens",
+    extract: Annotated[
+        str,
+        typer.Option(
+            help="Reading: medlens, vlmeval, lmms-eval, evalscope, medevalkit, multimedeval"
+        ),
+    ] = "medlens",
     probe: Annotated[str | None, typer.Option(help="Leakage probe, e.g. blank-image")] = None,
     seed: Annotated[int, typer.Option(help="Seed for random baselines and probes")] = 0,
     executor: Annotated[str, typer.Option(help="local or ray")] = "local",
@@ -101,7 +111,10 @@ def run(
         from medlens.judges.options import judge_options_for_run
 
         judging = judge_options_for_run(
-            parse_spec(values["judge"]), values["judge_protocol"], options.concurrency, options.cache
+            parse_spec(values["judge"]),
+            values["judge_protocol"],
+            options.concurrency,
+            options.cache,
         )
     run_and_summarise(options, float(values["max_error_rate"]), judging)
 
@@ -184,7 +197,11 @@ def evaluate_with_progress(options: RunOptions) -> RunOutcome:
 
     try:
         return evaluate(
-            options, on_start, lambda record: bar.advance(task), on_note, derive_results=build_results
+            options,
+            on_start,
+            lambda record: bar.advance(task),
+            on_note,
+            derive_results=build_results,
         )
     finally:
         if bar.live.is_started:

@@ -50,6 +50,9 @@ CANONICAL_AXES: tuple[str, ...] = (
     "template",
     "image_id",
 )
+READING_FIELDS: frozenset[str] = frozenset({"raw_answer", "options_text", "label_set"})
+"""Meta fields kept for reading and prompting, never axes: the dataset's own spelling of a
+folded yes/no gold, an options cell as written (``--prompt mmbu``), a judge's label set."""
 GRANULARITIES: tuple[str, ...] = ("image", "box", "mask", "contour")
 
 ImageSource = Literal["file", "dicom", "tsv", "bytes"]

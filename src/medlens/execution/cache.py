@@ -67,6 +67,7 @@ class ResponseCache:
             cached=True,
             served_model=value.get("served_model"),
             system_fingerprint=value.get("system_fingerprint"),
+            finish_reason=value.get("finish_reason"),
         )
 
     def put(self, fingerprint: str, response: Response) -> None:
@@ -74,6 +75,7 @@ class ResponseCache:
             "text": response.text,
             "usage": dict(response.usage),
             "option_probs": dict(response.option_probs) if response.option_probs else None,
+            "finish_reason": response.finish_reason,
             "served_model": response.served_model,
             "system_fingerprint": response.system_fingerprint,
         }

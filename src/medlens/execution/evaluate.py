@@ -26,6 +26,7 @@ from medlens.execution.prompts import PROMPT_STYLES
 from medlens.execution.requests import RunSettings
 from medlens.execution.selection import run_provenance, select_run_items
 from medlens.execution.strategies import ZERO_SHOT, Strategy
+from medlens.extract.extraction import EXTRACT_MODES
 from medlens.models import MODELS, ModelContext, load_model
 from medlens.runs.store import DeriveResults, RunStore, check_same_spec
 from medlens.sources import load_benchmark
@@ -87,8 +88,10 @@ def default_name(options: RunOptions) -> str:
 def validate(options: RunOptions) -> None:
     if options.prompt not in PROMPT_STYLES:
         raise SpecError(f"--prompt {options.prompt!r}: expected one of {', '.join(PROMPT_STYLES)}")
-    if options.extract not in ("medlens", "vlmeval"):
-        raise SpecError(f"--extract {options.extract!r}: expected medlens or vlmeval")
+    if options.extract not in EXTRACT_MODES:
+        raise SpecError(
+            f"--extract {options.extract!r}: expected one of {', '.join(EXTRACT_MODES)}"
+        )
     if options.executor not in EXECUTORS:
         raise SpecError(f"--executor {options.executor!r}: expected one of {', '.join(EXECUTORS)}")
     if options.concurrency < 1:
@@ -144,6 +147,7 @@ def prepare(
         benchmark, items, options.where, options.sample, options.stratify, options.exclude,
         options.seed,
     )  # fmt: skip
+    check_reading_modes(options, benchmark.name, items)
     info = describe(benchmark, items)
     probe = None
     if options.probe:
@@ -186,6 +190,20 @@ def prepare(
     if not strategy.is_zero_shot:  # zero-shot runs keep the spec (and hash) they always had
         spec["strategy"] = strategy_spec(strategy, exemplars)
     return spec, items, model, settings, probe
+
+
+def check_reading_modes(options: RunOptions, benchmark: str, items: list[Item]) -> None:
+    """A peer's prompt or reading only on datasets that peer has; MMBU's prompt only on MMBU."""
+    from medlens.extract.peers import check_supported, is_peer_mode
+
+    if is_peer_mode(options.extract):
+        check_supported(options.extract, items, "--extract")
+    if is_peer_mode(options.prompt):
+        check_supported(options.prompt, items, "--prompt")
+    if options.prompt == "mmbu" and benchmark != "mmbu":
+        raise SpecError(
+            f"--prompt mmbu: sends MMBU's official prompt, for mmbu: benchmarks ({benchmark} is not)"
+        )
 
 
 def prepare_strategy(

@@ -2,6 +2,9 @@
 
 ``vlmeval`` reproduces VLMEvalKit's MCQ prompt byte for byte; ``medlens`` (the default) adds an
 explicit instruction on the answer format, and asks for every correct letter on multi-answer items.
+``lmms-eval``, ``evalscope``, ``medevalkit`` and ``multimedeval`` send what those tools send for
+the datasets they have (``extract.peers``, each citing its source); ``mmbu`` sends what MMBU's
+official code sends (``mmbu_prompt``; its images are padded to 512 px by the request builder).
 """
 
 from __future__ import annotations
@@ -11,8 +14,12 @@ from typing import Literal
 from medlens.core.errors import SpecError
 from medlens.core.items import Item
 
-PromptStyle = Literal["medlens", "vlmeval"]
-PROMPT_STYLES: tuple[str, ...] = ("medlens", "vlmeval")
+PromptStyle = Literal[
+    "medlens", "vlmeval", "lmms-eval", "evalscope", "medevalkit", "multimedeval", "mmbu"
+]
+PROMPT_STYLES: tuple[str, ...] = (
+    "medlens", "vlmeval", "lmms-eval", "evalscope", "medevalkit", "multimedeval", "mmbu",
+)  # fmt: skip
 
 VLMEVAL_MCQ_TAIL = "Please select the correct answer from the options above. \n"
 
@@ -23,6 +30,12 @@ def build_prompt(item: Item, style: str) -> str:
         return vlmeval_prompt(item)
     if style == "medlens":
         return medlens_prompt(item)
+    if style == "mmbu":
+        return mmbu_prompt(item)
+    if style in PROMPT_STYLES:
+        from medlens.extract.peers import peer_prompt
+
+        return peer_prompt(item, style)
     raise SpecError(f"unknown prompt style {style!r} (known: {', '.join(PROMPT_STYLES)})")
 
 
@@ -97,3 +110,16 @@ def answer_instruction(item: Item) -> str:
             return "Answer the question in full, as you would to the person asking."
         return "Write the report."
     return "Answer concisely, in a few words."
+
+
+def mmbu_prompt(item: Item) -> str:
+    """MMBU's official inference text (dcunhrya/MMBU-vlm-eval ``src/vqa_dataset.py``, snapshot
+    3aab73e): the bare question for open tasks; for closed tasks the question, ``" Options: "``
+    and the options as the TSV's ``options`` cell holds them (``meta["options_text"]``), else
+    ``A. text`` joined by spaces."""
+    if not item.options:
+        return item.question
+    written = item.meta.get("options_text") or " ".join(
+        f"{key}. {text}" for key, text in item.options.items()
+    )
+    return f"{item.question} Options: {written}"

@@ -9,7 +9,7 @@ from medlens.core.items import Item
 from medlens.core.records import Record
 from medlens.extract import extract
 from medlens.models.base import Model, Request, Response
-from medlens.scoring.item_scores import item_scores, score
+from medlens.scoring.item_scores import item_scores, read_and_score, score
 
 if TYPE_CHECKING:
     pass
@@ -23,7 +23,8 @@ def make_record(
     *,
     cot: bool = False,
 ) -> Record:
-    """The record of one answered (or failed) item, scored under both extraction modes.
+    """The record of one answered (or failed) item, scored under its extraction mode (a peer
+    mode's verdict is the peer's own) and under VLMEvalKit's rules.
 
     Under chain-of-thought only the final 'Answer:' line is read (`strategies.final_answer_text`).
     """
@@ -47,6 +48,8 @@ def make_record(
         record["system_fingerprint"] = response.system_fingerprint
     if response.retries:
         record["retries"] = dict(response.retries)
+    if response.finish_reason is not None:  # "length": cut at the token cap (issue 23)
+        record["finish_reason"] = response.finish_reason
     if response.error is not None:
         record["error"] = {"type": response.error.type, "message": response.error.message}
         return record
@@ -55,9 +58,9 @@ def make_record(
         from medlens.execution.strategies import final_answer_text
 
         text = final_answer_text(text)
-    extraction = extract(item, text, extract_mode)  # type: ignore[arg-type]
+    extraction, main = read_and_score(item, text, extract_mode)
     record["extraction"] = extraction.to_json()
-    record["score"] = score(item, extraction)
+    record["score"] = main
     record["scores"] = item_scores(item, extraction)
     compat = extract(item, text, "vlmeval")
     record["vlmeval"] = {**compat.to_json(), "score": score(item, compat)}

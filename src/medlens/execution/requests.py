@@ -92,6 +92,10 @@ def _user_parts(
             continue
         if item.meta.get("convert_rgb") == "1":
             data = rgb_image_bytes(data, image.name or image.path)
+        if settings.prompt == "mmbu":  # MMBU's pad_to_512, lossless
+            from medlens.execution.padding import pad_to_side
+
+            data = pad_to_side(data, name=image.name or image.path)
         check_image(data, image.name or image.path)
         parts.append(ImagePart(data=data, sha256=hashlib.sha256(data).hexdigest(), name=image.name))
     parts.append(TextPart(prompt_text(item, settings)))

@@ -1,22 +1,24 @@
 """Deterministic answer extraction: model output text → Extraction(answer, status, method).
 
 ``mode="medlens"`` reads what a careful reader would read (containers, conclusions, leading
-letters, negation-aware option mentions; never a guess). ``mode="vlmeval"`` reproduces
-VLMEvalKit's exact matching for closed kinds (``vlmeval.py``; yes/no: ``vlmeval_yorn.py``); it
-has no rules for free-text kinds, which are read the medlens way in both modes.
+letters, negation-aware option mentions, the question's polarity; never a guess).
+``mode="vlmeval"`` reproduces VLMEvalKit's exact matching for closed kinds (``vlmeval.py``;
+yes/no: ``vlmeval_yorn.py``); it has no rules for free-text kinds, which are read the medlens
+way in both modes. The peer modes (``lmms-eval``, ``evalscope``, ``medevalkit``,
+``multimedeval``: ``extract.peers``) read as those tools do and also give their verdict.
 Imports ``core``."""
 
 from __future__ import annotations
 
 from medlens.core.items import Item
 from medlens.extract.choice import extract_choice
-from medlens.extract.extraction import STATUSES, Extraction, Mode, Status
+from medlens.extract.extraction import EXTRACT_MODES, STATUSES, Extraction, Mode, Status
 from medlens.extract.open import extract_boxes, extract_label, extract_open, extract_report
 from medlens.extract.vlmeval import extract_vlmeval
 from medlens.extract.vlmeval_yorn import extract_vlmeval_yes_no
 from medlens.extract.yes_no import extract_yes_no
 
-__all__ = ["STATUSES", "Extraction", "Mode", "Status", "extract", "is_three_way"]
+__all__ = ["EXTRACT_MODES", "STATUSES", "Extraction", "Mode", "Status", "extract", "is_three_way"]
 
 
 def is_three_way(item: Item) -> bool:
@@ -26,6 +28,10 @@ def is_three_way(item: Item) -> bool:
 
 def extract(item: Item, text: str | None, mode: Mode = "medlens") -> Extraction:
     """Read the answer to `item` from `text`."""
+    if mode not in ("medlens", "vlmeval"):
+        from medlens.extract.peers import read_as
+
+        return read_as(item, text, mode).extraction(mode, text)
     if text is None or not text.strip():
         return Extraction(None, "empty", "empty")
     if item.kind in ("choice", "multi_choice"):

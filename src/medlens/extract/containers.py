@@ -19,6 +19,14 @@ _MARKUP = re.compile(r"\*\*|__|`|^#+\s*", re.M)
 _INVISIBLE = re.compile(r"[\u200b-\u200f\ufeff]")
 
 
+def without_reasoning(text: str) -> str:
+    """`text` without invisible characters and reasoning blocks, otherwise as written (reports:
+    markdown, width variants and MIMIC's "___" stay, as they stay in the reference)."""
+    text = _INVISIBLE.sub("", text)
+    without_thinking = _THINK.sub(" ", text).strip()
+    return without_thinking or text.replace("<think>", " ").replace("</think>", " ").strip()
+
+
 def normalize_output(text: str) -> str:
     """Fold width variants (NFKC: ``Ａ``→``A``, ``：``→``:``), drop invisible characters, reasoning
     blocks and markdown emphasis; ``**B**`` becomes ``(B)`` so it still reads as a letter."""

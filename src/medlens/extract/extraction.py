@@ -6,7 +6,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 Status = Literal["ok", "unparsed", "refused", "empty"]
-Mode = Literal["medlens", "vlmeval"]
+Mode = Literal["medlens", "vlmeval", "lmms-eval", "evalscope", "medevalkit", "multimedeval"]
+EXTRACT_MODES: tuple[str, ...] = (
+    "medlens", "vlmeval", "lmms-eval", "evalscope", "medevalkit", "multimedeval",
+)  # fmt: skip
+"""``--extract`` values: medlens's reading, VLMEvalKit's, and the peers' (``extract.peers``)."""
 STATUSES: tuple[str, ...] = ("ok", "unparsed", "refused", "empty")
 
 

@@ -4,7 +4,7 @@
   pure disclaimer sentences dropped.
 - ``classify``: one label from ``item.options`` values (or ``meta["labels"]``, "|"-separated),
   by exact match, else by a single non-negated mention; two labels → ``unparsed``.
-- ``report``: the report text, disclaimers dropped.
+- ``report``: the report text as written (its final full stop kept), disclaimer sentences dropped.
 - ``detect``: boxes ``[x1, y1, x2, y2]`` (or ``(x1, y1), (x2, y2)``) as JSON text in the item's
   declared frame (``meta["box_format"]``: ``pixel``, the default, or ``normalized`` 0–1).
   Coordinates clearly in the other frame (a "pixel" box with every value ≤ 1, a "normalized"
@@ -20,7 +20,12 @@ from collections.abc import Mapping
 
 from medlens.core.items import Box
 from medlens.extract.choice import extract_choice
-from medlens.extract.containers import container_levels, normalize_output, sentences
+from medlens.extract.containers import (
+    container_levels,
+    normalize_output,
+    sentences,
+    without_reasoning,
+)
 from medlens.extract.extraction import Extraction
 from medlens.extract.mentions import find_mentions, positive_letters
 from medlens.extract.refusal import is_refusal
@@ -42,20 +47,24 @@ def extract_open(text: str) -> Extraction:
 
 
 def extract_report(text: str) -> Extraction:
-    """A generated report: the text itself, without disclaimer sentences."""
-    cleaned = normalize_output(text)
+    """A generated report: the text as written, without disclaimer sentences (report metrics
+    compare it with the reference normalised alike: ``scoring.report_text``)."""
+    cleaned = without_reasoning(text)
     if not cleaned:
         return Extraction(None, "empty", "empty")
-    return _free_text(cleaned, "report_text")
+    return _free_text(cleaned, "report_text", keep_end=True)
 
 
-def _free_text(cleaned: str, method: str) -> Extraction:
+def _free_text(cleaned: str, method: str, *, keep_end: bool = False) -> Extraction:
+    def end(text: str) -> str:
+        return text.strip() if keep_end else _TRAILING.sub("", text)
+
     if not is_refusal(cleaned):
-        return Extraction(_TRAILING.sub("", cleaned), "ok", method)
+        return Extraction(end(cleaned), "ok", method)
     kept = [part for part in sentences(cleaned) if not is_refusal(part)]
     if not kept:
         return Extraction(None, "refused", "refusal")
-    return Extraction(_TRAILING.sub("", " ".join(kept)), "ok", f"{method}:disclaimer_dropped")
+    return Extraction(end(" ".join(kept)), "ok", f"{method}:disclaimer_dropped")
 
 
 def classify_labels(options: Mapping[str, str], meta: Mapping[str, str]) -> list[str]:

@@ -1,5 +1,12 @@
-"""Yes/no and yes/no/maybe (PubMedQA) answers: containers → leading word → presence/absence
-statements ("There is no evidence of X" → no) → refusal.
+"""Yes/no and yes/no/maybe (PubMedQA) answers: containers → leading word → statements → refusal.
+
+Two-way items with an English question read statements against the question's proposition
+(``polarity``): "There is no abnormality." is yes to "Does the liver look normal?", no to "Is
+there an abnormality?" and nothing to "Is there a mass?"; hedges ("can't rule out", "may
+represent") are never yes or no, and a leading "Yes"/"No" that its own sentence hedges, or that
+a statement about the question contradicts, is unread. A leading "No" that is a determiner ("No
+abnormality is seen.") is a statement, not the word no. Three-way items (PubMedQA) and Chinese
+questions read presence/absence cues and study conclusions.
 
 A "maybe" reading is an answer only on three-way items; on two-way items it is a hedge and
 stays ``unparsed``. Statements that support both readings are ``unparsed``, never a guess.
@@ -11,8 +18,9 @@ import re
 from collections.abc import Mapping
 
 from medlens.extract.choice import extract_choice
-from medlens.extract.containers import container_levels, normalize_output, sentences
+from medlens.extract.containers import Span, container_levels, normalize_output, sentences
 from medlens.extract.extraction import Extraction
+from medlens.extract.polarity import HEDGE, read_statement, readable
 from medlens.extract.propositions import (
     affirmations_as_certainly,
     difference_against_sameness,
@@ -85,7 +93,9 @@ def extract_yes_no(
     lettered = _from_letter_options(options, cleaned)
     if lettered is not None:
         return lettered
-    for rule in (_from_containers, _from_leading_word, _from_statements, _against_question):
+    against = not three_way and readable(question) and readable(cleaned)
+    rules = _AGAINST_QUESTION if against else _BY_CUES
+    for rule in rules:
         found = rule(cleaned, question)
         if found == _DECLINED:
             return Extraction(None, "refused", "refusal")
@@ -98,7 +108,8 @@ def extract_yes_no(
 
 def _decide(answer: str | None, method: str, *, three_way: bool) -> Extraction:
     if answer is None:
-        return Extraction(None, "unparsed", f"{method}:ambiguous")
+        reason = method if ":" in method else f"{method}:ambiguous"
+        return Extraction(None, "unparsed", reason)
     if answer == "maybe" and not three_way:
         return Extraction(None, "unparsed", f"{method}:hedge")
     return Extraction(answer, "ok", method)
@@ -116,21 +127,41 @@ def _from_letter_options(options: Mapping[str, str], text: str) -> Extraction | 
 
 
 def read_polar_word(span: str) -> str | None:
-    """yes/no/maybe named at the start of `span`, or None."""
+    """yes/no/maybe named at the start of `span`, or None ("No abnormality" names none)."""
     if _BOTH.match(span):
         return None
     match = _WORD.match(span)
     if match is None:
         return None
+    if (
+        match.group("no")
+        and match.group("no").lower() == "no"
+        and _DETERMINER.match(span, match.end())
+    ):
+        return None
     return next(name for name in ("maybe", "no", "yes") if match.group(name))
 
 
+_DETERMINER = re.compile(
+    r"\s+(?!(?:it|there|the|this|that|these|those|i|we|they|he|she|its|their|you|not|sir|as|"
+    r"but|and|or|definitely|absolutely|certainly|none|nothing|thanks|no)\b)[a-z]",
+    re.I,
+)
+"""After "No": a word that makes it a determiner ("No abnormality", "No evidence of …")."""
+
+
 def _from_containers(text: str, question: str = "") -> tuple[str | None, str] | None:
+    found = _container_word(text)
+    return None if found is None else (found[0], found[1].method)
+
+
+def _container_word(text: str) -> tuple[str, Span] | None:
+    """The polar word of the most trusted container that holds one, and its span."""
     for level in container_levels(text):
         for span in reversed(level):
             word = read_polar_word(span.text)
             if word is not None:
-                return word, span.method
+                return word, span
     return None
 
 
@@ -175,3 +206,43 @@ def _against_question(text: str, question: str) -> tuple[str | None, str] | None
         return concluded, "conclusion"
     restated = restatement(text, question) if question else None
     return (restated, "restatement") if restated is not None else None
+
+
+def _from_container_checked(text: str, question: str) -> tuple[str | None, str] | None:
+    """A container's yes/no, unless the container hedges it ("Answer: yes, possibly")."""
+    found = _container_word(text)
+    if found is None:
+        return None
+    word, span = found
+    return (None, f"{span.method}:hedge") if HEDGE.search(span.text) else (word, span.method)
+
+
+def _from_leading_word_checked(text: str, question: str) -> tuple[str | None, str] | None:
+    """A leading yes/no, unless its own sentence hedges it or a statement about the question
+    says the opposite ("Yes, there is no abnormality." to "Is there an abnormality?")."""
+    found = _from_leading_word(text, question)
+    if found is None or found == _DECLINED or found[0] is None or found[0] == "maybe":
+        return found
+    if HEDGE.search(sentences(text)[0]):
+        return None, "leading_word:hedge"
+    stated = read_statement(text, question)
+    if stated.answer is not None and stated.answer != found[0]:
+        return None, "leading_word:contradicted"
+    return found
+
+
+def _from_polarity(text: str, question: str) -> tuple[str | None, str] | None:
+    """Statements read against the question's proposition (``polarity``)."""
+    reading = read_statement(affirmations_as_certainly(text), question)
+    if reading.reason in ("hedge", "conflict"):
+        return None, f"statement:{reading.reason}"
+    said = {word.lower() for word in _ANSWER_WORD.findall(text)}  # "… So, no."
+    if reading.answer is not None:
+        said.add(reading.answer)
+    if not said:
+        return None
+    return (said.pop() if len(said) == 1 else None), "statement"
+
+
+_BY_CUES = (_from_containers, _from_leading_word, _from_statements, _against_question)
+_AGAINST_QUESTION = (_from_container_checked, _from_leading_word_checked, _from_polarity)

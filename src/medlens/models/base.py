@@ -56,6 +56,10 @@ class ModelError:
     message: str
 
 
+TokenAlternatives = tuple[str, Mapping[str, float]]
+"""One generated token and its top alternatives (token text → log-probability)."""
+
+
 @dataclass(frozen=True)
 class Response:
     text: str | None
@@ -73,6 +77,12 @@ class Response:
     """The server's configuration fingerprint (OpenAI ``system_fingerprint``), when it sends one."""
     retries: Mapping[str, int] = field(default_factory=dict)
     """Failed attempts before this response, per fault type (``rate_limit``, ``timeout``, …)."""
+    finish_reason: str | None = None
+    """Why generation stopped, as the backend says it: ``stop``, ``length`` (cut at the token
+    cap), ``content_filter`` …; None when the backend does not say (baselines, replays)."""
+    answer_positions: tuple[TokenAlternatives, ...] | None = field(default=None, repr=False)
+    """The generated tokens with their top alternatives (token → log-probability), held only
+    until the backend maps them to ``option_probs`` (``option_logprobs``); never recorded."""
 
 
 class Model(Protocol):

@@ -16,10 +16,19 @@ from typing import Any
 
 from medlens.core.errors import SpecError
 from medlens.core.specs import Spec, check_options
-from medlens.models.base import ImagePart, Message, ModelContext, Request, Response
+from medlens.models.base import (
+    ImagePart,
+    Message,
+    ModelContext,
+    Request,
+    Response,
+    TokenAlternatives,
+)
 from medlens.models.batching import BatchedModel, answer_prepared, chat_turns, token_usage
 from medlens.models.images import rgb_image
 
+LABEL_POSITIONS = 16
+"""Answer tokens whose alternatives are kept: enough to tell "BI-RADS 3" from "BI-RADS 4"."""
 OPTIONS = {"device", "dtype", "max_new_tokens", "batch_size", "top_logprobs"}
 # device and batch size change where and how fast, not what is asked: left out of Model.spec.
 PLACEMENT_OPTIONS = frozenset({"device", "batch_size"})
@@ -140,11 +149,15 @@ class HFModel(BatchedModel):
         responses = answer_prepared(requests, conversation, self._generate)
         if not self.settings.top_logprobs:
             return responses
-        from medlens.models.option_logprobs import option_probabilities
+        from medlens.models.option_logprobs import option_probabilities_along
 
         return [
-            replace(r, option_probs=option_probabilities(q.item, r.option_probs))
-            if r.option_probs is not None
+            replace(
+                r,
+                option_probs=option_probabilities_along(q.item, r.answer_positions),
+                answer_positions=None,
+            )
+            if r.answer_positions is not None
             else r
             for q, r in zip(requests, responses, strict=True)
         ]
@@ -179,18 +192,31 @@ class HFModel(BatchedModel):
         texts = self.processor.batch_decode(new_tokens, skip_special_tokens=True)
         prompt_counts = inputs["attention_mask"].sum(dim=1).tolist()
         latency = (time.perf_counter() - started) / len(conversations)
-        return [
-            Response(text.strip(), usage=self._usage(int(prompt), row), latency=latency,
-                     option_probs=alternative)
-            for text, prompt, row, alternative in zip(
-                texts, prompt_counts, new_tokens, alternatives, strict=True
-            )
-        ]  # fmt: skip
+        responses = []
+        for text, prompt, row, alternative in zip(
+            texts, prompt_counts, new_tokens, alternatives, strict=True
+        ):
+            usage = self._usage(int(prompt), row)
+            responses.append(
+                Response(text.strip(), usage=usage, latency=latency, answer_positions=alternative,
+                         finish_reason=self._finish_reason(row))
+            )  # fmt: skip
+        return responses
 
-    def _alternatives(self, scores: Any, new_tokens: Any) -> list[dict[str, float] | None]:
-        """Per row: the K most likely tokens (text → log-probability) at the first generated
-        token that is not whitespace or punctuation (``option_logprobs``), from the scores
-        ``generate`` returns (greedy: the logits after its processors)."""
+    def _finish_reason(self, generated: Any) -> str:
+        """``stop`` when a stop token ended the answer, ``length`` when max_new_tokens did."""
+        stops = self.model.generation_config.eos_token_id
+        stop_ids = set(stops if isinstance(stops, list) else [stops] if stops is not None else [])
+        return "stop" if any(int(t) in stop_ids for t in generated.tolist()) else "length"
+
+    def _alternatives(
+        self, scores: Any, new_tokens: Any
+    ) -> list[tuple[TokenAlternatives, ...] | None]:
+        """Per row: the K most likely tokens (text → log-probability) at each generated token
+        from the first one that is not whitespace or punctuation, up to
+        :data:`LABEL_POSITIONS` of them (labels that share a start are told apart further
+        into the answer: ``option_logprobs``), from the scores ``generate`` returns (greedy:
+        the logits after its processors)."""
         import math
 
         import torch
@@ -199,9 +225,10 @@ class HFModel(BatchedModel):
 
         tokenizer = getattr(self.processor, "tokenizer", self.processor)
         k = min(self.settings.top_logprobs, int(scores[0].shape[-1]))
-        rows: list[dict[str, float] | None] = []
+        rows: list[tuple[TokenAlternatives, ...] | None] = []
         for row in range(new_tokens.shape[0]):
-            positions = []
+            positions: list[TokenAlternatives] = []
+            kept = 0
             for step, logits in enumerate(scores):
                 token = tokenizer.decode([int(new_tokens[row, step])], skip_special_tokens=True)
                 logprobs = torch.log_softmax(logits[row].float(), dim=-1)
@@ -211,10 +238,10 @@ class HFModel(BatchedModel):
                     text = tokenizer.decode([index], skip_special_tokens=True)
                     merged[text] = merged.get(text, 0.0) + math.exp(value)
                 positions.append((token, {t: math.log(p) for t, p in merged.items() if p > 0}))
-                if answer_position(positions) is not None:
+                kept += answer_position(positions) is not None
+                if kept >= LABEL_POSITIONS:
                     break
-            found = answer_position(positions)
-            rows.append(dict(found) if found else None)
+            rows.append(tuple(positions) if answer_position(positions) is not None else None)
         return rows
 
     def _usage(self, prompt_tokens: int, generated: Any) -> dict[str, int]:

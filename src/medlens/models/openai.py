@@ -35,6 +35,7 @@ from medlens.models.base import (
     Request,
     Response,
     TextPart,
+    TokenAlternatives,
 )
 from medlens.models.connection_pool import ShardedClient
 from medlens.models.images import is_passthrough_png, png_data_url
@@ -246,14 +247,15 @@ class OpenAIChatModel:
         # hidden reasoning: retrying would get the same, and extraction reports it as `empty`.
         text = _message_text(message) or ""
         served_model, fingerprint = _served(data)
-        alternatives = _answer_alternatives(choice)
+        finish = choice.get("finish_reason")
         return Attempt(
             Response(
                 text,
                 usage=_usage(data.get("usage")),
-                option_probs=alternatives,
                 served_model=served_model,
                 system_fingerprint=fingerprint,
+                finish_reason=finish if isinstance(finish, str) and finish else None,
+                answer_positions=_answer_positions(choice),
             )
         )
 
@@ -271,29 +273,28 @@ class OpenAIChatModel:
         return text.replace(self._api_key, "***") if len(self._api_key) >= 4 else text
 
 
-def _answer_alternatives(choice: Mapping[str, Any]) -> dict[str, float] | None:
-    """Log-probabilities of the answer token's alternatives (``logprobs.content``), if sent.
+def _answer_positions(choice: Mapping[str, Any]) -> tuple[TokenAlternatives, ...] | None:
+    """The generated tokens and their top alternatives (``logprobs.content``), if sent.
 
-    Held in ``option_probs`` only until :func:`_with_option_probs` maps them to the item.
+    Held on the response only until :func:`_with_option_probs` maps them to the item.
     """
-    from medlens.models.option_logprobs import answer_position, positions_from_openai
+    from medlens.models.option_logprobs import positions_from_openai
 
     logprobs = choice.get("logprobs")
     content = logprobs.get("content") if isinstance(logprobs, dict) else None
     if not isinstance(content, list):
         return None
-    found = answer_position(positions_from_openai(content))
-    return dict(found) if found else None
+    return tuple(positions_from_openai(content)) or None
 
 
 def _with_option_probs(response: Response, request: Request) -> Response:
-    """The answer token's alternatives turned into probabilities per option of the item."""
-    if response.option_probs is None:
+    """The answer tokens' alternatives turned into probabilities per option of the item."""
+    if response.answer_positions is None:
         return response
-    from medlens.models.option_logprobs import option_probabilities
+    from medlens.models.option_logprobs import option_probabilities_along
 
-    probs = option_probabilities(request.item, response.option_probs)
-    return dataclasses.replace(response, option_probs=probs)
+    probs = option_probabilities_along(request.item, response.answer_positions)
+    return dataclasses.replace(response, option_probs=probs, answer_positions=None)
 
 
 def _retry(kind: ErrorType, message: str, retry_after: float | None = None) -> Attempt:

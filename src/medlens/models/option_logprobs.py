@@ -11,6 +11,15 @@ A candidate token maps to an option key when, stripped and case-folded, it is an
 (choice, classify with options), ``yes``/``no``/``maybe`` (yes/no items), or the start of
 exactly one label (classify: "ben" → "benign"); candidates naming the same key add up, the rest
 is dropped. No candidate maps → None (no probabilities rather than a made-up row).
+
+**Labels that share a start** (BI-RADS 1 … BI-RADS 5; "homozygous reference" / "homozygous
+alternate") are told apart only further into the answer, so classification items without
+options are read along the generated tokens (:func:`label_probabilities`): at each position
+where the text so far still fits several labels, every alternative that fits exactly one of
+them gives it P(path so far) × P(alternative); an alternative that still fits several (the
+first token "hom" of both homozygous genotypes, off the generated path) shares its mass
+equally among them; the label the generated text reaches takes the path's own probability.
+No token that names exactly one label gives None, as above.
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from medlens.core.items import Item
+from medlens.models.base import TokenAlternatives
 
 _SKIP = re.compile(r"^[\s\W_]*$")
 
@@ -85,3 +95,62 @@ def positions_from_openai(content: Iterable[object]) -> list[tuple[str, dict[str
         alternatives.setdefault(entry["token"], float(entry.get("logprob", 0.0)))
         out.append((entry["token"], alternatives))
     return out
+
+
+def option_probabilities_along(
+    item: Item, positions: Sequence[TokenAlternatives] | None
+) -> dict[str, float] | None:
+    """Probability per option key from the generated tokens' alternatives: labels of a
+    classification item without options along the whole answer, everything else at the first
+    token that says something."""
+    if not positions:
+        return None
+    keys = option_keys(item)
+    if item.kind == "classify" and not item.options:
+        return label_probabilities(list(keys.values()), positions)
+    return option_probabilities(item, answer_position(positions))
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.casefold().split()) + (" " if text[-1:].isspace() else "")
+
+
+def label_probabilities(
+    labels: Sequence[str], positions: Sequence[TokenAlternatives]
+) -> dict[str, float] | None:
+    """Probability per label along the generated tokens (see the module docstring); None when
+    no token names one label (shared mass alone is no information)."""
+    folded = {_folded(label).strip(): label for label in labels}
+    decided: dict[str, float] = {}
+    shared: dict[str, float] = {}
+    prefix, carried = "", 1.0
+    for token, alternatives in positions:
+        if not prefix and _SKIP.match(token):
+            continue
+        live = [key for key in folded if key.startswith(prefix.strip())]
+        if len(live) <= 1:
+            break
+        for candidate, logprob in alternatives.items():
+            fits = _fitting(live, (prefix + candidate).lstrip()) if candidate != token else []
+            into = decided if len(fits) == 1 else shared
+            for key in fits:
+                into[key] = into.get(key, 0.0) + carried * math.exp(logprob) / len(fits)
+        carried *= math.exp(alternatives.get(token, 0.0))
+        prefix = _folded((prefix + token).lstrip())
+    reached = _fitting(list(folded), prefix) if prefix else []
+    if len(reached) == 1:
+        decided[reached[0]] = decided.get(reached[0], 0.0) + carried
+    if not decided:
+        return None
+    return {folded[key]: decided.get(key, 0.0) + shared.get(key, 0.0) for key in decided | shared}
+
+
+def _fitting(keys: Sequence[str], text: str) -> list[str]:
+    """Labels `text` may still become, or has become (a full stop after it is fine)."""
+    said = _folded(text)
+    bare = said.strip()
+    if not bare:
+        return []
+    return [
+        key for key in keys if key.startswith(said) or bare.startswith(key) or key.startswith(bare)
+    ]

@@ -1,7 +1,9 @@
 """The ``replay:FILE`` model: answers read from earlier predictions instead of a live model.
 
 FILE is a VLMEvalKit prediction file (``.tsv``, ``.csv`` or ``.xlsx`` with ``index`` and
-``prediction`` columns) or another medlens run directory (its records' ``output``). Replaying
+``prediction`` columns), MMBU's official output JSONL (``.jsonl`` rows with ``index`` and the
+model's output under ``answer``, beside ``class_label``: dcunhrya/MMBU-vlm-eval
+``src/run_vlm_eval.py``), or another medlens run directory (its records' ``output``). Replaying
 the same predictions through medlens's extraction and scoring is how results are reproduced
 and compared with VLMEvalKit's own numbers.
 """
@@ -116,11 +118,28 @@ def load_predictions(source: Path) -> dict[str, str]:
         return _run_predictions(source)
     if not source.is_file():
         raise InputError(source, None, "no such prediction file or run directory")
+    if source.suffix.lower() == ".jsonl":
+        return _jsonl_predictions(source)
     if source.suffix.lower() not in TABLE_SUFFIXES:
-        raise InputError(
-            source, None, f"unknown prediction format (use {', '.join(TABLE_SUFFIXES)})"
-        )
+        known = ", ".join((*TABLE_SUFFIXES, ".jsonl"))
+        raise InputError(source, None, f"unknown prediction format (use {known})")
     return _table_predictions(source)
+
+
+def _jsonl_predictions(source: Path) -> dict[str, str]:
+    """MMBU's output JSONL: ``index`` → ``answer`` (the model's output) on every line."""
+    from medlens.sources.native import read_jsonl
+
+    predictions: dict[str, str] = {}
+    for where, row in read_jsonl(source):
+        for field in ("index", "answer"):
+            if row.get(field) is None:
+                raise InputError(source, f"{where}, field {field!r}", "missing (MMBU's output)")
+        item_id = _normalise_index(str(row["index"]))
+        if item_id in predictions:
+            raise InputError(source, f"{where}, field 'index'", f"duplicate index {item_id!r}")
+        predictions[item_id] = str(row["answer"])
+    return predictions
 
 
 def check_same_questions(run_dir: Path, items: Sequence[Item]) -> None:
@@ -192,7 +211,16 @@ def _read_columns(source: Path, wanted: list[str]) -> Any:
 
 def _table_questions(source: Path) -> dict[str, str] | None:
     """Index → question text when the table has a `question` column, else None."""
+    if source.suffix.lower() == ".jsonl":
+        import json
 
+        rows = [
+            json.loads(line) for line in source.read_text("utf-8-sig").splitlines() if line.strip()
+        ]
+        asked = {
+            _normalise_index(str(r["index"])): str(r["question"]) for r in rows if "question" in r
+        }
+        return asked or None
     columns = _header(source)
     if not any(c.strip().lower() == "question" for c in columns):
         return None

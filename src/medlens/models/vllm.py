@@ -118,10 +118,16 @@ class VLLMModel(BatchedModel):
 
 
 def response_of(output: Any, latency: float) -> Response:
-    """A vLLM ``RequestOutput`` → Response with token usage."""
+    """A vLLM ``RequestOutput`` → Response with token usage and why it stopped."""
     completion = output.outputs[0]
     usage = token_usage(len(output.prompt_token_ids or ()), len(completion.token_ids or ()))
-    return Response(completion.text, usage=usage, latency=latency)
+    finish = getattr(completion, "finish_reason", None)
+    return Response(
+        completion.text,
+        usage=usage,
+        latency=latency,
+        finish_reason=finish if isinstance(finish, str) and finish else None,
+    )
 
 
 def make_vllm(spec: Spec, context: ModelContext) -> VLLMModel:

@@ -87,6 +87,22 @@ def _rows(run: dict[str, Any], run_dir: Path, n_records: int) -> tuple[tuple[str
         ("probe", str(spec.get("probe") or "none")),
         ("seed", str(spec.get("seed", 0))),
         ("generation parameters", json.dumps(spec.get("params") or {}, sort_keys=True)),
+        *_limit_rows(spec),
+    )
+
+
+def _limit_rows(spec: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The token cap and the image handling the model spec implies (``models.limits``)."""
+    from medlens.models.limits import image_handling_text, max_tokens_text
+    from medlens.runs.recorded import stored_spec
+
+    try:
+        model = stored_spec(str(spec.get("model", "")))
+    except Exception:  # an old or hand-edited run.json: the card still renders
+        return ()
+    return (
+        ("max tokens", max_tokens_text(model, spec.get("params"))),
+        ("images", image_handling_text(model, str(spec.get("prompt", "medlens")))),
     )
 
 

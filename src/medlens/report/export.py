@@ -6,7 +6,11 @@
   hit, log``, then the benchmark's columns) and one accuracy CSV per GMAI breakdown with
   ``split, Overall, <values>`` as fractions, computed the way VLMEvalKit does it (see
   VLMEVAL_COMPAT.md): ``hit`` is the exact-matching score, a breakdown value's accuracy is the
-  mean of its hits, values are sorted, ``split`` is ``none``, every field is quoted.
+  mean of its hits, values are sorted, ``split`` is ``none``, every field is quoted. Files are
+  named as VLMEvalKit names them for model ``{run}`` on dataset ``GMAI-MMBench_VAL`` /
+  ``GMAI-MMBench_TEST`` (a custom TSV: its file stem): ``{run}_{dataset}_acc.csv`` and
+  ``{run}_{dataset}_{group}_acc.csv`` (``RATING_FORMAT`` and ``GMAIMMBenchDataset.evaluate``'s
+  ``get_intermediate_file_path(eval_file, f'_{group}_acc', 'csv')``).
 """
 
 from __future__ import annotations
@@ -81,12 +85,28 @@ def export_run(run_dir: Path, fmt: str, source: ScoreSource | None = None) -> li
         return [ExportFile(f"{stem}_submission.xlsx", submission_xlsx(items, records))]
     if not store.run["spec"]["benchmark"].get("has_answers", True):
         raise MedlensError(f"{run_dir}: {NO_ANSWER_KEY}")
+    dataset = vlmeval_dataset(store.run)
+    stem = f"{stem}_{dataset}" if dataset else stem
     if source is not None and source.judged:
         from medlens.analysis.score_source import sourced_run
 
         run = sourced_run(store.path, items, records, source)
         return vlmeval_result_set(run.items, run.records, stem, source.label)
     return vlmeval_result_set(items, records, stem)
+
+
+def vlmeval_dataset(run: dict[str, Any]) -> str | None:
+    """The dataset name VLMEvalKit gives the run's TSV (GMAI's official names, else the TSV's
+    stem: ``sources.gmai_files``); None for benchmarks VLMEvalKit does not read."""
+    from medlens.runs.recorded import stored_spec
+    from medlens.sources.gmai_files import dataset_name
+
+    bench = run["spec"]["benchmark"]
+    spec = stored_spec(str(bench.get("spec", "")))
+    path = Path(spec.argument).expanduser()
+    if spec.name == "gmai":
+        return dataset_name(path, str(bench.get("split", "")))
+    return path.stem if spec.name == "vlmeval" else None
 
 
 def incomplete_warning(run_dir: Path) -> str | None:

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-_NOTES = {"chexpert_f1": "rule-based labeller, uncertain = negative"}
+_NOTES = {
+    "chexpert_f1": "rule-based labeller, uncertain = negative",
+    "chexpert_f1_uncertain_positive": "uncertain = positive",
+    "chexpert_f1_uncertain_ignore": "uncertain findings left out",
+}
 
 
 def corpus_metric_lines(results: dict[str, Any]) -> list[str]:
@@ -92,10 +96,23 @@ def variant_calling_lines(results: dict[str, Any]) -> list[str]:
     return ["variant calls (genotype match): " + "; ".join(parts)]
 
 
+def peer_lines(results: dict[str, Any]) -> list[str]:
+    """``medevalkit's own figures: total acc 0.500 [0.2, 0.8] (n=10), …`` for a peer-mode run."""
+    section = results.get("peer")
+    if not section:
+        return []
+    parts = [f"{name} {_value_text(cell)}" for name, cell in section["figures"].items()]
+    return [f"{section['mode']}'s own figures (its verdicts): " + ", ".join(parts)]
+
+
 def protocol_lines(results: dict[str, Any]) -> list[str]:
     """Every protocol line of a report, in order."""
+    from medlens.report.answer_integrity import integrity_lines
+
     return (
-        single_multi_line(results)
+        peer_lines(results)
+        + integrity_lines(results)
+        + single_multi_line(results)
         + mmbu_lines(results)
         + variant_calling_lines(results)
         + corpus_metric_lines(results)

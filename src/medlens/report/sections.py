@@ -101,9 +101,7 @@ def build_report(run_dir: Path, score: ScoreSource | None = None) -> ReportData:
     worst: list[Cell] = []
     heatmap = None
     if results["has_answers"] and results["overall"]["n"]:
-        # Benchmarks without the GMAI axes (VQA-RAD, SLAKE …) rank their own breakdowns.
-        cube_axes = [a for a in PRIMARY_AXES if a in axes] or list(axes)[:MAX_AXES]
-        worst, heatmap = _cube_views(run_dir, cube_axes, score)
+        worst, heatmap = _cube_views(run_dir, worst_cell_axes(axes), score)
     return ReportData(
         run=str(run_dir),
         results=results,
@@ -114,6 +112,18 @@ def build_report(run_dir: Path, score: ScoreSource | None = None) -> ReportData:
         deficiency=deficiency_rows(results, axes),
         limitations=_static_limitations(results, axes) + tuple(_dynamic_limitations(results, axes)),
     )
+
+
+def worst_cell_axes(axes: dict[str, list[AxisRow]]) -> list[str]:
+    """The axes the worst cells are ranked over: GMAI's primary axes the run has, then the
+    benchmark's own fields (SLAKE's content_type and location, PathVQA's question_type: the
+    tabulated ones, so never id-like or near-unique), then answer_type; at most MAX_AXES."""
+    from medlens.core.items import CANONICAL_AXES
+
+    primary = [a for a in PRIMARY_AXES if a in axes]
+    own = [a for a in axes if a not in CANONICAL_AXES and a != "kind" and len(axes[a]) >= 2]
+    closed_open = ["answer_type"] if len(axes.get("answer_type", ())) >= 2 else []
+    return (primary + own + closed_open)[:MAX_AXES]
 
 
 def protocol_rows(results: dict[str, Any], run_json: dict[str, Any]) -> tuple[tuple[str, str], ...]:

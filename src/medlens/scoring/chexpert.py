@@ -10,15 +10,28 @@ Report it as "rule-based finding F1", never as CheXbert F1.
 Labels follow CheXpert's convention: 1 positive, 0 negative, -1 uncertain; findings that are
 not mentioned are absent from the result. "No Finding" is 1 when no other observation except
 Support Devices is positive or uncertain.
+
+Uncertain mentions follow one of three policies (:data:`UNCERTAIN_POLICIES`): ``negative`` (the
+"U-zeros" of CheXpert's paper, the default), ``positive`` ("U-ones"), or ``ignore`` (a finding
+either report calls uncertain is left out of that pair's comparison). The metric applies only to
+chest-radiograph reports (:func:`is_chest_report`): on other report sets (MedicationQA answers)
+neither text names a chest finding, both get "No Finding", and F1 would read 1.0 for nonsense.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from medlens.core.items import Item
 
 POSITIVE, NEGATIVE, UNCERTAIN = 1, 0, -1
 NO_FINDING = "No Finding"
+UNCERTAIN_POLICIES = ("negative", "positive", "ignore")
+CHEST_SOURCES = frozenset({"mimic-cxr", "iu-xray"})
+_CHEST_MODALITY = re.compile(r"\bchest\b.*\b(?:x-?ray|radiograph\w*|film)|\bcxr\b", re.I)
 
 _MENTIONS: dict[str, str] = {
     "Enlarged Cardiomediastinum": r"enlarged cardiomediastin\w*|(?:cardio)?mediastinal "
@@ -112,24 +125,54 @@ def _merge(labels: dict[str, int], name: str, value: int) -> None:
         labels[name] = value
 
 
+def is_chest_report(item: Item) -> bool:
+    """A chest-radiograph report: MIMIC-CXR, IU-Xray, or an item whose modality says chest X-ray."""
+    if item.kind != "report":
+        return False
+    if item.meta.get("source", "").lower() in CHEST_SOURCES:
+        return True
+    return _CHEST_MODALITY.search(item.meta.get("modality", "")) is not None
+
+
+def names_a_finding(labels: Mapping[str, int]) -> bool:
+    """True when a report mentions one of the 13 observations (not the implied No Finding)."""
+    return any(name != NO_FINDING for name in labels)
+
+
 def positive_findings(labels: Mapping[str, int], uncertain_as_positive: bool = False) -> set[str]:
     """The findings labelled positive (and uncertain ones too when asked: the U-ones policy)."""
     wanted = (POSITIVE, UNCERTAIN) if uncertain_as_positive else (POSITIVE,)
     return {name for name, value in labels.items() if value in wanted}
 
 
+def compared_findings(
+    predicted: Mapping[str, int], reference: Mapping[str, int], uncertain: str = "negative"
+) -> tuple[set[str], set[str]]:
+    """The positive findings of each side under the uncertain-label policy."""
+    if uncertain not in UNCERTAIN_POLICIES:
+        raise ValueError(f"uncertain={uncertain!r}: expected one of {UNCERTAIN_POLICIES}")
+    as_positive = uncertain == "positive"
+    left = positive_findings(predicted, as_positive)
+    right = positive_findings(reference, as_positive)
+    if uncertain == "ignore":
+        doubtful = {n for side in (predicted, reference) for n, v in side.items() if v == UNCERTAIN}
+        left, right = left - doubtful, right - doubtful
+    return left, right
+
+
 def finding_counts(
-    prediction: str, reference: str, uncertain_as_positive: bool = False
+    prediction: str, reference: str, uncertain: str = "negative"
 ) -> tuple[int, int, int]:
     """True positives, false positives, false negatives of positive findings (for micro-F1)."""
-    predicted = positive_findings(chexpert_labels(prediction), uncertain_as_positive)
-    gold = positive_findings(chexpert_labels(reference), uncertain_as_positive)
+    predicted, gold = compared_findings(
+        chexpert_labels(prediction), chexpert_labels(reference), uncertain
+    )
     return len(predicted & gold), len(predicted - gold), len(gold - predicted)
 
 
-def finding_f1(prediction: str, reference: str, uncertain_as_positive: bool = False) -> float:
+def finding_f1(prediction: str, reference: str, uncertain: str = "negative") -> float:
     """Rule-based finding-label F1 of one generated report against its reference (1.0 if equal)."""
-    tp, fp, fn = finding_counts(prediction, reference, uncertain_as_positive)
+    tp, fp, fn = finding_counts(prediction, reference, uncertain)
     if tp + fp + fn == 0:
         return 1.0
     return 2 * tp / (2 * tp + fp + fn)
@@ -141,8 +184,12 @@ __all__ = [
     "NO_FINDING",
     "POSITIVE",
     "UNCERTAIN",
+    "UNCERTAIN_POLICIES",
     "chexpert_labels",
+    "compared_findings",
     "finding_counts",
     "finding_f1",
+    "is_chest_report",
+    "names_a_finding",
     "positive_findings",
 ]

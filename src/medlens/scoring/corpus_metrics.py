@@ -8,9 +8,14 @@
   (one-vs-rest macro) only when every record holds per-label ``option_probs`` and the items
   share one fixed label set.
 - ``report``: ``rouge_l`` (mean ROUGE-L F), ``bleu4`` (sacrebleu corpus BLEU, its defaults:
-  13a tokenisation, exp smoothing), ``chexpert_f1`` (micro-F1 over the rule-based labeller's 14
-  findings, ``medlens.scoring.chexpert``; uncertain mentions count as negative, the "U-zeros" policy,
-  stated in the cell as ``"uncertain": "negative"``).
+  13a tokenisation, exp smoothing), both of the texts as written, prediction and reference
+  normalised alike (``report_text``), so a perfect answer scores 1.0 and ``bleu4`` equals
+  ``sacrebleu.corpus_bleu``; ``chexpert_f1`` (micro-F1 over the rule-based labeller's 14
+  findings, ``medlens.scoring.chexpert``), for chest-radiograph reports only (MIMIC-CXR,
+  IU-Xray, a chest X-ray modality; ``n`` counts those), ``None`` ("–") when their references
+  name no finding. Uncertain mentions count as negative (the "U-zeros" policy, stated in the
+  cell as ``"uncertain": "negative"``); ``chexpert_f1_uncertain_positive`` (U-ones) and
+  ``chexpert_f1_uncertain_ignore`` (uncertain findings left out) stand beside it.
 - ``open``: means of ``exact``, ``contains``, ``token_f1``, ``token_recall``, ``bleu1``.
 - ``detect``: ``f1_50`` (micro over boxes: a predicted box is a hit when it matches a distinct
   gold box at IoU ≥ 0.5, greedily by IoU) and ``mean_iou`` (first box, as the item score).
@@ -41,7 +46,13 @@ _BATCH_CELLS = 4_000_000
 
 KIND_METRICS: dict[str, tuple[str, ...]] = {
     "classify": ("macro_f1", "micro_f1", "auroc"),
-    "report": ("rouge_l", "bleu4", "chexpert_f1"),
+    "report": (
+        "rouge_l",
+        "bleu4",
+        "chexpert_f1",
+        "chexpert_f1_uncertain_positive",
+        "chexpert_f1_uncertain_ignore",
+    ),
     "open": ("exact", "contains", "token_f1", "token_recall", "bleu1"),
     "detect": ("f1_50", "mean_iou"),
 }
@@ -112,11 +123,17 @@ def _resampled_cells(
     n_clusters = int(codes.max()) + 1 if codes.size else 0
     out: dict[str, dict[str, Any]] = {}
     for name, (stats, statistic) in rows.corpus.items():
-        part = stats[chosen]
+        applies = rows.only.get(name)
+        subset = applies[chosen] if applies is not None else np.ones(int(chosen.sum()), bool)
+        if not subset.any():
+            continue
+        part, part_codes = stats[chosen][subset], codes[subset]
+        if applies is not None:  # resample only the clusters the metric applies to
+            part_codes = np.unique(part_codes, return_inverse=True)[1].ravel()
         value = float(statistic(part.sum(axis=0)[None, :])[0])
-        draws = statistic(resampled_sums(part, codes, N_RESAMPLES, 0)) if n_clusters else None
+        draws = statistic(resampled_sums(part, part_codes, N_RESAMPLES, 0)) if n_clusters else None
         ci = _percentile_ci(draws, 0.95) if draws is not None else (np.nan, np.nan)
-        out[name] = {**_cell(part, clusters, value, ci), **rows.notes.get(name, {})}
+        out[name] = {**_cell(part, clusters[subset], value, ci), **rows.notes.get(name, {})}
     index = np.flatnonzero(chosen)
     batches = _resample_counts(n_clusters, N_RESAMPLES, 0) if rows.weighted and n_clusters else []
     for name, weighted in rows.weighted.items():

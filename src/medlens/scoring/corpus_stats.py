@@ -9,7 +9,9 @@ Each corpus metric is a function of sums over items, so one resample is one matr
   of 0/1 item values, with the interval of every mean (``bootstrap.group_cis``).
 - corpus BLEU-4: sacrebleu's own per-sentence statistics (hypothesis and reference lengths,
   matching and total n-grams per order), turned into BLEU by ``BLEU.compute_bleu`` on the sums.
-- CheXpert finding micro-F1: (tp, fp, fn) over the 14 findings.
+- CheXpert finding micro-F1: (tp, fp, fn, reference names a finding) over the 14 findings, on
+  chest-radiograph reports only, under each uncertain-label policy; no value ("–") when no
+  reference names a finding.
 - box F1 at IoU ≥ 0.5: (matched boxes, predicted boxes, gold boxes).
 - AUROC: the Mann–Whitney statistic with item weights, per class one-vs-rest.
 """
@@ -42,17 +44,40 @@ def build_kind_rows(kind: str, rows: KindRows) -> None:
         for name in OPEN_MEANS:
             rows.means[name] = _item_scores(rows.records, name)
     elif kind == "report":
-        rows.means["rouge_l"] = _item_scores(rows.records, "rouge_l")
-        predicted = [_answer(record) or "" for record in rows.records]
-        gold = [str(item.answer) for item in rows.items]
-        rows.corpus["bleu4"] = (bleu_stats(predicted, gold), bleu_from_sums)
-        rows.corpus["chexpert_f1"] = (chexpert_stats(predicted, gold), f1_from_counts)
-        rows.notes["chexpert_f1"] = {"uncertain": "negative", "labeller": "rule-based"}
+        _report_rows(rows)
     elif kind == "classify":
         _classify_rows(rows)
     elif kind == "detect":
         rows.means["mean_iou"] = _item_scores(rows.records, "iou")
         rows.corpus["f1_50"] = (box_stats(rows.items, rows.records), box_f1_from_sums)
+
+
+def _report_rows(rows: KindRows) -> None:
+    """ROUGE-L, corpus BLEU-4 on the texts as written (normalised alike), and CheXpert F1 of
+    the chest-radiograph items under each uncertain-label policy."""
+    from medlens.scoring.chexpert import UNCERTAIN_POLICIES, is_chest_report
+    from medlens.scoring.report_text import report_text
+
+    rows.means["rouge_l"] = _item_scores(rows.records, "rouge_l")
+    predicted = [report_text(_answer(record) or "") for record in rows.records]
+    gold = [report_text(str(item.answer)) for item in rows.items]
+    rows.corpus["bleu4"] = (bleu_stats(predicted, gold), bleu_from_sums)
+    chest = np.array([is_chest_report(item) for item in rows.items], dtype=bool)
+    if not chest.any():
+        return
+    for policy in UNCERTAIN_POLICIES:
+        name = CHEXPERT_METRICS[policy]
+        rows.corpus[name] = (chexpert_stats(predicted, gold, chest, policy), f1_from_counts)
+        rows.notes[name] = {"uncertain": policy, "labeller": "rule-based"}
+        rows.only[name] = chest
+
+
+CHEXPERT_METRICS = {
+    "negative": "chexpert_f1",
+    "positive": "chexpert_f1_uncertain_positive",
+    "ignore": "chexpert_f1_uncertain_ignore",
+}
+"""The finding F1 under each uncertain-label policy; ``chexpert_f1`` (U-zeros) is the headline."""
 
 
 def _answer(record: Record) -> str | None:
@@ -219,22 +244,35 @@ def bleu_from_sums(sums: np.ndarray) -> np.ndarray:
     return out
 
 
-def chexpert_stats(predicted: list[str], gold: list[str]) -> np.ndarray:
-    """(items × 3): true positives, false positives, false negatives of positive findings,
-    uncertain mentions counted as negative."""
-    from medlens.scoring.chexpert import finding_counts
+def chexpert_stats(
+    predicted: list[str], gold: list[str], chest: np.ndarray, uncertain: str = "negative"
+) -> np.ndarray:
+    """(items × 4): true positives, false positives, false negatives of positive findings and
+    whether the reference names a finding, for the `chest` items (zeros elsewhere)."""
+    from medlens.scoring.chexpert import chexpert_labels, compared_findings, names_a_finding
 
-    rows = [
-        finding_counts(p, g, uncertain_as_positive=False)
-        for p, g in zip(predicted, gold, strict=True)
-    ]
-    return np.array(rows, dtype=float).reshape(len(predicted), 3)
+    rows = []
+    for p, g, is_chest in zip(predicted, gold, chest.tolist(), strict=True):
+        if not is_chest:
+            rows.append([0, 0, 0, 0])
+            continue
+        labels = chexpert_labels(g)
+        said, wanted = compared_findings(chexpert_labels(p), labels, uncertain)
+        rows.append(
+            [len(said & wanted), len(said - wanted), len(wanted - said), names_a_finding(labels)]
+        )
+    return np.array(rows, dtype=float).reshape(len(predicted), 4)
 
 
 def f1_from_counts(sums: np.ndarray) -> np.ndarray:
+    """Micro-F1 from summed (tp, fp, fn[, references naming a finding]); NaN ("–") when the
+    references of the resample name no finding."""
     tp, fp, fn = sums[:, 0], sums[:, 1], sums[:, 2]
     denominator = 2 * tp + fp + fn
-    return np.divide(2 * tp, denominator, out=np.full(tp.shape, np.nan), where=denominator > 0)
+    defined = denominator > 0
+    if sums.shape[1] > 3:
+        defined &= sums[:, 3] > 0
+    return np.divide(2 * tp, denominator, out=np.full(tp.shape, np.nan), where=defined)
 
 
 # ---------------------------------------------------------------- boxes

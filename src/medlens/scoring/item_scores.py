@@ -4,9 +4,10 @@ Main score (``score``), None when the item has no gold answer:
 
 - ``choice``, ``yes_no``: 1/0 letter or word equality; ``multi_choice``: 1/0 exact set.
 - ``classify``: 1/0 label equality after normalisation (a gold letter is read as its option text).
-- ``open``: 1/0 "contains": exact match after SQuAD-style normalisation, or the gold inside a
-  sentence frame ("The image shows X.") without a hedge or an extra finding (``extract.framing``).
-- ``report``: ROUGE-L F-measure in [0, 1] (exact match of a report is meaningless).
+- ``open``: 1/0 exact match after SQuAD-style normalisation, or the gold inside a sentence
+  frame ("The image shows X.") without a hedge or an extra finding (``extract.framing``).
+- ``report``: ROUGE-L F-measure in [0, 1] (exact match of a report is meaningless), of the
+  report as written, prediction and reference normalised alike (``report_text``).
 - ``detect``: 1/0 hit, i.e. IoU ≥ 0.5 between the first predicted box and a gold box.
 
 Unread answers (unparsed, refused, empty) score 0.
@@ -21,6 +22,7 @@ from medlens.extract import Extraction
 from medlens.extract.framing import gold_in_frame
 from medlens.extract.open import boxes_from_text
 from medlens.scoring import metrics
+from medlens.scoring.report_text import report_text
 
 HIT_IOU = 0.5
 
@@ -38,9 +40,10 @@ def score(item: Item, extraction: Extraction) -> float | None:
     if item.kind == "multi_choice":
         return metrics.exact_set(predicted, gold)
     if item.kind == "report":
-        return max(metrics.rouge_l(predicted, ref) for ref in reference_answers(item, gold))
+        said = report_text(predicted)
+        return max(metrics.rouge_l(said, report_text(ref)) for ref in reference_answers(item, gold))
     if item.kind == "open":
-        return open_contains(predicted, gold, item.question)
+        return framed_match(predicted, gold, item.question)
     if item.kind == "classify":
         return metrics.exact_match(predicted, _gold_text(item, gold))
     return 1.0 if predicted.strip().lower() == gold.strip().lower() else 0.0
@@ -48,11 +51,10 @@ def score(item: Item, extraction: Extraction) -> float | None:
 
 def item_scores(item: Item, extraction: Extraction) -> dict[str, float]:
     """Secondary per-item metrics: multi_choice → jaccard, recall; open → token_f1,
-    token_recall, bleu1, exact, contains; report → rouge_l, bleu4; detect → iou, hit50; other
-    kinds (or no gold) → {}."""
+    token_recall, bleu1, exact, contains (substring containment of the normalised gold, looser
+    than the main score); report → rouge_l, bleu4; detect → iou, hit50; other kinds (or no
+    gold) → {}."""
     names = _DETECT_SCORES if item.kind == "detect" else tuple(_SECONDARY.get(item.kind, ()))
-    if item.kind == "open":
-        names = (*names, "contains")
     if item.answer is None or not names:
         return {}
     if extraction.answer is None:
@@ -63,13 +65,10 @@ def item_scores(item: Item, extraction: Extraction) -> dict[str, float]:
     gold = item.answer
     assert isinstance(gold, str)
     refs = reference_answers(item, gold)
-    found = {
-        name: max(fn(extraction.answer, ref) for ref in refs)
-        for name, fn in _SECONDARY[item.kind].items()
-    }
-    if item.kind == "open":
-        found["contains"] = open_contains(extraction.answer, gold, item.question)
-    return found
+    said = extraction.answer
+    if item.kind == "report":
+        said, refs = report_text(said), [report_text(ref) for ref in refs]
+    return {name: max(fn(said, ref) for ref in refs) for name, fn in _SECONDARY[item.kind].items()}
 
 
 def reference_answers(item: Item, gold: str) -> list[str]:
@@ -83,8 +82,9 @@ def reference_answers(item: Item, gold: str) -> list[str]:
     return [str(ref) for ref in json.loads(listed)] or [gold]
 
 
-def open_contains(predicted: str, gold: str, question: str) -> float:
-    """1.0 for an exact match or the gold inside a sentence frame (hedges, extra findings: 0)."""
+def framed_match(predicted: str, gold: str, question: str) -> float:
+    """The main score of an open answer: 1.0 for an exact match or the gold inside a sentence
+    frame (hedges, extra findings: 0). Not the ``contains`` metric (``metrics.contains``)."""
     if metrics.exact_match(predicted, gold):
         return 1.0
     return 1.0 if gold_in_frame(predicted, gold, question) else 0.0
@@ -104,6 +104,7 @@ _SECONDARY: dict[str, dict[str, Callable[[str, str], float]]] = {
         "token_recall": metrics.token_recall,
         "bleu1": _open_bleu1,
         "exact": metrics.exact_match,
+        "contains": metrics.contains,
     },
     "report": {"rouge_l": metrics.rouge_l, "bleu4": metrics.bleu4},
 }
@@ -119,3 +120,17 @@ def _detect_iou(item: Item, predicted: str) -> float:
     gold = item.answer
     boxes = list(gold) if isinstance(gold, tuple) else boxes_from_text(str(gold))
     return metrics.best_iou(boxes_from_text(predicted), boxes)
+
+
+def read_and_score(item: Item, text: str | None, mode: str) -> tuple[Extraction, float | None]:
+    """The extraction and main score of one output under a reading mode: medlens's and
+    VLMEvalKit's score the extraction; a peer mode gives its own verdict (``extract.peers``)."""
+    from medlens.extract import extract
+
+    if mode in ("medlens", "vlmeval"):
+        found = extract(item, text, mode)  # type: ignore[arg-type]
+        return found, score(item, found)
+    from medlens.extract.peers import read_as
+
+    reading = read_as(item, text, mode)
+    return reading.extraction(mode, text), reading.score

@@ -23,6 +23,8 @@ class KindRows:
     means: dict[str, np.ndarray] = field(default_factory=dict)
     corpus: dict[str, tuple[np.ndarray, Statistic]] = field(default_factory=dict)
     notes: dict[str, dict[str, str]] = field(default_factory=dict)
+    only: dict[str, np.ndarray] = field(default_factory=dict)
+    """Items a corpus metric applies to (CheXpert F1: chest radiographs); absent: every item."""
     weighted: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = field(
         default_factory=dict
     )

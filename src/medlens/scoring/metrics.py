@@ -122,6 +122,14 @@ def exact_match(predicted: str, gold: str) -> float:
     return 1.0 if normalize_answer(predicted) == normalize_answer(gold) else 0.0
 
 
+def contains(predicted: str, gold: str) -> float:
+    """1.0 when the normalised gold occurs in the normalised answer, on word boundaries (gold
+    "no" is not inside "nodule"): looser than the main reading, which refuses hedges and extra
+    findings ("free air or fluid" contains "free air")."""
+    g = normalize_answer(gold)
+    return 1.0 if g and f" {g} " in f" {normalize_answer(predicted)} " else 0.0
+
+
 def token_f1(predicted: str, gold: str) -> float:
     """F1 over the multiset of normalised tokens (the SQuAD/Med-PaLM M open-VQA token F1)."""
     p_tokens, g_tokens = normalize_answer(predicted).split(), normalize_answer(gold).split()

@@ -68,8 +68,8 @@ SOURCES.add(
 SOURCES.add(
     "medmcqa",
     "medlens.sources.medmcqa:load_medmcqa",
-    "medmcqa:FILE[?cop=1|0]",
-    "MedMCQA dev (4,183), opa..opd, cop 1-based (cop=0 for the HF export); subject axis",
+    "medmcqa:FILE|DIR[?cop=1|0&split=dev|test]",
+    "MedMCQA dev (4,183; cop 1-based, cop=0 for HF) or its answerless test; subject axis",
 )
 SOURCES.add(
     "mmlu",
@@ -137,8 +137,8 @@ SOURCES.add(
 SOURCES.add(
     "mimic-cxr",
     "medlens.sources.mimic_cxr:load_mimic_cxr",
-    "mimic-cxr:DIR[?split=test|validate|train&target=findings|impression]",
-    "MIMIC-CXR(-JPG) report generation: official split CSV, sectioned reports, study images",
+    "mimic-cxr:DIR[?split=test|validate|train&target=findings|impression&task=report|normal]",
+    "MIMIC-CXR(-JPG) report generation (or task=normal: normal/abnormal from its CheXpert labels)",
 )
 SOURCES.add(
     "iu-xray",
@@ -167,8 +167,8 @@ SOURCES.add(
 SOURCES.add(
     "cbis-ddsm",
     "medlens.sources.cbis_ddsm:load_cbis_ddsm",
-    "cbis-ddsm:DIR[?split=test|train&abnormality=mass|calc|all]",
-    "CBIS-DDSM mass and calcification pathology (benign/malignant) from the case CSVs",
+    "cbis-ddsm:DIR[?split=test|train&abnormality=mass|calc|all&classes=2|3]",
+    "CBIS-DDSM mass and calcification pathology (benign/malignant, or its 3 classes)",
 )
 SOURCES.add(
     "pileup",

@@ -10,7 +10,8 @@ point into. Columns read, as published: ``patient_id``, ``left or right breast``
 ``image file path`` (the full mammogram, relative to the folder). Known caveat of the
 release: the CSV paths end in ``000000.dcm`` while TCIA downloads name files ``1-1.dcm``;
 give the folder the CSV paths describe (a missing image is a one-line error naming the row).
-One ``classify`` item per abnormality (benign / malignant).
+One ``classify`` item per abnormality (benign / malignant); ``?classes=3`` keeps the release's
+three pathology classes (benign / benign without callback / malignant) apart.
 """
 
 from __future__ import annotations
@@ -38,14 +39,22 @@ SPLITS = ("test", "train")
 ABNORMALITIES = ("mass", "calc", "all")
 LABELS = ("benign", "malignant")
 PATHOLOGY = {"MALIGNANT": "malignant", "BENIGN": "benign", "BENIGN_WITHOUT_CALLBACK": "benign"}
+THREE_LABELS = ("benign", "benign without callback", "malignant")
+THREE_PATHOLOGY = {"MALIGNANT": "malignant", "BENIGN": "benign",
+                   "BENIGN_WITHOUT_CALLBACK": "benign without callback"}  # fmt: skip
+QUESTION_THREE = (
+    "Is the {kind} in this mammogram ({side} breast, {view} view) benign, benign without "
+    "callback, or malignant?"
+)
 REQUIRED = ("patient_id", "left or right breast", "image view", "abnormality id",
             "abnormality type", "assessment", "pathology", "image file path")  # fmt: skip
 QUESTION = "Is the {kind} in this mammogram ({side} breast, {view} view) benign or malignant?"
 
 
 def load_cbis_ddsm(spec: Spec) -> Benchmark:
-    """``cbis-ddsm:DIR[?split=test|train&abnormality=mass|calc|all]``."""
-    root = native.open_spec(spec, {"split", "abnormality"})
+    """``cbis-ddsm:DIR[?split=test|train&abnormality=mass|calc|all&classes=2|3]``."""
+    root = native.open_spec(spec, {"split", "abnormality", "classes"})
+    three = native.choose_option(spec, "classes", ("2", "3"), "2") == "3"
     split = native.choose_option(spec, "split", SPLITS, "test")
     wanted = native.choose_option(spec, "abnormality", ABNORMALITIES, "all")
     kinds = ("mass", "calc") if wanted == "all" else (wanted,)
@@ -57,15 +66,15 @@ def load_cbis_ddsm(spec: Spec) -> Benchmark:
     def iter_items() -> Iterator[Item]:
         for table in tables:
             for where, row in read_release_table(table, REQUIRED):
-                yield _item(row, root, table, where)
+                yield _item(row, root, table, where, three)
 
     return native.make_benchmark(
         spec, split, iter_items, description=f"CBIS-DDSM {wanted} ({split})"
     )
 
 
-def _item(row: dict[str, str], root: Path, table: Path, where: str) -> Item:
-    label = PATHOLOGY.get(row["pathology"].upper())
+def _item(row: dict[str, str], root: Path, table: Path, where: str, three: bool = False) -> Item:
+    label = (THREE_PATHOLOGY if three else PATHOLOGY).get(row["pathology"].upper())
     if label is None:
         problem = f"{row['pathology']!r} is not one of {', '.join(PATHOLOGY)}"
         raise InputError(table, f"{where}, field 'pathology'", problem)
@@ -77,9 +86,9 @@ def _item(row: dict[str, str], root: Path, table: Path, where: str) -> Item:
         f"{row['image view']}-{row['abnormality id']}"
     )
     meta = {key: value for key, value in row.items() if value}
-    meta.update(labels="|".join(LABELS), image_id=relative, modality="mammography",
-                pathology_raw=row["pathology"])  # fmt: skip
-    question = QUESTION.format(
+    meta.update(labels="|".join(THREE_LABELS if three else LABELS), image_id=relative,
+                modality="mammography", pathology_raw=row["pathology"])  # fmt: skip
+    question = (QUESTION_THREE if three else QUESTION).format(
         kind=kind, side=row["left or right breast"].lower(), view=row["image view"]
     )
     return Item(id=item_id, question=question, kind="classify", answer=label, images=(image,),

@@ -1,8 +1,10 @@
 """MedMCQA (Pal et al. 2022): Indian medical-entrance MCQs, JSON Lines with ``opa..opd``.
 
 ``cop`` is 1-based in the raw release (1 = ``opa``); ``?cop=0`` reads the 0-based HF export.
-The dev split (4,183 questions) is the evaluation split. ``subject_name`` is the ``subject``
-axis; the explanation ``exp`` is never kept (it gives the answer away); ``choice_type``
+The dev split (4,183 questions) is the evaluation split; the official test split
+(``?split=test``, ``test.json``: 6,150 questions whose answers the authors withhold) loads as an
+inference-only split (no gold, ``has_answers`` false: run it, then export the predictions).
+``subject_name`` is the ``subject`` axis; the explanation ``exp`` is never kept (it gives the answer away); ``choice_type``
 (single/multi) is kept, though every item has one correct option.
 """
 
@@ -16,40 +18,58 @@ from medlens.core.items import Benchmark, Item
 from medlens.core.specs import Spec
 from medlens.sources import native
 
-SPLITS = ("dev",)
+SPLITS = ("dev", "test")
+NO_ANSWERS_REASON = (
+    "MedMCQA's test answers are withheld by its authors: this split is for inference only, "
+    "scores need the official answer key."
+)
 OPTION_KEYS = ("opa", "opb", "opc", "opd")
 
 
 def load_medmcqa(spec: Spec) -> Benchmark:
-    """``medmcqa:FILE[?cop=1|0]`` (a folder holding ``dev.json`` works too)."""
-    path = _resolve(spec)
+    """``medmcqa:FILE[?cop=1|0&split=dev|test]`` (a folder holding ``dev.json`` / ``test.json``
+    works too; a file named ``test…`` is the test split)."""
+    path, split = _resolve(spec)
     base = int(native.choose_option(spec, "cop", ("1", "0"), "1"))
 
     def iter_items() -> Iterator[Item]:
         for where, record in native.read_records(path):
-            yield _item(record, path, where, base)
+            yield _item(record, path, where, base, with_answer=split == "dev")
 
-    return native.make_benchmark(spec, "dev", iter_items, description=f"MedMCQA dev ({path.name})")
+    return native.make_benchmark(
+        spec, split, iter_items, has_answers=split == "dev",
+        description=f"MedMCQA {split} ({path.name})",
+    )  # fmt: skip
 
 
-def _resolve(spec: Spec) -> Path:
-    path = native.open_spec(spec, {"cop"}, want="any")
+def _resolve(spec: Spec) -> tuple[Path, str]:
+    path = native.open_spec(spec, {"cop", "split"}, want="any")
+    default = "test" if path.is_file() and path.name.startswith("test") else "dev"
+    split = native.choose_option(spec, "split", SPLITS, default)
     if path.is_dir():
         path = native.first_existing(
-            [path / "dev.json", path / "dev.jsonl"], "MedMCQA dev file", path
+            [path / f"{split}.json", path / f"{split}.jsonl"], f"MedMCQA {split} file", path
         )
-    return path
+    return path, split
 
 
 def exemplar_spec(spec: Spec) -> Spec:
     """Few-shot exemplars: the release's train file beside the dev file."""
     from medlens.sources.train_files import train_file_beside
 
-    return train_file_beside(spec, str(_resolve(spec)), "MedMCQA")
+    return train_file_beside(spec, str(_resolve(spec)[0]), "MedMCQA")
 
 
-def _item(record: native.Record, path: Path, where: str, base: int) -> Item:
+def _item(
+    record: native.Record, path: Path, where: str, base: int, *, with_answer: bool = True
+) -> Item:
     options = native.letter_options([native.text(record, key, path, where) for key in OPTION_KEYS])
+    if not with_answer:  # the test split: no gold (HF's cop = -1), never a guess
+        meta = native.native_meta(record, skip=("question", "exp", "cop", *OPTION_KEYS))
+        meta.update(source="medmcqa", lang="en", split="test", subject=meta.get("subject_name", ""))
+        question = native.text(record, "question", path, where)
+        item_id = native.text(record, "id", path, where)
+        return Item(id=item_id, question=question, kind="choice", options=options, meta=meta)
     raw = native.text(record, "cop", path, where)
     index = int(raw) - base if raw.isdigit() else -1
     if not 0 <= index < len(OPTION_KEYS):

@@ -11,6 +11,8 @@ gzipped. One ``report`` item per study of the split with a non-empty target sect
 (``target=findings``, the default, or ``impression``), with every image of the study; studies
 without that section are left out (``description`` counts none; ``medlens check`` counts the
 items). ``subject_id`` and ``study_id`` are kept for the patient-level leakage check.
+``?task=normal`` is the normal/abnormal classification view of the same studies
+(``mimic_cxr_labels``: gold from the release's CheXpert label file).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ CARD = {
 }
 SPLITS = ("test", "validate", "train")
 TARGETS = ("findings", "impression")
+TASKS = ("report", "normal")
 SPLIT_COLUMNS = ("dicom_id", "study_id", "subject_id", "split")
 SECTION_COLUMNS = ("study", "impression", "findings")
 QUESTION = {
@@ -43,9 +46,11 @@ QUESTION = {
 
 
 def load_mimic_cxr(spec: Spec) -> Benchmark:
-    """``mimic-cxr:DIR[?split=test|validate|train&target=findings|impression]``."""
-    root = native.open_spec(spec, {"split", "target"})
+    """``mimic-cxr:DIR[?split=test|validate|train&target=findings|impression&task=report|normal]``."""
+    root = native.open_spec(spec, {"split", "target", "task"})
     split = native.choose_option(spec, "split", SPLITS, "test")
+    if native.choose_option(spec, "task", TASKS, "report") == "normal":
+        return _normal_view(spec, root, split)
     target = native.choose_option(spec, "target", TARGETS, "findings")
     split_table = find_table(root, ("mimic-cxr-2.0.0-split.csv",))
     section_table = find_table(root, ("mimic_cxr_sectioned.csv",))
@@ -81,3 +86,30 @@ def _item(
             "modality": "chest X-ray", "target": target}  # fmt: skip
     return Item(id=f"s{study}", question=QUESTION[target], kind="report", answer=text,
                 images=images, meta=meta)  # fmt: skip
+
+
+def _normal_view(spec: Spec, root: Path, split: str) -> Benchmark:
+    """One normal/abnormal ``classify`` item per study of the split with a defensible label."""
+    from medlens.sources.mimic_cxr_labels import LABELS, QUESTION, study_labels
+
+    split_table = find_table(root, ("mimic-cxr-2.0.0-split.csv",))
+    labels, left_out = study_labels(root)
+
+    def iter_items() -> Iterator[Item]:
+        studies: dict[str, tuple[str, list[tuple[str, str]]]] = {}
+        for where, row in read_release_table(split_table, SPLIT_COLUMNS):
+            if row["split"] == split and row["study_id"] in labels:
+                entry = studies.setdefault(row["study_id"], (row["subject_id"], []))
+                entry[1].append((row["dicom_id"], where))
+        for study, (subject, dicoms) in studies.items():
+            images = tuple(_image(root, subject, study, d, split_table, w) for d, w in dicoms)
+            meta = {"subject_id": subject, "study_id": study, "image_id": f"s{study}",
+                    "split": split, "modality": "chest X-ray", "labels": "|".join(LABELS)}  # fmt: skip
+            yield Item(id=f"s{study}", question=QUESTION, kind="classify",
+                       answer=labels[study], images=images, meta=meta)  # fmt: skip
+
+    description = (
+        f"MIMIC-CXR normal/abnormal ({split}; {left_out} studies with only uncertain or "
+        "unmentioned findings left out)"
+    )
+    return native.make_benchmark(spec, split, iter_items, description=description)

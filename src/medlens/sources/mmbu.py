@@ -25,6 +25,11 @@ file. Where each field name comes from:
 - detection: the open form's ``answer`` is ``[x1, y1, x2, y2]`` or a list of boxes (→ ``detect``
   items, multi-box F1 at IoU ≥ 0.5); the closed form's options are candidate boxes (→ ``choice``
   items, chance 1/k), its answer a letter or one of the candidate boxes.
+- the official layouts (``mmbu_official``): the inference TSV (``class_label`` the gold, the task
+  from the file name or a ``task`` column, options in one ``options`` cell, kept as written in
+  ``meta["options_text"]`` for ``--prompt mmbu``), and the public split (``file_name``,
+  ``unique_id``, ``VQA_type``, ``metadata_*``; its ``options`` are the judge's label set, kept
+  as ``meta["label_set"]`` and never sent).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from medlens.core.errors import InputError
 from medlens.core.items import Benchmark, Box, Item
 from medlens.core.specs import Spec
 from medlens.sources import native
+from medlens.sources.mmbu_official import gold_text, options_cell, task_and_form
 
 SPLITS = ("test",)
 TEMPLATES = ("none", "modality", "full", "all")
@@ -92,22 +98,29 @@ def _files(root: Path) -> list[Path]:
 
 
 def _item(record: native.Record, path: Path, where: str, prefix: str) -> Item:
-    task = native.text(record, "task", path, where).lower()
+    written, task, form = task_and_form(record, path, where)
     if task not in GRANULARITY:
-        problem = f"{task!r} is not one of {', '.join(GRANULARITY)}"
+        problem = f"{written!r} is not one of {', '.join(GRANULARITY)} or an official task name"
         raise InputError(path, f"{where}, field 'task'", problem)
     image_key = "file_name" if "file_name" in record else "image_path"
     image_path = native.text(record, image_key, path, where)
     cluster = native.optional_text(record, "image_path") or image_path
-    options = native.options_from(record, path, where)
-    id_key, _ = native.pick(record, ("index", "id"))
+    options = _options(record, path, where, form)
+    id_key, _ = native.pick(record, ("index", "id", "unique_id"))
+    meta = _meta(record, task, cluster, closed=bool(options))
+    if written != task:
+        meta["official_task"] = written
+    if options and isinstance(record.get("options"), str) and record["options"].strip():
+        meta["options_text"] = record["options"].strip()
+    elif not options and native.optional_text(record, "options"):
+        meta["label_set"] = str(record["options"]).strip()  # the judge's, never sent
     common: dict[str, Any] = {
         "id": prefix + native.text(record, id_key, path, where),
         "question": native.text(record, "question", path, where),
         "images": (native.file_image(path.parent, image_path, path, where),),
-        "meta": _meta(record, task, cluster, closed=bool(options)),
+        "meta": meta,
     }
-    answer = _answer_text(record, path, where)
+    answer = gold_text(record, path, where)
     if task == "detection" and options:
         letter = _box_letter(options, answer, path, where)
         return Item(kind="choice", options=options, answer=letter, **common)
@@ -122,17 +135,22 @@ def _item(record: native.Record, path: Path, where: str, prefix: str) -> Item:
     return Item(kind="open", answer=answer, **common)
 
 
-def _answer_text(record: native.Record, path: Path, where: str) -> str:
-    """The gold as text; a JSON list (boxes in metadata.jsonl) as its compact JSON."""
-    value = record.get("answer")
-    if isinstance(value, list):
-        return json.dumps(value)
-    return native.text(record, "answer", path, where)
+def _options(record: native.Record, path: Path, where: str, form: str | None) -> dict[str, str]:
+    """Letter columns, else the official ``options`` cell (rows with a ``class_label``), else
+    an ``options`` list; none for the open form (the public split's are the judge's)."""
+    if form == "open":
+        return {}
+    lettered = native.options_from({**record, "options": None}, path, where)
+    if lettered:
+        return lettered
+    if "class_label" in record:
+        return options_cell(record, path, where)
+    return native.options_from(record, path, where)
 
 
 def _meta(record: native.Record, task: str, cluster: str, closed: bool) -> dict[str, str]:
     """Native fields plus the canonical axes they map onto."""
-    skip = ("question", "answer", "options", *native.LETTERS[:10])
+    skip = ("question", "answer", "class_label", "options", *native.LETTERS[:10])
     meta = native.native_meta(record, skip=skip)
     meta.update(
         task=task,
@@ -141,8 +159,11 @@ def _meta(record: native.Record, task: str, cluster: str, closed: bool) -> dict[
         split="test",
         image_id=cluster,
     )
-    renames = {"dataset": "source", "width": "image_width", "height": "image_height"}
-    meta.update({axis: meta[name] for name, axis in renames.items() if name in meta})
+    renames = {"dataset": "source", "width": "image_width", "height": "image_height",
+               "metadata_modality": "modality"}  # fmt: skip
+    meta.update(
+        {axis: meta[name] for name, axis in renames.items() if name in meta and axis not in meta}
+    )
     template = meta.get("template", meta.get("question_type"))
     if template is not None:
         meta["template"] = TEMPLATE_NAMES.get(" ".join(template.lower().split()), template)

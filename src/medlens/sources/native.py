@@ -219,6 +219,8 @@ def vqa_item(
 ) -> Item:
     """A VQA question: yes/no answers become ``yes_no`` items, anything else ``open`` text.
 
+    A folded yes/no answer keeps the dataset's own spelling as ``meta["raw_answer"]`` ("Yes",
+    "是的"): peer reading modes branch on it (MedEvalKit's and MultiMedEval's ``== "yes"``).
     A missing answer (SLAKE train has one) keeps the item with ``answer=None``, which
     ``medlens check`` then reports, rather than making the whole split unloadable.
     """
@@ -230,7 +232,7 @@ def vqa_item(
             "yes_no",
             answer=binary,
             images=images,
-            meta={**meta, "answer_set": "yes/no"},
+            meta={**meta, "answer_set": "yes/no", "raw_answer": answer or ""},
         )
     return Item(item_id, question, "open", answer=answer, images=images, meta=meta)
 

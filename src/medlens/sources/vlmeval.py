@@ -62,7 +62,8 @@ def normalise_header(name: str) -> str:
 
 
 def load_gmai(spec: Spec, *, lenient: bool = False) -> Benchmark:
-    """Open a GMAI-MMBench TSV (``gmai:PATH.tsv[?split=NAME]``).
+    """Open a GMAI-MMBench TSV (``gmai:PATH.tsv[?split=NAME]``), or a folder holding the 11
+    official TEST parts (``gmai:DIR``), read in part order as VLMEvalKit concatenates them.
 
     `lenient` keeps rows with a duplicate index or a gold answer not among the options (as
     written) instead of raising, for ``medlens check`` to list them all.
@@ -78,6 +79,8 @@ def load_vlmeval(spec: Spec, *, lenient: bool = False) -> Benchmark:
 def _load(spec: Spec, family: str, lenient: bool = False) -> Benchmark:
     check_options(spec, {"split"})
     path = os.path.abspath(os.path.expanduser(spec.argument))
+    if spec.argument and family == "GMAI-MMBench" and os.path.isdir(path):
+        return _load_test_parts(spec, path, lenient)
     if not spec.argument or not os.path.isfile(path):
         raise InputError(spec.argument or "(no path)", None, "no such TSV file")
     layout = read_layout(path)
@@ -91,6 +94,30 @@ def _load(spec: Spec, family: str, lenient: bool = False) -> Benchmark:
         has_answers=has_answers,
         iter_items=lambda: iter_tsv_items(layout, split, lenient=lenient),
         description=f"{family} {os.path.basename(path)} ({split})",
+    )
+
+
+def _load_test_parts(spec: Spec, folder: str, lenient: bool) -> Benchmark:
+    """The TEST split from its 11 part files (each part's image references resolve within it)."""
+    from pathlib import Path
+
+    from medlens.sources.gmai_files import test_parts
+
+    layouts = [read_layout(str(part)) for part in test_parts(Path(folder))]
+    split = spec.option("split") or "test"
+
+    def iter_items() -> Iterator[Item]:
+        for layout in layouts:
+            yield from iter_tsv_items(layout, split, lenient=lenient)
+
+    return Benchmark(
+        name=spec.name,
+        spec=spec.canonical(),
+        source=spec,
+        split=split,
+        has_answers=all(layout.answer is not None for layout in layouts),
+        iter_items=iter_items,
+        description=f"GMAI-MMBench TEST, 11 parts in {os.path.basename(folder)} ({split})",
     )
 
 
