@@ -97,13 +97,15 @@ def board(
 
 
 def _warn_on_mixed_environments(result: dict[str, Any], runs: list[Path]) -> None:
-    """Runs made with other package versions or served models: a warning, also in the JSON."""
+    """Runs made with other package versions or served models, or sharing cached answers: a
+    warning, also in the JSON."""
     from medlens.cli.common import err_console
-    from medlens.runs.provenance import environment_notes
+    from medlens.runs.provenance import run_notes
 
-    notes = environment_notes(runs)
+    notes, shared = run_notes(runs)
     result["environment_differ"] = notes
-    for note in notes:
+    result["shared_cache"] = shared
+    for note in [*notes, *shared]:
         err_console.print(f"warning: {note}", highlight=False, markup=False, soft_wrap=True)
 
 

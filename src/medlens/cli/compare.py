@@ -32,14 +32,14 @@ def compare(
     from medlens.analysis.compare import compare_runs
 
     axes = [a.strip() for a in by.split(",") if a.strip()]
-    from medlens.runs.provenance import environment_notes
+    from medlens.runs.provenance import run_notes
 
     result = compare_runs(run_a, run_b, axes, adjust=adjust)
-    notes = environment_notes([run_a, run_b])
-    for note in notes:
+    notes, shared = run_notes([run_a, run_b])
+    for note in [*notes, *shared]:
         err_console.print(f"warning: {note}", highlight=False, markup=False, soft_wrap=True)
     if as_json:
-        data = {**result.to_json(), "environment_differ": notes}
+        data = {**result.to_json(), "environment_differ": notes, "shared_cache": shared}
         sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
         return
     _print_text(result)

@@ -47,6 +47,8 @@ def make_record(
         record["system_fingerprint"] = response.system_fingerprint
     if response.retries:
         record["retries"] = dict(response.retries)
+    if response.cache_key is not None:
+        record["cache_key"] = response.cache_key
     if response.error is not None:
         record["error"] = {"type": response.error.type, "message": response.error.message}
         return record

@@ -73,6 +73,10 @@ class Response:
     """The server's configuration fingerprint (OpenAI ``system_fingerprint``), when it sends one."""
     retries: Mapping[str, int] = field(default_factory=dict)
     """Failed attempts before this response, per fault type (``rate_limit``, ``timeout``, …)."""
+    finish_reason: str | None = None
+    """Why generation stopped, as the server says (``stop``, ``length`` …), when it says."""
+    cache_key: str | None = None
+    """The response-cache entry this answer was stored under or read from (None: no cache)."""
 
 
 class Model(Protocol):
@@ -82,6 +86,9 @@ class Model(Protocol):
     """Canonical model spec without secrets; part of every request fingerprint."""
     deterministic: bool
     """True when the same request always gives the same answer (greedy or seeded): cacheable."""
+    # Optional, read with getattr: ``cache_identity`` (str) names *who* answers beyond the spec
+    # (an endpoint, a weights hash) and joins the response-cache key; ``reports_served_model``
+    # (bool) says the answers carry the server's model id, which the cache checks once per run.
 
     async def generate(self, request: Request) -> Response: ...
 
