@@ -169,8 +169,8 @@ class JudgeReplies:
             return json.dumps({"equivalent": False, "reason": "never"})
         if self.mode == "first":
             return json.dumps(first_option(request))
-        if self.mode == "mmbu":
-            return mmbu_reply(request)
+        if self.mode == "mmbu" or "[RESULT] <0 or 1>" in instructions(request.text):
+            return mmbu_reply(request)  # the protocol asks for MMBU's reply line
         if self.mode == "faults":
             kind = injected_failure(request)
             if kind is not None and (kind != "flaky" or attempt == 1):

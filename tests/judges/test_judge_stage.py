@@ -69,9 +69,10 @@ def test_equivalence_sends_only_what_rules_cannot_settle(run: Path) -> None:
     spec = json.loads((folder / "judge.json").read_text())
     assert spec["protocol"]["name"] == "equivalence" and spec["scope"] == "unresolved"
     assert set(spec) == {
-        "schema", "name", "judge", "protocol", "scope", "repeats", "created", "fingerprint"
+        "schema", "name", "judge", "protocol", "scope", "repeats", "created",
+        "judge_fingerprint",
     }  # fmt: skip
-    assert spec["fingerprint"]["served_models"] == {"judge-model": 11}
+    assert spec["judge_fingerprint"]["served_models"] == {"judge-model": 11}
     lines = judgement_lines(folder)
     by_rule = [line for line in lines if line["by"] == "rule"]
     assert all(set(line) == STORE_KEYS for line in by_rule)

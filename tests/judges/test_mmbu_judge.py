@@ -162,8 +162,8 @@ def test_an_mmbu_judge_stage(tmp_path: Path) -> None:
     assert scores == {0: 1.0, 1: 0.0, 2: 1.0, 3: 1.0, 4: 0.0, 5: 1.0}
     spec = json.loads((run / "judges" / "judge-model" / "judge.json").read_text())
     assert spec["label_sets"]["brain"]["taxonomy"] == "binary_tumor"
-    assert spec["fingerprint"]["protocol_version"] == MMBU.version
-    assert "reconstructed" in spec["fingerprint"]["provenance"]
+    assert spec["judge_fingerprint"]["protocol_version"] == MMBU.version
+    assert "reconstructed" in spec["judge_fingerprint"]["provenance"]
     from medlens.judges.verdicts import judged_item_scores, judged_values
 
     assert judged_item_scores(run, "judge-model") == {k: v["score"] for k, v in lines.items()}

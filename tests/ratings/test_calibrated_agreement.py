@@ -15,7 +15,7 @@ from judge_fixtures import finished_run, judge_spec, judgement_lines
 from judge_server import JudgeReplies, judge_config
 from loopback_server import serve
 from medlens.cli import app
-from medlens.stats.ppi import ppi_mean
+from medlens.stats.ppi import ppi_mean, with_wilson_envelope
 
 
 def cli(*args: object) -> Result:
@@ -58,12 +58,13 @@ def test_calibrated_score_is_ppi_over_the_judges_items(judged: Path, tmp_path: P
     assert {"score", "ci", "n_human", "n_judged", "method"} <= set(calibrated)
     rest = [i for i in sorted(f) if i not in human]
     y = [float(human[i]) for i in labelled]
-    expected = ppi_mean(y, [f[i] for i in labelled], [f[i] for i in rest])
+    expected = with_wilson_envelope(ppi_mean(y, [f[i] for i in labelled], [f[i] for i in rest]))
     assert calibrated["score"] == pytest.approx(expected.estimate)
     assert calibrated["ci"] == pytest.approx(list(expected.ci))
     assert (calibrated["n_human"], calibrated["n_judged"]) == (len(labelled), 40)
     assert calibrated["raw"] == pytest.approx(sum(f.values()) / 40)
     assert "PPI++" in calibrated["method"] and "iid" in calibrated["method"]
+    assert "Wilson-cc" in calibrated["method"]  # 0/1 labels and verdicts
     stored = json.loads((judged / "judges" / "eq" / "agreement.json").read_text())
     assert stored["calibrated"] == calibrated and stored["label"] in (
         "calibrated",

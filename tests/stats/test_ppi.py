@@ -1,14 +1,14 @@
 """Prediction-powered inference for a mean (`stats/ppi.py`) against a hand computation: the
 worked example's λ, estimate and interval (checked against ppi_py 0.2.3 when written), plain PPI
 and the human-only mean, the clip of λ, the cluster-robust variance and its reduction to the iid
-one, statsmodels' cluster-robust OLS for the human-only interval, and a small coverage check."""
+one, the Wilson envelope against scipy, and a small coverage check."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from medlens.stats.ppi import classical_mean, cluster_terms, ppi_mean
+from medlens.stats.ppi import cluster_terms, ppi_mean, with_wilson_envelope
 
 Y = [1, 0, 1, 1, 0, 1]
 F_L = [1, 0, 1, 0, 0, 1]  # the judge misses the 4th item, a correct answer
@@ -79,6 +79,21 @@ def test_one_item_per_image_is_the_iid_variance_exactly() -> None:
     assert singleton.se**2 * (groups - 1) / groups == pytest.approx(iid.se**2, rel=1e-12)
 
 
+def test_the_wilson_envelope_at_the_effective_sample_size() -> None:
+    from scipy.stats import binomtest
+
+    fit = ppi_mean(Y, F_L, F_U, clusters_labelled=C_L, clusters_unlabelled=C_U)
+    wide = with_wilson_envelope(fit)
+    assert wide.ci_ppi == fit.ci and wide.ci[0] <= fit.ci[0] and wide.ci[1] >= fit.ci[1]
+    # a design whose effective sample size is whole: 25 successes in 50, se of a binomial mean
+    exact = ppi_mean([1, 0] * 25, [1, 0] * 25, [0.5] * 10, lam=0.0)
+    assert exact.se == pytest.approx(np.sqrt(0.25 / 50))
+    ci = binomtest(25, 50).proportion_ci(method="wilsoncc")
+    widened = with_wilson_envelope(exact)
+    assert widened.ci == pytest.approx((min(exact.ci[0], ci.low), max(exact.ci[1], ci.high)))
+    assert widened.ci[1] - widened.ci[0] > exact.ci[1] - exact.ci[0]
+
+
 def test_a_constant_judge_falls_back_to_the_human_mean() -> None:
     fit = ppi_mean(Y, [1] * 6, [1] * 12)
     assert fit.lam == 0.0 and fit.lam_unclipped is None and fit.notes
@@ -88,20 +103,6 @@ def test_a_constant_judge_falls_back_to_the_human_mean() -> None:
 def test_too_few_labels_are_refused() -> None:
     with pytest.raises(ValueError, match="two labelled items"):
         ppi_mean([1], [1], [0, 1])
-
-
-def test_the_clustered_human_only_interval_is_statsmodels_cluster_ols() -> None:
-    import statsmodels.api as sm
-
-    rng = np.random.default_rng(3)
-    clusters = np.repeat(np.arange(15), 3)
-    y = (rng.random(45) < 0.4 + 0.3 * (clusters % 2)).astype(float)
-    mean, se, ci = classical_mean(y, clusters.tolist())
-    fit = sm.OLS(y, np.ones(45)).fit(cov_type="cluster", cov_kwds={"groups": clusters},
-                                     use_t=True)  # fmt: skip
-    assert mean == pytest.approx(fit.params[0])
-    assert se == pytest.approx(fit.bse[0])
-    assert ci == pytest.approx(tuple(fit.conf_int(0.05)[0]))
 
 
 def test_coverage_with_a_biased_judge_and_clustered_items() -> None:

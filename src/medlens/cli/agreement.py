@@ -93,11 +93,12 @@ def _print_calibrated(result: dict[str, Any]) -> None:
             note = "labels cover none of its judged items" if c is None else c["method"]
             console.print(f"calibrated score of {found['run']}: n/a ({note})", highlight=False)
             continue
-        human = c.get("human_only") or {}
+        human = c.get("human_only")
+        alone = f"human labels alone {_fmt(human['score'], human['ci'])}; " if human else ""
         console.print(
             f"calibrated score of {found['run']}: {_fmt(c['score'], c['ci'])} from raw judged "
             f"{_fmt(c['raw'])} with {c['n_human']} human labels of {c['n_judged']} judged items; "
-            f"human labels alone {_fmt(human.get('score'), human.get('ci'))}; {c['method']}",
+            f"{alone}{c['method']}",
             highlight=False, soft_wrap=True,
         )  # fmt: skip
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from medlens.core.errors import MedlensError
 from medlens.runs.files import write_atomic
-from medlens.stats.ppi import classical_mean, ppi_mean
+from medlens.stats.ppi import ppi_mean, with_wilson_envelope
 
 AGREEMENT_FILE = "agreement.json"
 WEAK_BELOW = 0.6
@@ -70,16 +70,18 @@ def calibrated_score(
     if len(labelled) < 2:
         return {**out, "score": None, "ci": None, "method": "none (fewer than two labelled items)"}
     if not rest:  # people labelled everything: their mean is the answer
-        images = [clusters.get(i, i) for i in labelled] if clustered else None
-        mean, _, ci = classical_mean([human[i] for i in labelled], images)
-        return {**out, "score": mean, "ci": list(ci), "method": "human labels on every item"}
+        mean, ci = human_mean([human[i] for i in labelled], [clusters.get(i, i) for i in labelled])
+        return {**out, "score": mean, "ci": ci, "method": "human labels on every item"}
     by_image: dict[str, list[str] | None] = {"clusters_labelled": None, "clusters_unlabelled": None}
     if clustered:
         by_image = {"clusters_labelled": [clusters.get(i, i) for i in labelled],
                     "clusters_unlabelled": [clusters.get(i, i) for i in rest]}  # fmt: skip
     y = [human[i] for i in labelled]
     fit = ppi_mean(y, [f[i] for i in labelled], [f[i] for i in rest], **by_image)  # type: ignore[arg-type]
-    human_only = classical_mean(y, by_image["clusters_labelled"])
+    binary = all(v in (0.0, 1.0) for v in [*y, *f.values()])
+    if binary:
+        fit = with_wilson_envelope(fit)
+    human_only = human_mean(y, [clusters.get(i, i) for i in labelled])
     return {
         **out,
         "score": fit.estimate,
@@ -88,19 +90,33 @@ def calibrated_score(
         "lambda": fit.lam,
         "images": fit.clusters if clustered else None,
         "images_labelled": fit.clusters_labelled if clustered else None,
-        "method": _method(fit.lam, clustered),
-        "human_only": {"score": human_only[0], "ci": list(human_only[2])},
+        "method": _method(fit.lam, clustered, binary),
+        "ci_ppi": list(fit.ci_ppi) if fit.ci_ppi else [fit.ci[0], fit.ci[1]],
+        "human_only": {"score": human_only[0], "ci": human_only[1]},
         "notes": list(fit.notes),
     }
 
 
-def _method(lam: float, clustered: bool) -> str:
+def human_mean(y: list[float], images: list[str]) -> tuple[float, list[float]]:
+    """The labels' own mean and the interval every medlens table gives such a cell
+    (``bootstrap.group_cis``: Wilson-cc, or cluster-robust when images repeat)."""
+    import numpy as np
+
+    from medlens.stats.bootstrap import group_cis
+
+    values = np.asarray(y, dtype=float)
+    lo, hi = group_cis(values, np.zeros(values.size, dtype=np.intp), np.asarray(images, object))
+    return float(values.mean()), [float(lo[0]), float(hi[0])]
+
+
+def _method(lam: float, clustered: bool, binary: bool) -> str:
     variance = (
         "cluster-robust (CR1) over images, t(G_L − 1)" if clustered else "iid, normal quantile"
     )
+    envelope = ", enveloped with Wilson-cc at the effective sample size" if binary else ""
     return (
         f"PPI++ (prediction-powered inference, Angelopoulos et al. 2023; power-tuned "
-        f"λ = {lam:.3f}), {variance}"
+        f"λ = {lam:.3f}), {variance}{envelope}"
     )
 
 

@@ -96,7 +96,7 @@ def judge_fingerprint(
 
 def fingerprint_lines(spec: Mapping[str, Any]) -> list[str]:
     """The fingerprint as the protocol card prints it."""
-    found = spec.get("fingerprint")
+    found = spec.get("judge_fingerprint")
     if not isinstance(found, Mapping):
         return []
     served = ", ".join(f"{k} ({n})" for k, n in (found.get("served_models") or {}).items())

@@ -161,7 +161,7 @@ def stage_spec(
         "scope": settings.scope,
         "repeats": settings.repeats,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "fingerprint": judge_fingerprint(judge, protocol, settings.scope, identity, members),
+        "judge_fingerprint": judge_fingerprint(judge, protocol, settings.scope, identity, members),
     }
     if settings.swap:
         spec["swap"] = True
@@ -188,7 +188,7 @@ def prepare_panel(
     members = [(stage.spec["name"], str(stage.spec["judge"])) for stage in stages]
     label = "panel(" + ", ".join(name for name, _ in members) + ")"
     block = [
-        {"name": n, "judge": j, "identity": stage.spec["fingerprint"]["identity"]}
+        {"name": n, "judge": j, "identity": stage.spec["judge_fingerprint"]["identity"]}
         for (n, j), stage in zip(members, stages, strict=True)
     ]
     spec = stage_spec(name, label, protocol, settings, members=block)

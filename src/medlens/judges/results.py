@@ -265,7 +265,7 @@ def judge_result(
         "replies": counts,
         "usage": usage(all_lines),
         "warnings": [warning] if warning else [],
-        "fingerprint": spec.get("fingerprint"),
+        "judge_fingerprint": spec.get("judge_fingerprint"),
         "self_judged": bool(spec.get("self_judged")),
         "calibration": calibration_entry(store.folder, scores_digest(table_scores(table))),
         "_table": table,

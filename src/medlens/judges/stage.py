@@ -180,11 +180,11 @@ def _record_identity(store: JudgeStore, plan: JudgePlan) -> dict[str, Any]:
         if model.lower() in plan.evaluated
     ]
     fingerprint = {
-        **(store.spec.get("fingerprint") or {}),
+        **(store.spec.get("judge_fingerprint") or {}),
         "served_models": models,
         "system_fingerprints": systems,
     }
-    changes: dict[str, Any] = {"fingerprint": fingerprint}
+    changes: dict[str, Any] = {"judge_fingerprint": fingerprint}
     if reasons:
         changes["self_judged"] = reasons
     if any(store.spec.get(k) != v for k, v in changes.items()):
@@ -199,18 +199,18 @@ def _finish_panel(plan: JudgePlan, stores: list[JudgeStore]) -> None:
     systems: dict[str, int] = {}
     reasons: list[str] = []
     for store in stores:
-        found = store.spec.get("fingerprint") or {}
+        found = store.spec.get("judge_fingerprint") or {}
         for key, value in (found.get("served_models") or {}).items():
             models[key] = models.get(key, 0) + int(value)
         for key, value in (found.get("system_fingerprints") or {}).items():
             systems[key] = systems.get(key, 0) + int(value)
         reasons += [r for r in store.spec.get("self_judged") or [] if r not in reasons]
     fingerprint = {
-        **panel.spec["fingerprint"],
+        **panel.spec["judge_fingerprint"],
         "served_models": models,
         "system_fingerprints": systems,
     }
-    changes: dict[str, Any] = {"fingerprint": fingerprint}
+    changes: dict[str, Any] = {"judge_fingerprint": fingerprint}
     if reasons:
         changes["self_judged"] = reasons
     panel.update_spec(changes)

@@ -12,6 +12,7 @@ from typing import Any
 
 from medlens.core.errors import InputError, MedlensError
 from medlens.judges.combine import item_verdict, protocol_kind
+from medlens.judges.panel import is_panel, member_folders
 from medlens.judges.store import JudgeStore
 from medlens.stats.agreement import rater_agreement, self_agreement
 
@@ -160,34 +161,61 @@ def judge_self_agreement(run_dir: Any, name: str) -> dict[str, Any]:
     }
 
 
-def shared_replies(run_dir: Path | str, first: str, second: str) -> tuple[int, int]:
-    """(items whose two verdicts are one response-cache entry, items both judges asked): the
-    same request to the same judge endpoint or weights, so the second judge repeats the first."""
-    keys = []
+def shared_replies(run_dir: Path | str, first: str, second: str) -> tuple[int, int, int]:
+    """(items whose two verdicts are one response-cache entry, items both judges asked, how
+    many more of the shared ones `second` read from the cache than `first`): the same request to
+    the same judge endpoint or weights, so one judge repeats the other (the one that read the
+    cache is the copy)."""
+    keys: list[dict[str, set[str]]] = []
+    cached: list[set[str]] = []
     for name in (first, second):
         found: dict[str, set[str]] = defaultdict(set)
-        for line in read_judgements(run_dir, name)[1]:
+        hits: set[str] = set()
+        for line in _call_lines(run_dir, name):
             if line.get("by") == "judge" and line.get("cache_key"):
                 found[str(line["id"])].add(str(line["cache_key"]))
+                if line.get("cached"):
+                    hits.add(str(line["id"]))
         keys.append(found)
+        cached.append(hits)
     both = set(keys[0]) & set(keys[1])
-    return sum(1 for item in both if keys[0][item] & keys[1][item]), len(both)
+    shared = {item for item in both if keys[0][item] & keys[1][item]}
+    return len(shared), len(both), len(shared & cached[1]) - len(shared & cached[0])
+
+
+def _call_lines(run_dir: Path | str, name: str) -> list[dict[str, Any]]:
+    """The lines of the calls behind a judge's verdicts: its own, or a panel's members'."""
+    meta, lines = read_judgements(run_dir, name)
+    if not is_panel(meta):
+        return lines
+    folder = judge_dir(run_dir, name)
+    return [
+        line
+        for member in member_folders(folder, meta).values()
+        if (member / "judge.json").is_file()
+        for line in JudgeStore.open(member).lines().values()
+    ]
 
 
 def independent_judges(run_dir: Path | str, names: Sequence[str]) -> tuple[list[str], list[str]]:
-    """The judges that are not a cached copy of an earlier one, and a line for each that is."""
+    """The judges that are no cached copy of another, and a line for each that is (of two that
+    share cache entries, the one that read more of them from the cache is the copy)."""
     kept: list[str] = []
     notes: list[str] = []
     for name in names:
-        for earlier in kept:
-            shared, asked = shared_replies(run_dir, earlier, name)
-            if shared:
-                notes.append(
-                    f"agreement of {name} with {earlier} is not computed: on {shared} of the "
-                    f"{asked} items both asked, their verdicts are one response-cache entry (the "
-                    "same judge, server and prompt), so it would measure the cache, not two judges"
-                )
-                break
+        for index, earlier in enumerate(kept):
+            shared, asked, later_cached = shared_replies(run_dir, earlier, name)
+            if not shared:
+                continue
+            copy, original = (name, earlier) if later_cached >= 0 else (earlier, name)
+            notes.append(
+                f"agreement of {copy} with {original} is not computed: on {shared} of the "
+                f"{asked} items both asked, their verdicts are one response-cache entry (the "
+                "same judge, server and prompt), so it would measure the cache, not two judges"
+            )
+            if copy == earlier:
+                kept[index] = name
+            break
         else:
             kept.append(name)
     return kept, notes

@@ -197,7 +197,7 @@ def judge_notes(name: str, entry: dict[str, Any]) -> list[str]:
             f"closed (rules) {points(gap['closed'])} (n={gap['n_closed']}) vs open judged by "
             f"{name} {points(gap['open'])} (n={gap['n_open']}): Δ {signed(gap['delta'])} points"
         )
-    provenance = (entry.get("fingerprint") or {}).get("provenance")
+    provenance = (entry.get("judge_fingerprint") or {}).get("provenance")
     if provenance:
         notes.append(f"protocol {entry['protocol']['name']}: {provenance}")
     if entry.get("self_judged"):
@@ -216,13 +216,14 @@ def calibration_notes(entry: dict[str, Any]) -> list[str]:
     label = calibration.get("label", "uncalibrated")
     found = calibration.get("calibrated")
     if found and found.get("score") is not None:
-        human = found.get("human_only") or {}
+        human = found.get("human_only")
         text = (
             f"{label}: raw judged {points(found.get('raw'))} → calibrated "
             f"{points(found['score'])} {points_ci(found.get('ci'))} with {found['n_human']} "
-            f"human labels of {found['n_judged']} items ({found['method']}); human labels alone "
-            f"{points(human.get('score'))} {points_ci(human.get('ci'))}"
+            f"human labels of {found['n_judged']} items ({found['method']})"
         )
+        if human:
+            text += f"; human labels alone {points(human['score'])} {points_ci(human['ci'])}"
         return [text]
     return [f"{label}: {calibration.get('reason', '')}".rstrip(": ")]
 

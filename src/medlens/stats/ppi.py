@@ -16,6 +16,11 @@ Numbers only. With ``n`` labelled items (label ``y``, judge score ``f``) and ``N
   t(G_L − 1) quantile (G_L images hold a label). With one item per image, no G/(G−1) and the same
   λ, V equals the iid se² exactly (tested).
 
+For 0/1 labels and verdicts, :func:`with_wilson_envelope` widens the interval to the Wilson
+score interval (continuity-corrected) at the Korn–Graubard effective sample size, the rule of
+every clustered 0/1 cell in medlens (``intervals._effective_wilson``): it lifts the coverage
+of few labels (40 items: 92.4% → 93.8% in ``bench/ppi.py``'s design) for a ~4% wider interval.
+
 A constant judge has no variance to use: λ = 0 (the human-only mean), said in ``notes``. Why
 written here rather than imported: ppi_py (``ppi-python``) pulls numba and llvmlite and silences
 every warning process-wide on import, and has no cluster-robust variance; the golden numbers of
@@ -25,7 +30,7 @@ the tests were checked against ppi_py 0.2.3.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -49,6 +54,28 @@ class PPIMean:
     clustered: bool
     quantile: float
     notes: tuple[str, ...] = field(default_factory=tuple)
+    ci_ppi: tuple[float, float] | None = None
+    """The PPI interval itself when ``ci`` was widened (:func:`with_wilson_envelope`)."""
+
+
+def with_wilson_envelope(fit: PPIMean, alpha: float = 0.05) -> PPIMean:
+    """`fit` with its interval widened to Wilson-cc at the effective sample size
+    n_eff = p̂(1 − p̂)/se²·(z/q)² (at most every item), for 0/1 labels and judge scores."""
+    from scipy.special import ndtri
+
+    from medlens.stats.intervals import wilson
+
+    p = min(1.0, max(0.0, fit.estimate))
+    total = fit.n + fit.n_unlabelled
+    z = float(ndtri(1 - alpha / 2))
+    if fit.se > 0 and np.isfinite(fit.quantile):
+        n_eff = p * (1 - p) / fit.se**2 * (z / fit.quantile) ** 2
+    else:
+        n_eff = float(total)
+    n_eff = float(min(max(n_eff, 1.0), total))
+    lo, hi = wilson(np.array(p * n_eff), np.array(n_eff), 1 - alpha)
+    widened = (min(fit.ci[0], float(lo)), max(fit.ci[1], float(hi)))
+    return replace(fit, ci=widened, ci_ppi=fit.ci)
 
 
 def _clip(value: float) -> float:
@@ -162,28 +189,3 @@ def _clustered(
         float(estimate), se, (float(estimate - quantile * se), float(estimate + quantile * se)),
         used, raw, len(y), len(f_u), groups, labelled, True, quantile, tuple(notes),
     )  # fmt: skip
-
-
-def classical_mean(
-    y: Sequence[float], clusters: Sequence[object] | None = None, alpha: float = 0.05
-) -> tuple[float, float, tuple[float, float]]:
-    """The human-only estimate on the same labels, for comparison: (mean, se, interval); iid:
-    ppi_py's ``classical_mean_ci`` (var₀, z); clustered: CR1 with t(G − 1)."""
-    from scipy.special import ndtri, stdtrit
-
-    values = np.asarray(y, dtype=float)
-    mean = float(values.mean())
-    if clusters is None:
-        se = float(np.std(values) / np.sqrt(len(values)))
-        z = float(ndtri(1 - alpha / 2))
-        return mean, se, (mean - z * se, mean + z * se)
-    labels = np.asarray(list(clusters), dtype=object)
-    names = list(dict.fromkeys(labels.tolist()))
-    index = {label: k for k, label in enumerate(names)}
-    sums = _cluster_sums((values - mean) / len(values), labels, index, len(names))
-    groups = len(names)
-    if groups < 2:
-        return mean, float("inf"), (float("-inf"), float("inf"))
-    se = float(np.sqrt(groups / (groups - 1) * float(sums @ sums)))
-    q = float(stdtrit(groups - 1, 1 - alpha / 2))
-    return mean, se, (mean - q * se, mean + q * se)
