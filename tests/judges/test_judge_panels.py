@@ -251,3 +251,15 @@ def test_run_refuses_allow_self_judge_without_a_judge(tmp_path: Path) -> None:
                         "--allow-self-judge")  # fmt: skip
     assert result.exit_code == 2 and "--allow-self-judge needs a judge" in result.output
     assert not (tmp_path / "runs").exists()
+
+
+def test_run_refuses_a_judge_naming_the_model_before_answering(tmp_path: Path) -> None:
+    from cli_runs import invoke_run
+
+    bench, _ = write_open_bench(tmp_path / "data", 4, 0)
+    with serve(ServerConfig(reply=lambda request: "femur")) as server:
+        model = f"openai:llava?base_url={server.base_url}&max_retries=0"
+        result = invoke_run(f"jsonl:{bench}", model, tmp_path / "runs", "r", "--judge",
+                            judge_spec(server.base_url, model="llava"))  # fmt: skip
+        assert result.exit_code == 2 and "judging its own answers is refused" in result.output
+        assert server.stats["requests"] == 0 and not (tmp_path / "runs").exists()

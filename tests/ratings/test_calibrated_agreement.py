@@ -113,3 +113,15 @@ def test_a_human_file_covering_no_judged_item_is_refused(judged: Path, tmp_path:
     assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
     assert "cover none of the 40 items this judge scored" in result.output
     assert sorted(p.name for p in (judged / "judges" / "eq").iterdir()) == before
+
+
+def test_the_label_reader_for_other_tables(judged: Path, tmp_path: Path) -> None:
+    from medlens.judges.calibration import judge_calibration
+
+    assert judge_calibration(judged, "eq")["label"] == "uncalibrated"
+    f = verdicts(judged)
+    path = human_file(tmp_path / "h.csv", {i: bool(v) for i, v in list(f.items())[::2]})
+    assert cli("agreement", judged, "--judge", "eq", "--human", path).exit_code == 0
+    found = judge_calibration(judged, "eq")
+    entry = json.loads(cli("report", judged, "--format", "json").output)["judges"]["eq"]
+    assert found == entry["calibration"] and found["label"] == "calibrated"

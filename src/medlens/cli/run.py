@@ -107,7 +107,7 @@ def run(
 
         judging = judge_options_for_run(
             parse_spec(values["judge"]), values["judge_protocol"], options.concurrency,
-            options.cache, bool(values.get("allow_self_judge")),
+            options.cache, bool(values.get("allow_self_judge")), options.model,
         )  # fmt: skip
     run_and_summarise(options, float(values["max_error_rate"]), judging)
 

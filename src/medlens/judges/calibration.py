@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from medlens.core.errors import MedlensError
+from medlens.judges.verdicts import judge_dir, judged_item_scores
 from medlens.runs.files import write_atomic
 from medlens.stats.ppi import ppi_mean, with_wilson_envelope
 
@@ -180,3 +181,11 @@ def calibration_entry(folder: Path, digest: str) -> dict[str, Any]:
         "reason": value.get("label_reason", ""),
         "calibrated": value.get("calibrated"),
     }
+
+
+def judge_calibration(run_dir: Path | str, name: str) -> dict[str, Any]:
+    """A judge's (or panel's) ``{"label", "reason", "calibrated"}`` as every judged table shows
+    it, read from its agreement file against its current judged scores (for callers that
+    tabulate ``judged_item_scores`` themselves, e.g. ``--score judge:NAME``)."""
+    digest = scores_digest(judged_item_scores(run_dir, name))
+    return calibration_entry(judge_dir(run_dir, name), digest)

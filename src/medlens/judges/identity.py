@@ -5,7 +5,6 @@ became its own judge).
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from medlens.core.errors import SpecError
 from medlens.core.records import Record
 from medlens.core.specs import Spec
 from medlens.judges.protocol import JudgeProtocol
+from medlens.runs.provenance import served_summary
 
 NOT_MODELS = frozenset({"replay", "random", "first", "prior", "oracle"})
 """Backends that are no model: they can neither judge themselves nor be judged by themselves."""
@@ -58,15 +58,10 @@ def refuse_self_judge(
 
 
 def served_counts(lines: Iterable[Mapping[str, Any]]) -> tuple[dict[str, int], dict[str, int]]:
-    """What the judge server said it was: served model and system fingerprint → replies."""
-    models: Counter[str] = Counter()
-    systems: Counter[str] = Counter()
-    for line in lines:
-        if line.get("served_model"):
-            models[str(line["served_model"])] += 1
-        if line.get("system_fingerprint"):
-            systems[str(line["system_fingerprint"])] += 1
-    return dict(models), dict(systems)
+    """What the judge server said it was: served model and system fingerprint → replies
+    (counted as a run's records are: ``provenance.served_summary``)."""
+    found = served_summary(lines)
+    return found["served_model"], found["system_fingerprint"]
 
 
 def judge_fingerprint(

@@ -9,6 +9,7 @@ from pathlib import Path
 from medlens.core.errors import SpecError
 from medlens.core.items import Item
 from medlens.core.specs import Spec
+from medlens.judges.identity import model_name, refuse_self_judge
 from medlens.judges.protocols import load_protocol
 from medlens.models.base import Model, ModelContext
 
@@ -90,14 +91,22 @@ def validate(options: JudgeOptions) -> None:
 
 
 def judge_options_for_run(
-    judge: Spec, protocol: str, concurrency: int, cache: bool, allow_self_judge: bool = False
+    judge: Spec,
+    protocol: str,
+    concurrency: int,
+    cache: bool,
+    allow_self_judge: bool = False,
+    model: Spec | None = None,
 ) -> JudgeOptions:
-    """`medlens run --judge SPEC --judge-protocol P`: options checked before the run starts."""
+    """`medlens run --judge SPEC --judge-protocol P`: options checked before the run starts
+    (a judge naming the evaluated `model` is refused then, not after the answers)."""
     options = JudgeOptions(
         run_dir=Path(), judge=judge, protocol=protocol, concurrency=concurrency, cache=cache,
         allow_self_judge=allow_self_judge,
     )  # fmt: skip
     validate(options)
+    if model is not None:
+        refuse_self_judge([judge], frozenset({model_name(model)} - {""}), allow_self_judge)
     load_protocol(protocol)
     from medlens.models import MODELS
 

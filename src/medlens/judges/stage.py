@@ -169,9 +169,9 @@ def _remove_unjudged(plan: JudgePlan, opened: list[_Open], panel_existed: bool) 
         plan.folder.parent.rmdir()  # judges/ itself, when this made it and nothing is left
 
 
-def _record_identity(store: JudgeStore, plan: JudgePlan) -> dict[str, Any]:
+def _record_identity(store: JudgeStore, plan: JudgePlan) -> None:
     """Fill the fingerprint with what the replies said (served model, system fingerprint), and
-    say why the stage is self-judged when ``--allow-self-judge`` let it be; the changes made."""
+    say why the stage is self-judged when ``--allow-self-judge`` let it be."""
     models, systems = served_counts(store.lines().values())
     reasons = list(plan.self_judged)
     reasons += [
@@ -179,6 +179,13 @@ def _record_identity(store: JudgeStore, plan: JudgePlan) -> dict[str, Any]:
         for model in models
         if model.lower() in plan.evaluated
     ]
+    _stamp(store, models, systems, reasons)
+
+
+def _stamp(
+    store: JudgeStore, models: dict[str, int], systems: dict[str, int], reasons: list[str]
+) -> None:
+    """Rewrite judge.json with the served fields (and self-judged reasons) when they changed."""
     fingerprint = {
         **(store.spec.get("judge_fingerprint") or {}),
         "served_models": models,
@@ -189,31 +196,16 @@ def _record_identity(store: JudgeStore, plan: JudgePlan) -> dict[str, Any]:
         changes["self_judged"] = reasons
     if any(store.spec.get(k) != v for k, v in changes.items()):
         store.update_spec(changes)
-    return changes
 
 
 def _finish_panel(plan: JudgePlan, stores: list[JudgeStore]) -> None:
     """The panel's lines from its members', and its fingerprint from theirs."""
     panel = JudgeStore(plan.folder, read_judge_json(plan.folder))
-    models: dict[str, int] = {}
-    systems: dict[str, int] = {}
+    models, systems = served_counts(line for store in stores for line in store.lines().values())
     reasons: list[str] = []
     for store in stores:
-        found = store.spec.get("judge_fingerprint") or {}
-        for key, value in (found.get("served_models") or {}).items():
-            models[key] = models.get(key, 0) + int(value)
-        for key, value in (found.get("system_fingerprints") or {}).items():
-            systems[key] = systems.get(key, 0) + int(value)
         reasons += [r for r in store.spec.get("self_judged") or [] if r not in reasons]
-    fingerprint = {
-        **panel.spec["judge_fingerprint"],
-        "served_models": models,
-        "system_fingerprints": systems,
-    }
-    changes: dict[str, Any] = {"judge_fingerprint": fingerprint}
-    if reasons:
-        changes["self_judged"] = reasons
-    panel.update_spec(changes)
+    _stamp(panel, models, systems, reasons)
     write_panel_lines(plan.folder, protocol_kind(panel.spec))
 
 

@@ -7,21 +7,29 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from medlens.core.errors import MedlensError
 from medlens.judges.calibration import calibrated_score, save_agreement, scores_digest
 from medlens.judges.verdicts import judge_dir, judged_item_scores, read_judgements, weighted_scores
 from medlens.runs.store import RunStore
 
-if TYPE_CHECKING:
-    from medlens.ratings.human import HumanRating
-
 RUBRIC_TOP = 10.0
 
 
+class Rating(Protocol):
+    """One rater's values for one item of one run (``human.HumanRating``)."""
+
+    @property
+    def run(self) -> int: ...
+    @property
+    def item(self) -> str: ...
+    @property
+    def values(self) -> Mapping[str, float]: ...
+
+
 def human_labels(
-    ratings: Sequence[HumanRating], run: int, meta: Mapping[str, Any], nominal: bool
+    ratings: Sequence[Rating], run: int, meta: Mapping[str, Any], nominal: bool
 ) -> dict[str, float]:
     """Item → the mean over its raters of their label on the judge's scale: equivalence 1/0,
     rubric Σ wᵢsᵢ / (10·Σ wᵢ) over the judge's weighted dimensions (a rater who left one of

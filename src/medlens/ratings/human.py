@@ -16,6 +16,7 @@ from typing import Any
 
 from medlens.core.errors import InputError, MedlensError
 from medlens.judges.verdicts import judged_item_scores, judged_values, weighted_scores
+from medlens.ratings.calibrated import calibrated_for_run, human_labels
 from medlens.ratings.protocols import EQUIVALENCE
 from medlens.ratings.sheets import FilledSheet, read_sheet
 from medlens.ratings.winratio import win_ratios
@@ -149,8 +150,6 @@ def _calibrations(
 ) -> list[dict[str, Any]]:  # fmt: skip
     """Per run: the judged mean calibrated on the human labels (PPI), and the digest of the
     judged scores used; a run the labels do not cover gets None, no run covered is an error."""
-    from medlens.ratings.calibrated import calibrated_for_run, human_labels
-
     found: list[dict[str, Any]] = []
     problems: list[MedlensError] = []
     for index, run in enumerate(runs):
