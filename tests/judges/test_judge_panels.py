@@ -83,6 +83,10 @@ def test_an_equivalence_panel_is_the_majority_of_its_members(run: Path) -> None:
     assert len({m["judge"] for m in members_json}) == 1  # one model name, three servers
     text = CliRunner().invoke(app, ["report", str(run), "--format", "md"]).output
     assert "Judge trio: panel members" in text and "judge-model-3" in text
+    cost = CliRunner().invoke(app, ["cost", str(run), "--price", "input=1,output=1", "--json"])
+    billed = json.loads(cost.output)["tokens"]["judges"]
+    assert sorted(billed) == [f"trio/{m}" for m in scores]  # the members' calls, not the panel's
+    assert all(billed[f"trio/{m}"]["input"] > 0 for m in scores)
 
 
 def test_two_members_that_split_leave_the_item_unresolved(run: Path) -> None:

@@ -105,11 +105,12 @@ class TokenCount:
 
 def judgement_lines(run_dir: Path) -> dict[str, list[dict[str, Any]]]:
     """Lines of every ``judges/<name>/judgements.jsonl`` and of every panel member's
-    (``judges/<panel>/members/<name>/``, named ``<panel>/<name>``; the panel's own lines are
-    combined verdicts that cost nothing) — torn or non-object lines skipped."""
+    (``judges/<panel>/members/<name>/``, named ``<panel>/<name>``, instead of the panel's own
+    lines: combined verdicts that cost nothing) — torn or non-object lines skipped."""
     out: dict[str, list[dict[str, Any]]] = {}
     root = Path(run_dir) / "judges"
-    paths = [*root.glob("*/judgements.jsonl"), *root.glob("*/members/*/judgements.jsonl")]
+    paths = [p for p in root.glob("*/judgements.jsonl") if not (p.parent / "members").is_dir()]
+    paths += root.glob("*/members/*/judgements.jsonl")
     for path in sorted(paths):
         name = path.parent.relative_to(root).as_posix().replace("/members/", "/")
         lines = []
