@@ -56,6 +56,7 @@ def main() -> None:
     args = parser.parse_args()
     from judge_fixtures import finished_run, judge_spec
     from medlens.analysis.results import build_results
+    from medlens.core.specs import parse_spec
     from medlens.judges.options import JudgeOptions
     from medlens.runs.store import RunStore
 
@@ -63,7 +64,7 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             run = finished_run(Path(tmp), n_open=args.items, n_closed=0)
-            spec = judge_spec(base_url, max_connections=str(args.concurrency))
+            spec = parse_spec(judge_spec(base_url, max_connections=str(args.concurrency)))
             every = JudgeOptions(run, spec, "equivalence", name="all", scope="all",
                                  concurrency=args.concurrency, cache=False)  # fmt: skip
             outcome, wall, cpu = timed_judge(every)

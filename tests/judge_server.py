@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from loopback_server import ChatRequest, LoopbackServer, ServerConfig
+from loopback_server import ChatRequest, HTTPFault, LoopbackServer, ServerConfig, unit_hash
 
 SYNONYMS = {
     "pneumoperitoneum": {"free air under the diaphragm", "free intraperitoneal air"},
@@ -84,8 +84,6 @@ def verdict(request: ChatRequest) -> dict[str, object]:
 
 def noisy(value: dict[str, object], key: str, attempt: int) -> dict[str, object]:
     """A sampled judge: the verdict of a prompt moves a little from one call to the next."""
-    from loopback_server import unit_hash
-
     draw = unit_hash(key, attempt, "noise")
     if "equivalent" in value and draw < 0.3:
         return {**value, "equivalent": not value["equivalent"]}
@@ -95,6 +93,51 @@ def noisy(value: dict[str, object], key: str, attempt: int) -> dict[str, object]
     return value
 
 
+FAILURE_KINDS = ("error", "empty", "truncated", "unparseable", "out_of_scale")
+"""What ``faults`` mode injects, 10% of the items each (the same items on every attempt)."""
+
+
+def injected_failure(request: ChatRequest) -> str | None:
+    """The failure ``faults`` mode gives this item (by its question, so a retry fails alike):
+    10% each of FAILURE_KINDS, and 10% ``flaky`` (the first attempt fails, the retry answers)."""
+    draw = unit_hash(read_block(request.text, "ANSWER"), read_block(request.text, "QUESTION"))
+    bucket = int(draw * 10)
+    return (*FAILURE_KINDS, "flaky")[bucket] if bucket < 6 else None
+
+
+def failing_reply(kind: str, own: dict[str, object], draw: float) -> object:
+    """The reply of one failure kind (a 500, or an error string in its place, for ``error``)."""
+    if kind == "error":
+        if draw < 0.5:
+            raise HTTPFault(500, "upstream judge failed")
+        return "[ERROR] judge-model 500 Internal Server Error from http://127.0.0.1:1/v1 (10 tokens)"
+    if kind == "empty":
+        return ""
+    if kind == "truncated":
+        return (f"Let me weigh this carefully. {json.dumps(own)[:12]}", "length")
+    if kind == "unparseable":
+        return "Score: 100. The answer looks right to me."
+    key = "equivalent" if "equivalent" in own else "coherence"
+    return json.dumps({**own, key: 90})  # a 0-100 number where the protocol has no room for it
+
+
+def mmbu_reply(request: ChatRequest) -> str:
+    """An MMBU-style judge: grounded in the label set, then equivalent or not, on one line."""
+    answer = read_block(request.text, "ANSWER") or ""
+    gold = read_block(request.text, "REFERENCE") or ""
+    labels = (read_block(request.text, "LABELS") or "").splitlines()
+    grounded = [label for label in labels if normal(label) and normal(label) in normal(answer)]
+    result = int(len(grounded) == 1 and equivalent(answer, gold))
+    concept = grounded[0] if len(grounded) == 1 else "none"
+    return f"Rationale: the answer grounds {concept!r}. [RESULT] {result}"
+
+
+def first_option(request: ChatRequest) -> dict[str, object]:
+    """A judge with total position bias: whatever the answer says, the option listed first."""
+    listing = (read_block(request.text, "OPTIONS") or "").splitlines()
+    return {"answer": listing[0].partition(". ")[0] if listing else "?"}
+
+
 @dataclass
 class JudgeReplies:
     """A judge's behaviour; call it with a request to get the reply text."""
@@ -102,14 +145,19 @@ class JudgeReplies:
     mode: str = "verdict"
     """``verdict``; ``echo`` (the answer, then the verdict); ``unparseable`` (never JSON);
     ``noisy`` (verdicts vary between calls of one prompt, as sampling does); ``flaky`` (the first attempt of every prompt is unparseable, the retry answers); ``down``
-    (the connection drops without an answer; a test may switch modes while serving)."""
+    (the connection drops without an answer; a test may switch modes while serving); ``never``
+    (nothing is ever equivalent); ``first`` (choice: always the option listed first);
+    ``faults`` (10% of items each of ``FAILURE_KINDS``, see :func:`injected_failure`);
+    ``mmbu`` (one ``Rationale: … [RESULT] 0|1`` line)."""
     gate_after: int | None = None
     """Calls after this many wait until ``release`` is set."""
     release: threading.Event = field(default_factory=threading.Event)
     calls: Counter[str] = field(default_factory=Counter)
+    injected: dict[str, str] = field(default_factory=dict)
+    """Prompt text → the failure ``faults`` mode gave it (last attempt)."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def __call__(self, request: ChatRequest) -> str:
+    def __call__(self, request: ChatRequest) -> object:
         with self._lock:
             self.calls[request.key] += 1
             attempt, total = self.calls[request.key], sum(self.calls.values())
@@ -117,6 +165,19 @@ class JudgeReplies:
             self.release.wait(timeout=300)
         if self.mode == "down":
             raise ConnectionAbortedError("judge is down")  # the server drops the connection
+        if self.mode == "never":
+            return json.dumps({"equivalent": False, "reason": "never"})
+        if self.mode == "first":
+            return json.dumps(first_option(request))
+        if self.mode == "mmbu" or "[RESULT] <0 or 1>" in instructions(request.text):
+            return mmbu_reply(request)  # the protocol asks for MMBU's reply line
+        if self.mode == "faults":
+            kind = injected_failure(request)
+            if kind is not None and (kind != "flaky" or attempt == 1):
+                with self._lock:
+                    self.injected[request.text] = kind
+                draw = unit_hash(request.text, "error flavour")
+                return failing_reply("unparseable" if kind == "flaky" else kind, verdict(request), draw)  # type: ignore[return-value]
         own = json.dumps(
             noisy(verdict(request), request.key, attempt)
             if self.mode == "noisy"

@@ -48,6 +48,15 @@ class ChatRequest:
 GoldLookup = Callable[[ChatRequest], "str | None"]
 
 
+class HTTPFault(Exception):
+    """Raised by a ``reply`` function: the server answers this status with an error body."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
 @dataclass(frozen=True)
 class Faults:
     """Probability of each fault per attempt (the rest are answered normally)."""
@@ -91,8 +100,9 @@ class ServerConfig:
     """Prompts containing this text end with ``finish_reason: content_filter``."""
     max_requests: int = 200_000
     lifetime: float = 900.0
-    reply: Callable[[ChatRequest], str] | None = None
-    """When set, the text of every fault-free answer (a judge: see ``tests/judge_server.py``)."""
+    reply: Callable[[ChatRequest], Any] | None = None
+    """When set, the text of every fault-free answer (a judge: see ``tests/judge_server.py``), or
+    a (text, finish_reason) pair; it may raise :class:`HTTPFault`."""
     finish: Callable[[ChatRequest], str] | None = None
     """When set, the ``finish_reason`` of every ``reply`` answer (``length``: cut at the cap)."""
     logprob_tokens: tuple[str, ...] = ("A", "B", "C", "D", "E", "yes", "no", "maybe")
@@ -344,8 +354,15 @@ def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
             if config.content_filter_marker and config.content_filter_marker in request.text:
                 return self._json(200, completion(None, request, "content_filter"))
             if config.reply is not None:
-                finish = config.finish(request) if config.finish is not None else "stop"
-                return self._json(200, completion(config.reply(request), request, finish))
+                try:
+                    reply = config.reply(request)
+                except HTTPFault as fault:
+                    return self._json(fault.status, {"error": {"message": fault.message}})
+                text, finish = reply if isinstance(reply, tuple) else (reply, "stop")
+                if config.finish is not None:
+                    finish = config.finish(request)
+                body = completion(text, request, finish)
+                return self._json(200, self._identified(body))
             answer = choose_answer(request, config.gold(request), config.accuracy)
             body = completion(answer, request)
             if config.served_model is not None:
@@ -357,6 +374,14 @@ def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
             if self._json(200, body):
                 server.delivered(request.key)
             return None
+
+        def _identified(self, body: dict[str, Any]) -> dict[str, Any]:
+            """The answer naming the served model and system fingerprint the config sets."""
+            if config.served_model is not None:
+                body["model"] = config.served_model
+            if config.system_fingerprint is not None:
+                body["system_fingerprint"] = config.system_fingerprint
+            return body
 
         def _json(self, status: int, value: Any, headers: Mapping[str, str] | None = None) -> bool:
             return self._send(status, json.dumps(value).encode(), headers)

@@ -52,12 +52,12 @@ def write_judge(
     lines = []
     for item, repeats in verdicts.items():
         for repeat, verdict in enumerate(repeats):
-            lines.append(json.dumps(_line(item, repeat, verdict)))
+            lines.append(json.dumps(_line(item, repeat, verdict, meta["protocol"]["weights"])))
     (folder / "judgements.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return folder
 
 
-def _line(item: str, repeat: int, verdict: Any) -> dict[str, Any]:
+def _line(item: str, repeat: int, verdict: Any, weights: Mapping[str, float]) -> dict[str, Any]:
     line: dict[str, Any] = {
         "id": item, "repeat": repeat, "by": "judge", "fingerprint": "f" * 64, "output": "{}",
         "status": "ok", "verdict": None, "score": None, "error": None, "latency": 0.01,
@@ -69,8 +69,9 @@ def _line(item: str, repeat: int, verdict: Any) -> dict[str, Any]:
         line.update(status="unparseable")
     elif isinstance(verdict, bool):
         line.update(verdict={"equivalent": verdict, "reason": "r"}, score=float(verdict))
-    else:
-        line.update(verdict={"scores": dict(verdict), "rationale": "r"})
+    else:  # the item score the store keeps: Σ wᵢsᵢ / (10·Σ wᵢ)
+        score = sum(weights[d] * verdict[d] for d in weights) / (10 * sum(weights.values()))
+        line.update(verdict={"scores": dict(verdict), "rationale": "r"}, score=score)
     return line
 
 

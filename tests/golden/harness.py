@@ -27,9 +27,11 @@ WIDTH = "110"
 
 # Fields whose values are measured, not computed: they differ on every run. (A request's
 # fingerprint hashes image references, whose paths lie in the test session's data folder; a
-# spec hash covers the paths of --exclude files. The specs themselves are shown in full.)
+# cache key hashes the judge server's endpoint, port included; a spec hash covers the paths of
+# --exclude files. The specs themselves are shown in full.)
 VOLATILE_KEYS = {
     "fingerprint",
+    "cache_key",
     "spec_hash",
     "latency",
     "created",

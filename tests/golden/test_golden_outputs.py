@@ -290,8 +290,18 @@ def judge_steps(base_url: str) -> list[Step]:
         Step(["report", run, "--format", "json"]),
         Step(["report", run, "--format", "md"]),
         Step(["agreement", run, "--judge", "eq", "--human", "{ws}/human.csv"]),
-        Step(["agreement", run, "--judge", "eq", "--human", "{ws}/human.csv", "--json"]),
+        Step(
+            ["agreement", run, "--judge", "eq", "--human", "{ws}/human.csv", "--json"],
+            files=[f"{run}/judges/eq/agreement.json"],
+        ),
         Step(["agreement", run, "--judges", "eq,rub"]),
+        Step(
+            [*("judge", run, "--judge", spec, "--judge", f"{spec}&seed=7"),
+             *("--protocol", "equivalence", "--name", "duo")],
+            files=[f"{run}/judges/duo/judge.json"],
+        ),
+        Step(["judge", run, "--judge", spec, "--protocol", "mmbu", "--name", "mm"]),
+        Step(["report", run, "--format", "md"]),
         Step(
             [
                 "ratings",

@@ -20,6 +20,9 @@ STORE_KEYS = {
     "id", "repeat", "by", "fingerprint", "output", "status", "verdict", "score", "error",
     "latency", "usage", "cached",
 }  # fmt: skip
+CALL_KEYS = {"failure", "calls", "cache_key", "served_model", "system_fingerprint"}
+"""What a line of a judge call adds to a rule line: why it failed, live calls made, the cache
+entry, and what the server said it was."""
 
 
 def judge(run: Path, *args: str) -> Result:
@@ -65,10 +68,15 @@ def test_equivalence_sends_only_what_rules_cannot_settle(run: Path) -> None:
     folder = run / "judges" / "judge-model"
     spec = json.loads((folder / "judge.json").read_text())
     assert spec["protocol"]["name"] == "equivalence" and spec["scope"] == "unresolved"
-    assert set(spec) == {"schema", "name", "judge", "protocol", "scope", "repeats", "created"}
+    assert set(spec) == {
+        "schema", "name", "judge", "protocol", "scope", "repeats", "created",
+        "judge_fingerprint",
+    }  # fmt: skip
+    assert spec["judge_fingerprint"]["served_models"] == {"judge-model": 11}
     lines = judgement_lines(folder)
-    assert all(set(line) == STORE_KEYS for line in lines)
     by_rule = [line for line in lines if line["by"] == "rule"]
+    assert all(set(line) == STORE_KEYS for line in by_rule)
+    assert all(set(line) == STORE_KEYS | CALL_KEYS for line in lines if line["by"] == "judge")
     pairs = answers(run)
     exact = [i for i, (a, g) in pairs.items() if a == g]
     assert sorted(line["id"] for line in by_rule) == sorted(exact)
@@ -162,14 +170,32 @@ def test_failed_calls_are_retried_on_resume_and_a_changed_spec_is_refused(run: P
     assert len(lines) == 20 and {line["status"] for line in lines} == {"ok"}
 
 
-def test_the_response_cache_answers_a_second_judge_stage(run: Path) -> None:
+def test_the_response_cache_answers_a_second_judge_stage_and_says_so(run: Path) -> None:
     with serve(judge_config(JudgeReplies())) as server:
         judged(run, "--judge", judge_spec(server.base_url), "--protocol", "rubric", "--name", "a")
-        judged(run, "--judge", judge_spec(server.base_url), "--protocol", "rubric", "--name", "b")
-        assert server.stats["requests"] == 20
+        second = judged(
+            run, "--judge", judge_spec(server.base_url), "--protocol", "rubric", "--name", "b"
+        )
+        # one live call checks that the server still serves the model the cache holds
+        assert server.stats["requests"] == 21
     entry = report_json(run)["judges"]
-    assert entry["a"]["overall"]["score"] == entry["b"]["overall"]["score"]  # type: ignore[index]
-    assert entry["b"]["usage"]["cached"] == 20  # type: ignore[index]
+    a, b = entry["a"], entry["b"]  # type: ignore[index]
+    assert a["overall"]["score"] == b["overall"]["score"]
+    assert (a["overall"]["calls"], a["overall"]["cached_verdicts"]) == (20, 0)
+    assert (b["overall"]["calls"], b["overall"]["cached_verdicts"]) == (1, 19)
+    assert b["usage"]["cached"] == 19
+    text = " ".join(second.output.split())
+    assert "1 judge calls and 19 verdicts from the response cache (not calls)" in text
+    # a judge and its own cached copy: no agreement, and the reports say why
+    assert "inter_judge" not in a and "inter_judge" not in b
+    assert "on 20 of the 20 items both asked, their verdicts are one response-cache entry" in (
+        b["inter_judge_note"]
+    )
+    report = CliRunner().invoke(app, ["report", str(run)]).output
+    assert "agreement of b with a is not computed" in " ".join(report.split())
+    agreement = CliRunner().invoke(app, ["agreement", str(run), "--judges", "a,b", "--json"])
+    value = json.loads(agreement.output)
+    assert value["dimensions"] == {} and value["not_computed"]
 
 
 def test_replay_reproduces_a_judged_score_offline(run: Path) -> None:

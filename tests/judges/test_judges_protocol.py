@@ -142,7 +142,7 @@ def test_equivalence_shows_no_question_unless_asked() -> None:
 
 
 def test_registry_lists_the_protocols_and_refuses_unknown_ones() -> None:
-    assert [e.name for e in JUDGE_PROTOCOLS] == ["choice", "equivalence", "rubric"]
+    assert [e.name for e in JUDGE_PROTOCOLS] == ["choice", "equivalence", "mmbu", "rubric"]
     with pytest.raises(SpecError, match=r"did you mean 'rubric'.*file:PATH"):
         load_protocol("rubrik")
 

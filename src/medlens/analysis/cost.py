@@ -104,9 +104,15 @@ class TokenCount:
 
 
 def judgement_lines(run_dir: Path) -> dict[str, list[dict[str, Any]]]:
-    """Lines of every ``judges/<name>/judgements.jsonl`` (torn or non-object lines skipped)."""
+    """Lines of every ``judges/<name>/judgements.jsonl`` and of every panel member's
+    (``judges/<panel>/members/<name>/``, named ``<panel>/<name>``, instead of the panel's own
+    lines: combined verdicts that cost nothing) — torn or non-object lines skipped."""
     out: dict[str, list[dict[str, Any]]] = {}
-    for path in sorted(Path(run_dir).glob("judges/*/judgements.jsonl")):
+    root = Path(run_dir) / "judges"
+    paths = [p for p in root.glob("*/judgements.jsonl") if not (p.parent / "members").is_dir()]
+    paths += root.glob("*/members/*/judgements.jsonl")
+    for path in sorted(paths):
+        name = path.parent.relative_to(root).as_posix().replace("/members/", "/")
         lines = []
         for raw in path.read_text(encoding="utf-8").splitlines():
             try:
@@ -115,7 +121,7 @@ def judgement_lines(run_dir: Path) -> dict[str, list[dict[str, Any]]]:
                 continue
             if isinstance(line, dict):
                 lines.append(line)
-        out[path.parent.name] = lines
+        out[name] = lines
     return out
 
 

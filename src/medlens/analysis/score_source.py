@@ -294,8 +294,10 @@ def coverage_text(coverage: Mapping[str, Any] | None) -> str:
 
 
 def judge_label_hook(run_dir: Path | str, judge: str) -> str | None:
-    """The label a judged table prints beside its coverage (issue 22: "uncalibrated" without an
-    agreement file, "weak agreement" below κ/ρ 0.6), recorded as ``coverage["label"]`` by every
-    judged source (results, compare, board, layouts). The hook the lead wires to issue 22's
-    calibration API at merge; until then no label is claimed."""
-    return None
+    """The label a judged table prints beside its coverage: "uncalibrated" without an
+    up-to-date agreement file, "weak agreement" below κ/ρ 0.6, "calibrated" otherwise
+    (``judges.calibration.judge_calibration``), recorded as ``coverage["label"]`` by every
+    judged source (results, compare, board, layouts)."""
+    from medlens.judges.calibration import judge_calibration
+
+    return str(judge_calibration(run_dir, judge)["label"])

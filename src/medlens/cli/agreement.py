@@ -26,9 +26,11 @@ def agreement(
     if human:
         if len(names) != 1:
             raise MedlensError("--human compares one judge with people: give exactly one --judge")
+        from medlens.ratings.calibrated import save_calibrations
         from medlens.ratings.human import judge_human_agreement
 
         result = judge_human_agreement(runs, names[0], human)
+        save_calibrations(runs, names[0], result, human)  # the label every judged table shows
     else:
         if len(runs) != 1:
             raise MedlensError("inter-judge agreement reads the judges of one run: give one RUN")
@@ -62,6 +64,7 @@ def _print_human(result: dict[str, Any]) -> None:
         table.add_row(name, str(d["n"]), str(d["items"]), _fmt(d["spearman"], d["spearman_ci"]),
                       _fmt(d["kappa"], d["kappa_ci"]), _fmt(d["mad"], d["mad_ci"]))  # fmt: skip
     console.print(table)
+    _print_calibrated(result)
     if result["raters"]:
         for name, d in result["raters"].items():
             console.print(f"inter-rater {name}: Krippendorff α = {_fmt(d['alpha'], d['alpha_ci'])} over "
@@ -86,9 +89,33 @@ def _print_human(result: dict[str, Any]) -> None:
                           f"{verdict} Med-CMR's criterion ≤ {worst['criterion']}", highlight=False)  # fmt: skip
 
 
+def _print_calibrated(result: dict[str, Any]) -> None:
+    """The judged mean corrected with the human labels (PPI), beside the raw one."""
+    from medlens.judges.calibration import agreement_label
+
+    label, why = agreement_label(result["dimensions"])
+    console.print(f"judge label: {label} ({why})", highlight=False, soft_wrap=True)
+    for found in result["calibrated_runs"]:
+        c = found["calibrated"]
+        if c is None or c.get("score") is None:
+            note = "labels cover none of its judged items" if c is None else c["method"]
+            console.print(f"calibrated score of {found['run']}: n/a ({note})", highlight=False)
+            continue
+        human = c.get("human_only")
+        alone = f"human labels alone {_fmt(human['score'], human['ci'])}; " if human else ""
+        console.print(
+            f"calibrated score of {found['run']}: {_fmt(c['score'], c['ci'])} from raw judged "
+            f"{_fmt(c['raw'])} with {c['n_human']} human labels of {c['n_judged']} judged items; "
+            f"{alone}{c['method']}",
+            highlight=False, soft_wrap=True,
+        )  # fmt: skip
+
+
 def _print_judges(result: dict[str, Any]) -> None:
     console.print(f"judges: {', '.join(result['judges'])} (95% bootstrap CIs over items)",
                   highlight=False)  # fmt: skip
+    for note in result.get("not_computed", []):
+        console.print(note, highlight=False, soft_wrap=True)
     for name, d in result["dimensions"].items():
         console.print(f"{name}: Krippendorff α ({d['alpha_level']}) = {_fmt(d['alpha'], d['alpha_ci'])} over "
                       f"{d['pairable_items']} items", highlight=False)  # fmt: skip

@@ -41,6 +41,11 @@ def board(
         str | None, typer.Option("--judge", help="With --layout: the judge of the judged columns")
     ] = None,
     score: Annotated[str, typer.Option("--score", help=SCORE_HELP)] = "rules",
+    human: Annotated[
+        list[Path] | None,
+        typer.Option("--human", help="With --score judge:NAME: human labels (CSV/xlsx) that "
+                     "calibrate each run's judged score (as medlens agreement does)"),
+    ] = None,
     allow_partial: Annotated[
         bool,
         typer.Option("--allow-partial", help="Keep runs not comparable with --reference, labelled"),
@@ -70,7 +75,7 @@ def board(
 ) -> None:
     """`medlens board` (help: HELP).
 
-    Over 60 lines only because typer declares each of the 20 options in the signature; the
+    Over 60 lines only because typer declares each of the 21 options in the signature; the
     body checks the flags, builds the board and writes one output.
     """
     from medlens.analysis.score_source import parse_score_source
@@ -93,6 +98,10 @@ def board(
         score=parse_score_source(score), allow_partial=allow_partial,
     )  # fmt: skip
     result = build_board(options)
+    if human:
+        from medlens.board.calibrated import board_calibration
+
+        result["calibrated"] = board_calibration(list(runs), parse_score_source(score), human)
     _warn_on_mixed_environments(result, list(runs))
     warnings = [c["warning"] for c in (result.get("coverage") or {}).values() if c.get("warning")]
     print_warnings(warnings)
@@ -114,13 +123,15 @@ def board(
 
 
 def _warn_on_mixed_environments(result: dict[str, Any], runs: list[Path]) -> None:
-    """Runs made with other package versions or served models: a warning, also in the JSON."""
+    """Runs made with other package versions or served models, or sharing cached answers: a
+    warning, also in the JSON."""
     from medlens.cli.common import err_console
-    from medlens.runs.provenance import environment_notes
+    from medlens.runs.provenance import run_notes
 
-    notes = environment_notes(runs)
+    notes, shared = run_notes(runs)
     result["environment_differ"] = notes
-    for note in notes:
+    result["shared_cache"] = shared
+    for note in [*notes, *shared]:
         err_console.print(f"warning: {note}", highlight=False, markup=False, soft_wrap=True)
 
 

@@ -34,15 +34,16 @@ def compare(
     from medlens.analysis.score_source import parse_score_source
 
     axes = [a.strip() for a in by.split(",") if a.strip()]
-    from medlens.runs.provenance import environment_notes
+    from medlens.runs.provenance import run_notes
 
     source = parse_score_source(score)
     result = compare_runs(run_a, run_b, axes, adjust=adjust, source=source)
-    notes = environment_notes([run_a, run_b])
+    notes, shared = run_notes([run_a, run_b])
     warnings = [c["warning"] for c in result.coverage if c and c.get("warning")]
-    print_warnings(notes + warnings)
+    print_warnings(notes + shared + warnings)
     if as_json:
-        data = {**result.to_json(), "environment_differ": notes, "score_warnings": warnings}
+        data = {**result.to_json(), "environment_differ": notes, "shared_cache": shared,
+                "score_warnings": warnings}  # fmt: skip
         sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
         return
     _print_text(result)

@@ -17,17 +17,20 @@ if TYPE_CHECKING:
 @command("judge")
 def judge(
     run: Annotated[Path, typer.Argument(help="Run directory")],
-    judge: Annotated[
-        str,
-        typer.Option(
-            "--judge", help="Judge model spec: openai:NAME?base_url=URL, hf:PATH, replay:DIR"
-        ),
-    ],
     protocol: Annotated[
-        str, typer.Option("--protocol", help="equivalence, rubric, choice or file:PATH")
+        str, typer.Option("--protocol", help="equivalence, mmbu, rubric, choice or file:PATH")
     ],
+    judge: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--judge",
+            help="Judge model spec: openai:NAME?base_url=URL, hf:PATH, replay:DIR; "
+            "give it several times for a panel",
+        ),
+    ] = None,
     name: Annotated[
-        str | None, typer.Option(help="Judge name (default: the judge model's)")
+        str | None,
+        typer.Option(help="Judge name (default: the judge model's; a panel's: panel)"),
     ] = None,
     scope: Annotated[
         str | None, typer.Option(help="unresolved (rules first) or all (default: per protocol)")
@@ -47,15 +50,30 @@ def judge(
     executor: Annotated[str, typer.Option(help="local or ray")] = "local",
     ray_address: Annotated[str | None, typer.Option(help="Ray cluster address")] = None,
     cache: Annotated[bool, typer.Option(help="Use the response cache")] = True,
+    swap: Annotated[
+        bool, typer.Option("--swap", help="Ask each item in both option orders (choice)")
+    ] = False,
+    allow_self_judge: Annotated[
+        bool,
+        typer.Option("--allow-self-judge", help="Let the evaluated model judge its own answers"),
+    ] = False,
 ) -> None:
-    """Judge RUN's answers with a judge model; rerunning the same command resumes."""
+    """Judge RUN's answers with a judge model (several: a panel); rerunning resumes."""
+    from medlens.core.errors import SpecError
     from medlens.core.specs import parse_spec
     from medlens.judges.options import JudgeOptions
     from medlens.judges.protocols import parse_weights
 
+    if not judge:
+        flag = "--allow-self-judge needs a judge: " if allow_self_judge else ""
+        raise SpecError(f"{flag}give --judge SPEC (several --judge for a panel)")
+    specs = tuple(parse_spec(text) for text in judge)
     options = JudgeOptions(
         run_dir=run,
-        judge=parse_spec(judge),
+        judge=specs[0],
+        panel=specs if len(specs) > 1 else (),
+        swap=swap,
+        allow_self_judge=allow_self_judge,
         protocol=protocol,
         name=name,
         scope=scope,

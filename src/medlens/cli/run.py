@@ -53,8 +53,11 @@ def run(
         str | None, typer.Option(help="Judge the answers afterwards with this model spec")
     ] = None,
     judge_protocol: Annotated[
-        str, typer.Option(help="Judge protocol: equivalence, rubric, choice or file:PATH")
+        str, typer.Option(help="Judge protocol: equivalence, mmbu, rubric, choice or file:PATH")
     ] = "equivalence",
+    allow_self_judge: Annotated[
+        bool, typer.Option(help="With --judge: let the evaluated model judge its own answers")
+    ] = False,
     strategy: Annotated[
         str,
         typer.Option(help="zero-shot, few-shot:K, cot, self-consistency:K; combine with +"),
@@ -106,16 +109,16 @@ def run(
         print_dry_run(options, price)
         return
     judging = None
+    if values.get("allow_self_judge") and not values.get("judge"):
+        raise SpecError("--allow-self-judge needs a judge: give --judge SPEC")
     if values.get("judge"):  # checked before answering, so a bad judge spec costs no run
         from medlens.core.specs import parse_spec
         from medlens.judges.options import judge_options_for_run
 
         judging = judge_options_for_run(
-            parse_spec(values["judge"]),
-            values["judge_protocol"],
-            options.concurrency,
-            options.cache,
-        )
+            parse_spec(values["judge"]), values["judge_protocol"], options.concurrency,
+            options.cache, bool(values.get("allow_self_judge")), options.model,
+        )  # fmt: skip
     run_and_summarise(options, float(values["max_error_rate"]), judging)
 
 

@@ -1,12 +1,24 @@
-"""Response cache: SQLite (WAL) keyed by the request fingerprint, wrapping any model."""
+"""Response cache: SQLite (WAL) keyed by the request fingerprint and who answers, wrapping any
+model.
+
+The key is the request fingerprint joined with the backend's ``cache_identity`` (the endpoint of
+an ``openai:`` server, the weights hash of ``hf:``/``vllm:``): the run spec leaves the endpoint
+out so that a moved server resumes its run, but the cache must not answer for another server.
+For backends whose answers name the served model, the first cache hit of a process is asked
+live once; a stored answer whose ``served_model`` differs from that live one is discarded.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+import hashlib
 import json
 import os
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
 
 from medlens.models.base import Model, Request, Response
 
@@ -68,6 +80,7 @@ class ResponseCache:
             served_model=value.get("served_model"),
             system_fingerprint=value.get("system_fingerprint"),
             finish_reason=value.get("finish_reason"),
+            cache_key=fingerprint,
         )
 
     def put(self, fingerprint: str, response: Response) -> None:
@@ -79,6 +92,8 @@ class ResponseCache:
             "served_model": response.served_model,
             "system_fingerprint": response.system_fingerprint,
         }
+        if response.finish_reason is not None:
+            value["finish_reason"] = response.finish_reason
         self._db.execute(
             "INSERT OR REPLACE INTO responses (fingerprint, value) VALUES (?, ?)",
             (fingerprint, json.dumps(value, ensure_ascii=False)),
@@ -86,6 +101,14 @@ class ResponseCache:
 
     def close(self) -> None:
         self._db.close()
+
+
+def cache_key(fingerprint: str, identity: str) -> str:
+    """The entry of one request to one answerer: the fingerprint alone when the backend names
+    no identity (entries written before identities existed stay readable for those)."""
+    if not identity:
+        return fingerprint
+    return hashlib.sha256(f"{fingerprint}\n{identity}".encode()).hexdigest()
 
 
 class CachingModel:
@@ -96,17 +119,52 @@ class CachingModel:
         self.cache = cache
         self.spec = model.spec
         self.deterministic = model.deterministic
+        self.identity = str(getattr(model, "cache_identity", "") or "")
         self.hits = 0
+        self.discarded = 0
+        """Cache hits thrown away because the server now reports another served model."""
+        self._checked = not getattr(model, "reports_served_model", False)
+        self._live_served: str | None = None
+        self._checking: asyncio.Lock | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        """Anything else (``max_tokens``, ``honours_sampling`` …) is the wrapped backend's."""
+        if name == "model":  # not yet set (copying, unpickling): no recursion
+            raise AttributeError(name)
+        return getattr(self.model, name)
 
     async def generate(self, request: Request) -> Response:
-        cached = self.cache.get(request.fingerprint)
+        key = cache_key(request.fingerprint, self.identity)
+        cached = self.cache.get(key)
+        if cached is not None and not self._checked and cached.served_model is not None:
+            self._checking = self._checking or asyncio.Lock()
+            async with self._checking:
+                if not self._checked:
+                    return await self._first_check(request, key, cached)
         if cached is not None:
-            self.hits += 1
-            return cached
+            if self._live_served is None or cached.served_model in (None, self._live_served):
+                self.hits += 1
+                return cached
+            self.discarded += 1  # answered by another model behind the same name and endpoint
+        return await self._live(request, key)
+
+    async def _first_check(self, request: Request, key: str, cached: Response) -> Response:
+        """Ask the server once before trusting the cache; unreachable → the cache answers."""
+        response = await self._live(request, key)
+        if response.error is None:
+            return response
+        self._checked = True  # nothing to compare with: the stored answers stand
+        self.hits += 1
+        return cached
+
+    async def _live(self, request: Request, key: str) -> Response:
         response = await self.model.generate(request)
-        if response.error is None and response.text is not None:
-            self.cache.put(request.fingerprint, response)
-        return response
+        if response.error is not None or response.text is None:
+            return response
+        if not self._checked:
+            self._checked, self._live_served = True, response.served_model
+        self.cache.put(key, response)
+        return dataclasses.replace(response, cache_key=key)
 
     async def aclose(self) -> None:
         await self.model.aclose()

@@ -310,6 +310,8 @@ def _evaluate_locked(
     try:
         selected = items if options.limit is None else items[: options.limit]
         done = store.done_ids(retry_errors=options.retry_errors)
+        if not options.cache:  # --no-cache asks the model again for answers the cache gave
+            done -= {rid for rid, record in store.records().items() if record.get("cached")}
         todo = [item for item in selected if item.id not in done]
         if on_start:
             on_start(len(selected), len(selected) - len(todo))

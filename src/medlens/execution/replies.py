@@ -50,6 +50,8 @@ def make_record(
         record["retries"] = dict(response.retries)
     if response.finish_reason is not None:  # "length": cut at the token cap (issue 23)
         record["finish_reason"] = response.finish_reason
+    if response.cache_key is not None:
+        record["cache_key"] = response.cache_key
     if response.error is not None:
         record["error"] = {"type": response.error.type, "message": response.error.message}
         return record

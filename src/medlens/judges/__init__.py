@@ -1,5 +1,7 @@
 """LLM-as-judge: protocols as data, found by name like models; the judge stage over a run, its
-store, verdicts and agreement. Imports ``execution`` and below."""
+store, verdicts and agreement; panels of judges, order swaps, judge fingerprints, and judged
+scores calibrated on human labels (prediction-powered inference). Imports ``execution`` and
+below."""
 
 from __future__ import annotations
 
@@ -11,7 +13,13 @@ JUDGE_PROTOCOLS.add(
     "equivalence",
     "medlens.judges.protocols:EQUIVALENCE",
     "equivalence",
-    "MMBU: strict biomedical equivalence of answer and gold (negation, laterality, severity …)",
+    "strict biomedical equivalence of answer and gold (negation, laterality, severity …), JSON reply",
+)
+JUDGE_PROTOCOLS.add(
+    "mmbu",
+    "medlens.judges.mmbu:MMBU",
+    "mmbu",
+    "MMBU's open-answer judge (open_per_dataset_v3, reconstructed): label set, two gates, [RESULT] 0|1",
 )
 JUDGE_PROTOCOLS.add(
     "rubric",

@@ -9,6 +9,7 @@ from pathlib import Path
 from medlens.core.errors import SpecError
 from medlens.core.items import Item
 from medlens.core.specs import Spec
+from medlens.judges.identity import model_name, refuse_self_judge
 from medlens.judges.protocols import load_protocol
 from medlens.models.base import Model, ModelContext
 
@@ -39,6 +40,16 @@ class JudgeOptions:
     cache: bool = True
     executor: str = "local"
     ray_address: str | None = None
+    panel: tuple[Spec, ...] = ()
+    """Every member when two or more ``--judge`` are given (``judge`` is the first): a panel."""
+    swap: bool = False
+    """Ask each item in both orders of its options and count order flips (choice)."""
+    allow_self_judge: bool = False
+    """Judge even when the judge is the evaluated model; judged tables say "self-judged"."""
+
+    @property
+    def judges(self) -> tuple[Spec, ...]:
+        return self.panel or (self.judge,)
 
 
 def default_judge_name(spec: Spec) -> str:
@@ -63,20 +74,39 @@ def validate(options: JudgeOptions) -> None:
         raise SpecError(f"--executor {options.executor!r}: expected local or ray")
     if options.name is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", options.name):
         raise SpecError(f"--name {options.name!r}: use letters, digits, '.', '_' and '-'")
-    spec = options.judge
-    if spec.name == "openai" and not spec.option("base_url"):
-        raise SpecError(
-            f"--judge {options.judge}: give the judge server's base_url "
-            "(e.g. openai:NAME?base_url=http://127.0.0.1:8000/v1); a judge never defaults to a paid API"
-        )
+    for spec in options.judges:
+        if spec.name == "openai" and not spec.option("base_url"):
+            raise SpecError(
+                f"--judge {spec}: give the judge server's base_url "
+                "(e.g. openai:NAME?base_url=http://127.0.0.1:8000/v1); a judge never defaults to a paid API"
+            )
+    seen: set[str] = set()
+    for spec in options.panel:
+        if spec.canonical() in seen:
+            raise SpecError(
+                f"--judge {spec}: given twice; a panel needs different judges (another model, "
+                "server or setting), since one judge twice agrees with itself by construction"
+            )
+        seen.add(spec.canonical())
 
 
-def judge_options_for_run(judge: Spec, protocol: str, concurrency: int, cache: bool) -> JudgeOptions:
-    """`medlens run --judge SPEC --judge-protocol P`: options checked before the run starts."""
+def judge_options_for_run(
+    judge: Spec,
+    protocol: str,
+    concurrency: int,
+    cache: bool,
+    allow_self_judge: bool = False,
+    model: Spec | None = None,
+) -> JudgeOptions:
+    """`medlens run --judge SPEC --judge-protocol P`: options checked before the run starts
+    (a judge naming the evaluated `model` is refused then, not after the answers)."""
     options = JudgeOptions(
-        run_dir=Path(), judge=judge, protocol=protocol, concurrency=concurrency, cache=cache
-    )
+        run_dir=Path(), judge=judge, protocol=protocol, concurrency=concurrency, cache=cache,
+        allow_self_judge=allow_self_judge,
+    )  # fmt: skip
     validate(options)
+    if model is not None:
+        refuse_self_judge([judge], frozenset({model_name(model)} - {""}), allow_self_judge)
     load_protocol(protocol)
     from medlens.models import MODELS
 
@@ -84,6 +114,18 @@ def judge_options_for_run(judge: Spec, protocol: str, concurrency: int, cache: b
     if name != "replay":
         MODELS.get(name)
     return options
+
+
+def member_names(specs: tuple[Spec, ...]) -> list[str]:
+    """Each panel member's folder name: its model's name, numbered when two share one."""
+    names: list[str] = []
+    for spec in specs:
+        base = default_judge_name(spec)
+        name, number = base, 2
+        while name in names:
+            name, number = f"{base}-{number}", number + 1
+        names.append(name)
+    return names
 
 
 def load_judge_model(spec: Spec, items: list[Item], concurrency: int, describe_only: bool) -> Model:

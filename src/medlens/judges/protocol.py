@@ -5,21 +5,26 @@ string literal (quotes, backslashes and newlines escaped) between markers that c
 the text itself, so an answer can neither close its block nor pass for the instructions around
 it. The verdict is the *last* top-level JSON object of the reply, so anything a judge echoes
 from the answer before its own verdict is ignored; a last object that does not fit the protocol
-makes the reply ``unparseable`` (never a score of 0).
+makes the reply ``unparseable`` (never a score of 0), and a value outside the protocol's scale
+(a 0–100 number where true/false is asked, NaN, an option not offered) is ``out_of_scale``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from medlens.core.items import Item
 
-VerdictKind = Literal["equivalence", "rubric", "choice"]
+VerdictKind = Literal["equivalence", "rubric", "choice", "mmbu"]
 Status = Literal["ok", "unparseable", "error"]
+Failure = Literal["", "error", "empty", "truncated", "unparseable", "out_of_scale"]
+FAILURES: tuple[Failure, ...] = ("error", "empty", "truncated", "unparseable", "out_of_scale")
+"""Every way a judge reply can fail to give a verdict; each is retried once, then counted."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,18 @@ class JudgeProtocol:
     default_scope: Literal["unresolved", "all"] = "unresolved"
     shows_question: bool = False
     shows_images: bool = False
+    version: str = "1"
+    """Bumped when what the protocol tells the judge or how it reads replies changes."""
+    provenance: str = ""
+    """Where the protocol comes from, and what of it medlens reconstructed."""
+    policies: tuple[tuple[str, str], ...] = ()
+    """(taxonomy, equivalence policy paragraph) pairs (``mmbu``), part of the template."""
+
+    @property
+    def shows_order(self) -> bool:
+        """The judge sees options in an order, so asking in both orders (``--swap``) means
+        something: choice extraction."""
+        return self.kind == "choice"
 
     @property
     def weights(self) -> dict[str, float]:
@@ -57,13 +74,15 @@ class JudgeProtocol:
     @property
     def template_sha256(self) -> str:
         """Digest of everything the judge is told apart from the item (its prompt template)."""
-        payload = {
+        payload: dict[str, Any] = {
             "kind": self.kind,
             "instructions": self.instructions,
             "reply_format": self.reply_format,
             "dimensions": [[d.name, d.description] for d in self.dimensions],
             "scale": list(self.scale),
         }
+        if self.policies:  # left out when empty, so older protocols keep their digest
+            payload["policies"] = [list(pair) for pair in self.policies]
         text = json.dumps(payload, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -87,6 +106,8 @@ class ParsedReply:
     """Item score in [0, 1]; None unless ``status`` is ok (and the item has a gold answer)."""
     problem: str = ""
     """Why the reply is unparseable."""
+    failure: Failure = ""
+    """Which failure (``FAILURES``) when the reply gave no verdict."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +118,8 @@ class PromptInputs:
     gold: str | None
     question: str | None = None
     options: Mapping[str, str] = field(default_factory=dict)
+    reverse_options: bool = False
+    """List the options last letter first (``--swap``: the second order of each item)."""
 
 
 def data_block(label: str, text: str) -> str:
@@ -119,7 +142,8 @@ def build_prompt(protocol: JudgeProtocol, inputs: PromptInputs) -> str:
     if inputs.question is not None:
         parts.append("Question:\n" + data_block("QUESTION", inputs.question))
     if inputs.options:
-        listing = "\n".join(f"{letter}. {text}" for letter, text in sorted(inputs.options.items()))
+        ordered = sorted(inputs.options.items(), reverse=inputs.reverse_options)
+        listing = "\n".join(f"{letter}. {text}" for letter, text in ordered)
         parts.append("Options:\n" + data_block("OPTIONS", listing))
     if inputs.gold is not None:
         parts.append("Reference answer:\n" + data_block("REFERENCE", inputs.gold))
@@ -149,15 +173,25 @@ def parse_reply(protocol: JudgeProtocol, item: Item, text: str | None) -> Parsed
     """Read the verdict (the last JSON object) under `protocol`; anything else is unparseable."""
     value = last_json_object(text or "")
     if value is None:
-        return ParsedReply("unparseable", problem="no JSON object in the reply")
+        return unparseable("no JSON object in the reply")
     reader = _READERS[protocol.kind]
     return reader(protocol, item, value)
 
 
+def unparseable(problem: str) -> ParsedReply:
+    return ParsedReply("unparseable", problem=problem, failure="unparseable")
+
+
+def out_of_scale(problem: str) -> ParsedReply:
+    return ParsedReply("unparseable", problem=problem, failure="out_of_scale")
+
+
 def _equivalence(protocol: JudgeProtocol, item: Item, value: dict[str, Any]) -> ParsedReply:
     equivalent = value.get("equivalent")
+    if isinstance(equivalent, (int, float)) and not isinstance(equivalent, bool):
+        return out_of_scale(f"'equivalent'={equivalent!r} is a number, not true or false")
     if not isinstance(equivalent, bool):
-        return ParsedReply("unparseable", problem="'equivalent' is not true or false")
+        return unparseable("'equivalent' is not true or false")
     reason = value.get("reason", "")
     verdict = {
         "equivalent": equivalent,
@@ -173,10 +207,12 @@ def _rubric(protocol: JudgeProtocol, item: Item, value: dict[str, Any]) -> Parse
     scores: dict[str, int] = {}
     for dim in protocol.dimensions:
         raw = source.get(dim.name)
-        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or raw != int(raw):
-            return ParsedReply("unparseable", problem=f"{dim.name!r} is not a whole number")
-        if not low <= raw <= high:
-            return ParsedReply("unparseable", problem=f"{dim.name!r}={raw} outside {low}-{high}")
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+            return unparseable(f"{dim.name!r} is not a whole number")
+        if not math.isfinite(raw) or not low <= raw <= high:  # NaN passes no comparison
+            return out_of_scale(f"{dim.name!r}={raw} outside {low}-{high}")
+        if raw != int(raw):
+            return unparseable(f"{dim.name!r}={raw} is not a whole number")
         scores[dim.name] = int(raw)
     rationale = value.get("rationale", "")
     verdict = {"scores": scores, "rationale": rationale if isinstance(rationale, str) else ""}
@@ -194,12 +230,12 @@ def rubric_score(protocol: JudgeProtocol, scores: Mapping[str, float]) -> float:
 def _choice(protocol: JudgeProtocol, item: Item, value: dict[str, Any]) -> ParsedReply:
     raw = value.get("answer")
     if not isinstance(raw, str):
-        return ParsedReply("unparseable", problem="'answer' is not a string of option letters")
+        return unparseable("'answer' is not a string of option letters")
     letters = "".join(sorted({c for c in raw.upper() if c.isalpha()}))
     if not letters or any(letter not in item.options for letter in letters):
-        return ParsedReply("unparseable", problem=f"'answer'={raw!r} names no offered option")
+        return out_of_scale(f"'answer'={raw!r} names no offered option")
     if item.kind != "multi_choice" and len(letters) > 1:
-        return ParsedReply("unparseable", problem=f"'answer'={raw!r}: one option expected")
+        return unparseable(f"'answer'={raw!r}: one option expected")
     gold = item.answer if isinstance(item.answer, str) else None
     score = None if gold is None else float(letters == "".join(sorted(gold.upper())))
     return ParsedReply("ok", {"answer": letters}, score)

@@ -1,8 +1,9 @@
 """The ``judges`` key of results.json: judged scores beside rule scores, per slice, with CIs.
 
-Per item, repeats combine by majority (equivalence, choice; a tie scores 0.5) or mean (rubric);
-an item none of whose repeats gave a parseable verdict is a judge error, left out of the judged
-score (never scored 0). Rule-settled items (no call) count with their rule score.
+Per item, repeats (and ``--swap`` orders) combine as ``combine.item_verdict`` says; an item
+without a verdict is a judge error, left out of the judged score (never scored 0) and counted
+per slice by its failure. Rule-settled items (no call) count with their rule score. Calls are
+the requests the judge really got: verdicts read from the response cache are counted apart.
 """
 
 from __future__ import annotations
@@ -18,10 +19,15 @@ import numpy as np
 
 from medlens.core.items import Item
 from medlens.core.records import Record
+from medlens.judges.calibration import calibration_entry, scores_digest
+from medlens.judges.combine import BINARY, combine, item_verdict, protocol_kind
+from medlens.judges.inter_judge import add_inter_judge
+from medlens.judges.members import member_lines, panel_members
+from medlens.judges.panel import is_panel
 from medlens.judges.store import JudgeStore, judge_names, judges_dir
 from medlens.stats.bootstrap import group_cis
 
-BINARY = ("equivalence", "choice")
+__all__ = ["BINARY", "combine", "judge_result", "judged_table", "judges_results"]
 
 
 @dataclass(frozen=True)
@@ -37,21 +43,11 @@ class JudgedTable:
     dimensions: dict[str, np.ndarray]
     """Mean points per rubric dimension (NaN: rule-settled or judge error)."""
     lines: list[list[dict[str, Any]]]
-
-
-def protocol_kind(spec: dict[str, Any]) -> str:
-    name = str(spec["protocol"]["name"])
-    return name if name in BINARY else "rubric"
-
-
-def combine(kind: str, scores: list[float]) -> float:
-    """Majority for binary verdicts (tie 0.5), mean for rubric scores; NaN when none."""
-    if not scores:
-        return float("nan")
-    mean = float(np.mean(scores))
-    if kind in BINARY:
-        return 1.0 if mean > 0.5 else 0.0 if mean < 0.5 else 0.5
-    return mean
+    outcomes: np.ndarray
+    """Per item: ``ok``, or why it has no score (``combine.ItemVerdict.outcome``)."""
+    flips: np.ndarray
+    """Per item with both ``--swap`` orders read: 1.0 when the order changed the reading, 0.0
+    when not; NaN otherwise."""
 
 
 def judged_table(
@@ -62,14 +58,17 @@ def judged_table(
     grouped = dict(store.by_item())
     rows = [(item, grouped[item.id]) for item in items if item.id in grouped]
     keys = sorted({k for item, _ in rows for k in item.meta})
-    scores, dimension_values = [], {d: [] for d in dims}  # type: ignore[var-annotated]
+    scores, outcomes, flips = [], [], []
+    dimension_values: dict[str, list[float]] = {d: [] for d in dims}
     for _, lines in rows:
-        ok = [
-            line for line in lines if line.get("status") == "ok" and line.get("score") is not None
-        ]
-        scores.append(combine(kind, [float(line["score"]) for line in ok]))
+        verdict = item_verdict(kind, lines)
+        scores.append(verdict.score)
+        outcomes.append(verdict.outcome)
+        flips.append(float("nan") if verdict.flip is None else float(verdict.flip))
+        ok = [line for line in lines if line.get("status") == "ok" and line.get("verdict")]
         for dim in dims:
-            points = [line["verdict"]["scores"][dim] for line in ok if line.get("verdict")]
+            points = [line["verdict"]["scores"][dim] for line in ok if verdict.outcome == "ok"
+                      and dim in (line["verdict"].get("scores") or {})]  # fmt: skip
             dimension_values[dim].append(float(np.mean(points)) if points else float("nan"))
     return JudgedTable(
         ids=[item.id for item, _ in rows],
@@ -79,7 +78,14 @@ def judged_table(
         meta={k: np.array([item.meta.get(k, "") for item, _ in rows], dtype=object) for k in keys},
         dimensions={d: np.array(v, dtype=float) for d, v in dimension_values.items()},
         lines=[lines for _, lines in rows],
+        outcomes=np.array(outcomes, dtype=object),
+        flips=np.array(flips, dtype=float),
     )
+
+
+def table_scores(table: JudgedTable) -> dict[str, float]:
+    """Item id → judged score of the items with a verdict."""
+    return {i: float(s) for i, s in zip(table.ids, table.score, strict=True) if not np.isnan(s)}
 
 
 def mean_ci(values: np.ndarray, clusters: np.ndarray, top: float = 1.0) -> dict[str, Any]:
@@ -109,7 +115,10 @@ def slice_cell(table: JudgedTable, mask: np.ndarray) -> dict[str, Any]:
     cell["sensitivity"] = (
         cell["score"] - cell["rule_score"] if cell["score"] is not None else None
     )  # judge sensitivity: judged − rule on the same items
-    cell["judge_errors"] = int((mask & np.isnan(table.score)).sum())
+    missing = mask & np.isnan(table.score)
+    cell["judge_errors"] = int(missing.sum())
+    kinds, counts = np.unique(table.outcomes[missing].astype(str), return_counts=True)
+    cell["judge_failures"] = {str(k): int(n) for k, n in zip(kinds, counts, strict=True)}
     return cell
 
 
@@ -125,21 +134,40 @@ def by_axis(table: JudgedTable, axes: Sequence[str]) -> dict[str, dict[str, dict
     return out
 
 
-def call_counts(table: JudgedTable, repeats: int) -> dict[str, int]:
-    lines = [line for group in table.lines for line in group]
-    judged = [line for line in lines if line.get("by") == "judge"]
+def live_calls(line: dict[str, Any]) -> int:
+    """Requests a judgement line cost (lines written before ``calls`` existed: 1 unless cached)."""
+    if "calls" in line:
+        return int(line["calls"] or 0)
+    return 0 if line.get("cached") else 1
+
+
+def call_counts(all_lines: list[dict[str, Any]], repeats: int) -> dict[str, Any]:
+    """Calls really sent, verdicts from the response cache, and replies without a verdict."""
+    judged = [line for line in all_lines if line.get("by") == "judge"]
+    failures: dict[str, int] = {}
+    for line in judged:
+        if line.get("status") != "ok":
+            kind = str(line.get("failure") or ("error" if line.get("status") == "error" else "unparseable"))
+            failures[kind] = failures.get(kind, 0) + 1
     return {
-        "calls": len(judged),
-        "calls_saved": repeats * sum(1 for line in lines if line.get("by") == "rule"),
+        "calls": sum(live_calls(line) for line in judged),
+        "cached": sum(1 for line in judged if line.get("cached")),
+        "calls_saved": repeats * sum(1 for line in all_lines if line.get("by") == "rule"),
         "unparseable": sum(1 for line in judged if line.get("status") == "unparseable"),
         "errors": sum(1 for line in judged if line.get("status") == "error"),
+        "failures": failures,
+        "format_warnings": sum(
+            1 for line in judged if (line.get("verdict") or {}).get("format_warning")
+        ),
     }
 
 
-def usage(table: JudgedTable) -> dict[str, Any]:
-    judged = [line for group in table.lines for line in group if line.get("by") == "judge"]
+def usage(all_lines: list[dict[str, Any]]) -> dict[str, Any]:
+    judged = [line for line in all_lines if line.get("by") == "judge"]
     tokens: dict[str, int] = {}
     for line in judged:
+        if line.get("cached"):
+            continue  # a cached verdict cost nothing now
         for key, value in (line.get("usage") or {}).items():
             tokens[key] = tokens.get(key, 0) + int(value)
     latencies = [
@@ -150,6 +178,17 @@ def usage(table: JudgedTable) -> dict[str, Any]:
         "cached": sum(1 for line in judged if line.get("cached")),
         "latency_mean": float(np.mean(latencies)) if latencies else None,
     }
+
+
+def position_bias(table: JudgedTable) -> dict[str, Any] | None:
+    """Share of items whose reading changed when their options were listed in the other order
+    (``--swap``), with its CI; None when no item was read in both orders."""
+    kept = ~np.isnan(table.flips)
+    if not kept.any():
+        return None
+    cell = mean_ci(table.flips[kept], table.cluster[kept])
+    return {"flips": int(table.flips[kept].sum()), "pairs": cell["n"], "rate": cell["score"],
+            "ci": cell["ci"]}  # fmt: skip
 
 
 def self_agreement(table: JudgedTable, kind: str, repeats: int) -> dict[str, Any] | None:
@@ -205,16 +244,25 @@ def judge_result(
     axes: Sequence[str],
     model_spec: str,
 ) -> dict[str, Any]:
-    """One judge's entry of results.json ``judges``."""
+    """One judge's entry of results.json ``judges`` (a panel's: with its members' entries)."""
     spec = store.spec
     kind = protocol_kind(spec)
     table = judged_table(store, items, records)
     everything = np.ones(len(table.ids), dtype=bool)
     overall = slice_cell(table, everything)
-    counts = call_counts(table, int(spec.get("repeats", 1)))
-    overall.update(calls=counts["calls"], calls_saved=counts["calls_saved"])
+    all_lines = [line for group in table.lines for line in group]
+    members = None
+    if is_panel(spec):
+        members = panel_members(
+            store.folder, spec, lambda member: judge_result(member, items, records, axes, model_spec)
+        )
+        all_lines = member_lines(store.folder, spec)
+    counts = call_counts(all_lines, int(spec.get("repeats", 1)))
+    overall.update(
+        calls=counts["calls"], cached_verdicts=counts["cached"], calls_saved=counts["calls_saved"]
+    )
     warning = self_preference(str(spec["judge"]), model_spec)
-    return {
+    entry = {
         "protocol": spec["protocol"],
         "judge": spec["judge"],
         "scope": spec.get("scope"),
@@ -226,10 +274,18 @@ def judge_result(
         "by": by_axis(table, axes),
         "self_agreement": self_agreement(table, kind, int(spec.get("repeats", 1))),
         "replies": counts,
-        "usage": usage(table),
+        "usage": usage(all_lines),
         "warnings": [warning] if warning else [],
+        "judge_fingerprint": spec.get("judge_fingerprint"),
+        "self_judged": bool(spec.get("self_judged")),
+        "calibration": calibration_entry(store.folder, scores_digest(table_scores(table))),
         "_table": table,
     }
+    if spec.get("swap"):
+        entry["position_bias"] = position_bias(table)
+    if members is not None:
+        entry["panel"] = members
+    return entry
 
 
 def judges_results(
@@ -251,25 +307,8 @@ def judges_results(
         if closed_open is not None and protocol_kind(store.spec) != "choice":
             entry["closed_open"] = judged_closed_open(table, closed_open, closed)
         out[name] = entry
-    for names in comparable_judges(run_dir, out):
-        agreement = inter_judge_agreement(run_dir, names)
-        if agreement is not None:
-            for name in names:
-                out[name]["inter_judge"] = agreement
+    add_inter_judge(run_dir, out)
     return out
-
-
-def comparable_judges(run_dir: Path, judged: dict[str, Any]) -> list[list[str]]:
-    """Groups of two or more judges that rate the same dimensions (equivalence judges with
-    each other, rubric judges with each other): only those have an agreement to report."""
-    groups: dict[tuple[str, ...], list[str]] = {}
-    for name in sorted(judged):
-        spec = JudgeStore.open(judges_dir(run_dir) / name).spec
-        if protocol_kind(spec) == "choice":  # letters, not ratings: agreement is not defined
-            continue
-        key = (protocol_kind(spec), *spec["protocol"].get("dimensions", []))
-        groups.setdefault(key, []).append(name)
-    return [names for names in groups.values() if len(names) >= 2]
 
 
 def judged_closed_open(
@@ -308,12 +347,3 @@ def _delta_ci(
     first = np.arange(values.size) < closed[0].size
     ci = difference_ci(values, first, ~first, clusters)
     return None if ci is None else [ci[0], ci[1]]
-
-
-def inter_judge_agreement(run_dir: Path, names: list[str]) -> dict[str, Any] | None:
-    """Agreement between two or more judges of one run (κ, Spearman/weighted κ, α), from
-    ``medlens.stats.agreement`` (the statistics human ratings use too); None when nothing pairs."""
-    from medlens.judges.verdicts import inter_judge_agreement as agreement_of
-
-    result: dict[str, Any] = agreement_of(run_dir, names)
-    return result if result.get("dimensions") else None

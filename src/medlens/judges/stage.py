@@ -1,53 +1,35 @@
 """`medlens judge`: a second stage over a finished run, from the run directory alone.
 
 Everything that can fail on bad input (protocol, weights, judge spec, a changed spec under the
-same name) fails in :func:`prepare_judge`, before anything is written.
+same name, self-judging, ``--swap`` without options) fails in :func:`plan.prepare_judge`, before
+anything is written. A panel's members judge at the same time, each into its own store; the
+panel's combined lines are written after them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from medlens.core.errors import MedlensError, SpecError
-from medlens.core.items import Item
-from medlens.judges.options import (
-    LOADS_WEIGHTS,
-    JudgeOptions,
-    default_judge_name,
-    load_judge_model,
-    validate,
-)
-from medlens.judges.protocols import load_protocol
-from medlens.judges.store import JUDGE_SCHEMA, JudgeStore, check_resumable, judges_dir
-from medlens.judges.tasks import (
-    JudgeSettings,
-    JudgeTask,
-    answer_text,
-    eligible,
-    rule_judgement,
-    settled_by_rules,
-)
-from medlens.models.base import Model
-from medlens.runs.store import DeriveResults, RunStore
+from medlens.core.errors import MedlensError
+from medlens.judges.combine import protocol_kind
+from medlens.judges.identity import served_counts
+from medlens.judges.options import LOADS_WEIGHTS, JudgeOptions, load_judge_model
+from medlens.judges.panel import write_panel_lines
+from medlens.judges.plan import JudgePlan, PreparedJudge, prepare_judge
+from medlens.judges.store import JudgeStore, read_judge_json
+from medlens.judges.tasks import JudgeTask
+from medlens.runs.files import write_atomic
+from medlens.runs.store import DeriveResults
 
-
-@dataclass
-class PreparedJudge:
-    options: JudgeOptions
-    folder: Path
-    spec: dict[str, Any]
-    settings: JudgeSettings
-    model: Model
-    rule_lines: list[dict[str, Any]]
-    tasks: list[JudgeTask]
-    run: RunStore
+OnStart = Callable[[int, int], None]
+OnProgress = Callable[[dict[str, Any]], None]
 
 
 @dataclass(frozen=True)
@@ -58,65 +40,6 @@ class JudgeOutcome:
     settled: int
     results: dict[str, Any] = field(default_factory=dict)
     """The run's rebuilt results.json, judges included."""
-
-
-def prepare_judge(options: JudgeOptions) -> PreparedJudge:
-    """Validate, load the run and the judge, and list the work; writes nothing."""
-    validate(options)
-    protocol = load_protocol(options.protocol, options.weights)
-    run = RunStore.open(options.run_dir)
-    items = run.items()
-    records = run.records()
-    kinds = protocol.kinds | ({"report"} if options.reports else set())
-    settings = JudgeSettings(
-        protocol=protocol,
-        scope=options.scope or protocol.default_scope,
-        repeats=options.repeats,
-        images=options.images,
-        with_question=options.with_question,
-        kinds=frozenset(kinds),
-    )
-    # Only the spec is needed until there is something to judge: local engines (hf:, vllm:)
-    # load their weights in _call_judge, so a refused or finished stage loads none.
-    model = load_judge_model(options.judge, items, options.concurrency, describe_only=True)
-    if options.repeats > 1 and model.deterministic and options.judge.name != "replay":
-        raise SpecError(
-            f"--repeats {options.repeats}: the judge {model.spec.split('?')[0]} answers "
-            "deterministically, so repeats would agree by construction; sample it "
-            "(e.g. temperature=0.7 without seed in an openai: spec)"
-        )
-    name = options.name or default_judge_name(options.judge)
-    folder = judges_dir(options.run_dir) / name
-    spec = {
-        "schema": JUDGE_SCHEMA,
-        "name": name,
-        "judge": model.spec,
-        "protocol": protocol.to_json(),
-        "scope": settings.scope,
-        "repeats": settings.repeats,
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-    }
-    check_resumable(folder, spec)
-    rule_lines, tasks = plan(items, records, settings)
-    return PreparedJudge(options, folder, spec, settings, model, rule_lines, tasks, run)
-
-
-def plan(
-    items: list[Item], records: dict[str, Any], settings: JudgeSettings
-) -> tuple[list[dict[str, Any]], list[JudgeTask]]:
-    """Lines the rules settle without a call, and the calls to make (every repeat)."""
-    rule_lines: list[dict[str, Any]] = []
-    tasks: list[JudgeTask] = []
-    for item in items:
-        record = records.get(item.id)
-        if record is None or not eligible(item, record, settings):
-            continue
-        if settled_by_rules(item, record, settings):
-            rule_lines.append(rule_judgement(item, record))
-            continue
-        answer = answer_text(record)
-        tasks.extend(JudgeTask(item, answer, repeat) for repeat in range(settings.repeats))
-    return rule_lines, tasks
 
 
 @contextlib.contextmanager
@@ -130,89 +53,192 @@ def run_lock(run_dir: Path) -> Iterator[None]:
 
 def judge_run(
     options: JudgeOptions,
-    on_start: Callable[[int, int], None] | None = None,
-    on_progress: Callable[[dict[str, Any]], None] | None = None,
+    on_start: OnStart | None = None,
+    on_progress: OnProgress | None = None,
     *,
     derive_results: DeriveResults,
 ) -> JudgeOutcome:
-    """Run (or resume) a judge stage; rebuilds the run's results.json afterwards with
+    """Run (or resume) a judge stage or panel; rebuilds the run's results.json afterwards with
     `derive_results` (the analysis layer's ``build_results``, passed in by the caller)."""
-    prepared = prepare_judge(options)
+    plan = prepare_judge(options)
     with run_lock(options.run_dir):
-        outcome = _execute_stage(prepared, on_start, on_progress)
-    results = derive_results(prepared.run)  # the run's records were read once, in prepare
-    prepared.run.write_results(results)
+        outcome = _execute_plan(plan, on_start, on_progress)
+    results = derive_results(plan.run)  # the run's records were read once, in prepare
+    plan.run.write_results(results)
     return replace(outcome, results=results)
 
 
-def _execute_stage(
-    prepared: PreparedJudge,
-    on_start: Callable[[int, int], None] | None,
-    on_progress: Callable[[dict[str, Any]], None] | None,
+@dataclass
+class _Open:
+    """A stage whose store is open: its calls still to make."""
+
+    stage: PreparedJudge
+    store: JudgeStore
+    existed: bool
+    todo: list[JudgeTask]
+    done: int
+    rules: int
+
+
+def _execute_plan(
+    plan: JudgePlan, on_start: OnStart | None, on_progress: OnProgress | None
 ) -> JudgeOutcome:
-    existed = (prepared.folder / "judge.json").is_file()
-    store = JudgeStore.open_or_create(prepared.folder, prepared.spec)
+    panel_existed = plan.panel_spec is not None and (plan.folder / "judge.json").is_file()
+    if plan.panel_spec is not None and not panel_existed:
+        plan.folder.mkdir(parents=True, exist_ok=True)
+        write_atomic(plan.folder / "judge.json", _json(plan.panel_spec))
+    opened: list[_Open] = []
     try:
-        done = store.done()
-        todo = [t for t in prepared.tasks if (t.item.id, t.repeat) not in done]
-        rules = [line for line in prepared.rule_lines if (line["id"], 0) not in done]
-        for line in rules:
-            store.append(line)
+        opened = [_open_stage(stage) for stage in plan.stages]
         if on_start:
-            total = len(prepared.tasks) + len(prepared.rule_lines)
-            on_start(total, total - len(todo))
-
-        def on_judgement(line: dict[str, Any]) -> None:
-            store.append(line)
-            if on_progress:
-                on_progress(line)
-
-        if todo:
-            _load_weights(prepared, todo)
-            asyncio.run(_call_judge(todo, prepared, on_judgement))
-        else:
-            asyncio.run(prepared.model.aclose())
+            total = sum(len(o.stage.tasks) + len(o.stage.rule_lines) for o in opened)
+            on_start(total, total - sum(len(o.todo) for o in opened))
+        _judge_all(opened, on_progress)
     except MedlensError:
-        store.close()
-        if not existed and not any(v.get("by") == "judge" for v in store.lines().values()):
-            shutil.rmtree(prepared.folder, ignore_errors=True)  # a refused judge leaves nothing
-            with contextlib.suppress(OSError):
-                prepared.folder.parent.rmdir()
+        _remove_unjudged(plan, opened, panel_existed)
         raise
     finally:
-        store.close()
-    store.remember()
-    return JudgeOutcome(prepared.folder, len(done), len(todo), len(rules))
-
-
-def _load_weights(prepared: PreparedJudge, todo: list[JudgeTask]) -> None:
-    """Replace the describe-only judge of a local engine by the loaded one, outside any event
-    loop (as answering loads its model); Ray workers load their own."""
-    options = prepared.options
-    if options.executor == "ray" or options.judge.name not in LOADS_WEIGHTS:
-        return
-    asyncio.run(prepared.model.aclose())
-    items = [task.item for task in todo]
-    prepared.model = load_judge_model(
-        options.judge, items, options.concurrency, describe_only=False
+        for o in opened:
+            o.store.close()
+    for o in opened:
+        _record_identity(o.store, plan)
+    if plan.panel_spec is not None:
+        _finish_panel(plan, [o.store for o in opened])
+    else:
+        opened[0].store.remember()
+    return JudgeOutcome(
+        plan.folder,
+        sum(o.done for o in opened),
+        sum(len(o.todo) for o in opened),
+        sum(o.rules for o in opened),
     )
 
 
-async def _call_judge(
-    todo: list[JudgeTask], prepared: PreparedJudge, on_judgement: Callable[[dict[str, Any]], None]
+def _open_stage(stage: PreparedJudge) -> _Open:
+    existed = (stage.folder / "judge.json").is_file()
+    store = JudgeStore.open_or_create(stage.folder, stage.spec)
+    done = store.done()
+    todo = [t for t in stage.tasks if (t.item.id, t.repeat) not in done]
+    rules = [line for line in stage.rule_lines if (line["id"], 0) not in done]
+    for line in rules:
+        store.append(line)
+    return _Open(stage, store, existed, todo, len(done), len(rules))
+
+
+def _judge_all(opened: list[_Open], on_progress: OnProgress | None) -> None:
+    """Every stage's calls; a panel's members at the same time (Ray: one after another)."""
+    busy = [o for o in opened if o.todo]
+    for o in opened:
+        if not o.todo:
+            asyncio.run(o.stage.model.aclose())
+        else:
+            _load_weights(o.stage, o.todo)
+
+    def recorder(o: _Open) -> OnProgress:
+        def on_judgement(line: dict[str, Any]) -> None:
+            o.store.append(line)
+            if on_progress:
+                on_progress(line)
+
+        return on_judgement
+
+    if any(o.stage.options.executor == "ray" for o in busy):
+        for o in busy:
+            asyncio.run(_call_judge(o.todo, o.stage, recorder(o)))
+        return
+
+    async def everyone() -> None:
+        await asyncio.gather(*(_call_judge(o.todo, o.stage, recorder(o)) for o in busy))
+
+    if busy:
+        asyncio.run(everyone())
+
+
+def _remove_unjudged(plan: JudgePlan, opened: list[_Open], panel_existed: bool) -> None:
+    """A refused judge leaves nothing: new folders without a single judged line go."""
+    for o in opened:
+        o.store.close()
+        judged = any(v.get("by") == "judge" for v in o.store.lines().values())
+        if not o.existed and not judged:
+            shutil.rmtree(o.stage.folder, ignore_errors=True)
+    if plan.panel_spec is not None and not panel_existed:
+        members = plan.folder / "members"
+        if not members.is_dir() or not any(members.iterdir()):
+            shutil.rmtree(plan.folder, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        plan.folder.parent.rmdir()  # judges/ itself, when this made it and nothing is left
+
+
+def _record_identity(store: JudgeStore, plan: JudgePlan) -> None:
+    """Fill the fingerprint with what the replies said (served model, system fingerprint), and
+    say why the stage is self-judged when ``--allow-self-judge`` let it be."""
+    models, systems = served_counts(store.lines().values())
+    reasons = list(plan.self_judged)
+    reasons += [
+        f"the judge server answered as {model!r}, the model this run evaluates"
+        for model in models
+        if model.lower() in plan.evaluated
+    ]
+    _stamp(store, models, systems, reasons)
+
+
+def _stamp(
+    store: JudgeStore, models: dict[str, int], systems: dict[str, int], reasons: list[str]
 ) -> None:
-    options = prepared.options
+    """Rewrite judge.json with the served fields (and self-judged reasons) when they changed."""
+    fingerprint = {
+        **(store.spec.get("judge_fingerprint") or {}),
+        "served_models": models,
+        "system_fingerprints": systems,
+    }
+    changes: dict[str, Any] = {"judge_fingerprint": fingerprint}
+    if reasons:
+        changes["self_judged"] = reasons
+    if any(store.spec.get(k) != v for k, v in changes.items()):
+        store.update_spec(changes)
+
+
+def _finish_panel(plan: JudgePlan, stores: list[JudgeStore]) -> None:
+    """The panel's lines from its members', and its fingerprint from theirs."""
+    panel = JudgeStore(plan.folder, read_judge_json(plan.folder))
+    models, systems = served_counts(line for store in stores for line in store.lines().values())
+    reasons: list[str] = []
+    for store in stores:
+        reasons += [r for r in store.spec.get("self_judged") or [] if r not in reasons]
+    _stamp(panel, models, systems, reasons)
+    write_panel_lines(plan.folder, protocol_kind(panel.spec))
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
+def _load_weights(stage: PreparedJudge, todo: list[JudgeTask]) -> None:
+    """Replace the describe-only judge of a local engine by the loaded one, outside any event
+    loop (as answering loads its model); Ray workers load their own."""
+    options = stage.options
+    if options.executor == "ray" or options.judge.name not in LOADS_WEIGHTS:
+        return
+    asyncio.run(stage.model.aclose())
+    items = [task.item for task in todo]
+    stage.model = load_judge_model(options.judge, items, options.concurrency, describe_only=False)
+
+
+async def _call_judge(
+    todo: list[JudgeTask], stage: PreparedJudge, on_judgement: OnProgress
+) -> None:
+    options = stage.options
     if options.executor == "ray":
         from medlens.judges.ray_judge import run_judge_ray
 
-        await prepared.model.aclose()  # the driver's backend only named the spec
-        await run_judge_ray(todo, options.judge, prepared.settings, on_judgement, options)
+        await stage.model.aclose()  # the driver's backend only named the spec
+        await run_judge_ray(todo, options.judge, stage.settings, on_judgement, options)
         return
     from medlens.execution.cache import with_cache
     from medlens.judges.runner import run_judge_local
 
-    model = with_cache(prepared.model) if options.cache else prepared.model
+    model = with_cache(stage.model) if options.cache else stage.model
     try:
-        await run_judge_local(todo, model, prepared.settings, on_judgement, options.concurrency)
+        await run_judge_local(todo, model, stage.settings, on_judgement, options.concurrency)
     finally:
         await model.aclose()

@@ -1,7 +1,10 @@
 """The judge store: ``runs/<run>/judges/<name>/judge.json`` and append-only ``judgements.jsonl``.
 
-judge.json is written first and never changes; a judge stage with a different spec under the
-same name is refused before anything is written. judgements.jsonl holds one line per
+judge.json is written first; a judge stage with a different spec under the same name is
+refused before anything is written. After each stage judge.json is rewritten (atomically) with
+what only the replies can tell: the served models and system fingerprints of its fingerprint,
+and whether the judge turned out to be the evaluated model; the fields compared on resume never
+change. judgements.jsonl holds one line per
 (item, repeat); a torn last line (a kill mid-write) is dropped, and errored lines are retried on
 resume, so after a resume every (item, repeat) is judged exactly once.
 """
@@ -21,7 +24,7 @@ JUDGE_SCHEMA = 1
 Judgement = dict[str, Any]
 Key = tuple[str, int]
 
-_COMPARED = ("schema", "name", "judge", "protocol", "scope", "repeats")
+_COMPARED = ("schema", "name", "judge", "protocol", "scope", "repeats", "swap", "panel")
 """judge.json fields that must match to resume (`created` differs by design)."""
 
 
@@ -131,6 +134,14 @@ class JudgeStore:
             if dirty:
                 self._log.rewrite(latest.values())
         self._lines = latest
+
+    def update_spec(self, changes: Mapping[str, Any]) -> None:
+        """Rewrite judge.json with `changes` merged in (never a compared field)."""
+        assert not set(changes) & set(_COMPARED), "compared fields never change"
+        self.spec = {**self.spec, **changes}
+        write_atomic(
+            self.folder / "judge.json", json.dumps(self.spec, indent=2, ensure_ascii=False) + "\n"
+        )
 
     def lines(self) -> dict[Key, Judgement]:
         return self._lines

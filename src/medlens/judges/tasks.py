@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from medlens.core.items import Item, check_image, rgb_image_bytes
 from medlens.core.records import Record
 from medlens.execution.requests import fingerprint
+from medlens.judges.mmbu import LabelSet, build_mmbu_prompt
 from medlens.judges.protocol import JudgeProtocol, PromptInputs, build_prompt
 from medlens.models.base import ImagePart, Message, Request, TextPart
 
@@ -25,15 +26,24 @@ class JudgeSettings:
     with_question: bool = False
     kinds: frozenset[str] = frozenset()
     """Item kinds judged (the protocol's, plus ``report`` when asked)."""
+    swap: bool = False
+    """Ask each item in both orders of its options (``--swap``)."""
+    label_sets: Mapping[str, LabelSet] = field(default_factory=dict)
+    """``mmbu``: each dataset's (``source``) label set and taxonomy."""
+    self_models: frozenset[str] = frozenset()
+    """Model names the evaluated run answered with (spec and served, lower case): a judge
+    reply served by one of them stops the stage, unless self-judging was allowed."""
 
 
 @dataclass(frozen=True)
 class JudgeTask:
-    """One call to make: an item's answer under one repeat."""
+    """One call to make: an item's answer under one repeat (and order)."""
 
     item: Item
     answer: str
     repeat: int
+    swapped: bool = False
+    """The second order of ``--swap``: options listed last letter first."""
 
 
 def answer_text(record: Record) -> str:
@@ -82,10 +92,15 @@ def rule_judgement(item: Item, record: Record) -> dict[str, Any]:
 
 
 def build_judge_request(
-    task: JudgeTask, judge_spec: str, settings: JudgeSettings, attempt: int
+    task: JudgeTask,
+    judge_spec: str,
+    settings: JudgeSettings,
+    attempt: int,
+    max_tokens: int | None = None,
 ) -> Request:
-    """The judge request (one user message) and its fingerprint; `attempt` 1 is the retry of an
-    unparseable reply, so it is not answered from the response cache."""
+    """The judge request (one user message) and its fingerprint; `attempt` 1 is the retry of a
+    reply without a verdict, so it is not answered from the response cache (`max_tokens`: a
+    larger cap for the retry of a reply cut at the limit)."""
     protocol, item = settings.protocol, task.item
     show_question = protocol.shows_question or settings.with_question
     inputs = PromptInputs(
@@ -93,18 +108,31 @@ def build_judge_request(
         gold=_gold_text(item),
         question=item.question if show_question else None,
         options=item.options if protocol.kind == "choice" else {},
+        reverse_options=task.swapped,
     )
     parts: list[TextPart | ImagePart] = []
-    if settings.images or protocol.shows_images:
-        parts.extend(_image_parts(item))
-    parts.append(TextPart(build_prompt(protocol, inputs)))
+    if (settings.images or protocol.shows_images) and protocol.kind != "mmbu":
+        parts.extend(_image_parts(item))  # MMBU's judge never sees the image
+    parts.append(TextPart(_prompt_text(protocol, inputs, settings, item)))
     messages = (Message("user", tuple(parts)),)
-    params: Mapping[str, Any] = {
+    params: dict[str, Any] = {
         "judge_template": protocol.template_sha256,
         "repeat": task.repeat,
         "attempt": attempt,
     }
+    if task.swapped:  # only then: the fingerprints of unswapped stages stay as they were
+        params["order"] = "swapped"
+    if max_tokens is not None:
+        params["max_tokens"] = max_tokens
     return Request(item, messages, params, fingerprint(judge_spec, messages, params))
+
+
+def _prompt_text(
+    protocol: JudgeProtocol, inputs: PromptInputs, settings: JudgeSettings, item: Item
+) -> str:
+    if protocol.kind != "mmbu":
+        return build_prompt(protocol, inputs)
+    return build_mmbu_prompt(protocol, inputs, settings.label_sets[item.meta.get("source", "")])
 
 
 def _gold_text(item: Item) -> str | None:

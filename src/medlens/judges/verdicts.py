@@ -4,12 +4,15 @@
 from __future__ import annotations
 
 import json
+import math
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from medlens.core.errors import InputError, MedlensError
+from medlens.judges.combine import item_verdict, protocol_kind
+from medlens.judges.panel import is_panel, member_folders
 from medlens.judges.store import JudgeStore
 from medlens.stats.agreement import rater_agreement, self_agreement
 
@@ -50,7 +53,7 @@ def read_judgements(run_dir: Path | str, name: str) -> tuple[dict[str, Any], lis
 
 def judge_dimensions(meta: dict[str, Any]) -> list[str]:
     protocol = meta["protocol"]
-    if protocol.get("name") == "equivalence":
+    if protocol.get("name") in ("equivalence", "mmbu"):
         return ["equivalent"]
     return [str(d) for d in protocol.get("dimensions") or RUBRIC_DIMENSIONS]
 
@@ -102,12 +105,17 @@ def _verdict_values(line: dict[str, Any], dimensions: Sequence[str]) -> dict[str
 
 
 def judged_item_scores(run_dir: Path | str, name: str) -> dict[str, float]:
-    """Each judged item's score in [0, 1]: equivalence 1/0; rubric Σ wᵢsᵢ / (10·Σ wᵢ)."""
-    values, dimensions, extra = judged_values(run_dir, name)
-    if dimensions == ["equivalent"]:
-        return dict(values["equivalent"])
-    weights = extra["meta"]["protocol"].get("weights") or {}
-    return weighted_scores(values, {d: float(weights.get(d, 1.0)) for d in dimensions}, 10.0)
+    """Each judged item's score in [0, 1], exactly as the reports' judged tables count it
+    (``combine.item_verdict``: repeats, both orders of ``--swap``; a panel's combined verdicts):
+    equivalence and mmbu 1/0, rubric Σ wᵢ(sᵢ − low) / ((high − low)·Σ wᵢ), rule-settled items
+    their rule score. Items without a verdict (failed, unresolved, order flips) are absent."""
+    meta, lines = read_judgements(run_dir, name)
+    kind = protocol_kind(meta)
+    grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for line in sorted(lines, key=lambda line: int(line.get("repeat") or 0)):
+        grouped[str(line["id"])].append(line)
+    scores = {item: item_verdict(kind, found).score for item, found in grouped.items()}
+    return {item: score for item, score in sorted(scores.items()) if not math.isnan(score)}
 
 
 def weighted_scores(values: Values, weights: dict[str, float], top: float) -> dict[str, float]:
@@ -153,18 +161,84 @@ def judge_self_agreement(run_dir: Any, name: str) -> dict[str, Any]:
     }
 
 
+def shared_replies(run_dir: Path | str, first: str, second: str) -> tuple[int, int, int]:
+    """(items whose two verdicts are one response-cache entry, items both judges asked, how
+    many more of the shared ones `second` read from the cache than `first`): the same request to
+    the same judge endpoint or weights, so one judge repeats the other (the one that read the
+    cache is the copy)."""
+    keys: list[dict[str, set[str]]] = []
+    cached: list[set[str]] = []
+    for name in (first, second):
+        found: dict[str, set[str]] = defaultdict(set)
+        hits: set[str] = set()
+        for line in _call_lines(run_dir, name):
+            if line.get("by") == "judge" and line.get("cache_key"):
+                found[str(line["id"])].add(str(line["cache_key"]))
+                if line.get("cached"):
+                    hits.add(str(line["id"]))
+        keys.append(found)
+        cached.append(hits)
+    both = set(keys[0]) & set(keys[1])
+    shared = {item for item in both if keys[0][item] & keys[1][item]}
+    return len(shared), len(both), len(shared & cached[1]) - len(shared & cached[0])
+
+
+def _call_lines(run_dir: Path | str, name: str) -> list[dict[str, Any]]:
+    """The lines of the calls behind a judge's verdicts: its own, or a panel's members'."""
+    meta, lines = read_judgements(run_dir, name)
+    if not is_panel(meta):
+        return lines
+    folder = judge_dir(run_dir, name)
+    return [
+        line
+        for member in member_folders(folder, meta).values()
+        if (member / "judge.json").is_file()
+        for line in JudgeStore.open(member).lines().values()
+    ]
+
+
+def independent_judges(run_dir: Path | str, names: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The judges that are no cached copy of another, and a line for each that is (of two that
+    share cache entries, the one that read more of them from the cache is the copy)."""
+    kept: list[str] = []
+    notes: list[str] = []
+    for name in names:
+        for index, earlier in enumerate(kept):
+            shared, asked, later_cached = shared_replies(run_dir, earlier, name)
+            if not shared:
+                continue
+            copy, original = (name, earlier) if later_cached >= 0 else (earlier, name)
+            notes.append(
+                f"agreement of {copy} with {original} is not computed: on {shared} of the "
+                f"{asked} items both asked, their verdicts are one response-cache entry (the "
+                "same judge, server and prompt), so it would measure the cache, not two judges"
+            )
+            if copy == earlier:
+                kept[index] = name
+            break
+        else:
+            kept.append(name)
+    return kept, notes
+
+
 def inter_judge_agreement(run_dir: Any, names: Sequence[str]) -> dict[str, Any]:
     """Agreement of two or more judges of one run, per dimension (see ``medlens.judges.verdicts``).
 
     Equivalence judges: Cohen's κ (unweighted) on the verdicts; rubric judges: Spearman ρ and
     quadratic-weighted κ per dimension; Krippendorff's α for every dimension (the headline figure
-    when there are three or more judges).
+    when there are three or more judges). A judge whose verdicts are another's cached replies
+    is left out, and ``not_computed`` says so (agreement with a copy is 1 by construction).
     """
     values, dimensions = judged_values_of_judges(run_dir, names)
-    out: dict[str, Any] = {"judges": list(names), "dimensions": {}}
+    kept, notes = independent_judges(run_dir, names)
+    out: dict[str, Any] = {"judges": kept, "dimensions": {}}
+    if notes:
+        out["not_computed"] = notes
+    if len(kept) < 2:
+        return out
     for dimension in dimensions:
         nominal = dimension == "equivalent"
-        per_judge = {name: values[name].get(dimension, {}) for name in names}
+        per_judge = {name: values[name].get(dimension, {}) for name in kept}
         out["dimensions"][dimension] = rater_agreement(
             per_judge,
             level="nominal" if nominal else "interval",

@@ -83,6 +83,8 @@ class Response:
     answer_positions: tuple[TokenAlternatives, ...] | None = field(default=None, repr=False)
     """The generated tokens with their top alternatives (token → log-probability), held only
     until the backend maps them to ``option_probs`` (``option_logprobs``); never recorded."""
+    cache_key: str | None = None
+    """The response-cache entry this answer was stored under or read from (None: no cache)."""
 
 
 class Model(Protocol):
@@ -92,6 +94,9 @@ class Model(Protocol):
     """Canonical model spec without secrets; part of every request fingerprint."""
     deterministic: bool
     """True when the same request always gives the same answer (greedy or seeded): cacheable."""
+    # Optional, read with getattr: ``cache_identity`` (str) names *who* answers beyond the spec
+    # (an endpoint, a weights hash) and joins the response-cache key; ``reports_served_model``
+    # (bool) says the answers carry the server's model id, which the cache checks once per run.
 
     async def generate(self, request: Request) -> Response: ...
 

@@ -132,6 +132,13 @@ class HFModel(BatchedModel):
         self.processor = processor
         self.model = model
 
+    @property
+    def cache_identity(self) -> str:
+        """The checkpoint by content hash and revision, so new weights at an old path re-ask."""
+        from medlens.runs.provenance import weights_key
+
+        return weights_key(self.settings.path)
+
     def answer_batch(self, requests: list[Request]) -> list[Response]:
         """Answer requests grouped by image count (processors want uniform batches)."""
         answers: dict[int, Response] = {}

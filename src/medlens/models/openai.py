@@ -93,8 +93,27 @@ def backoff_delay(attempt: int, base: float, cap: float, retry_after: float | No
     return max(delay, retry_after or 0.0)
 
 
-SAMPLING_KEYS = ("temperature", "seed", "top_p")
+SAMPLING_KEYS = ("temperature", "seed", "top_p", "max_tokens")
 """Request parameters that override the spec's generation settings for one request."""
+
+
+def endpoint_identity(base_url: str) -> str:
+    """``scheme://host:port/path`` of a base URL, normalised (case, default port, trailing
+    slashes): the response cache's name for *which server* answered."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base_url.strip())
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if ":" in host:  # an IPv6 literal keeps its brackets
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    port = port or {"http": 80, "https": 443}.get(scheme, 0)
+    path = "/" + "/".join(piece for piece in parts.path.split("/") if piece)
+    return f"{scheme}://{host}:{port}{path.rstrip('/') or ''}"
 
 
 class OpenAIChatModel:
@@ -103,6 +122,8 @@ class OpenAIChatModel:
     worth_caching = True
     honours_sampling = True
     """Per-request temperature and seed reach the server (self-consistency can draw samples)."""
+    reports_served_model = True
+    """Answers name the model that served them (OpenAI ``model``)."""
 
     def __init__(self, spec: Spec, settings: OpenAISettings, concurrency: int) -> None:
         public = {k: v for k, v in spec.options.items() if k not in TRANSPORT_OPTIONS}
@@ -110,6 +131,8 @@ class OpenAIChatModel:
         body = settings.body_defaults
         self.deterministic = float(body.get("temperature", 0.0)) == 0.0 or "seed" in body
         self.settings = settings
+        self.cache_identity = "endpoint=" + endpoint_identity(settings.base_url)
+        self.max_tokens: int | None = body.get("max_tokens")
         self._api_key = os.environ.get(settings.api_key_env, "")
         self._url = settings.base_url + "/chat/completions"
         headers = {"content-type": "application/json"}
@@ -247,14 +270,13 @@ class OpenAIChatModel:
         # hidden reasoning: retrying would get the same, and extraction reports it as `empty`.
         text = _message_text(message) or ""
         served_model, fingerprint = _served(data)
-        finish = choice.get("finish_reason")
         return Attempt(
             Response(
                 text,
                 usage=_usage(data.get("usage")),
                 served_model=served_model,
                 system_fingerprint=fingerprint,
-                finish_reason=finish if isinstance(finish, str) and finish else None,
+                finish_reason=_finish_reason(choice),
                 answer_positions=_answer_positions(choice),
             )
         )
@@ -318,6 +340,11 @@ def _message_text(message: Mapping[str, Any]) -> str | None:
         return "".join(p.get("text", "") for p in content if isinstance(p, dict))
     refusal = message.get("refusal")
     return refusal if isinstance(refusal, str) else None
+
+
+def _finish_reason(choice: Mapping[str, Any]) -> str | None:
+    reason = choice.get("finish_reason")
+    return reason if isinstance(reason, str) and reason else None
 
 
 def _served(data: Mapping[str, Any]) -> tuple[str | None, str | None]:

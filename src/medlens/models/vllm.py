@@ -105,6 +105,14 @@ class VLLMModel(BatchedModel):
         self.deterministic = settings.numbers["temperature"] == 0.0 or "seed" in spec.options
         self.llm = llm
         self.sampling = sampling
+        self.path = settings.path
+
+    @property
+    def cache_identity(self) -> str:
+        """The checkpoint by content hash and revision, so new weights at an old path re-ask."""
+        from medlens.runs.provenance import weights_key
+
+        return weights_key(self.path)
 
     def answer_batch(self, requests: list[Request]) -> list[Response]:
         """One ``LLM.chat`` call for every request whose images could be prepared."""

@@ -16,6 +16,7 @@ from typing import Any
 
 from medlens.core.errors import InputError, MedlensError
 from medlens.judges.verdicts import judged_item_scores, judged_values, weighted_scores
+from medlens.ratings.calibrated import calibrated_for_run, human_labels
 from medlens.ratings.protocols import EQUIVALENCE
 from medlens.ratings.sheets import FilledSheet, read_sheet
 from medlens.ratings.winratio import win_ratios
@@ -138,7 +139,31 @@ def judge_human_agreement(
         out["dimensions"][dimension] = paired_summary(paired, n_resamples, seed)
     out["raters"] = _inter_rater(ratings, dimensions, nominal)
     out["win_ratios"] = _win_ratios(runs, judge, ratings, judged[0][2]["meta"], nominal)
+    out["calibrated_runs"] = _calibrations(runs, judge, ratings, judged[0][2]["meta"], nominal)
+    out["calibrated"] = out["calibrated_runs"][0]["calibrated"]
     return out
+
+
+def _calibrations(
+    runs: Sequence[Path], judge: str, ratings: Sequence[HumanRating], meta: Mapping[str, Any],
+    nominal: bool,
+) -> list[dict[str, Any]]:  # fmt: skip
+    """Per run: the judged mean calibrated on the human labels (PPI), and the digest of the
+    judged scores used; a run the labels do not cover gets None, no run covered is an error."""
+    found: list[dict[str, Any]] = []
+    problems: list[MedlensError] = []
+    for index, run in enumerate(runs):
+        try:
+            calibrated, digest = calibrated_for_run(
+                run, judge, human_labels(ratings, index, meta, nominal)
+            )
+        except MedlensError as exc:
+            problems.append(exc)
+            calibrated, digest = None, None
+        found.append({"run": str(run), "calibrated": calibrated, "digest": digest})
+    if len(problems) == len(runs):
+        raise problems[0]
+    return found
 
 
 def _inter_rater(

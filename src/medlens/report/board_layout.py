@@ -16,8 +16,10 @@ from medlens.report.board_sections import (
     BoardTable,
     Cell,
     board_tables,
+    ci_cell,
     num,
     p_cell,
+    pct,
     shown,
     signed,
     t,
@@ -252,11 +254,27 @@ def all_tables(board: dict[str, Any]) -> list[BoardTable]:
     judged score source every title names it."""
     from dataclasses import replace
 
-    tables = [*layout_tables(board), *board_tables(board)]
+    tables = [*layout_tables(board), *board_tables(board), *calibrated_tables(board)]
     source = board.get("score_source", "rules")
     if source == "rules":
         return tables
     return [replace(table, title=f"{table.title} (scores: {source})") for table in tables]
 
 
-__all__: Sequence[str] = ["all_tables", "layout_tables"]
+def calibrated_tables(board: dict[str, Any]) -> list[BoardTable]:
+    """``--human``: each run's judged score calibrated on the human labels, beside the raw one."""
+    found = board.get("calibrated")
+    if not found:
+        return []
+    rows = [
+        [t(row["run"]), pct(row["raw"]), pct(row["score"]), ci_cell(row["ci"]),
+         num(row["n_human"]), num(row["n_judged"]), t(row["method"] or "")]
+        for row in found["runs"]
+    ]  # fmt: skip
+    title = f"Judge {found['judge']} calibrated on human labels (PPI): {found['label']}"
+    headers = ["run", "raw judged", "calibrated", "95% CI", "human labels", "judged", "method"]
+    notes = [f"judge label: {found['label']} ({found['label_reason']})"]
+    return [BoardTable("calibrated", title, headers, rows, notes)]
+
+
+__all__: Sequence[str] = ["all_tables", "calibrated_tables", "layout_tables"]

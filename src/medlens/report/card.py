@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from medlens.judges.identity import fingerprint_lines
 from medlens.runs.recorded import run_card
 from medlens.sources.cards import USAGE_STATEMENT
 
@@ -149,6 +150,8 @@ def _judges(run_dir: Path) -> str:
         found.append(
             f"{judge.get('name', path.parent.name)}: {protocol.get('name', '?')} by "
             f"{judge.get('judge', '?')}" + (f" (weights {weight_text})" if weight_text else "")
+            + "".join(f" [fingerprint: {line}]" for line in fingerprint_lines(judge))
+            + (" [self-judged]" if judge.get("self_judged") else "")
         )
     return "; ".join(found) or "none"
 

@@ -1,5 +1,6 @@
-"""The judge sections of every report: judged beside rule scores per slice, with CIs; the
-per-dimension table of a rubric; self-agreement; judge warnings.
+"""The judge sections of every report: judged beside rule scores per slice, with CIs, and the
+human-calibrated score beside the raw one; the per-dimension table of a rubric; a panel's
+members; self-agreement, order flips, cached verdicts and every failed reply; judge warnings.
 
 Each section is laid out once here as plain text cells; text, markdown and HTML only draw it.
 Rubric scores are printed on Med-CMR's 0–100 scale, the others as percentages.
@@ -40,6 +41,15 @@ def _signed_ci(ci: Sequence[float]) -> str:
 SLICE_HEADERS = ("slice", "n", "judged", "95% CI", "rules", "judged − rules", "judge errors")
 
 
+def failures_text(cell: dict[str, Any]) -> str:
+    """`3 (empty 2, truncated 1)`: the items without a verdict, by why."""
+    total = int(cell.get("judge_errors", 0))
+    kinds = cell.get("judge_failures") or {}
+    if not total or not kinds:
+        return str(total)
+    return f"{total} (" + ", ".join(f"{k.replace('_', ' ')} {n}" for k, n in kinds.items()) + ")"
+
+
 def slice_row(label: str, cell: dict[str, Any]) -> tuple[str, ...]:
     return (
         label,
@@ -48,23 +58,87 @@ def slice_row(label: str, cell: dict[str, Any]) -> tuple[str, ...]:
         points_ci(cell["ci"]),
         points(cell.get("rule_score")),
         signed(cell.get("sensitivity")),
-        str(cell.get("judge_errors", 0)),
+        failures_text(cell),
+    )
+
+
+def calibrated_row(entry: dict[str, Any]) -> tuple[str, ...] | None:
+    """The human-anchored score (PPI) as a row under the raw overall one, when there is one."""
+    found = (entry.get("calibration") or {}).get("calibrated")
+    if not found or found.get("score") is None:
+        return None
+    label = f"overall, calibrated on {found['n_human']} human labels (PPI)"
+    ci = found.get("ci")
+    return (label, str(found["n_judged"]), points(found["score"]), points_ci(ci), "–", "–", "–")
+
+
+def judge_title(name: str, entry: dict[str, Any]) -> str:
+    protocol = entry["protocol"]["name"]
+    marks = [(entry.get("calibration") or {}).get("label", "uncalibrated")]
+    if entry.get("self_judged"):
+        marks.insert(0, "self-judged")
+    return (
+        f"Judge {name}: {protocol} by {entry['judge'].split('?')[0]} (scores 0–100; "
+        f"{', '.join(marks)})"
     )
 
 
 def judge_sections(results: dict[str, Any]) -> list[JudgeSection]:
-    """Every judge of the run: one slice table, plus a dimension table for rubrics."""
+    """Every judge of the run: one slice table, plus a dimension table for rubrics and a member
+    table for panels."""
     sections: list[JudgeSection] = []
     for name, entry in (results.get("judges") or {}).items():
-        protocol = entry["protocol"]["name"]
         rows = [slice_row("overall", entry["overall"])]
+        calibrated = calibrated_row(entry)
+        if calibrated is not None:
+            rows.append(calibrated)
         for axis, cells in entry["by"].items():
             rows += [slice_row(f"{axis}={value}", cell) for value, cell in cells.items()]
-        title = f"Judge {name}: {protocol} by {entry['judge'].split('?')[0]} (scores 0–100)"
-        sections.append(JudgeSection(title, SLICE_HEADERS, rows, judge_notes(name, entry)))
+        sections.append(
+            JudgeSection(judge_title(name, entry), SLICE_HEADERS, rows, judge_notes(name, entry))
+        )
         if entry["dimensions"]:
             sections.append(dimension_section(name, entry))
+        if entry.get("panel"):
+            sections.append(member_section(name, entry))
     return sections
+
+
+MEMBER_HEADERS = ("member", "judge", "n", "judged", "95% CI", "calls", "cached", "judge errors")
+
+
+def member_section(name: str, entry: dict[str, Any]) -> JudgeSection:
+    """Each member's own judged score beside the panel's, and how well they agree."""
+    panel = entry["panel"]
+    rows: list[tuple[str, ...]] = []
+    for member, found in panel["members"].items():
+        overall = found["overall"]
+        rows.append((
+            member, str(found["judge"]).split("?")[0], str(overall["n"]), points(overall["score"]),
+            points_ci(overall["ci"]), str(overall.get("calls", 0)),
+            str(overall.get("cached_verdicts", 0)), failures_text(overall),
+        ))  # fmt: skip
+    rule = "majority of the members (a tie is unresolved)" if panel["combine"] == "majority" else (
+        "mean of the members' scores"
+    )
+    notes = [f"panel verdict: {rule}; unresolved items: "
+             f"{entry['overall'].get('judge_failures', {}).get('unresolved', 0)}"]  # fmt: skip
+    agreement = panel.get("agreement") or {}
+    if agreement.get("dimensions"):
+        notes += inter_judge_lines(agreement)
+    notes += agreement.get("not_computed", [])
+    for member, found in panel["members"].items():
+        if found.get("position_bias"):
+            notes.append(position_line(member, found["position_bias"]))
+    return JudgeSection(f"Judge {name}: panel members", MEMBER_HEADERS, rows, notes)
+
+
+def position_line(name: str, bias: dict[str, Any]) -> str:
+    return (
+        f"position bias of {name} (--swap): {bias['flips']} of {bias['pairs']} items read "
+        f"differently with the options in the other order, rate {points(bias['rate'])}% "
+        f"(95% CI {points_ci(bias['ci'])}); flipped items are left out of the judged score"
+    )
 
 
 def dimension_section(name: str, entry: dict[str, Any]) -> JudgeSection:
@@ -95,12 +169,23 @@ def judge_notes(name: str, entry: dict[str, Any]) -> list[str]:
         if entry.get("scope") == "unresolved"
         else "every item sent"
     )
+    failed = ", ".join(
+        f"{k.replace('_', ' ')} {n}" for k, n in (replies.get("failures") or {}).items()
+    )
     notes = [
-        f"{overall['calls']} judge calls; {saved} (scope {entry.get('scope')}); "
+        f"{overall['calls']} judge calls and {overall.get('cached_verdicts', 0)} verdicts from "
+        f"the response cache (not calls); {saved} (scope {entry.get('scope')}); "
         f"{replies.get('unparseable', 0)} unparseable and {replies.get('errors', 0)} failed "
-        f"replies; {overall['judge_errors']} items without a verdict are left out of the "
-        "judged score (not scored 0)."
+        f"replies{f' ({failed})' if failed else ''}, each asked twice; "
+        f"{overall['judge_errors']} items without a verdict are left out of the judged score "
+        "(not scored 0)."
     ]
+    notes += calibration_notes(entry)
+    if replies.get("format_warnings"):
+        notes.append(
+            f"{replies['format_warnings']} verdicts without the 'Rationale:' the reply format "
+            "asks for (counted: the [RESULT] was clean)"
+        )
     agreement = (entry.get("self_agreement") or {}).get("agreement")
     if agreement and agreement["n"]:
         notes.append(
@@ -108,6 +193,8 @@ def judge_notes(name: str, entry: dict[str, Any]) -> list[str]:
             f"{points(agreement['score'])}% of repeat pairs agree "
             f"(n={agreement['n']}, 95% CI {points_ci(agreement['ci'])})"
         )
+    if entry.get("position_bias"):
+        notes.append(position_line(name, entry["position_bias"]))
     gap = entry.get("closed_open")
     if gap and gap.get("delta") is not None:
         notes.append(
@@ -115,10 +202,35 @@ def judge_notes(name: str, entry: dict[str, Any]) -> list[str]:
             f"{name} {points(gap['open'])} (n={gap['n_open']}): Δ {signed(gap['delta'])} points"
             + (f", 95% CI {_signed_ci(gap['delta_ci'])}" if gap.get("delta_ci") else "")
         )
+    provenance = (entry.get("judge_fingerprint") or {}).get("provenance")
+    if provenance:
+        notes.append(f"protocol {entry['protocol']['name']}: {provenance}")
+    if entry.get("self_judged"):
+        notes.append("self-judged: the judge is the evaluated model (--allow-self-judge)")
     notes += [f"warning: {w}" for w in entry.get("warnings", [])]
     if entry.get("inter_judge"):
         notes += inter_judge_lines(entry["inter_judge"])
+    if entry.get("inter_judge_note"):
+        notes.append(entry["inter_judge_note"])
     return notes
+
+
+def calibration_notes(entry: dict[str, Any]) -> list[str]:
+    """The judge's calibration label and, with human labels, the calibrated vs raw score."""
+    calibration = entry.get("calibration") or {}
+    label = calibration.get("label", "uncalibrated")
+    found = calibration.get("calibrated")
+    if found and found.get("score") is not None:
+        human = found.get("human_only")
+        text = (
+            f"{label}: raw judged {points(found.get('raw'))} → calibrated "
+            f"{points(found['score'])} {points_ci(found.get('ci'))} with {found['n_human']} "
+            f"human labels of {found['n_judged']} items ({found['method']})"
+        )
+        if human:
+            text += f"; human labels alone {points(human['score'])} {points_ci(human['ci'])}"
+        return [text]
+    return [f"{label}: {calibration.get('reason', '')}".rstrip(": ")]
 
 
 def inter_judge_lines(agreement: dict[str, Any]) -> list[str]:
@@ -150,12 +262,21 @@ def _interval(bounds: Any) -> str:
 def judge_text_lines(name: str, entry: dict[str, Any]) -> list[str]:
     """A short plain summary of one judge (printed by `medlens judge`)."""
     overall = entry["overall"]
+    label = (entry.get("calibration") or {}).get("label", "uncalibrated")
     head = (
-        f"judge {name} ({entry['protocol']['name']}): judged {points(overall['score'])} "
-        f"{points_ci(overall['ci'])} vs rules {points(overall.get('rule_score'))} "
-        f"(n={overall['n']}, 0–100)"
+        f"judge {name} ({entry['protocol']['name']}, {label}"
+        f"{', self-judged' if entry.get('self_judged') else ''}): judged "
+        f"{points(overall['score'])} {points_ci(overall['ci'])} vs rules "
+        f"{points(overall.get('rule_score'))} (n={overall['n']}, 0–100)"
     )
-    return [head, *judge_notes(name, entry)]
+    lines = [head, *judge_notes(name, entry)]
+    if entry.get("panel"):
+        section = member_section(name, entry)
+        lines += [f"member {row[0]} ({row[1]}): judged {row[3]} {row[4]}, n={row[2]}, "
+                  f"{row[5]} calls, {row[6]} cached, judge errors {row[7]}"
+                  for row in section.rows]  # fmt: skip
+        lines += section.notes
+    return lines
 
 
 def text_blocks(results: dict[str, Any]) -> list[Any]:

@@ -76,6 +76,11 @@ def accelerators() -> list[str]:
     return [line.strip() for line in done.stdout.splitlines() if line.strip()]
 
 
+_FILE_HASHES: dict[tuple[str, int, int], str] = {}
+"""(path, size, mtime) → sha256: a checkpoint is hashed once per process, although the run's
+provenance and the response cache's key both ask for it."""
+
+
 def weights_identity(path_text: str) -> dict[str, Any] | None:
     """sha256 of the safetensors files under a local checkpoint, and its hub revision if known.
 
@@ -86,7 +91,7 @@ def weights_identity(path_text: str) -> dict[str, Any] | None:
     if not folder.is_dir():
         return None
     files = sorted(folder.rglob("*.safetensors"))
-    per_file = {str(f.relative_to(folder)): _file_sha256(f) for f in files}
+    per_file = {str(f.relative_to(folder)): _known_sha256(f) for f in files}
     combined = hashlib.sha256(
         "".join(f"{name}:{digest}\n" for name, digest in per_file.items()).encode("utf-8")
     ).hexdigest()
@@ -97,6 +102,24 @@ def weights_identity(path_text: str) -> dict[str, Any] | None:
         "files": per_file,
         "revision": match.group(1) if match else None,
     }
+
+
+def weights_key(path_text: str) -> str:
+    """One line naming a checkpoint by content (safetensors sha256) and hub revision; a path
+    that is no local folder (a hub id) is named as written."""
+    found = weights_identity(path_text)
+    if found is None or not found["safetensors_sha256"]:  # nothing to hash: name the folder
+        where = Path(path_text).expanduser()
+        return f"weights=unhashed:{where.resolve() if where.exists() else path_text}"
+    return f"weights={found['safetensors_sha256']};revision={found['revision'] or 'unknown'}"
+
+
+def _known_sha256(path: Path) -> str:
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    if key not in _FILE_HASHES:
+        _FILE_HASHES[key] = _file_sha256(path)
+    return _FILE_HASHES[key]
 
 
 def _file_sha256(path: Path) -> str:
@@ -245,10 +268,16 @@ def stamp_run(store: Any, model_spec: Spec, created: bool) -> None:
 def environment_notes(run_dirs: Sequence[Path | str]) -> list[str]:
     """One line per run whose environment or served model differs from the first run's
     (for `compare` and `board`; empty when they agree or were recorded before medlens did)."""
+    return run_notes(run_dirs)[0]
+
+
+def run_notes(run_dirs: Sequence[Path | str]) -> tuple[list[str], list[str]]:
+    """(:func:`environment_notes`, :func:`shared_cache_notes`): served models are read as
+    three pyarrow columns, whole records only when some run holds cached answers."""
     from medlens.runs.store import read_run_file
 
     if len(run_dirs) < 2:
-        return []
+        return [], []
     paths = [Path(path) for path in run_dirs]
     runs = [read_run_file(path) for path in paths]
     first_served = served_sets(paths[0])
@@ -261,7 +290,18 @@ def environment_notes(run_dirs: Sequence[Path | str]) -> list[str]:
                 f"{paths[0].name} and {path.name} ran in different environments "
                 f"({'; '.join(changes)})"
             )
-    return notes
+    return notes, cache_sharing_notes(paths)
+
+
+def cache_sharing_notes(paths: Sequence[Path]) -> list[str]:
+    """:func:`shared_cache_notes` of the runs, read only when one of them holds a cached
+    answer (records are compact JSON, so ``"cached":true`` is in the bytes)."""
+    from medlens.runs.store import RunStore
+
+    files = [path / "records.jsonl" for path in paths]
+    if not any(f.is_file() and _mentions(f, [b'"cached":true']) for f in files):
+        return []
+    return shared_cache_notes([(p.name, RunStore.open(p).records().values()) for p in paths])
 
 
 SERVED_KEYS = ("served_model", "system_fingerprint")
@@ -313,3 +353,39 @@ def served_sets(run_dir: Path) -> dict[str, set[str]]:
         pass
     summary = served_summary(RunStore.open(run_dir).records().values())
     return {key: set(summary[key]) for key in SERVED_KEYS}
+
+
+def _entry(record: Mapping[str, Any]) -> str | None:
+    """The cache entry a record's answer belongs to (records older than cache keys: their
+    request fingerprint, which was the key then)."""
+    key = record.get("cache_key") or record.get("fingerprint")
+    return str(key) if key and record.get("error") is None else None
+
+
+def shared_cache_notes(runs: Sequence[tuple[str, Iterable[Mapping[str, Any]]]]) -> list[str]:
+    """One line per two runs holding answers from one set of response-cache entries (the same
+    request to the same answerer, answered from the cache on at least one side): the second
+    run repeats the first instead of measuring anything."""
+    records = [(name, list(rows)) for name, rows in runs]
+    cached_keys = {_entry(r) for _, rows in records for r in rows if r.get("cached")} - {None}
+    if not cached_keys:
+        return []
+    holders: dict[str, list[tuple[int, bool]]] = {}
+    for index, (_, rows) in enumerate(records):
+        for record in rows:
+            key = _entry(record)
+            if key is not None and key in cached_keys:
+                holders.setdefault(key, []).append((index, bool(record.get("cached"))))
+    pairs: Counter[tuple[int, int]] = Counter()
+    for held in holders.values():
+        for a in range(len(held)):
+            for b in range(a + 1, len(held)):
+                (i, cached_i), (j, cached_j) = held[a], held[b]
+                if i != j and (cached_i or cached_j):
+                    pairs[(min(i, j), max(i, j))] += 1
+    return [
+        f"{records[i][0]} and {records[j][0]} share {n} answers from one set of response-cache "
+        "entries (same requests to the same server or weights, answered from the cache): they "
+        "are one evaluation, not two; rerun one with --no-cache to ask the model again"
+        for (i, j), n in sorted(pairs.items())
+    ]
