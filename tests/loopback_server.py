@@ -7,9 +7,14 @@ answers). With
 ``accuracy`` < 1 a fixed, prompt-determined share of answers is wrong. Faults are drawn from a hash
 of (prompt, attempt number), so a fresh server replays the same faults for the same run.
 
+For benches it can also take time like a real server: a fixed ``latency`` per answer, and an
+image-encode cost model (:class:`ImageCost`: a vision encoder with a cache of the last N images it
+encoded, as vLLM's multi-modal cache or SGLang's radix cache give a server that sees the same
+image again soon).
+
 Bounded: it binds only to 127.0.0.1, serves at most ``max_requests`` requests and shuts itself
 down after ``lifetime`` seconds. Run ``python tests/loopback_server.py`` to serve from a separate
-process (it prints its base URL), as ``bench/overhead.py`` does.
+process (it prints its base URL), as ``bench/overhead.py`` and ``bench/study.py`` do.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import re
 import socket
 import threading
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -76,6 +81,43 @@ class Faults:
 
 
 @dataclass(frozen=True)
+class ImageCost:
+    """Seconds an answer waits per image: `miss` for an image not among the last `capacity`
+    distinct images the server saw (it must be encoded), `hit` otherwise (cache lookup)."""
+
+    miss: float = 0.020
+    hit: float = 0.002
+    capacity: int = 64
+
+
+class ImageCache:
+    """The server's recently seen images (LRU by sha256 of the image URL), thread-safe."""
+
+    def __init__(self, cost: ImageCost) -> None:
+        self.cost = cost
+        self._seen: OrderedDict[str, None] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def charge(self, image_urls: tuple[str, ...]) -> float:
+        """The seconds these images cost; each counts as seen from now on."""
+        seconds = 0.0
+        for url in image_urls:
+            key = hashlib.sha256(url.encode()).hexdigest()
+            with self._lock:
+                hit = key in self._seen
+                self._seen[key] = None
+                self._seen.move_to_end(key)
+                while len(self._seen) > self.cost.capacity:
+                    self._seen.popitem(last=False)
+                self.hits += hit
+                self.misses += not hit
+            seconds += self.cost.hit if hit else self.cost.miss
+        return seconds
+
+
+@dataclass(frozen=True)
 class ServerConfig:
     gold: GoldLookup = field(default=lambda request: None)
     accuracy: float = 1.0
@@ -105,6 +147,12 @@ class ServerConfig:
     """Set when a request arrives (tests wait on it instead of sleeping)."""
     hold: threading.Event | None = None
     """When given, answers wait until it is set (a run kept busy while the test acts)."""
+    hold_after: int = 0
+    """With `hold`: only requests after the first `hold_after` wait (some answers get through)."""
+    latency: float = 0.0
+    """Seconds every answer takes (a model's time to answer), on top of `image_cost`."""
+    image_cost: ImageCost | None = None
+    """Time charged per image, by whether the server saw it recently (None: images are free)."""
 
 
 def unit_hash(*parts: object) -> float:
@@ -202,9 +250,16 @@ class LoopbackServer:
         self.answered_keys: set[str] = set()
         """Prompts that got at least one answer written out (normal or slow)."""
         self._lock = threading.Lock()
+        self.images = ImageCache(config.image_cost) if config.image_cost else None
         self._httpd = _Listener(("127.0.0.1", 0), _make_handler(self))
         self.port = self._httpd.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
+
+    def arrival(self) -> int:
+        """Count one parsed request on arrival; the count so far."""
+        with self._lock:
+            self.stats["arrived"] += 1
+            return self.stats["arrived"]
 
     def next_attempt(self, key: str) -> int:
         with self._lock:
@@ -311,9 +366,12 @@ def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
             server.last_body = request.body
             if config.arrived is not None:
                 config.arrived.set()
-            if config.hold is not None:
+            if config.hold is not None and server.arrival() > config.hold_after:
                 config.hold.wait(config.lifetime)
             attempt = server.next_attempt(request.key)
+            wait = config.latency + (server.images.charge(request.image_urls) if server.images else 0)
+            if wait > 0:
+                time.sleep(wait)
             fault = config.faults.draw(unit_hash(request.key, attempt, "fault"))
             server.count(fault or "answered")
             self._respond(request, fault)
@@ -379,8 +437,24 @@ def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--lifetime", type=float, default=600.0)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds per answer")
+    parser.add_argument(
+        "--image-cost", default=None, help="MISS,HIT,CAPACITY: e.g. 0.02,0.002,64 (ImageCost)"
+    )
+    parser.add_argument(
+        "--gold", default=None, help="JSON file of marker -> gold answer (gold_by_marker)"
+    )
     args = parser.parse_args()
-    server = LoopbackServer(ServerConfig(lifetime=args.lifetime))
+    cost = None
+    if args.image_cost:
+        miss, hit, capacity = args.image_cost.split(",")
+        cost = ImageCost(float(miss), float(hit), int(capacity))
+    gold: GoldLookup = lambda request: None  # noqa: E731
+    if args.gold:
+        with open(args.gold, encoding="utf-8") as handle:
+            gold = gold_by_marker(json.load(handle))
+    config = ServerConfig(gold=gold, lifetime=args.lifetime, latency=args.latency, image_cost=cost)
+    server = LoopbackServer(config)
     server.start()
     print(server.base_url, flush=True)
     time.sleep(args.lifetime)
