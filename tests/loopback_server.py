@@ -146,7 +146,8 @@ class ServerConfig:
     arrived: threading.Event | None = None
     """Set when a request arrives (tests wait on it instead of sleeping)."""
     hold: threading.Event | None = None
-    """When given, answers wait until it is set (a run kept busy while the test acts)."""
+    """When given, answers wait until it is set (a run kept busy while the test acts); one
+    still waiting when the server's lifetime is over gets a 503."""
     hold_after: int = 0
     """With `hold`: only requests after the first `hold_after` wait (some answers get through)."""
     latency: float = 0.0
@@ -366,8 +367,9 @@ def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
             server.last_body = request.body
             if config.arrived is not None:
                 config.arrived.set()
-            if config.hold is not None and server.arrival() > config.hold_after:
-                config.hold.wait(config.lifetime)
+            held = config.hold is not None and server.arrival() > config.hold_after
+            if held and not config.hold.wait(config.lifetime):  # type: ignore[union-attr]
+                return self._json(503, {"error": {"message": "held past the server's lifetime"}})
             attempt = server.next_attempt(request.key)
             wait = config.latency + (server.images.charge(request.image_urls) if server.images else 0)
             if wait > 0:

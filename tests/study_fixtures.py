@@ -27,7 +27,12 @@ def write_images(folder: Path, count: int) -> list[str]:
 
 
 def write_shared_bench(
-    folder: Path, n_items: int, n_images: int, *, prefix: str = "q", shuffle: int | None = 1,
+    folder: Path,
+    n_items: int,
+    n_images: int,
+    *,
+    prefix: str = "q",
+    shuffle: int | None = 1,
     kinds: tuple[str, ...] = ("choice",),
 ) -> tuple[str, dict[str, str]]:
     """A jsonl benchmark of `n_items` questions over `n_images` images (several questions per
@@ -115,7 +120,8 @@ def write_study(
     return path
 
 
-def openai_spec(base_url: str, name: str = "m", **options: str) -> str:
+def openai_spec(base_url: str, name: str = "m", retries: int = 6, **options: str) -> str:
     """An openai: spec for a loopback server: quick retries, no key."""
     extra = "".join(f"&{k}={v}" for k, v in options.items())
-    return f"openai:{name}?base_url={base_url}&max_retries=6&backoff=0.002&backoff_max=0.02{extra}"
+    return (f"openai:{name}?base_url={base_url}&max_retries={retries}&backoff=0.002"
+            f"&backoff_max=0.02{extra}")  # fmt: skip

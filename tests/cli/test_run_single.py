@@ -32,12 +32,16 @@ def test_a_config_file_names_one_model_as_text_and_a_list_is_refused(tmp_path: P
     one = tmp_path / "one.toml"
     one.write_text('bench = "demo"\nmodel = "random"\nlimit = 3\n', encoding="utf-8")
     out = tmp_path / "runs"
-    result = CliRunner().invoke(app, ["run", "--config", str(one), "--out", str(out), "--name", "a"])
+    result = CliRunner().invoke(
+        app, ["run", "--config", str(one), "--out", str(out), "--name", "a"]
+    )
     assert result.exit_code == 0, result.output
     assert (out / "a" / "results.json").is_file()
     two = tmp_path / "two.toml"
     two.write_text('bench = "demo"\nmodel = ["random", "first"]\n', encoding="utf-8")
-    result = CliRunner().invoke(app, ["run", "--config", str(two), "--out", str(out), "--name", "b"])
+    result = CliRunner().invoke(
+        app, ["run", "--config", str(two), "--out", str(out), "--name", "b"]
+    )
     assert result.exit_code == 2
     assert "--model given 2 times (random, first)" in result.output
     assert not (out / "b").exists()

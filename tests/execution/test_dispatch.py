@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import itertools
 import json
 import threading
 from pathlib import Path
@@ -85,7 +86,7 @@ class SentImages:
 
 def changes(order: list[str]) -> int:
     """How often the image changes from one request to the next."""
-    return sum(1 for a, b in zip(order, order[1:], strict=False) if a != b)
+    return sum(1 for a, b in itertools.pairwise(order) if a != b)
 
 
 def test_image_order_sends_each_image_once_in_a_row_and_records_equal_item_order(

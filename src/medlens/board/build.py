@@ -25,6 +25,9 @@ class BoardOptions:
     min_n: int = 50
     n_resamples: int = 1000
     seed: int = 0
+    labels: dict[str, str] = field(default_factory=dict)
+    """Run directory (as given) → its model label (a study's): the name the board shows and
+    --pairs, --meta and --base use instead of the folder name; with --across, the model row."""
 
 
 def load_references(name: str) -> list[dict[str, Any]]:
@@ -42,7 +45,7 @@ def build_board(options: BoardOptions) -> dict[str, Any]:
 
     if not options.runs:
         raise SpecError("board: give at least one run directory")
-    runs = open_runs(options.runs)
+    runs = open_runs(options.runs, options.labels, label_runs=not options.across)
     references = []
     if options.reference:
         from medlens.analysis.references import check_comparable
