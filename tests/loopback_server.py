@@ -82,8 +82,10 @@ class Faults:
 
 @dataclass(frozen=True)
 class ImageCost:
-    """Seconds an answer waits per image: `miss` for an image not among the last `capacity`
-    distinct images the server saw (it must be encoded), `hit` otherwise (cache lookup)."""
+    """Seconds the server's vision encoder spends per image: `miss` for an image not among the
+    last `capacity` distinct images it saw (it must be encoded), `hit` otherwise (a lookup).
+    The encoder is one resource, as a server's GPU is: it handles one image at a time, so
+    concurrent requests queue for it (their other work, `latency`, runs side by side)."""
 
     miss: float = 0.020
     hit: float = 0.002
@@ -91,21 +93,20 @@ class ImageCost:
 
 
 class ImageCache:
-    """The server's recently seen images (LRU by sha256 of the image URL), thread-safe."""
+    """The server's recently seen images (LRU by sha256 of the image URL) and its one encoder."""
 
     def __init__(self, cost: ImageCost) -> None:
         self.cost = cost
         self._seen: OrderedDict[str, None] = OrderedDict()
-        self._lock = threading.Lock()
+        self._encoder = threading.Lock()
         self.hits = 0
         self.misses = 0
 
-    def charge(self, image_urls: tuple[str, ...]) -> float:
-        """The seconds these images cost; each counts as seen from now on."""
-        seconds = 0.0
-        for url in image_urls:
-            key = hashlib.sha256(url.encode()).hexdigest()
-            with self._lock:
+    def encode(self, image_urls: tuple[str, ...]) -> None:
+        """Spend the encoder's time on these images; each counts as seen from now on."""
+        keys = [hashlib.sha256(url.encode()).hexdigest() for url in image_urls]
+        with self._encoder:
+            for key in keys:
                 hit = key in self._seen
                 self._seen[key] = None
                 self._seen.move_to_end(key)
@@ -113,8 +114,7 @@ class ImageCache:
                     self._seen.popitem(last=False)
                 self.hits += hit
                 self.misses += not hit
-            seconds += self.cost.hit if hit else self.cost.miss
-        return seconds
+                time.sleep(self.cost.hit if hit else self.cost.miss)
 
 
 @dataclass(frozen=True)
@@ -151,7 +151,7 @@ class ServerConfig:
     hold_after: int = 0
     """With `hold`: only requests after the first `hold_after` wait (some answers get through)."""
     latency: float = 0.0
-    """Seconds every answer takes (a model's time to answer), on top of `image_cost`."""
+    """Seconds every answer takes (a model's time to answer; answers overlap), after `image_cost`."""
     image_cost: ImageCost | None = None
     """Time charged per image, by whether the server saw it recently (None: images are free)."""
 
@@ -351,6 +351,15 @@ def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # quiet
             return
 
+        def do_GET(self) -> None:
+            """``GET /stats``: the counters, for a bench that runs the server in a process."""
+            if self.path.rstrip("/").endswith("/stats"):
+                images = server.images
+                stats = {**server.stats, "image_hits": images.hits if images else 0,
+                         "image_misses": images.misses if images else 0}  # fmt: skip
+                return self._json(200, stats)
+            return self._json(404, {"error": {"message": f"no route {self.path}"}})
+
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("content-length", "0")))
             server.seen_headers.append({k.lower(): v for k, v in self.headers.items()})
@@ -371,9 +380,10 @@ def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
             if held and not config.hold.wait(config.lifetime):  # type: ignore[union-attr]
                 return self._json(503, {"error": {"message": "held past the server's lifetime"}})
             attempt = server.next_attempt(request.key)
-            wait = config.latency + (server.images.charge(request.image_urls) if server.images else 0)
-            if wait > 0:
-                time.sleep(wait)
+            if server.images is not None:
+                server.images.encode(request.image_urls)
+            if config.latency > 0:
+                time.sleep(config.latency)
             fault = config.faults.draw(unit_hash(request.key, attempt, "fault"))
             server.count(fault or "answered")
             self._respond(request, fault)

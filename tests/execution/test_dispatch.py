@@ -128,3 +128,21 @@ def test_run_refuses_an_unknown_order(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "--order 'shuffled'" in result.output
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_server_that_caches_images_encodes_each_image_once_in_image_order(
+    tmp_path: Path,
+) -> None:
+    from loopback_server import ImageCost
+
+    bench, golds = write_shared_bench(tmp_path / "bench", 40, 8)
+    misses = {}
+    for order in ("item", "image"):
+        config = ServerConfig(gold=gold_by_marker(golds), image_cost=ImageCost(0, 0, capacity=2))
+        with serve(config) as server:
+            named_run(bench, openai_spec(server.base_url), tmp_path / "runs", order,
+                      "--order", order, "--concurrency", "1", "--no-cache")  # fmt: skip
+            assert server.images is not None
+            misses[order] = server.images.misses
+    assert misses["image"] == 8  # one encoding per image
+    assert misses["item"] > 20  # shuffled questions: a cache of 2 images rarely helps
