@@ -120,3 +120,40 @@ def test_sigkill_mid_study_then_the_same_command_resumes_every_run_and_judge(
     assert {j["state"] for j in record["judges"].values()} == {"done"}
     assert (runs.parent / "boards" / "a.html").is_file()
     assert (runs.parent / "study.html").is_file() and (runs.parent / "study.md").is_file()
+
+
+def test_ctrl_c_stops_every_job_with_its_answers_stored_and_exits_130(tmp_path: Path) -> None:
+    bench, golds = write_shared_bench(tmp_path / "a", 20, 4, prefix="a")
+    release = threading.Event()
+    configs = [ServerConfig(gold=gold_by_marker(golds), hold=release, hold_after=HELD_AFTER)
+               for _ in range(2)]  # fmt: skip
+    with serve(configs[0]) as s0, serve(configs[1]) as s1:
+        study = write_study(tmp_path / "int.toml", "int",
+                            {"m0": openai_spec(s0.base_url), "m1": openai_spec(s1.base_url)},
+                            {"a": bench})  # fmt: skip
+        args = ["study", str(study), "--out", str(tmp_path / "studies"), "--concurrency", "2",
+                "--no-reports", "--no-cache"]  # fmt: skip
+        runs = tmp_path / "studies" / "int" / "runs"
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+        process = subprocess.Popen([sys.executable, "-m", "medlens", *args], env=env, text=True,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+        try:
+            wait_for(lambda: all(line_count(runs / f"m{i}--a" / "records.jsonl") >= HELD_AFTER
+                                 for i in range(2)), process)  # fmt: skip
+            process.send_signal(signal.SIGINT)
+            release.set()  # the held answers arrive; each job sees the stop at its next one
+            _, stderr = process.communicate(timeout=120)
+        finally:
+            if process.poll() is None:
+                process.kill()
+        assert process.returncode == 130, stderr
+        assert "interrupted; rerun the same command to resume" in stderr
+        record = json.loads((runs.parent / "study.json").read_text())
+        assert record["stop"] == {"message": "interrupted"}
+        assert {r["state"] for r in record["runs"].values()} <= {"stopped", "done"}
+        stored = {f"m{i}": set(record_ids(runs / f"m{i}--a")) for i in range(2)}
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output
+    for i in range(2):
+        ids = record_ids(runs / f"m{i}--a")
+        assert sorted(ids) == sorted(golds) and stored[f"m{i}"] <= set(ids)

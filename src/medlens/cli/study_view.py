@@ -95,9 +95,8 @@ def print_summary(prepared: PreparedStudy, result: StudyResult) -> None:
         for note in board.notes:
             console.print(Text(f"  {note}"), soft_wrap=True)
     if result.index is not None:
-        err_console.print(
-            f"study page: {result.index[1]} (and {result.index[0].name})", highlight=False
-        )
+        page = f"study page: {result.index[1]} (and {result.index[0].name})"
+        err_console.print(Text(page), soft_wrap=True)
 
 
 def _run_cells(key: str, state: dict[str, Any]) -> list[str]:

@@ -201,6 +201,9 @@ class Scheduler:
         )
 
     def _finished(self, job: Job, result: JobResult, announce: bool = True) -> None:
+        if isinstance(job, RunJob) and result.summary:
+            # what the run covers (its limit and selection), not the whole benchmark
+            result.summary["items"] = self.previews[job.key].selected
         self.outcome.results[job.key] = result
         fields: dict[str, Any] = {"state": result.state, **result.summary}
         fields["message"] = result.message or None
