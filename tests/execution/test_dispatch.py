@@ -16,7 +16,7 @@ from cli_runs import invoke_run, named_run
 from loopback_server import ChatRequest, ServerConfig, gold_by_marker, serve
 from medlens.core.errors import SpecError
 from medlens.core.items import ImageRef, Item
-from medlens.execution.dispatch import dispatch_order, image_key, shared_image_share
+from medlens.execution.dispatch import dispatch_order, image_key
 from study_fixtures import openai_spec, records, write_shared_bench
 
 
@@ -55,7 +55,6 @@ def test_references_to_the_same_bytes_group_together() -> None:
              item("5", file_image("x")), item("6", raw_b)]  # fmt: skip
     assert [i.id for i in dispatch_order(items)] == ["1", "3", "2", "4", "6", "5"]
     assert image_key(items[0]) == image_key(items[2])
-    assert shared_image_share(items) == pytest.approx(4 / 6)
 
 
 def test_two_images_group_by_the_pair() -> None:

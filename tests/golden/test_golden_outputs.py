@@ -120,11 +120,14 @@ def study_steps() -> list[Step]:
     run = ["study", "{ws}/study.toml", "--out", "{ws}/studies", "--no-reports"]
     return [
         Step([*run, "--dry-run"], before=write_study_files),
-        Step(run, files=[f"{folder}/study.json", f"{folder}/study.md", f"{folder}/boards/demo.md"],
-             digest=[f"{folder}/runs/rand--demo/records.jsonl"]),  # fmt: skip
+        Step(
+            run,
+            files=[f"{folder}/study.json", f"{folder}/study.md", f"{folder}/boards/demo.md"],
+            digest=[f"{folder}/runs/rand--demo/records.jsonl"],
+        ),
         Step(run),
         Step(["study", "{ws}/bad-study.toml", "--out", "{ws}/studies"]),
-        Step(["run", "--bench", "demo", "--model", "random", "--model", "first", "--out", "{ws}/runs"]),
+        Step(["run", "--bench", "demo", "--model", "random", "--model", "first"]),
     ]
 
 

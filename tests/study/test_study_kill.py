@@ -44,6 +44,19 @@ def wait_for(condition: object, process: subprocess.Popen[str]) -> None:
     raise AssertionError("the study never got that far")
 
 
+def start_study(args: list[str]) -> subprocess.Popen[str]:
+    """`medlens study` in a process of its own (so that a signal reaches it alone)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    return subprocess.Popen([sys.executable, "-m", "medlens", *args], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+
+
+def held_lines(runs: Path, models: int) -> object:
+    """True once every model's first run stored the answers its server let through."""
+    return lambda: all(line_count(runs / f"m{i}--a" / "records.jsonl") >= HELD_AFTER
+                       for i in range(models))  # fmt: skip
+
+
 def test_sigkill_mid_study_then_the_same_command_resumes_every_run_and_judge(
     tmp_path: Path,
 ) -> None:
@@ -74,12 +87,9 @@ def test_sigkill_mid_study_then_the_same_command_resumes_every_run_and_judge(
         args = ["study", str(study), "--out", str(tmp_path / "studies"),
                 "--concurrency", str(CONCURRENCY), "--no-reports", "--no-cache"]  # fmt: skip
         runs = tmp_path / "studies" / "kill" / "runs"
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-        process = subprocess.Popen([sys.executable, "-m", "medlens", *args], env=env, text=True,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+        process = start_study(args)
         try:
-            wait_for(lambda: all(line_count(runs / f"m{i}--a" / "records.jsonl") >= HELD_AFTER
-                                 for i in range(3)), process)  # fmt: skip
+            wait_for(held_lines(runs, 3), process)
             process.send_signal(signal.SIGKILL)
             process.wait(timeout=60)
         finally:
@@ -134,12 +144,9 @@ def test_ctrl_c_stops_every_job_with_its_answers_stored_and_exits_130(tmp_path: 
         args = ["study", str(study), "--out", str(tmp_path / "studies"), "--concurrency", "2",
                 "--no-reports", "--no-cache"]  # fmt: skip
         runs = tmp_path / "studies" / "int" / "runs"
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-        process = subprocess.Popen([sys.executable, "-m", "medlens", *args], env=env, text=True,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+        process = start_study(args)
         try:
-            wait_for(lambda: all(line_count(runs / f"m{i}--a" / "records.jsonl") >= HELD_AFTER
-                                 for i in range(2)), process)  # fmt: skip
+            wait_for(held_lines(runs, 2), process)
             process.send_signal(signal.SIGINT)
             release.set()  # the held answers arrive; each job sees the stop at its next one
             _, stderr = process.communicate(timeout=120)

@@ -132,3 +132,31 @@ def test_dry_run_prints_the_plan_and_writes_nothing(tmp_path: Path) -> None:
     assert "run oracle--box" in result.output and "150 model requests" in result.output
     assert "no model was called, nothing was written" in result.output
     assert not (tmp_path / "studies").exists()
+
+
+def test_a_rerun_of_a_finished_study_touches_no_run_and_calls_no_judge(tmp_path: Path) -> None:
+    from judge_fixtures import write_open_bench
+    from judge_server import JudgeReplies, judge_config
+    from loopback_server import serve
+    from study_fixtures import openai_spec
+
+    bench, predictions = write_open_bench(tmp_path / "open", 12, 4)
+    with serve(judge_config(JudgeReplies())) as judge:
+        path = write_study(
+            tmp_path / "j.toml", "j", {"replayed": f"replay:{predictions}"}, {"open": f"jsonl:{bench}"},
+            judges={"eq": {"spec": openai_spec(judge.base_url, "judge"), "protocol": "equivalence"}},
+        )  # fmt: skip
+        args = ["study", str(path), "--out", str(tmp_path / "studies")]
+        assert CliRunner().invoke(app, args).exit_code == 0
+        run = tmp_path / "studies" / "j" / "runs" / "replayed--open"
+        calls = judge.stats["requests"]
+        stamps = {name: (run / name).stat().st_mtime_ns for name in ("results.json", "report.html")}
+        again = CliRunner().invoke(app, args)
+        assert again.exit_code == 0, again.output
+        assert judge.stats["requests"] == calls > 0
+    assert {name: (run / name).stat().st_mtime_ns for name in stamps} == stamps
+    record = read(tmp_path / "studies" / "j" / "study.json")
+    assert record["judges"]["replayed--open/eq"]["state"] == "done"
+    assert '<a href="runs/replayed--open/report.html">report</a>' in (
+        tmp_path / "studies" / "j" / "study.html"
+    ).read_text(encoding="utf-8")

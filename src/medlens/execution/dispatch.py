@@ -57,13 +57,3 @@ def dispatch_order(items: Sequence[Item], order: str = "image") -> list[Item]:
         groups.setdefault(position if key is None else key, []).append(item)
     return [item for group in groups.values() for item in group]
 
-
-def shared_image_share(items: Sequence[Item]) -> float:
-    """The share of items whose image set another item shows too (0 when none is shared)."""
-    counts: dict[ImageKey, int] = {}
-    for item in items:
-        key = image_key(item)
-        if key is not None:
-            counts[key] = counts.get(key, 0) + 1
-    shared = sum(n for n in counts.values() if n > 1)
-    return shared / len(items) if items else 0.0

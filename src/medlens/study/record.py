@@ -107,9 +107,8 @@ class StudyRecord:
             "file": {"path": str(plan.study.path), "sha256": plan.study.sha256},
             "identity": plan.study.identity(),
             "plan": plan_json(plan),
-            "runs": {key: previous.get("runs", {}).get(key, {"state": "pending"})
-                     for key in plan.runs},
-            "judges": {job.key: previous.get("judges", {}).get(job.key, {"state": "pending"})
+            "runs": {key: _resumed(previous.get("runs", {}).get(key)) for key in plan.runs},
+            "judges": {job.key: _resumed(previous.get("judges", {}).get(job.key))
                        for jobs in plan.judges.values() for job in jobs},
             "boards": previous.get("boards", {}),
             "stop": None,
@@ -123,6 +122,14 @@ class StudyRecord:
         self.data["updated"] = now()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(self.path, json.dumps(self.data, indent=2, ensure_ascii=False) + "\n")
+
+
+def _resumed(state: dict[str, Any] | None) -> dict[str, Any]:
+    """A job's recorded state as this invocation starts: `running` means its study was killed
+    (this one holds the lock), so it reads `stopped` until it runs again."""
+    if state is None:
+        return {"state": "pending"}
+    return {**state, "state": "stopped"} if state.get("state") == "running" else dict(state)
 
 
 def plan_json(plan: StudyPlan) -> dict[str, Any]:

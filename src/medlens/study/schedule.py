@@ -29,6 +29,7 @@ from medlens.study.jobs import (
     StudyEvents,
     execute,
     guarded,
+    result_of,
     run_summary,
 )
 from medlens.study.plan import Job, JudgeJob, RunJob, StudyPlan
@@ -118,7 +119,7 @@ class Scheduler:
         """Every selected run and judge, until done or stopped; re-raises a job's bug."""
         for job in self.plan.selected_runs:
             if self.previews[job.key].complete:
-                self._finished(job, JobResult("done", self._known_summary(job)), announce=False)
+                self._finished(job, result_of(self._known_summary(job), "run"), announce=False)
             else:
                 self._queue(job)
         try:
@@ -217,12 +218,18 @@ class Scheduler:
             self.stop.set()
         if isinstance(job, RunJob) and result.state in FINISHED_STATES:
             for judge in reversed(self.plan.judges[job.key]):
-                self._queue(judge, first=True)
+                if announce or not self._judged_before(judge):
+                    self._queue(judge, first=True)
         elif isinstance(job, RunJob):
             for judge in self.plan.judges[job.key]:
                 skipped = JobResult("skipped", message=f"its run {result.state}")
                 self.outcome.results[judge.key] = skipped
                 self.record.update("judges", judge.key, state="skipped", message=skipped.message)
+
+    def _judged_before(self, judge: JudgeJob) -> bool:
+        """A judge that finished on a run that has not changed since has nothing new to judge
+        (rerunning it would only rewrite the run's results.json)."""
+        return self.record.data["judges"].get(judge.key, {}).get("state") in FINISHED_STATES
 
     def _known_summary(self, job: RunJob) -> dict[str, Any]:
         """A run finished before this invocation: its summary from results.json."""
