@@ -33,16 +33,19 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+RAY_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+"""Ray ≥ 2.50 starts clusters with token authentication; this cluster is local to the test, so
+it and its driver (a `medlens study` process of its own: Ray's settings stay out of the test's
+process, where other tests start clusters of their own) turn it off."""
+
+
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[str]:
-    """A 2-CPU head node of our own; its address. Ray ≥ 2.50 starts clusters with token
-    authentication; this one is local to the test, so the test and the head both turn it off."""
+    """A 2-CPU head node of our own; its address."""
     ray_bin = Path(sys.executable).with_name("ray")
     temp = tempfile.mkdtemp(prefix="mlray", dir="/tmp")  # unix socket paths must stay short
     port = free_port()
-    auth = os.environ.get("RAY_AUTH_MODE")
-    os.environ["RAY_AUTH_MODE"] = "disabled"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "RAY_USAGE_STATS_ENABLED": "0"}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), **RAY_ENV}
     process = subprocess.Popen(
         [str(ray_bin), "start", "--head", "--block", f"--port={port}", "--num-cpus=2",
          f"--temp-dir={temp}", "--include-dashboard=false", "--disable-usage-stats",
@@ -59,18 +62,33 @@ def cluster() -> Iterator[str]:
             time.sleep(0.5)
         yield address
     finally:
-        if ray.is_initialized():
-            ray.shutdown()
-        if auth is None:
-            os.environ.pop("RAY_AUTH_MODE", None)
-        else:
-            os.environ["RAY_AUTH_MODE"] = auth
         process.send_signal(signal.SIGTERM)  # the head stops what it started
         try:
             process.wait(timeout=60)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)  # our own session only
             process.wait(timeout=30)
+
+
+def study(args: list[str], executor: str, address: str) -> None:
+    """The study in-process (local), or as its own process (ray, see RAY_ENV)."""
+    if executor == "local":
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output
+        return
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), **RAY_ENV}
+    command = [
+        sys.executable,
+        "-m",
+        "medlens",
+        *args,
+        "--executor",
+        "ray",
+        "--ray-address",
+        address,
+    ]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
 
 
 def test_a_study_on_ray_makes_the_runs_and_judgements_a_local_study_makes(
@@ -95,9 +113,8 @@ def test_a_study_on_ray_makes_the_runs_and_judgements_a_local_study_makes(
         )  # fmt: skip
         for executor, out in (("local", "local"), ("ray", "far")):
             args = ["study", str(path), "--out", str(tmp_path / out), "--no-reports", "--no-cache",
-                    "--executor", executor, "--ray-address", cluster, "--concurrency", "3"]  # fmt: skip
-            result = CliRunner().invoke(app, args)
-            assert result.exit_code == 0, result.output
+                    "--concurrency", "3"]  # fmt: skip
+            study(args, executor, cluster)
     for key in ("m0--a", "m0--b", "m1--a", "m1--b"):
         local, far = tmp_path / "local" / "r" / "runs" / key, tmp_path / "far" / "r" / "runs" / key
         assert records(far) == records(local) and len(records(far)) in (16, 10)
