@@ -3,6 +3,9 @@
     PYTHONPATH=src .venv/bin/python bench/study.py [--items 500] [--models 4] [--latency 0.05]
         [--concurrency 16] [--slake DIR] [--parts parallel,image,overhead] [--repeat 1]
 
+``--repeat N``: N interleaved rounds (runs back to back, then the study) and their medians for
+parallel and overhead, the best of N for image order; the machine is shared, so repeat.
+
 Every server is ``tests/loopback_server.py`` in a process of its own, answering OpenAI chat
 requests; every run goes through medlens's real path (``execution.evaluate``, as ``medlens
 run`` makes it), and the study through ``study.conduct`` (as ``medlens study`` does, without
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
 import shutil
 import subprocess
@@ -144,23 +148,29 @@ def write_study_file(
 
 
 def runs_and_study(tmp: Path, args: argparse.Namespace, latency: float) -> dict[str, Any]:
-    """Every run back to back, then the same runs as one study."""
+    """Every run back to back, then the same runs as one study, `--repeat` times interleaved
+    (each round in fresh folders); the median of each figure."""
+    import statistics
+
     tmp.mkdir(parents=True, exist_ok=True)
     benches = {b: write_text_bench(tmp / f"{b}.jsonl", args.items, b) for b in ("a", "b")}
+    rounds: list[dict[str, float]] = []
     with servers(args.models, "--latency", str(latency)) as urls:
         timed_run(
             benches["a"], spec(urls[0], "warm"), tmp / "warm", "warm", args.concurrency, "image"
         )
-        single: dict[tuple[int, str], float] = {}
-        for m, url in enumerate(urls):
-            for label, bench in benches.items():
-                single[(m, label)] = timed_run(bench, spec(url, f"m{m}"), tmp / "serial",
-                                               f"m{m}--{label}", args.concurrency, "image")  # fmt: skip
         path = write_study_file(tmp / "bench.toml", urls, benches, args.concurrency)
-        study, outputs = timed_study(path, tmp / "studies")
-    lanes = [sum(t for (m, _), t in single.items() if m == model) for model in range(args.models)]
-    return {"serial": sum(single.values()), "lane": max(lanes), "single": max(single.values()),
-            "study": study, "outputs": outputs}  # fmt: skip
+        for k in range(args.repeat):
+            single: dict[tuple[int, str], float] = {}
+            for m, url in enumerate(urls):
+                for label, bench in benches.items():
+                    single[(m, label)] = timed_run(bench, spec(url, f"m{m}"), tmp / f"serial{k}",
+                                                   f"m{m}--{label}", args.concurrency, "image")  # fmt: skip
+            study, outputs = timed_study(path, tmp / f"studies{k}")
+            lanes = [sum(t for (m, _), t in single.items() if m == i) for i in range(args.models)]
+            rounds.append({"serial": sum(single.values()), "lane": max(lanes),
+                           "single": max(single.values()), "study": study, "outputs": outputs})  # fmt: skip
+    return {key: statistics.median(r[key] for r in rounds) for key in rounds[0]}
 
 
 def parallel(tmp: Path, args: argparse.Namespace) -> None:
@@ -223,6 +233,8 @@ def image_order(tmp: Path, args: argparse.Namespace) -> None:
     from study_fixtures import records
 
     bench, n_items, n_images = shuffled_slake(args.slake, tmp / "slake")
+    with servers(1) as (url,):  # imports, first connections: on a server of its own
+        timed_run(bench, spec(url, "warm"), tmp / "warm", "warm", args.concurrency, "image")
     print(
         f"image order: SLAKE English test, {n_items} questions on {n_images} images, shuffled; "
         f"concurrency {args.concurrency}"
@@ -231,16 +243,15 @@ def image_order(tmp: Path, args: argparse.Namespace) -> None:
                             ("--image-cost", "0.02,0.002,64")),
                            ("instant server (the client's own image work only)", ())):  # fmt: skip
         times, misses = {}, {}
-        with servers(1, *options) as (url,):
-            timed_run(bench, spec(url, "warm"), tmp / "warm", "warm", args.concurrency, "image")
-            for order in ("item", "image"):
-                before = server_misses(url)
-                times[order] = min(
-                    timed_run(bench, spec(url, f"m{k}"), tmp / f"{order}{k}{len(options)}", "r",
-                              args.concurrency, order)
-                    for k in range(args.repeat)
-                )  # fmt: skip
-                misses[order] = (server_misses(url) - before) // args.repeat
+        for order in ("item", "image"):
+            best = math.inf
+            for k in range(args.repeat):
+                with servers(1, *options) as (url,):  # a fresh server: its image cache is empty
+                    before = server_misses(url)
+                    best = min(best, timed_run(bench, spec(url, f"m{k}"), tmp / f"{order}{k}{len(options)}",
+                                               "r", args.concurrency, order))  # fmt: skip
+                    misses[order] = server_misses(url) - before
+            times[order] = best
         same = records(tmp / f"item0{len(options)}" / "r") == records(
             tmp / f"image0{len(options)}" / "r"
         )
@@ -268,7 +279,8 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--slake", type=Path, default=default_slake())
     parser.add_argument("--parts", default="parallel,image,overhead")
-    parser.add_argument("--repeat", type=int, default=1, help="image order: best of N runs")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="rounds: medians of N (parallel, overhead), best of N (image)")  # fmt: skip
     args = parser.parse_args()
     parts = args.parts.split(",")
     with tempfile.TemporaryDirectory() as folder:
