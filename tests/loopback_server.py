@@ -7,9 +7,14 @@ answers). With
 ``accuracy`` < 1 a fixed, prompt-determined share of answers is wrong. Faults are drawn from a hash
 of (prompt, attempt number), so a fresh server replays the same faults for the same run.
 
+For benches it can also take time like a real server: a fixed ``latency`` per answer, and an
+image-encode cost model (:class:`ImageCost`: a vision encoder with a cache of the last N images it
+encoded, as vLLM's multi-modal cache or SGLang's radix cache give a server that sees the same
+image again soon).
+
 Bounded: it binds only to 127.0.0.1, serves at most ``max_requests`` requests and shuts itself
 down after ``lifetime`` seconds. Run ``python tests/loopback_server.py`` to serve from a separate
-process (it prints its base URL), as ``bench/overhead.py`` does.
+process (it prints its base URL), as ``bench/overhead.py`` and ``bench/study.py`` do.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import re
 import socket
 import threading
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -85,6 +90,43 @@ class Faults:
 
 
 @dataclass(frozen=True)
+class ImageCost:
+    """Seconds the server's vision encoder spends per image: `miss` for an image not among the
+    last `capacity` distinct images it saw (it must be encoded), `hit` otherwise (a lookup).
+    The encoder is one resource, as a server's GPU is: it handles one image at a time, so
+    concurrent requests queue for it (their other work, `latency`, runs side by side)."""
+
+    miss: float = 0.020
+    hit: float = 0.002
+    capacity: int = 64
+
+
+class ImageCache:
+    """The server's recently seen images (LRU by sha256 of the image URL) and its one encoder."""
+
+    def __init__(self, cost: ImageCost) -> None:
+        self.cost = cost
+        self._seen: OrderedDict[str, None] = OrderedDict()
+        self._encoder = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def encode(self, image_urls: tuple[str, ...]) -> None:
+        """Spend the encoder's time on these images; each counts as seen from now on."""
+        keys = [hashlib.sha256(url.encode()).hexdigest() for url in image_urls]
+        with self._encoder:
+            for key in keys:
+                hit = key in self._seen
+                self._seen[key] = None
+                self._seen.move_to_end(key)
+                while len(self._seen) > self.cost.capacity:
+                    self._seen.popitem(last=False)
+                self.hits += hit
+                self.misses += not hit
+                time.sleep(self.cost.hit if hit else self.cost.miss)
+
+
+@dataclass(frozen=True)
 class ServerConfig:
     gold: GoldLookup = field(default=lambda request: None)
     accuracy: float = 1.0
@@ -116,7 +158,14 @@ class ServerConfig:
     arrived: threading.Event | None = None
     """Set when a request arrives (tests wait on it instead of sleeping)."""
     hold: threading.Event | None = None
-    """When given, answers wait until it is set (a run kept busy while the test acts)."""
+    """When given, answers wait until it is set (a run kept busy while the test acts); one
+    still waiting when the server's lifetime is over gets a 503."""
+    hold_after: int = 0
+    """With `hold`: only requests after the first `hold_after` wait (some answers get through)."""
+    latency: float = 0.0
+    """Seconds every answer takes (a model's time to answer; answers overlap), after `image_cost`."""
+    image_cost: ImageCost | None = None
+    """Time charged per image, by whether the server saw it recently (None: images are free)."""
 
 
 def unit_hash(*parts: object) -> float:
@@ -214,9 +263,16 @@ class LoopbackServer:
         self.answered_keys: set[str] = set()
         """Prompts that got at least one answer written out (normal or slow)."""
         self._lock = threading.Lock()
+        self.images = ImageCache(config.image_cost) if config.image_cost else None
         self._httpd = _Listener(("127.0.0.1", 0), _make_handler(self))
         self.port = self._httpd.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
+
+    def arrival(self) -> int:
+        """Count one parsed request on arrival; the count so far."""
+        with self._lock:
+            self.stats["arrived"] += 1
+            return self.stats["arrived"]
 
     def next_attempt(self, key: str) -> int:
         with self._lock:
@@ -307,6 +363,15 @@ def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # quiet
             return
 
+        def do_GET(self) -> None:
+            """``GET /stats``: the counters, for a bench that runs the server in a process."""
+            if self.path.rstrip("/").endswith("/stats"):
+                images = server.images
+                stats = {**server.stats, "image_hits": images.hits if images else 0,
+                         "image_misses": images.misses if images else 0}  # fmt: skip
+                return self._json(200, stats)
+            return self._json(404, {"error": {"message": f"no route {self.path}"}})
+
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("content-length", "0")))
             server.seen_headers.append({k.lower(): v for k, v in self.headers.items()})
@@ -323,9 +388,14 @@ def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
             server.last_body = request.body
             if config.arrived is not None:
                 config.arrived.set()
-            if config.hold is not None:
-                config.hold.wait(config.lifetime)
+            held = config.hold is not None and server.arrival() > config.hold_after
+            if held and not config.hold.wait(config.lifetime):  # type: ignore[union-attr]
+                return self._json(503, {"error": {"message": "held past the server's lifetime"}})
             attempt = server.next_attempt(request.key)
+            if server.images is not None:
+                server.images.encode(request.image_urls)
+            if config.latency > 0:
+                time.sleep(config.latency)
             fault = config.faults.draw(unit_hash(request.key, attempt, "fault"))
             server.count(fault or "answered")
             self._respond(request, fault)
@@ -407,8 +477,24 @@ def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--lifetime", type=float, default=600.0)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds per answer")
+    parser.add_argument(
+        "--image-cost", default=None, help="MISS,HIT,CAPACITY: e.g. 0.02,0.002,64 (ImageCost)"
+    )
+    parser.add_argument(
+        "--gold", default=None, help="JSON file of marker -> gold answer (gold_by_marker)"
+    )
     args = parser.parse_args()
-    server = LoopbackServer(ServerConfig(lifetime=args.lifetime))
+    cost = None
+    if args.image_cost:
+        miss, hit, capacity = args.image_cost.split(",")
+        cost = ImageCost(float(miss), float(hit), int(capacity))
+    gold: GoldLookup = lambda request: None  # noqa: E731
+    if args.gold:
+        with open(args.gold, encoding="utf-8") as handle:
+            gold = gold_by_marker(json.load(handle))
+    config = ServerConfig(gold=gold, lifetime=args.lifetime, latency=args.latency, image_cost=cost)
+    server = LoopbackServer(config)
     server.start()
     print(server.base_url, flush=True)
     time.sleep(args.lifetime)

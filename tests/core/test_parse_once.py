@@ -18,6 +18,9 @@ ALLOWED = {
     "core/specs.py",  # the parser itself
     "runs/recorded.py",  # specs a run's files recorded as text
     "execution/strategies.py",  # the strategy parser, and the run spec's recorded strategy
+    # a study file is where its spec texts enter medlens (as flags do for the CLI and arguments
+    # for the API): its reader parses each once, and the study's layers take the parsed specs
+    "study/file.py",
 }
 
 

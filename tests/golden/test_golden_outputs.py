@@ -99,6 +99,41 @@ EXTRACT_CASES = "".join(
 )
 
 
+STUDY_FILE = """name = "demo-study"
+[models]
+rand = "random"
+[benchmarks]
+demo = { spec = "demo", limit = 40 }
+box = { spec = "demo", where = "granularity=box", limit = 20 }
+[[boards]]
+benchmark = "demo"
+by = ["granularity"]
+"""
+
+
+def write_study_files(ws: Path) -> None:
+    """A one-model study (one lane: its lines come in plan order) and a bad study file."""
+    (ws / "study.toml").write_text(STUDY_FILE, encoding="utf-8")
+    bad = STUDY_FILE.replace('limit = 40 }', 'limt = 40 }')
+    (ws / "bad-study.toml").write_text(bad, encoding="utf-8")
+
+
+def study_steps() -> list[Step]:
+    folder = "{ws}/studies/demo-study"
+    run = ["study", "{ws}/study.toml", "--out", "{ws}/studies", "--no-reports"]
+    return [
+        Step([*run, "--dry-run"], before=write_study_files),
+        Step(
+            run,
+            files=[f"{folder}/study.json", f"{folder}/study.md", f"{folder}/boards/demo.md"],
+            digest=[f"{folder}/runs/rand--demo/records.jsonl"],
+        ),
+        Step(run),
+        Step(["study", "{ws}/bad-study.toml", "--out", "{ws}/studies"]),
+        Step(["run", "--bench", "demo", "--model", "random", "--model", "first"]),
+    ]
+
+
 DEMO_SCRIPT = [
     Step(["--version"]),
     Step(["benchmarks"], before=write_inputs),
@@ -258,6 +293,7 @@ DEMO_SCRIPT = [
     ),
     run_step("jsonl:{ws}/built/built.jsonl", "oracle", "built"),
     run_step("jsonl:{ws}/open/bench.jsonl", "replay:{ws}/open/predictions.csv", "open"),
+    *study_steps(),
 ]
 
 

@@ -19,6 +19,10 @@ from typing import Any
 from medlens.core.errors import SpecError
 
 PRICE_KEYS = ("input", "output")
+TOKENS_PER_IMAGE = 85.0
+"""Prompt estimates: OpenAI's base cost of one image at low detail; high-detail tiles cost more."""
+DEFAULT_OUTPUT_TOKENS = 64
+"""Prompt estimates: output tokens of an answer when the model spec sets no ``max_tokens``."""
 INPUT_KEYS = ("prompt_tokens", "input_tokens")
 OUTPUT_KEYS = ("completion_tokens", "output_tokens")
 

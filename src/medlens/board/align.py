@@ -9,7 +9,7 @@ decide. Items (axes, images, chance levels) come from one run per benchmark cont
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -70,26 +70,33 @@ class Aligned:
         return int(self.cluster.max(initial=-1)) + 1
 
 
-def open_runs(paths: Sequence[Path]) -> list[BoardRun]:
-    """Read each run.json; refuse a run being written and two runs with the same folder name."""
+def open_runs(
+    paths: Sequence[Path], labels: Mapping[str, str] | None = None, label_runs: bool = True
+) -> list[BoardRun]:
+    """Read each run.json; refuse a run being written and two runs with the same folder name.
+
+    `labels` gives runs (by path) the model name they show (a study's model labels); with
+    `label_runs` the label also replaces the folder name as the run's name (--pairs, --meta)."""
     runs: list[BoardRun] = []
     seen: dict[str, Path] = {}
     for path in paths:
+        label = (labels or {}).get(str(path))
         path = Path(path)
         _refuse_if_being_written(path)
         spec = _read_spec(path)
-        if path.name in seen:
+        run = (label if label_runs else None) or path.name
+        if run in seen:
             raise MedlensError(
-                f"{path}: two runs are named {path.name!r} ({seen[path.name]} too); "
+                f"{path}: two runs are named {run!r} ({seen[run]} too); "
                 "the board names runs by folder, so rename one"
             )
-        seen[path.name] = path
-        name = str(spec.get("model", path.name))
+        seen[run] = path
+        name = label or str(spec.get("model", path.name))
         if spec.get("probe"):  # a probed run is not the model's own score
             name += f" (probe {spec['probe']})"
         if spec.get("strategy"):  # nor is a few-shot or self-consistency run its zero-shot one
             name += f" ({spec['strategy']['name']})"
-        runs.append(BoardRun(path, path.name, name, spec))
+        runs.append(BoardRun(path, run, name, spec))
     return runs
 
 

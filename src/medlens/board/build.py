@@ -36,6 +36,9 @@ class BoardOptions:
     score: ScoreSource | None = None
     """``--score``, parsed (rules when None; ``combined:JUDGE`` with a layout's --judge)."""
     allow_partial: bool = False
+    labels: dict[str, str] = field(default_factory=dict)
+    """Run directory (as given) → its model label (a study's): the name the board shows and
+    --pairs, --meta and --base use instead of the folder name; with --across, the model row."""
 
 
 def build_board(options: BoardOptions) -> dict[str, Any]:
@@ -49,7 +52,7 @@ def build_board(options: BoardOptions) -> dict[str, Any]:
 
         layout_columns(options.layout)  # an unknown layout fails before any run is read
     source = board_source(options)
-    runs = open_runs(options.runs)
+    runs = open_runs(options.runs, options.labels, label_runs=not options.across)
     if options.across:
         return _across_board(runs, options)
     aligned = align_runs(runs, options.align, options.where, source)

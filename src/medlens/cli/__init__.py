@@ -30,6 +30,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "medlens.cli.unpack",
     "medlens.cli.cost",
     "medlens.cli.runs",
+    "medlens.cli.study",
 )
 
 for _module in COMMAND_MODULES:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
 import tempfile
@@ -81,7 +80,7 @@ def board(
     from medlens.analysis.score_source import parse_score_source
     from medlens.board import BoardOptions, build_board
     from medlens.core.errors import MedlensError, SpecError
-    from medlens.report.board import FORMATS, render_board
+    from medlens.report.board import FORMATS, finite, render_board
 
     if format not in FORMATS:
         raise SpecError(f"--format: unknown format {format!r} (use {', '.join(FORMATS)})")
@@ -108,7 +107,7 @@ def board(
     result["score_warnings"] = warnings
     rendered: str | bytes
     if as_json:
-        rendered = json.dumps(_finite(result), ensure_ascii=False, allow_nan=False) + "\n"
+        rendered = json.dumps(finite(result), ensure_ascii=False, allow_nan=False) + "\n"
     else:
         rendered = render_board(result, format)
     if output is None:
@@ -133,17 +132,6 @@ def _warn_on_mixed_environments(result: dict[str, Any], runs: list[Path]) -> Non
     result["shared_cache"] = shared
     for note in [*notes, *shared]:
         err_console.print(f"warning: {note}", highlight=False, markup=False, soft_wrap=True)
-
-
-def _finite(value: Any) -> Any:
-    """NaN and infinities as null: the JSON stays JSON for every parser."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
 
 
 def _write(path: Path, data: bytes) -> None:

@@ -21,11 +21,12 @@ EXIT_TOO_MANY_ERRORS = 1
 def run(
     ctx: typer.Context,
     bench: Annotated[
-        str | None, typer.Option("--bench", help="Benchmark spec, e.g. demo or gmai:FILE.tsv")
+        list[str] | None,
+        typer.Option("--bench", help="Benchmark spec, e.g. demo or gmai:FILE.tsv (once)"),
     ] = None,
     model: Annotated[
-        str | None,
-        typer.Option("--model", help="Model spec, e.g. random or openai:NAME?base_url=URL"),
+        list[str] | None,
+        typer.Option("--model", help="Model spec, e.g. random or openai:NAME?base_url=URL (once)"),
     ] = None,
     name: Annotated[str | None, typer.Option(help="Run name (default: <bench>-<model>)")] = None,
     out: Annotated[Path, typer.Option(help="Folder holding run directories")] = Path("runs"),
@@ -78,6 +79,9 @@ def run(
     retry_errors: Annotated[
         bool, typer.Option(help="Also retry items with permanent (input/image) errors")
     ] = False,
+    order: Annotated[
+        str, typer.Option(help="image (questions sharing an image sent together) or item")
+    ] = "image",
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show the item count and first prompts; no model call")
     ] = False,
@@ -97,7 +101,7 @@ def run(
     from medlens.cli.run_config import merged_options
     from medlens.core.errors import SpecError
 
-    values = merged_options(ctx, config)
+    values = single_specs(merged_options(ctx, config))
     if values.get("exclude") is not None:
         values["exclude"] = str(values["exclude"])
     options = run_options(values)
@@ -120,6 +124,23 @@ def run(
             options.cache, bool(values.get("allow_self_judge")), options.model,
         )  # fmt: skip
     run_and_summarise(options, float(values["max_error_rate"]), judging)
+
+
+def single_specs(values: dict[str, Any]) -> dict[str, Any]:
+    """`run` is one model on one benchmark: a repeated ``--model`` or ``--bench`` is refused (typer
+    would keep the last one silently) and points at ``medlens study``."""
+    from medlens.core.errors import SpecError
+
+    for key in ("bench", "model"):
+        given = values.get(key) or []
+        if len(given) > 1:
+            raise SpecError(
+                f"--{key} given {len(given)} times ({', '.join(given)}): `run` evaluates one model "
+                "on one benchmark; for several, write a study file and run `medlens study "
+                "STUDY.toml` (docs/studies.md)"
+            )
+        values[key] = given[0] if given else None
+    return values
 
 
 def run_options(values: Mapping[str, Any]) -> RunOptions:

@@ -43,6 +43,8 @@ def merged_options(ctx: typer.Context, path: Path | None) -> dict[str, Any]:
         source = ctx.get_parameter_source(name)
         if source is not None and source.name == "COMMANDLINE":
             continue  # a flag overrides the file
+        if getattr(param, "multiple", False) and isinstance(raw, str):
+            raw = [raw]  # `model = "random"` for an option that may be repeated on the command line
         try:
             values[name] = param.process_value(ctx, raw)
         except Exception as exc:  # the parameter type's own message (typer.BadParameter …)

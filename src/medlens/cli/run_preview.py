@@ -46,7 +46,7 @@ def print_dry_run(options: RunOptions, price_text: str | None = None) -> None:
 
 def print_estimate(plan: RunPlan, price: Price) -> None:
     """The cost of the prompts still to send, from characters, images and max_tokens."""
-    from medlens.analysis.cost import estimate_prompt_cost
+    from medlens.analysis.cost import TOKENS_PER_IMAGE, estimate_prompt_cost
     from medlens.execution.dry_run import planned_prompts
 
     prompts = list(planned_prompts(plan.todo, plan.settings))
@@ -73,13 +73,9 @@ def print_estimate(plan: RunPlan, price: Price) -> None:
     )
 
 
-TOKENS_PER_IMAGE = 85.0
-"""OpenAI's base cost of one image at low detail; high-detail tiles cost more."""
-DEFAULT_OUTPUT_TOKENS = 64
-
-
 def output_tokens_per_item(model_spec: str) -> float:
     """The model spec's ``max_tokens`` (an upper bound of each answer), else 64."""
+    from medlens.analysis.cost import DEFAULT_OUTPUT_TOKENS
     from medlens.core.specs import parse_spec
 
     raw = parse_spec(model_spec).option("max_tokens")

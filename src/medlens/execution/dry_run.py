@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from medlens.core.items import ImageRef, Item
-from medlens.execution.evaluate import RunOptions, prepare, run_dir_of
+from medlens.execution.dispatch import dispatch_order
+from medlens.execution.evaluate import LoadedBenchmark, RunOptions, prepare, run_dir_of
 from medlens.execution.requests import RunSettings, exemplar_settings, prompt_text
 from medlens.runs.store import RunStore, check_same_spec
 
@@ -40,9 +41,11 @@ class RunPlan:
     notes: tuple[str, ...]
 
 
-def plan_run(options: RunOptions) -> RunPlan:
-    """Check everything a run checks and list the items it would send; writes nothing."""
-    spec, items, model, settings, _probe = prepare(options, describe_only=True)
+def plan_run(options: RunOptions, loaded: LoadedBenchmark | None = None) -> RunPlan:
+    """Check everything a run checks and list the items it would send; writes nothing.
+
+    `loaded`: the benchmark already loaded (see :func:`medlens.execution.evaluate.prepare`)."""
+    spec, items, model, settings, _probe = prepare(options, describe_only=True, loaded=loaded)
     asyncio.run(model.aclose())
     path = run_dir_of(options)
     check_same_spec(path, spec)
@@ -50,7 +53,7 @@ def plan_run(options: RunOptions) -> RunPlan:
     if (path / "run.json").is_file():
         done = RunStore.open(path).done_ids(retry_errors=options.retry_errors)
     selected = items if options.limit is None else items[: options.limit]
-    todo = [item for item in selected if item.id not in done]
+    todo = dispatch_order([item for item in selected if item.id not in done], options.order)
     notes = tuple(getattr(model, "notes", ()))
     return RunPlan(path, model.spec, len(selected), todo, settings, notes)
 

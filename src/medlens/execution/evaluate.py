@@ -16,10 +16,11 @@ from typing import Any
 
 from medlens.core.errors import MedlensError, SpecError
 from medlens.core.extras import check_run_extras
-from medlens.core.items import Item, describe
+from medlens.core.items import Benchmark, Item, describe
 from medlens.core.records import Record
 from medlens.core.specs import Spec
 from medlens.execution.cache import with_cache
+from medlens.execution.dispatch import check_order, dispatch_order
 from medlens.execution.execute import run_local
 from medlens.execution.exemplars import Exemplars, load_exemplars
 from medlens.execution.prompts import PROMPT_STYLES
@@ -64,6 +65,9 @@ class RunOptions:
     exclude: str | None = None
     retry_errors: bool = False
     """Also retry items whose error is permanent (`input`, `image`): after fixing the files."""
+    order: str = "image"
+    """``image`` (questions sharing an image are sent together) or ``item``: the order requests
+    are sent in, not part of the spec (records and scores are the same; see ``dispatch``)."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,7 @@ def default_name(options: RunOptions) -> str:
 def validate(options: RunOptions) -> None:
     if options.prompt not in PROMPT_STYLES:
         raise SpecError(f"--prompt {options.prompt!r}: expected one of {', '.join(PROMPT_STYLES)}")
+    check_order(options.order)
     if options.extract not in EXTRACT_MODES:
         raise SpecError(
             f"--extract {options.extract!r}: expected one of {', '.join(EXTRACT_MODES)}"
@@ -129,20 +134,29 @@ def run_dir_of(options: RunOptions) -> Path:
     return options.out / (options.name or default_name(options))
 
 
+LoadedBenchmark = tuple[Benchmark, list[Item]]
+"""A benchmark and all its items, loaded once by a caller that runs several models on it."""
+
+
+def load_items(spec: Spec) -> LoadedBenchmark:
+    benchmark = load_benchmark(spec)
+    return benchmark, list(benchmark.items())
+
+
 def prepare(
-    options: RunOptions, describe_only: bool = False
+    options: RunOptions, describe_only: bool = False, loaded: LoadedBenchmark | None = None
 ) -> tuple[dict[str, Any], list[Item], Any, RunSettings, Any]:
     """Everything that can fail on bad input happens here, before the run directory exists.
 
     Returns the run spec, the (probed) items, the model, the settings and the probe. With
-    `describe_only` the model only names its spec (no weights loaded: `run --dry-run`).
+    `describe_only` the model only names its spec (no weights loaded: `run --dry-run`). `loaded`
+    is ``options.bench`` already loaded (a study loads each benchmark once for all its models).
     """
     validate(options)
     model_name = options.model.name
     MODELS.get(model_name)  # fail on a mistyped model before a long load
     check_run_extras(model_name, options.executor)
-    benchmark = load_benchmark(options.bench)
-    items = list(benchmark.items())
+    benchmark, items = loaded if loaded is not None else load_items(options.bench)
     items, selection = select_run_items(
         benchmark, items, options.where, options.sample, options.stratify, options.exclude,
         options.seed,
@@ -241,6 +255,7 @@ def evaluate(
     on_note: Callable[[str], None] | None = None,
     *,
     derive_results: DeriveResults,
+    loaded: LoadedBenchmark | None = None,
 ) -> RunOutcome:
     """Run (or resume) an evaluation; returns the store and its freshly derived results.
 
@@ -249,6 +264,10 @@ def evaluate(
 
     Order: everything that can refuse (bad input, another spec, another writer) happens before
     the run directory is touched; the lock is held from opening the store to writing results.
+
+    A caller stops a run early by raising from `on_progress` (a study's budget or Ctrl-C): the
+    record that triggered it is already stored, requests in flight are dropped, and a rerun
+    resumes from the records written.
     """
     from medlens.runs.lock import RunLockedError, hold_run_lock, lock_holder
 
@@ -259,7 +278,7 @@ def evaluate(
         raise RunLockedError(
             f"{path} is being written by {holder}; wait for it to finish or use another --name"
         )
-    spec, items, model, settings, probe = prepare(options)
+    spec, items, model, settings, probe = prepare(options, loaded=loaded)
     check_same_spec(path, spec)
     out_existed, run_existed = options.out.exists(), path.exists()
     note = on_note or (lambda message: None)
@@ -312,7 +331,7 @@ def _evaluate_locked(
         done = store.done_ids(retry_errors=options.retry_errors)
         if not options.cache:  # --no-cache asks the model again for answers the cache gave
             done -= {rid for rid, record in store.records().items() if record.get("cached")}
-        todo = [item for item in selected if item.id not in done]
+        todo = dispatch_order([item for item in selected if item.id not in done], options.order)
         if on_start:
             on_start(len(selected), len(selected) - len(todo))
 

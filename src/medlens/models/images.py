@@ -6,8 +6,10 @@ LA become RGB, other modes are kept), and nothing is ever re-encoded lossy.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import io
+from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 from medlens.core.items import decode_image
@@ -47,6 +49,32 @@ def png_bytes(data: bytes, name: str = "") -> bytes:
 def png_data_url(data: bytes, name: str = "") -> str:
     """A ``data:image/png;base64,…`` URL of the image (see :func:`png_bytes`)."""
     return "data:image/png;base64," + base64.b64encode(png_bytes(data, name)).decode("ascii")
+
+
+class EncodedImages:
+    """The data URLs of the last `capacity` images re-encoded, shared by concurrent requests.
+
+    Decoding and PNG-encoding a JPEG costs milliseconds of CPU; the questions of one image, sent
+    one after another (``--order image``), encode it once, and requests in flight together wait
+    for the same encoding. Keyed by the image's sha256, so equal bytes give equal URLs.
+    """
+
+    def __init__(self, capacity: int = 32) -> None:
+        self.capacity = capacity
+        self._urls: OrderedDict[str, asyncio.Future[str]] = OrderedDict()
+
+    async def url(self, data: bytes, sha256: str, name: str = "") -> str:
+        if is_passthrough_png(data):  # sent as stored: only base64, nothing worth keeping
+            return png_data_url(data, name)
+        future = self._urls.get(sha256)
+        if future is None:
+            future = asyncio.ensure_future(asyncio.to_thread(png_data_url, data, name))
+            self._urls[sha256] = future
+            while len(self._urls) > self.capacity:
+                self._urls.popitem(last=False)
+        else:
+            self._urls.move_to_end(sha256)
+        return await future
 
 
 def rgb_image(data: bytes, name: str = "") -> Image.Image:

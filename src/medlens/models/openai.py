@@ -38,7 +38,7 @@ from medlens.models.base import (
     TokenAlternatives,
 )
 from medlens.models.connection_pool import ShardedClient
-from medlens.models.images import is_passthrough_png, png_data_url
+from medlens.models.images import EncodedImages
 from medlens.models.openai_settings import TRANSPORT_OPTIONS, OpenAISettings, parse_settings
 
 log = logging.getLogger(__name__)
@@ -139,6 +139,7 @@ class OpenAIChatModel:
         if self._api_key:
             headers["authorization"] = f"Bearer {self._api_key}"
         size = settings.max_connections or max(1, concurrency)
+        self._images = EncodedImages()
         self._client = ShardedClient(
             size,
             headers,
@@ -218,10 +219,8 @@ class OpenAIChatModel:
         return content
 
     async def _image_url(self, part: ImagePart) -> dict[str, str]:
-        if is_passthrough_png(part.data):
-            url = png_data_url(part.data, part.name)
-        else:  # decoding + PNG encoding is real CPU work: keep it off the event loop
-            url = await asyncio.to_thread(png_data_url, part.data, part.name)
+        # decoding + PNG encoding is real CPU work: done off the event loop, once per image
+        url = await self._images.url(part.data, part.sha256, part.name)
         image_url = {"url": url}
         if self.settings.image_detail:
             image_url["detail"] = self.settings.image_detail

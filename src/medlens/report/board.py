@@ -11,6 +11,19 @@ from medlens.report.board_sections import BoardTable, board_title
 FORMATS = ("text", "md", "html", "xlsx")
 
 
+def finite(value: Any) -> Any:
+    """The board with NaN and infinities as null: its JSON stays JSON for every parser."""
+    import math
+
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
+
+
 def render_board(board: dict[str, Any], format: str, width: int | None = None) -> str | bytes:
     from medlens.core.errors import SpecError
 

@@ -1,0 +1,386 @@
+"""Reading a study file: TOML in, a checked and parsed :class:`~medlens.study.entries.Study` out.
+
+This is where a study's spec texts enter medlens, so they are parsed here, once (the parse-once
+check lists this module beside ``api.py``). Every problem is one :class:`InputError` naming the
+file, the line and the key (``val.toml, line 7, key benchmarks.gmai.limt: unknown key …``),
+raised before anything is planned or started. Deeper checks that need the data (does the
+benchmark load, does the backend accept its options) happen when the study is planned, and
+name the entry's line too.
+
+The file's keys (docs/studies.md): top level ``name``, ``seed``, ``concurrency``, ``budget``;
+``[models]`` label → spec or ``{spec, concurrency, price}``; ``[benchmarks]`` label → spec or
+``{spec, limit, where, sample, stratify, strategy, prompt, extract, probe, exemplars,
+exclude}``; ``[judges.LABEL]`` ``{spec, protocol, scope, benchmarks, repeats, weights, images,
+with_question, reports, concurrency, price}``; ``[[boards]]`` ``{benchmark, name, layout, judge,
+pairs, meta, reference, by, where}``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from medlens.analysis.cost import Price, parse_price
+from medlens.analysis.paper_columns import LAYOUT_NAMES
+from medlens.core.errors import InputError, MedlensError
+from medlens.core.specs import Spec, parse_spec
+from medlens.core.tomlfile import tomllib
+from medlens.execution.evaluate import MAX_CONCURRENCY
+from medlens.execution.strategies import parse_strategy
+from medlens.study.entries import BenchmarkEntry, BoardEntry, JudgeEntry, ModelEntry, Study
+from medlens.study.tomlkeys import KeyLines, KeyPath, dotted
+
+TOP_KEYS = ("name", "seed", "concurrency", "budget", "models", "benchmarks", "judges", "boards")
+MODEL_KEYS = ("spec", "concurrency", "price")
+BENCHMARK_KEYS = ("spec", "limit", "where", "sample", "stratify", "strategy", "prompt", "extract",
+                  "probe", "exemplars", "exclude")  # fmt: skip
+JUDGE_KEYS = ("spec", "protocol", "scope", "benchmarks", "repeats", "weights", "images",
+              "with_question", "reports", "concurrency", "price")  # fmt: skip
+BOARD_KEYS = ("benchmark", "name", "layout", "judge", "pairs", "meta", "reference", "by", "where")
+LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+class StudyFile:
+    """One study file's text, values and key lines; `fail` raises the located InputError."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise InputError(path, None, f"cannot read the study file ({exc.strerror})") from None
+        self.sha256 = hashlib.sha256(data).hexdigest()
+        try:
+            self.text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(path, f"byte {exc.start}", "not UTF-8 text") from None
+        self.keys = KeyLines(self.text)
+        self.values = self._parse()
+
+    def _parse(self) -> dict[str, Any]:
+        try:
+            return tomllib.loads(self.text)
+        except tomllib.TOMLDecodeError as exc:
+            raise self._decode_error(str(exc)) from None
+
+    def _decode_error(self, message: str) -> InputError:
+        """tomllib's message, with the line (and, for a key given twice, the key) up front."""
+        found = re.search(r"\(at line (\d+), column \d+\)", message)
+        problem = re.sub(r"\s*\(at line \d+, column \d+\)", "", message) or "not valid TOML"
+        if found is None:
+            return InputError(self.path, None, f"not valid TOML ({problem})")
+        line = int(found.group(1))
+        lines = self.text.splitlines()
+        key = self.keys.key_at(line, lines[line - 1]) if line <= len(lines) else None
+        where = f"line {line}" + (f", key {key}" if key else "")
+        if "overwrite" in problem or "twice" in problem:
+            problem = "given twice (each label and key must be unique in its table)"
+        return InputError(self.path, where, f"not valid TOML: {problem}")
+
+    def fail(self, key: KeyPath, problem: str) -> NoReturn:
+        where = f"line {self.keys.line_of(key)}, key {dotted(key)}" if key else None
+        raise InputError(self.path, where, problem)
+
+    def line(self, key: KeyPath) -> int:
+        return self.keys.line_of(key)
+
+    def check_keys(self, key: KeyPath, table: Mapping[str, Any], known: tuple[str, ...]) -> None:
+        for name in table:
+            if name not in known:
+                self.fail((*key, name), f"unknown key (known: {', '.join(known)})")
+
+    def parsed(self, key: KeyPath, parse: Callable[[str], Any], text: str) -> Any:
+        """`parse(text)`, its SpecError located at `key`."""
+        try:
+            return parse(text)
+        except MedlensError as exc:
+            self.fail(key, str(exc))
+
+
+def load_study(path: Path | str) -> Study:
+    """Read, check and parse the study file at `path` (see the module docstring)."""
+    study = StudyFile(Path(path))
+    values = study.values
+    study.check_keys((), values, TOP_KEYS)
+    name = _name(study, values)
+    models = {
+        label: _model(study, label, raw)
+        for label, raw in _labelled(study, "models", values.get("models"), required=True)
+    }
+    benchmarks = {
+        label: _benchmark(study, label, raw)
+        for label, raw in _labelled(study, "benchmarks", values.get("benchmarks"), True)
+    }
+    judges = {
+        label: _judge(study, label, raw, benchmarks)
+        for label, raw in _labelled(study, "judges", values.get("judges"), required=False)
+    }
+    boards = _boards(study, values.get("boards", []), models, benchmarks)
+    _check_board_judges(study, boards, judges)
+    budget = values.get("budget")
+    return Study(
+        name=name, path=Path(path), sha256=study.sha256, models=models, benchmarks=benchmarks,
+        judges=judges, boards=boards, seed=_int(study, ("seed",), values.get("seed", 0), None),
+        concurrency=_concurrency(study, ("concurrency",), values.get("concurrency")),
+        budget=None if budget is None else _budget(study, budget), budget_line=study.line(("budget",)),
+    )  # fmt: skip
+
+
+def _name(study: StudyFile, values: Mapping[str, Any]) -> str:
+    if "name" in values:
+        return _label(study, ("name",), values["name"], "study name")
+    stem = study.path.stem
+    if not LABEL.fullmatch(stem) or "--" in stem:
+        study.fail((), f'give the study a name = "..." (the file name {stem!r} is no folder name)')
+    return stem
+
+
+def _labelled(study: StudyFile, section: str, table: Any, required: bool) -> list[tuple[str, Any]]:
+    """The (label, value) pairs of ``[models]``, ``[benchmarks]`` or ``[judges]``."""
+    what = section[:-1]
+    if table is None:
+        if required:
+            study.fail((), f"no [{section}] table: a study names at least one {what}")
+        return []
+    if not isinstance(table, dict):
+        study.fail((section,), f"expected a table of label = {what}")
+    if required and not table:
+        study.fail((section,), f"the [{section}] table is empty")
+    return [(_label(study, (section, label), label, "label"), raw) for label, raw in table.items()]
+
+
+def _label(study: StudyFile, key: KeyPath, value: Any, what: str) -> str:
+    if not isinstance(value, str) or not LABEL.fullmatch(value) or "--" in value:
+        study.fail(
+            key,
+            f"{what} {value!r}: use letters, digits, '.', '_' and single '-' (up to 64; "
+            "it names folders, and '--' joins model and benchmark in a run's folder name)",
+        )
+    return value
+
+
+def _entry(
+    study: StudyFile, key: KeyPath, raw: Any, known: tuple[str, ...]
+) -> tuple[dict[str, Any], Spec]:
+    """A label's value: a spec string, or a table with `spec` and the `known` keys."""
+    table = {"spec": raw} if isinstance(raw, str) else raw
+    if not isinstance(table, dict):
+        study.fail(key, 'expected a spec string or a table with spec = "..."')
+    study.check_keys(key, table, known)
+    if "spec" not in table:
+        study.fail(key, 'missing spec = "..."')
+    spec = study.parsed((*key, "spec") if isinstance(raw, dict) else key, parse_spec,
+                        _str(study, (*key, "spec"), table["spec"]))  # fmt: skip
+    return table, spec
+
+
+def _model(study: StudyFile, label: str, raw: Any) -> ModelEntry:
+    key = ("models", label)
+    table, spec = _entry(study, key, raw, MODEL_KEYS)
+    return ModelEntry(
+        label, spec, _concurrency(study, (*key, "concurrency"), table.get("concurrency")),
+        _price(study, (*key, "price"), table.get("price")), study.line(key),
+    )  # fmt: skip
+
+
+def _benchmark(study: StudyFile, label: str, raw: Any) -> BenchmarkEntry:
+    key = ("benchmarks", label)
+    table, spec = _entry(study, key, raw, BENCHMARK_KEYS)
+
+    def text(name: str) -> str | None:
+        value = table.get(name)
+        return None if value is None else _str(study, (*key, name), value)
+
+    strategy = study.parsed((*key, "strategy"), parse_strategy, text("strategy") or "zero-shot")
+    exemplars = text("exemplars")
+    return BenchmarkEntry(
+        label, spec, limit=_optional_int(study, (*key, "limit"), table.get("limit"), 0),
+        where=text("where"), sample=_optional_int(study, (*key, "sample"), table.get("sample"), 1),
+        stratify=",".join(_comma_list(study, (*key, "stratify"), table.get("stratify"))) or None,
+        strategy=strategy, prompt=text("prompt") or "medlens", extract=text("extract") or "medlens",
+        probe=text("probe"), exemplars=None if exemplars is None else study.parsed(
+            (*key, "exemplars"), parse_spec, exemplars), exclude=text("exclude"),
+        line=study.line(key),
+    )  # fmt: skip
+
+
+def _judge(
+    study: StudyFile, label: str, raw: Any, benchmarks: Mapping[str, BenchmarkEntry]
+) -> JudgeEntry:
+    from medlens.judges.options import SCOPES
+    from medlens.judges.protocols import parse_weights
+
+    key = ("judges", label)
+    if not isinstance(raw, dict):
+        study.fail(key, "expected a table: [judges.LABEL] with spec and protocol")
+    table, spec = _entry(study, key, raw, JUDGE_KEYS)
+    if "protocol" not in table:
+        study.fail(key, 'missing protocol = "equivalence|rubric|choice|file:PATH"')
+    scope = table.get("scope")
+    if scope is not None and scope not in SCOPES:
+        study.fail((*key, "scope"), f"scope {scope!r}: expected {' or '.join(SCOPES)}")
+    weights = table.get("weights", {})
+    if isinstance(weights, str):
+        weights = study.parsed((*key, "weights"), parse_weights, weights)
+    elif not isinstance(weights, dict) or not all(_is_number(v) for v in weights.values()):
+        study.fail((*key, "weights"), 'expected a table of name = number (or "a=1,b=2")')
+    flags = {flag: _bool(study, (*key, flag), table.get(flag, False))
+             for flag in ("images", "with_question", "reports")}  # fmt: skip
+    return JudgeEntry(
+        label, spec, _str(study, (*key, "protocol"), table["protocol"]), scope,
+        _judged_benchmarks(study, (*key, "benchmarks"), table.get("benchmarks"), benchmarks),
+        _int(study, (*key, "repeats"), table.get("repeats", 1), 1),
+        {k: float(v) for k, v in weights.items()}, **flags,
+        concurrency=_concurrency(study, (*key, "concurrency"), table.get("concurrency")),
+        price=_price(study, (*key, "price"), table.get("price")), line=study.line(key),
+        protocol_line=study.line((*key, "protocol")),
+    )  # fmt: skip
+
+
+def _judged_benchmarks(
+    study: StudyFile, key: KeyPath, value: Any, benchmarks: Mapping[str, BenchmarkEntry]
+) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    labels = _comma_list(study, key, value)
+    for label in labels:
+        if label not in benchmarks:
+            study.fail(key, f"{label!r} is not a benchmark of this study "
+                            f"(benchmarks: {', '.join(benchmarks)})")  # fmt: skip
+    return labels
+
+
+def _boards(
+    study: StudyFile, value: Any, models: Mapping[str, ModelEntry],
+    benchmarks: Mapping[str, BenchmarkEntry],
+) -> tuple[BoardEntry, ...]:  # fmt: skip
+    if not isinstance(value, list) or not all(isinstance(b, dict) for b in value):
+        study.fail(("boards",), "expected [[boards]] tables")
+    boards: list[BoardEntry] = []
+    for index, table in enumerate(value):
+        key: KeyPath = ("boards", index)
+        study.check_keys(key, table, BOARD_KEYS)
+        if "benchmark" not in table:
+            study.fail(key, 'missing benchmark = "LABEL" (one of the study\'s benchmarks)')
+        bench = _str(study, (*key, "benchmark"), table["benchmark"])
+        if bench not in benchmarks:
+            study.fail((*key, "benchmark"), f"{bench!r} is not a benchmark of this study "
+                                            f"(benchmarks: {', '.join(benchmarks)})")  # fmt: skip
+        name = _label(study, (*key, "name"), table.get("name", bench), "board name")
+        if any(b.name == name for b in boards):
+            study.fail(key, f'a second board named {name!r}: give each board its own name = "..."')
+        boards.append(_board(study, key, table, name, bench, models))
+    return tuple(boards)
+
+
+def _check_board_judges(
+    study: StudyFile, boards: Sequence[BoardEntry], judges: Mapping[str, JudgeEntry]
+) -> None:
+    """A board's ``judge`` names a judge of the study that judges the board's benchmark."""
+    for index, board in enumerate(boards):
+        if board.judge is None:
+            continue
+        found = judges.get(board.judge)
+        if found is None or not found.applies_to(board.benchmark):
+            usable = [j for j, entry in judges.items() if entry.applies_to(board.benchmark)]
+            study.fail(("boards", index, "judge"), f"{board.judge!r} is not a judge of benchmark "
+                       f"{board.benchmark!r} (its judges: {', '.join(usable) or 'none'})")  # fmt: skip
+
+
+def _board(
+    study: StudyFile, key: KeyPath, table: Mapping[str, Any], name: str, bench: str,
+    models: Mapping[str, ModelEntry],
+) -> BoardEntry:  # fmt: skip
+    pairs = []
+    for term in _comma_list(study, (*key, "pairs"), table.get("pairs")):
+        base, colon, tuned = (part.strip() for part in term.partition(":"))
+        if not colon or base not in models or tuned not in models or base == tuned:
+            study.fail((*key, "pairs"), f"{term!r}: expected BASE:TUNED, two different model "
+                                        f"labels (models: {', '.join(models)})")  # fmt: skip
+        pairs.append((base, tuned))
+    meta = table.get("meta")
+
+    def text(name: str) -> str | None:
+        value = table.get(name)
+        return None if value is None else _str(study, (*key, name), value)
+
+    layout = text("layout")
+    if layout is not None and layout not in LAYOUT_NAMES:
+        study.fail((*key, "layout"), f"unknown layout {layout!r} (use {', '.join(LAYOUT_NAMES)})")
+    return BoardEntry(
+        name, bench, layout=layout, judge=text("judge"), pairs=tuple(pairs),
+        meta=None if meta is None else Path(_str(study, (*key, "meta"), meta)),
+        reference=text("reference"), by=_comma_list(study, (*key, "by"), table.get("by")),
+        where=text("where") or "", line=study.line(key),
+    )  # fmt: skip
+
+
+def _str(study: StudyFile, key: KeyPath, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        study.fail(key, f"expected a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def _comma_list(study: StudyFile, key: KeyPath, value: Any) -> tuple[str, ...]:
+    """A list of strings, or one comma-separated string."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [part for part in value.split(",") if part.strip()]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        study.fail(key, "expected a list of strings (or one comma-separated string)")
+    return tuple(v.strip() for v in value)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _int(study: StudyFile, key: KeyPath, value: Any, minimum: int | None) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        study.fail(key, f"expected a whole number, got {value!r}")
+    if minimum is not None and value < minimum:
+        study.fail(key, f"{value}: expected at least {minimum}")
+    return value
+
+
+def _optional_int(study: StudyFile, key: KeyPath, value: Any, minimum: int) -> int | None:
+    return None if value is None else _int(study, key, value, minimum)
+
+
+def _concurrency(study: StudyFile, key: KeyPath, value: Any) -> int | None:
+    if value is None:
+        return None
+    number = _int(study, key, value, 1)
+    if number > MAX_CONCURRENCY:
+        study.fail(key, f"{number}: at most {MAX_CONCURRENCY} requests in flight")
+    return number
+
+
+def _bool(study: StudyFile, key: KeyPath, value: Any) -> bool:
+    if not isinstance(value, bool):
+        study.fail(key, f"expected true or false, got {value!r}")
+    return value
+
+
+def _budget(study: StudyFile, value: Any) -> float:
+    if not _is_number(value) or value < 0:
+        study.fail(("budget",), f"{value!r}: expected a non-negative number of USD")
+    return float(value)
+
+
+def _price(study: StudyFile, key: KeyPath, value: Any) -> Price | None:
+    """``"input=2.5,output=10"`` or ``{ input = 2.5, output = 10 }`` (USD per 1M tokens)."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        study.check_keys(key, value, ("input", "output"))
+        if not all(_is_number(value.get(k)) and value[k] >= 0 for k in ("input", "output")):
+            study.fail(key, "expected { input = USD_PER_1M, output = USD_PER_1M }, both >= 0")
+        return Price(float(value["input"]), float(value["output"]))
+    price: Price = study.parsed(key, parse_price, _str(study, key, value))
+    return price

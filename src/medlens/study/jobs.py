@@ -1,0 +1,137 @@
+"""One job of a study, done where an executor puts it: a run through ``execution.evaluate``, a
+judge stage through ``judges.stage.judge_run``, both with results.json derived as the CLI does.
+
+The job reports through :class:`JobHooks`; a hook stops the job by raising (the run and judge
+stages store the line that was answered first, so a rerun resumes after it).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from medlens.core.errors import MedlensError
+from medlens.execution.evaluate import LoadedBenchmark
+from medlens.study.plan import Job, JudgeJob, RunJob
+
+FINISHED_STATES = ("done", "errors")
+"""A run or judge in these states has a record (or judgement) for everything it covers."""
+
+
+class StudyStopped(MedlensError):
+    """The study is stopping (Ctrl-C, the budget, another job's failure): this job stops too."""
+
+
+@dataclass(frozen=True)
+class JobResult:
+    state: str
+    """``done``, ``errors`` (finished, some items errored), ``failed`` (a user error stopped
+    it), ``stopped`` (the study stopped it; resumable) or ``skipped`` (its run did not finish)."""
+    summary: dict[str, Any] = field(default_factory=dict)
+    message: str = ""
+
+
+class StudyEvents(Protocol):
+    """What a display (the CLI's progress lines) hears; called from worker threads too."""
+
+    def job_started(self, job: Job, total: int | None, done: int) -> None: ...
+
+    def job_advanced(self, job: Job) -> None: ...
+
+    def job_finished(self, job: Job, result: JobResult) -> None: ...
+
+    def note(self, message: str) -> None: ...
+
+
+class LineSink(Protocol):
+    def add(self, job: Job, line: Mapping[str, Any]) -> None: ...
+
+
+@dataclass
+class JobHooks:
+    """Callbacks of one job: progress to the display, cost to the budget, the stop check."""
+
+    job: Job
+    events: StudyEvents
+    costs: LineSink
+    stop: threading.Event
+    planned: tuple[int | None, int] = (None, 0)
+    """(items, done) the plan counted, for an executor whose job cannot report its own start."""
+
+    def started(self, total: int | None, done: int) -> None:
+        self.events.job_started(self.job, total, done)
+
+    def answered(self, line: Mapping[str, Any]) -> None:
+        self.events.job_advanced(self.job)
+        self.costs.add(self.job, line)  # raises BudgetExceeded past the budget
+        if self.stop.is_set():
+            raise StudyStopped(f"{self.job.key}: stopped with the study (resumable)")
+
+    def note(self, message: str) -> None:
+        self.events.note(f"{self.job.key}: {message}")
+
+
+def execute(job: Job, hooks: JobHooks, loaded: LoadedBenchmark | None = None) -> dict[str, Any]:
+    """Do the job; the summary study.json keeps (see :func:`run_summary`)."""
+    from medlens.analysis.results import build_results
+
+    if isinstance(job, RunJob):
+        from medlens.execution.evaluate import evaluate
+
+        outcome = evaluate(
+            job.options, hooks.started, hooks.answered, hooks.note,
+            derive_results=build_results, loaded=loaded,
+        )  # fmt: skip
+        return run_summary(outcome.results)
+    from medlens.judges.stage import judge_run
+
+    judged = judge_run(job.options, hooks.started, hooks.answered, derive_results=build_results)
+    return judge_summary(judged.results, job)
+
+
+def run_summary(results: Mapping[str, Any]) -> dict[str, Any]:
+    """n, score and CI, and the counts of a run's results.json."""
+    overall, counts = results.get("overall") or {}, results.get("counts") or {}
+    return {
+        "items": counts.get("items"),
+        "answered": (counts.get("records") or 0) - (counts.get("errors") or 0),
+        "errors": counts.get("errors"),
+        "n": overall.get("n"),
+        "score": overall.get("score"),
+        "ci": overall.get("ci"),
+        "random": overall.get("random"),
+        "error_rate": (results.get("rates") or {}).get("error"),
+    }
+
+
+def judge_summary(results: Mapping[str, Any], job: JudgeJob) -> dict[str, Any]:
+    entry = (results.get("judges") or {}).get(job.judge) or {}
+    overall = entry.get("overall") or {}
+    return {
+        "n": overall.get("n"),
+        "score": overall.get("score"),
+        "ci": overall.get("ci"),
+        "rule_score": overall.get("rule_score"),
+        "calls": overall.get("calls"),
+        "judge_errors": overall.get("judge_errors"),
+    }
+
+
+def result_of(summary: Mapping[str, Any], kind: str) -> JobResult:
+    """A finished job's state: ``errors`` when some item (or judge call) errored."""
+    errored = summary.get("errors") if kind == "run" else summary.get("judge_errors")
+    return JobResult("errors" if errored else "done", dict(summary))
+
+
+def guarded(call: Callable[[], dict[str, Any]], kind: str) -> JobResult:
+    """The job's result; user errors become a state, bugs propagate."""
+    from medlens.study.budget import BudgetExceeded
+
+    try:
+        return result_of(call(), kind)
+    except (StudyStopped, BudgetExceeded) as exc:
+        return JobResult("stopped", message=str(exc))
+    except MedlensError as exc:
+        return JobResult("failed", message=str(exc))

@@ -1,0 +1,116 @@
+"""--budget against loopback servers that report token usage: the study stops cleanly before a
+run would push the projected total over the budget (saying which), stops a run whose measured
+spend passes it, resumes with a larger budget; --dry-run projects from measured costs with the
+Student-t interval of `medlens cost`, checked here against scipy."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+from typer.testing import CliRunner, Result
+
+from loopback_server import ServerConfig, gold_by_marker, serve
+from medlens.cli import app
+from medlens.study.conduct import dry_run, prepare_study
+from medlens.study.file import load_study
+from medlens.study.plan import StudySettings
+from study_fixtures import openai_spec, record_ids, records, write_shared_bench, write_study
+
+PRICE = "input=10000,output=10000"
+"""USD per 1M tokens: about $1.25 per item of these prompts (large, to make a few items count)."""
+
+
+def invoke(path: Path, out: Path, *extra: str) -> Result:
+    args = ["study", str(path), "--out", str(out), "--no-reports", "--no-cache",
+            "--concurrency", "2", *extra]  # fmt: skip
+    return CliRunner().invoke(app, args)
+
+
+def item_costs(run_dir: Path) -> list[float]:
+    """What each record cost, by hand: (prompt + completion tokens) × 10000 USD per 1M."""
+    return [(r["usage"]["prompt_tokens"] + r["usage"]["completion_tokens"]) * 10000 / 1e6
+            for r in records(run_dir).values()]  # fmt: skip
+
+
+def test_the_study_stops_before_a_run_would_pass_the_budget_and_resumes(tmp_path: Path) -> None:
+    bench, golds = write_shared_bench(tmp_path / "a", 10, 2)
+    out = tmp_path / "studies"
+    with (
+        serve(ServerConfig(gold=gold_by_marker(golds))) as s0,
+        serve(ServerConfig(gold=gold_by_marker(golds))) as s1,
+    ):
+        models = {f"m{i}": {"spec": openai_spec(s.base_url, f"m{i}"), "price": PRICE}
+                  for i, s in enumerate((s0, s1))}  # fmt: skip
+        path = write_study(tmp_path / "b.toml", "b", models, {"a": bench})
+        result = invoke(path, out, "--budget", "30")
+        assert result.exit_code == 3, result.output
+        text = " ".join(result.output.split())
+        assert "budget: stopping before run m1--a" in text and "> budget $30.00" in text
+        assert s1.stats["requests"] == 0
+        runs = out / "b" / "runs"
+        assert len(record_ids(runs / "m0--a")) == 10 and not (runs / "m1--a").exists()
+        record = json.loads((out / "b" / "study.json").read_text())
+        assert record["runs"]["m1--a"]["state"] == "pending"
+        assert "stopping before run m1--a" in record["stop"]["message"]
+        assert record["cost"]["spent"] == sum(item_costs(runs / "m0--a"))
+        done_before = (runs / "m0--a" / "records.jsonl").read_bytes()
+        again = invoke(path, out, "--budget", "100")
+        assert again.exit_code == 0, again.output
+        assert s0.stats["requests"] == 10 and s1.stats["requests"] == 10
+    assert (runs / "m0--a" / "records.jsonl").read_bytes() == done_before
+    assert json.loads((out / "b" / "study.json").read_text())["stop"] is None
+
+
+def test_a_run_whose_measured_spend_passes_the_budget_stops_and_resumes(tmp_path: Path) -> None:
+    bench, _ = write_shared_bench(tmp_path / "a", 12, 3)
+    out = tmp_path / "studies"
+    long_answers = ServerConfig(reply=lambda request: "x" * 4000)  # 1,000 output tokens each
+    with serve(long_answers) as server:
+        model = {"spec": openai_spec(server.base_url), "price": PRICE}
+        path = write_study(tmp_path / "n.toml", "n", {"long": model}, {"a": bench})
+        result = invoke(path, out, "--budget", "30")
+        assert result.exit_code == 3, result.output
+        text = " ".join(result.output.split())
+        assert "over the budget of $30.00, while long--a was answering" in text
+        run = out / "n" / "runs" / "long--a"
+        answered = [r for r in records(run).values() if r["error"] is None]
+        spent = sum(item_costs(run)[: len(answered)])
+        assert spent > 30 and len(answered) < 12
+        assert server.stats["requests"] <= len(answered) + 2  # at most the ones in flight lost
+        record = json.loads((out / "n" / "study.json").read_text())
+        assert record["runs"]["long--a"]["state"] == "stopped"
+        assert invoke(path, out, "--budget", "1000").exit_code == 0
+    ids = record_ids(run)
+    assert sorted(ids) == sorted(f"q{i}" for i in range(12))
+
+
+def test_dry_run_projects_from_measured_costs_with_a_t_interval(tmp_path: Path) -> None:
+    bench, golds = write_shared_bench(tmp_path / "a", 20, 4)
+    out = tmp_path / "studies"
+    with serve(ServerConfig(gold=gold_by_marker(golds))) as server:
+        model = {"spec": openai_spec(server.base_url), "price": PRICE}
+        path = write_study(tmp_path / "d.toml", "d", {"m": model},
+                           {"a": {"spec": bench, "limit": 8}})  # fmt: skip
+        assert invoke(path, out).exit_code == 0
+        path = write_study(tmp_path / "d.toml", "d", {"m": model}, {"a": bench})  # limit lifted
+        prepared = prepare_study(load_study(path), StudySettings(out=out, cache=False))
+        (row,) = dry_run(prepared)
+        assert (row.selected, row.to_send, row.state) == (20, 12, "partial")
+        costs = np.array(item_costs(out / "d" / "runs" / "m--a"))
+        assert costs.std() > 0  # prompts of different lengths: the interval has a width
+        assert row.projection.measured == 8
+        assert row.projection.cost == approx(12 * costs.mean())
+        half = stats.t.ppf(0.975, 7) * costs.std(ddof=1) / np.sqrt(8) * 12
+        assert row.projection.half_width == approx(half)
+        assert prepared.costs.spent == approx(costs.sum())
+        shown = invoke(path, out, "--dry-run")
+        assert shown.exit_code == 0 and "95% CI" in shown.output
+        assert server.stats["requests"] == 8  # the dry run called nothing
+
+
+def approx(value: float) -> object:
+    return pytest.approx(value, rel=1e-9, abs=1e-12)
