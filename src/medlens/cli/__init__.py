@@ -29,6 +29,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "medlens.cli.unpack",
     "medlens.cli.cost",
     "medlens.cli.runs",
+    "medlens.cli.view",
 )
 
 for _module in COMMAND_MODULES:

@@ -12,6 +12,7 @@ from typing import Any
 from medlens.report.board_sections import BoardTable, board_tables, board_title
 from medlens.report.html_assets import SCRIPT, STYLE
 from medlens.report.html_format import esc, table_html
+from medlens.report.viewer.links import VIEWER_URL, list_url
 
 ROW_HEIGHT = 22
 LABEL_WIDTH = 260
@@ -22,7 +23,7 @@ BOARD_SCRIPT = 'document.body.setAttribute("data-board", "1");'
 
 def render_html(board: dict[str, Any]) -> str:
     title = board_title(board)
-    body = [f"<h1>{esc(title)}</h1>"]
+    body = [f"<h1>{esc(title)}</h1>", viewer_note(board)]
     if board.get("models"):
         body.append("<h2>Scores with 95% CIs</h2>" + forest_svg(board))
     for axis, values in board.get("by", {}).items():
@@ -38,6 +39,17 @@ def render_html(board: dict[str, Any]) -> str:
 
 
 _EXTRA_STYLE = "svg { display: block; margin: 6px 0 16px; } svg text { font: 12px system-ui; }"
+
+
+def viewer_note(board: dict[str, Any]) -> str:
+    """How to browse the board's items; heatmap cells link to the viewer's filtered lists."""
+    if board.get("across"):
+        return ""
+    return (
+        '<p class="note">Every item with its images and each run\'s answer side by side: '
+        f"<code>medlens view RUN…</code> (it serves {esc(VIEWER_URL)}); a heatmap cell opens "
+        "its items there.</p>"
+    )
 
 
 def _section(section: BoardTable) -> str:
@@ -115,10 +127,11 @@ def heatmap_svg(board: dict[str, Any], axis: str, values: dict[str, list[dict[st
             tip = f"{names[run]} · {axis}={value}: n={cell['n']}, {100 * cell['score']:.1f}%"
             weight = ' font-weight="bold"' if cell["best"] else ""
             parts.append(
+                f'<a href="{esc(list_url({axis: value}, of=run))}">'
                 f'<rect x="{x}" y="{y}" width="{CELL_WIDTH - 2}" height="{ROW_HEIGHT - 2}" '
                 f'fill="{_colour(cell["score"])}"><title>{esc(tip)}</title></rect>'
                 f'<text x="{x + CELL_WIDTH / 2 - 1:.1f}" y="{y + 15}" text-anchor="middle"{weight}>'
-                f"{100 * cell['score']:.0f}</text>"
+                f"{100 * cell['score']:.0f}</text></a>"
             )
     width = LABEL_WIDTH + CELL_WIDTH * len(columns) + 40
     height = header + ROW_HEIGHT * len(order) + 10

@@ -31,6 +31,7 @@ from medlens.report.sections import (
     percent_ci,
     secondary_text,
 )
+from medlens.report.viewer.links import VIEWER_URL
 from medlens.stats.cells import DEFAULT_MIN_N, MIN_IMAGES
 
 MAX_OUTPUT_CHARS = 4000
@@ -314,8 +315,12 @@ def browser_section(run_dir: Path, data: ReportData) -> str:
     payload = items_payload(run_dir, list(data.axes)[:BROWSER_AXES])
     headers = ("id", "question", "options", "gold", "model output", "extraction", "score")
     head = "".join(f"<th>{esc(h)}</th>" for h in headers)
+    viewer = (
+        f'<p class="note">Each id opens the item, with its images and every run side by side, in '
+        f"<code>medlens view {esc(run_dir)}</code> (start it first; it serves {VIEWER_URL}).</p>"
+    )
     return (
-        '<h2>Items</h2><div id="item-browser"><div id="browser-controls"></div>'
+        f'<h2>Items</h2>{viewer}<div id="item-browser"><div id="browser-controls"></div>'
         '<p id="browser-count" class="note"></p>'
         f'<table id="item-table"><thead><tr>{head}</tr></thead><tbody></tbody></table></div>'
         f'<script type="application/json" id="items-data">{safe_json(payload)}</script>'
@@ -356,7 +361,7 @@ def items_payload(run_dir: Path, axes: Sequence[str] | None = None) -> dict[str,
             "axes": {a: item.meta.get(a, "") for a in axes},
         })  # fmt: skip
     outcomes = sorted({str(row["outcome"]) for row in rows})
-    return {"axes": axes, "outcomes": outcomes, "items": rows}
+    return {"axes": axes, "outcomes": outcomes, "items": rows, "viewer": VIEWER_URL}
 
 
 def _extraction_text(extraction: dict[str, Any]) -> str:
