@@ -27,7 +27,7 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from benchfiles import write_jsonl_benchmark  # noqa: E402
+from benchfiles import write_jsonl_benchmark
 
 REPEATS = 15
 PAGES = {

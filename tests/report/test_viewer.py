@@ -109,14 +109,29 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         yield session
 
 
-def follow(browser: Any, element: Any) -> None:
-    """Click a link or button and wait until the next page replaced this one."""
-    from selenium.webdriver.support import expected_conditions
+def visit(browser: Any, url: str) -> None:
+    """Load `url` and wait until the new document (images included) has loaded: the old
+    one is marked first, so that it cannot pass for the new one."""
+    browser.execute_script("window.medlensOldPage = true")
+    browser.get(url)
+    loaded(browser)
+
+
+def loaded(browser: Any) -> None:
     from selenium.webdriver.support.ui import WebDriverWait
 
-    page = browser.find_element("tag name", "html")
+    WebDriverWait(browser, 60).until(
+        lambda b: b.execute_script(
+            "return !window.medlensOldPage && document.readyState === 'complete'"
+        )
+    )
+
+
+def follow(browser: Any, element: Any) -> None:
+    """Click a link or button and wait until the next page replaced this one."""
+    browser.execute_script("window.medlensOldPage = true")
     element.click()
-    WebDriverWait(browser, 60).until(expected_conditions.staleness_of(page))
+    loaded(browser)
 
 
 def rows(browser: Any) -> list[Any]:
@@ -136,7 +151,7 @@ def test_pages_filters_and_outcomes_agree_with_the_records(
 ) -> None:
     from selenium.webdriver.support.ui import Select
 
-    browser.get(viewer.url + "/")
+    visit(browser, viewer.url + "/")
     assert len(rows(browser)) == 50
     assert browser.find_element("id", "count").text == f"{N_ITEMS} items, 1–50 shown"
     follow(browser, browser.find_element("css selector", "a[rel=next]"))
@@ -156,14 +171,14 @@ def test_pages_filters_and_outcomes_agree_with_the_records(
 
 
 def test_text_filter_and_kind_filter(viewer: Viewer, browser: Any) -> None:
-    browser.get(viewer.url + "/?q=ONERROR")  # case-insensitive, over every run's answer
+    visit(browser, viewer.url + "/?q=ONERROR")  # case-insensitive, over every run's answer
     assert [row.get_attribute("data-id") for row in rows(browser)] == ["q4"]
-    browser.get(viewer.url + "/?kind=multi_choice&per=100")
+    visit(browser, viewer.url + "/?kind=multi_choice&per=100")
     assert len(rows(browser)) == sum(1 for i in range(N_ITEMS) if i % 7 == 0)
 
 
 def test_two_runs_side_by_side_on_an_item_page(viewer: Viewer, browser: Any, folder: Path) -> None:
-    browser.get(viewer.url + "/")
+    visit(browser, viewer.url + "/")
     headers = [th.text for th in browser.find_elements("css selector", "#items thead th")]
     assert headers == ["id", "image", "question", "gold", "random", "replayed"]
     follow(browser, browser.find_element("link text", "q2"))
@@ -178,12 +193,12 @@ def test_two_runs_side_by_side_on_an_item_page(viewer: Viewer, browser: Any, fol
 
 
 def test_images_load_as_sent(viewer: Viewer, browser: Any) -> None:
-    browser.get(viewer.url + "/item/q7")
+    visit(browser, viewer.url + "/item/q7")
     sizes = browser.execute_script(
-        "return [...document.images].map(i => [i.complete, i.naturalWidth])"
+        "return Promise.all([...document.images].map(i => i.decode().then(() => i.naturalWidth)))"
     )
-    assert sizes == [[True, 16]]  # the 16-pixel PNG, as sent (not a thumbnail)
-    browser.get(viewer.url + "/")
+    assert sizes == [16]  # the 16-pixel PNG, as sent (not a thumbnail)
+    visit(browser, viewer.url + "/")
     browser.execute_script("window.scrollTo(0, 0)")
     first = browser.find_element("css selector", "#items img.thumb")
     loaded = browser.execute_script(
@@ -194,14 +209,14 @@ def test_images_load_as_sent(viewer: Viewer, browser: Any) -> None:
 
 def test_hostile_answers_show_as_text_and_no_script_runs(viewer: Viewer, browser: Any) -> None:
     for page in ("/item/q3", "/?q=pwned", "/item/q4"):
-        browser.get(viewer.url + page)
+        visit(browser, viewer.url + page)
         assert browser.title != "pwned"
         assert browser.execute_script("return document.body.getAttribute('data-pwned')") is None
         assert not browser.find_elements("css selector", "#items script, section.run script")
         assert not browser.find_elements(
             "css selector", "section.run img[onerror], #items img[src=x]"
         )
-    browser.get(viewer.url + "/item/q3")
+    visit(browser, viewer.url + "/item/q3")
     shown = browser.find_element("css selector", "section[data-run=replayed] pre.output").text
     assert shown == PAYLOAD
 
@@ -209,12 +224,12 @@ def test_hostile_answers_show_as_text_and_no_script_runs(viewer: Viewer, browser
 def test_judge_verdicts_on_the_item_page_of_a_second_benchmark(
     viewer: Viewer, browser: Any
 ) -> None:
-    browser.get(viewer.url + "/?bench=1")
+    visit(browser, viewer.url + "/?bench=1")
     assert "jsonl val" in browser.find_element("css selector", "h1").text
-    browser.get(viewer.url + "/item/o10")  # a paraphrase the rules cannot settle
+    visit(browser, viewer.url + "/item/o10")  # a paraphrase the rules cannot settle
     verdicts = [v.text for v in browser.find_elements("css selector", "dd.verdict")]
     assert len(verdicts) == 1 and verdicts[0].startswith("equivalent")
-    browser.get(viewer.url + "/item/o0")  # the exact answer: the rules settled it
+    visit(browser, viewer.url + "/item/o0")  # the exact answer: the rules settled it
     assert "settled by the rules" in browser.find_element("css selector", "dd.verdict").text
 
 
@@ -265,7 +280,7 @@ def test_a_26000_item_runs_first_page_renders_within_a_second(tmp_path: Path, br
     with started(tmp_path / "runs" / "big") as running:
         seconds = []
         for _ in range(3):
-            browser.get(running.url + "/")
+            visit(browser, running.url + "/")
             timing = browser.execute_script(
                 "const t = performance.getEntriesByType('navigation')[0];"
                 "return t.domContentLoadedEventEnd - t.startTime"
@@ -288,10 +303,10 @@ def test_report_and_board_link_to_the_viewers_item_pages(
         app, ["report", str(runs / "replayed"), "-f", "html", "-o", str(page)]
     )
     assert result.exit_code == 0, result.output
-    browser.get(page.as_uri())
+    visit(browser, page.as_uri())
     link = browser.find_element("link text", "q3").get_attribute("href")
     assert link == VIEWER_URL + "/item/q3"
-    browser.get(link.replace(VIEWER_URL, viewer.url))  # the viewer the test started
+    visit(browser, link.replace(VIEWER_URL, viewer.url))  # the viewer the test started
     assert browser.find_element("css selector", "section[data-run=replayed] pre.output").text == PAYLOAD
     board = tmp_path / "board.html"
     result = CliRunner().invoke(
@@ -299,11 +314,11 @@ def test_report_and_board_link_to_the_viewers_item_pages(
               "--min-n", "1", "-f", "html", "-o", str(board)],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    browser.get(board.as_uri())
+    visit(browser, board.as_uri())
     href, tip = browser.execute_script(
         "const a = document.querySelector('svg.heatmap a');"
         "return [a.getAttribute('href'), a.querySelector('title').textContent]"
     )
     n = int(tip.split("n=")[1].split(",")[0])
-    browser.get(href.replace(VIEWER_URL, viewer.url) + "&per=100")
+    visit(browser, href.replace(VIEWER_URL, viewer.url) + "&per=100")
     assert browser.find_element("id", "count").text.startswith(f"{n} items")

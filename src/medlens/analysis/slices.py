@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from medlens.core.errors import SpecError
-from medlens.core.where import Condition, check_axes
+from medlens.core.where import Condition, check_axes, check_values
 from medlens.stats.cells import DEFAULT_MIN_N, is_small, one_image_note
 from medlens.stats.intervals import chance_corrected
 
@@ -149,6 +149,9 @@ def apply_where(table: SliceTable, conditions: Sequence[Condition]) -> SliceTabl
 
     if not conditions:
         return table
+    check_values(conditions, {
+        c.axis: {str(v) for v in pc.unique(table.table[c.axis]).to_pylist() if v} for c in conditions
+    })  # fmt: skip
     mask = None
     for condition in conditions:
         column = table.table[condition.axis]

@@ -171,6 +171,7 @@ def _scan_tsv(benchmark: Benchmark, recipe: Recipe) -> Population:
 
     rows = iter_tsv_items(layout, benchmark.split, spans=population.spans)
     population.info = describe(benchmark, observe(rows))
+    keep.check_ids(benchmark.spec)
     return population
 
 
@@ -183,6 +184,7 @@ def _scan_items(benchmark: Benchmark, recipe: Recipe) -> Population:
             population.strata.setdefault(keep.stratum(item.meta), []).append(item.id)
             population.order.append(item.id)
             population.items[item.id] = item
+    keep.check_ids(benchmark.spec)
     return population
 
 

@@ -9,8 +9,10 @@ import typer
 
 from medlens.cli.common import command, err_console
 
+HELP = "Build a benchmark from labelled images; same inputs and seed give identical bytes."
 
-@command("build")
+
+@command("build", help=HELP)
 def build(
     labels: Annotated[
         Path, typer.Argument(help="Labels CSV or JSONL (image, label, box, mask, …)")

@@ -31,6 +31,13 @@ def compare(
     """Compare two runs: B − A with paired CI, (image-level) McNemar p and win/tie/loss."""
     from medlens.analysis.compare import compare_runs
 
+    if run_a.resolve() == run_b.resolve():
+        from medlens.core.errors import SpecError
+
+        raise SpecError(
+            f"compare {run_a} {run_b}: that compares a run with itself (every difference is 0); "
+            "give two runs"
+        )
     axes = [a.strip() for a in by.split(",") if a.strip()]
     from medlens.runs.provenance import environment_notes
 

@@ -47,6 +47,7 @@ def judge(
     executor: Annotated[str, typer.Option(help="local or ray")] = "local",
     ray_address: Annotated[str | None, typer.Option(help="Ray cluster address")] = None,
     cache: Annotated[bool, typer.Option(help="Use the response cache")] = True,
+    yes: Annotated[bool, typer.Option("--yes", help="Allow more than 64 repeats per item")] = False,
 ) -> None:
     """Judge RUN's answers with a judge model; rerunning the same command resumes."""
     from medlens.core.specs import parse_spec
@@ -68,6 +69,7 @@ def judge(
         cache=cache,
         executor=executor,
         ray_address=ray_address,
+        yes=yes,
     )
     outcome = judge_with_progress(options)
     print_judge_summary(outcome)

@@ -17,7 +17,10 @@ if TYPE_CHECKING:
 EXIT_TOO_MANY_ERRORS = 1
 
 
-@command("run")
+HELP = "Evaluate MODEL on BENCH; rerunning the same command resumes where it stopped."
+
+
+@command("run", help=HELP)
 def run(
     ctx: typer.Context,
     bench: Annotated[
@@ -64,6 +67,9 @@ def run(
     ] = None,
     retry_errors: Annotated[
         bool, typer.Option(help="Also retry items with permanent (input/image) errors")
+    ] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", help="Allow more than 64 calls per item (self-consistency:K)")
     ] = False,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show the item count and first prompts; no model call")
@@ -143,14 +149,35 @@ def run_and_summarise(options: RunOptions, max_error_rate: float, judging: Any =
         print_judge_summary(judged)
     error_rate = outcome.results["rates"]["error"]
     if error_rate > max_error_rate:
-        for line in error_lines(outcome.store.records().values()):
+        records = outcome.store.records().values()
+        for line in error_lines(records):
             err_console.print(line, highlight=False, markup=False, soft_wrap=True)
         err_console.print(
             f"error rate {error_rate:.3f} exceeds --max-error-rate {max_error_rate}; "
-            "rerun to retry the failed items",
-            highlight=False,
-        )
+            + retry_hint(records),
+            highlight=False, markup=False, soft_wrap=True,
+        )  # fmt: skip
         raise typer.Exit(EXIT_TOO_MANY_ERRORS)
+
+
+def retry_hint(records: Iterable[Mapping[str, Any]]) -> str:
+    """What a rerun does for these errors: transient ones are retried; permanent ones (an
+    unreadable image, bad input) are skipped on resume until the file is fixed and
+    --retry-errors asks again, so the hint names the first bad file instead."""
+    from medlens.runs.store import PERMANENT_ERRORS
+
+    errors = [r["error"] for r in records if r.get("error")]
+    permanent = [e for e in errors if e["type"] in PERMANENT_ERRORS]
+    fix = (
+        f"{len(permanent)} permanent (e.g. {permanent[0]['message']}): fix the file(s), then "
+        "rerun with --retry-errors"
+        if permanent
+        else ""
+    )
+    if len(permanent) == len(errors):
+        return "the errors are " + fix
+    transient = f"rerun to retry the {len(errors) - len(permanent)} transient failure(s)"
+    return transient + (f"; {fix}" if fix else "")
 
 
 def error_lines(records: Iterable[Mapping[str, Any]]) -> list[str]:

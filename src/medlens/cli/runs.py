@@ -26,19 +26,24 @@ def runs(
         print(json.dumps([summary.to_json() for summary in found], indent=2))
         return
     table = Table(title=f"runs in {folder}", title_justify="left")
-    for column in ("name", "benchmark", "model", "done/total", "n", "score", "95% CI", "errors", "created"):  # fmt: skip
-        table.add_column(column, overflow="fold")
+    for column in ("name", "benchmark", "selection", "model", "done/total", "n", "score", "95% CI", "errors", "created"):  # fmt: skip
+        # names, labels and numbers stay on one line; the longer columns wrap
+        table.add_column(
+            column, overflow="fold", no_wrap=column in ("name", "benchmark", "n", "score"),
+            min_width=18 if column == "selection" else None,
+        )  # fmt: skip
     for s in found:
         table.add_row(
             Text(s.name + (" (running)" if s.writer else "")),
-            Text(s.benchmark),
+            Text(s.benchmark_label),
+            Text(s.selection.partition(": ")[2] or s.selection),  # done/total has the counts
             Text(s.model),
             f"{s.done}/{s.total}",
             str(s.n),
             "–" if s.score is None else f"{s.score:.3f}",
             "–" if s.ci is None else f"[{s.ci[0]:.3f}, {s.ci[1]:.3f}]",
             str(s.errors),
-            s.created,
+            s.created[:16].replace("T", " "),
         )
     console.print(table if found else Text(f"no runs in {folder}"))
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from medlens.core.errors import SpecError
 from medlens.core.items import Item
+from medlens.core.limits import check_calls_per_item
 from medlens.core.specs import Spec
 from medlens.judges.protocols import load_protocol
 from medlens.models.base import Model, ModelContext
@@ -39,6 +40,8 @@ class JudgeOptions:
     cache: bool = True
     executor: str = "local"
     ray_address: str | None = None
+    yes: bool = False
+    """Confirms more than MAX_SAMPLES repeats per item."""
 
 
 def default_judge_name(spec: Spec) -> str:
@@ -57,6 +60,7 @@ def validate(options: JudgeOptions) -> None:
         raise SpecError(f"--scope {options.scope!r}: expected unresolved or all")
     if options.repeats < 1:
         raise SpecError("--repeats must be at least 1")
+    check_calls_per_item(f"--repeats {options.repeats}", options.repeats, options.yes)
     if options.concurrency < 1:
         raise SpecError("--concurrency must be at least 1")
     if options.executor not in ("local", "ray"):

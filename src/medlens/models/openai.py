@@ -108,6 +108,8 @@ class OpenAIChatModel:
         self.spec = Spec(spec.name, spec.argument, public).canonical()
         body = settings.body_defaults
         self.deterministic = float(body.get("temperature", 0.0)) == 0.0 or "seed" in body
+        self.generation = {k: body[k] for k in ("temperature", "max_tokens", "seed", "top_p") if k in body}
+        """The generation fields every request carries (the run card shows them)."""
         self.settings = settings
         self._api_key = os.environ.get(settings.api_key_env, "")
         self._url = settings.base_url + "/chat/completions"

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from medlens.execution.generation import generation_text, self_consistency_text
 from medlens.runs.recorded import run_card
 from medlens.sources.cards import USAGE_STATEMENT
 
@@ -34,9 +35,16 @@ class ProtocolCard:
     citations: tuple[tuple[str, str, str], ...]
     """(benchmark, licence, BibTeX)."""
     usage: str = USAGE_STATEMENT
+    replayed: bool = False
+    """The answers were replayed from a file: medlens sent no prompt, so no protocol is vouched for."""
 
     @property
     def marker(self) -> str:
+        if self.replayed:
+            return (
+                "protocol: not known (replayed answers: medlens sent no prompt, so it cannot "
+                "vouch for the protocol that produced them)"
+            )
         if self.official is None:
             return "protocol: medlens (this benchmark has no official protocol recorded in medlens)"
         if self.official:
@@ -54,7 +62,8 @@ def protocol_card(run_dir: Path) -> ProtocolCard:
     bench = spec["benchmark"]
     items = store.items()
     records = store.records()
-    official, deviations = official_status(spec, len(items), len(records))
+    replayed = str(spec.get("model", "")).startswith("replay:")
+    official, deviations = (None, []) if replayed else official_status(spec, len(items), len(records))
     card = run_card(run)
     citations: tuple[tuple[str, str, str], ...] = ()
     if card is not None:
@@ -66,6 +75,7 @@ def protocol_card(run_dir: Path) -> ProtocolCard:
         deviations=tuple(deviations),
         environment=tuple(summary_lines(run, records.values())),
         citations=citations,
+        replayed=replayed,
     )
 
 
@@ -86,8 +96,14 @@ def _rows(run: dict[str, Any], run_dir: Path, n_records: int) -> tuple[tuple[str
         ("unparsed answers", UNPARSED_RULE),
         ("probe", str(spec.get("probe") or "none")),
         ("seed", str(spec.get("seed", 0))),
-        ("generation parameters", json.dumps(spec.get("params") or {}, sort_keys=True)),
+        ("generation parameters", generation_text(run.get("generation"), spec.get("params") or {})),
+        *_self_consistency(run),
     )
+
+
+def _self_consistency(run: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    text = self_consistency_text(run.get("generation"))
+    return (("self-consistency", text),) if text else ()
 
 
 def _recipe(spec: dict[str, Any]) -> str:

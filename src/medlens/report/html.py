@@ -63,7 +63,7 @@ def render(run_dir: Path) -> str:
         body.append(
             '<h2>Scores</h2><p class="answer-key">'
             + esc(data.results.get("no_answers_reason", "This split has no gold answers."))
-            + f" Export the predictions with <code>{esc(data.export_hint)}</code>.</p>"
+            + f" {esc(data.export_lead)} <code>{esc(data.export_hint)}</code>.</p>"
         )
         body += [f'<p class="note">{esc(line)}</p>' for line in single_multi_line(data.results)]
     body += [deficiency_section(data), sensitivity_section(data), limitations_section(data)]

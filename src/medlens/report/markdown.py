@@ -55,7 +55,7 @@ def no_answers_section(data: ReportData) -> str:
     return (
         "## Scores\n\n"
         + md_text(data.results.get("no_answers_reason", "This split has no gold answers."))
-        + " Export the predictions with:\n\n"
+        + f" {md_text(data.export_lead)}:\n\n"
         + f"```\n{data.export_hint}\n```"
     ) + "".join(f"\n\n{md_text(line)}" for line in single_multi_line(data.results))
 

@@ -19,6 +19,17 @@ PRIMARY_AXES = ("granularity", "department", "task", "modality")
 WORST_K = 10
 HEATMAP_AXES = ("department", "granularity")
 EXPORT_HINT = "medlens export {run} --format gmai-submission"
+RATINGS_HINT = "medlens ratings export {run} --sample 100 --output ratings.xlsx"
+SUBMISSION_LOADERS = frozenset({"gmai", "vlmeval"})
+"""Benchmarks whose hidden answers are scored by submitting predictions (GMAI-MMBench TEST)."""
+
+
+def answers_hint(benchmark: str, run: object) -> tuple[str, str]:
+    """(what to do, the command) for answers without gold: a submission file where the
+    benchmark takes one, else a sheet for people to rate them (HealthSearchQA, LiveQA …)."""
+    if benchmark in SUBMISSION_LOADERS:
+        return "Export the predictions with", EXPORT_HINT.format(run=run)
+    return "Have people rate the answers with", RATINGS_HINT.format(run=run)
 
 LIMITATIONS = (
     "Scores are multiple-choice (or closed-answer) accuracy. They do not measure free-text "
@@ -80,7 +91,11 @@ class ReportData:
 
     @property
     def export_hint(self) -> str:
-        return EXPORT_HINT.format(run=self.run)
+        return answers_hint(self.results["spec"]["benchmark"]["name"], self.run)[1]
+
+    @property
+    def export_lead(self) -> str:
+        return answers_hint(self.results["spec"]["benchmark"]["name"], self.run)[0]
 
 
 def build_report(run_dir: Path) -> ReportData:

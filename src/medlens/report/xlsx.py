@@ -34,7 +34,7 @@ def render(run_dir: Path) -> bytes:
                 (
                     "scores",
                     "this split has no gold answers: scores need the "
-                    f"official answer key; export with: {data.export_hint}",
+                    f"official answer key; {data.export_lead.lower()}: {data.export_hint}",
                 ),
             ],
         )
