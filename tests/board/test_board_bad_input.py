@@ -84,7 +84,7 @@ def test_bad_meta_files(
     [
         (["--by", "organ"], "--by: unknown axis 'organ'"),
         (["--where", "nonsense"], "--where: cannot read 'nonsense'"),
-        (["--where", "granularity=none"], "no item is scored by every run and matches --where"),
+        (["--where", "granularity=none"], "--where matches no item (known values: granularity: "),
         (["--format", "pdf"], "--format: unknown format 'pdf'"),
         (["--format", "xlsx"], "give --output FILE"),
         (["--base", "first"], "--base goes with --across"),

@@ -178,8 +178,6 @@ def cross_table_view(cells: Sequence[Cell], row_axis: str, column_axis: str, min
 
 def _no_answers(run: Path) -> str:
     from medlens.report.sections import answers_hint
-    from medlens.runs.store import read_run_file
 
-    benchmark = str(read_run_file(run)["spec"]["benchmark"].get("name", ""))
-    lead, hint = answers_hint(benchmark, run)
+    lead, hint = answers_hint(run)
     return NO_ANSWERS.format(lead=lead[0].lower() + lead[1:], hint=hint)

@@ -18,9 +18,9 @@ MAX_LISTED = 20
 
 
 def _plain(value: str) -> bool:
-    """A value that is not the rest of a mistyped operator (``==CT``, ``=> 3``) nor empty."""
-    value = value.strip()
-    return bool(value) and value[0] not in "=<>!"
+    """A value that is not the rest of a mistyped operator (``==CT``, ``=> 3``); an empty
+    value (``axis=``: the axis is missing) is plain."""
+    return value.strip()[:1] not in ("=", "<", ">", "!")
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ def parse_where(text: str, known_axes: Sequence[str]) -> tuple[Condition, ...]:
                 found["axis"].strip(), (found["value"].strip(),), found["op"] == "!="
             )
         else:
-            raise SpecError(f"--where: syntax error in {term!r} ({SYNTAX})")
+            raise SpecError(f"--where: cannot read {term!r} (a syntax error: {SYNTAX})")
         check_axes([condition.axis], known_axes, "--where")
         conditions.append(condition)
     return tuple(conditions)
@@ -85,9 +85,10 @@ def check_values(conditions: Sequence[Condition], known: Mapping[str, Iterable[s
     everything (``!=``) without a word; the axis's known values are listed."""
     for condition in conditions:
         values = set(known.get(condition.axis, ())) - {""}
-        unknown = [value for value in condition.values if value not in values]
+        unknown = [value for value in condition.values if value and value not in values]
         if unknown:
             raise SpecError(
-                f"--where: no item has {condition.axis}={unknown[0]!r} "
-                f"(known values: {known_values_text(condition.axis, values)})"
+                f"--where matches no item (known values: "
+                f"{known_values_text(condition.axis, values)}): none has "
+                f"{condition.axis}={unknown[0]!r}"
             )

@@ -20,14 +20,18 @@ WORST_K = 10
 HEATMAP_AXES = ("department", "granularity")
 EXPORT_HINT = "medlens export {run} --format gmai-submission"
 RATINGS_HINT = "medlens ratings export {run} --sample 100 --output ratings.xlsx"
-SUBMISSION_LOADERS = frozenset({"gmai", "vlmeval"})
-"""Benchmarks whose hidden answers are scored by submitting predictions (GMAI-MMBench TEST)."""
 
 
-def answers_hint(benchmark: str, run: object) -> tuple[str, str]:
-    """(what to do, the command) for answers without gold: a submission file where the
-    benchmark takes one, else a sheet for people to rate them (HealthSearchQA, LiveQA …)."""
-    if benchmark in SUBMISSION_LOADERS:
+def answers_hint(run: Path | str) -> tuple[str, str]:
+    """(what to do, the command) for answers without gold: a submission file when every item
+    is multiple-choice (what `export --format gmai-submission` takes), else a sheet for people
+    to rate the answers (HealthSearchQA, LiveQA …), so the hint never names a refused export."""
+    from medlens.report.export import SUBMISSION_KINDS
+    from medlens.runs.store import RunStore
+
+    folder = Path(run)
+    kinds = {item.kind for item in RunStore.open(folder).items()} if folder.is_dir() else set()
+    if kinds <= set(SUBMISSION_KINDS):
         return "Export the predictions with", EXPORT_HINT.format(run=run)
     return "Have people rate the answers with", RATINGS_HINT.format(run=run)
 
@@ -91,11 +95,11 @@ class ReportData:
 
     @property
     def export_hint(self) -> str:
-        return answers_hint(self.results["spec"]["benchmark"]["name"], self.run)[1]
+        return answers_hint(self.run)[1]
 
     @property
     def export_lead(self) -> str:
-        return answers_hint(self.results["spec"]["benchmark"]["name"], self.run)[0]
+        return answers_hint(self.run)[0]
 
 
 def build_report(run_dir: Path) -> ReportData:

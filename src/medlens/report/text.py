@@ -73,9 +73,7 @@ def summary_blocks(results: dict[str, Any], run_dir: Path | None = None) -> list
     if not results["has_answers"]:
         blocks.append(
             results.get("no_answers_reason", "This split has no answers.")
-            + " {}:\n  {}".format(*answers_hint(
-                bench["name"], run_dir if run_dir is not None else results["run"]
-            ))
+            + " {}:\n  {}".format(*answers_hint(run_dir if run_dir is not None else results["run"]))
         )
         blocks.extend(single_multi_line(results))
         return blocks
