@@ -37,7 +37,7 @@ def print_dry_run(options: RunOptions, price_text: str | None = None) -> None:
     )
     for prompt in islice(planned_prompts(plan.todo, plan.settings), SHOWN_PROMPTS):
         console.print(Text(f"--- item {prompt.item.id} ({prompt.item.kind})"))
-        for image in prompt.images:
+        for image in () if prompt.inline else prompt.images:  # few-shot: named in its turn
             console.print(Text(f"[image] {image}"), soft_wrap=True)
         console.print(Text(prompt.text.rstrip("\n")), soft_wrap=True)
     if price is not None:
@@ -55,7 +55,7 @@ def print_estimate(plan: RunPlan, price: Price) -> None:
         price,
         output_tokens_per_item=output_tokens_per_item(plan.model_spec, plan.settings.strategy.cot),
         tokens_per_image=TOKENS_PER_IMAGE,
-        images_per_prompt=[len(p.images) for p in prompts],
+        images_per_prompt=[p.sent_images for p in prompts],
     )
     samples = plan.settings.strategy.samples
     tokens, assumed = estimate["tokens"], estimate["assumptions"]

@@ -4,6 +4,7 @@ protocol is the benchmark's official one, and the citations and usage statement 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -194,6 +195,19 @@ def _templates(items: list[Any], spec: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
+RUN_ROWS = {"items": "items", "medlens version": "medlens version", "date": "date"}
+"""Rows of the report's run summary that the card lacks (or says less well): merged into the
+card, so a report has one protocol table."""
+
+
+def with_run_rows(card: ProtocolCard, protocol: Sequence[tuple[str, str]]) -> ProtocolCard:
+    """The card with the report's run rows merged in (item counts with errors and pending,
+    medlens version, date): one protocol table instead of two that repeat each other."""
+    extra = {name: value for name, value in protocol if name in RUN_ROWS}
+    rows = [(name, extra.pop(name, value)) for name, value in card.rows]
+    return replace(card, rows=(*rows, *extra.items()))
+
+
 def card_lines(card: ProtocolCard) -> list[str]:
     """The card as plain lines (text and markdown renderers build on these)."""
     lines = [card.marker, *(f"{name}: {value}" for name, value in card.rows)]
@@ -215,7 +229,7 @@ def markdown_card(card: ProtocolCard) -> str:
 
     rows = [(md_text(name), md_text(value)) for name, value in card.rows]
     rows += [("environment", md_text(line)) for line in card.environment]
-    parts = [f"## Protocol card\n\n**{md_text(card.marker)}**", table(("", ""), rows, right_from=2)]
+    parts = [f"## Protocol\n\n**{md_text(card.marker)}**", table(("", ""), rows, right_from=2)]
     for kind, template in card.templates:
         parts.append(f"Prompt template ({md_text(kind)}):\n\n```text\n{template.rstrip()}\n```")
     return "\n\n".join(parts)
@@ -240,7 +254,7 @@ def html_card(card: ProtocolCard) -> str:
     rows += [[("environment", None), (line, None)] for line in card.environment]
     kind = "official" if card.official else "non-official" if card.official is False else "medlens"
     parts = [
-        f'<h2>Protocol card</h2><p class="protocol-{kind}"><strong>{esc(card.marker)}</strong></p>',
+        f'<h2>Protocol</h2><p class="protocol-{kind}"><strong>{esc(card.marker)}</strong></p>',
         table_html(("", ""), rows, sortable=False, text_columns=2),
     ]
     for item_kind, template in card.templates:

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import csv
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,7 +56,8 @@ def export_run(run_dir: Path, fmt: str) -> list[ExportFile]:
         raise MedlensError(f"unknown export format {fmt!r} (known: {', '.join(EXPORT_FORMATS)})")
     store = RunStore.open(run_dir)
     items, records = store.items(), store.records()
-    stem = Path(run_dir).resolve().name
+    # file names without spaces (or other blanks): shells, URLs and VLMEvalKit's globs split them
+    stem = re.sub(r"\s+", "_", Path(run_dir).resolve().name.strip())
     if fmt == "gmai-submission":
         probe = store.run["spec"].get("probe")
         if probe:

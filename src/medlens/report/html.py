@@ -45,11 +45,10 @@ def render(run_dir: Path) -> str:
     """The HTML report of the run at `run_dir`."""
     run_dir = Path(run_dir)
     data = build_report(run_dir)
-    from medlens.report.card import html_card, html_citations, protocol_card
+    from medlens.report.card import html_card, html_citations, protocol_card, with_run_rows
 
-    card = protocol_card(run_dir)
-    body = [f"<h1>medlens report: {esc(run_dir.name)}</h1>", protocol_section(data)]
-    body.append(html_card(card))
+    card = with_run_rows(protocol_card(run_dir), data.protocol)
+    body = [f"<h1>medlens report: {esc(run_dir.name)}</h1>", html_card(card)]
     if data.has_answers:
         body += [
             overall_section(data),
@@ -75,11 +74,6 @@ def render(run_dir: Path) -> str:
         f"<title>medlens report: {esc(run_dir.name)}</title><style>{STYLE}</style></head>"
         f"<body>{''.join(body)}<script>{SCRIPT}</script></body></html>\n"
     )
-
-
-def protocol_section(data: ReportData) -> str:
-    rows = [[(name, None), (value, None)] for name, value in data.protocol]
-    return "<h2>Protocol</h2>" + table_html(("", ""), rows, sortable=False, text_columns=2)
 
 
 def overall_section(data: ReportData) -> str:
@@ -177,7 +171,7 @@ def deficiency_section(data: ReportData) -> str:
 def sensitivity_section(data: ReportData) -> str:
     sensitivity = data.results.get("extraction_sensitivity")
     if not sensitivity:
-        return '<h2>Extraction sensitivity</h2><p class="note">Not available.</p>'
+        return ""  # nothing was read out of the answers (report generation), or nothing scored
     rows: list[Row] = [[
         ("overall", None),
         (percent(sensitivity["medlens"]), sensitivity["medlens"]),
@@ -242,6 +236,11 @@ def _png(figure: Any) -> str:
 
 def score_plot(axis: str, rows: Sequence[AxisRow]) -> tuple[str, str]:
     """Score per value with 95% CI bars; the random baseline of each value as a red tick."""
+    return f"score by {axis}", _png(score_figure(axis, rows))
+
+
+def score_figure(axis: str, rows: Sequence[AxisRow]) -> Any:
+    """The figure of :func:`score_plot`; its legend stands right of the axes, never on a bar."""
     from matplotlib.figure import Figure
 
     shown = [r for r in rows if r.score is not None]
@@ -271,13 +270,13 @@ def score_plot(axis: str, rows: Sequence[AxisRow]) -> tuple[str, str]:
             label="random baseline",
             zorder=3,
         )
-        ax.legend(loc="lower right", fontsize=8)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, borderaxespad=0)
     ax.set_yticks(positions, [plot_text(f"{r.value} (n={r.n})") for r in shown], fontsize=8)
     ax.invert_yaxis()
     ax.set_xlim(0, 100)
     ax.set_xlabel("score % (95% CI)")
     ax.set_title(plot_text(f"score by {axis}"))
-    return f"score by {axis}", _png(figure)
+    return figure
 
 
 def heatmap_plot(

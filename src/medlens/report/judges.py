@@ -2,7 +2,9 @@
 per-dimension table of a rubric; self-agreement; judge warnings.
 
 Each section is laid out once here as plain text cells; text, markdown and HTML only draw it.
-Rubric scores are printed on Med-CMR's 0–100 scale, the others as percentages.
+Judged scores are printed on the scale of the run's own scores in that format (fractions such
+as 0.533 in text, percentages in markdown, HTML and workbooks), so the two read side by side;
+slices with n < 50 are marked ``*``. The rubric's dimension table keeps its 0–10 points.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from medlens.stats.cells import DEFAULT_MIN_N
 
 
 @dataclass(frozen=True)
@@ -20,44 +24,61 @@ class JudgeSection:
     notes: list[str]
 
 
-def points(value: float | None) -> str:
-    """A [0, 1] score as 0–100 with one decimal."""
-    return "–" if value is None else f"{100 * value:.1f}"
+@dataclass(frozen=True)
+class Scale:
+    """How a [0, 1] score is written: as a fraction (text reports) or a percentage."""
+
+    percent: bool = False
+
+    def value(self, value: float | None) -> str:
+        if value is None:
+            return "–"
+        return f"{100 * value:.1f}%" if self.percent else f"{value:.3f}"
+
+    def ci(self, ci: Sequence[float] | None) -> str:
+        if ci is None:
+            return "–"
+        if self.percent:
+            return f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+        return f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+
+    def signed(self, value: float | None) -> str:
+        if value is None:
+            return "–"
+        return f"{100 * value:+.1f}" if self.percent else f"{value:+.3f}"
 
 
-def points_ci(ci: Sequence[float] | None) -> str:
-    return "–" if ci is None else f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
-
-
-def signed(value: float | None) -> str:
-    return "–" if value is None else f"{100 * value:+.1f}"
-
-
+FRACTION, PERCENT = Scale(False), Scale(True)
 SLICE_HEADERS = ("slice", "n", "judged", "95% CI", "rules", "judged − rules", "judge errors")
+SMALL_NOTE = f"* n < {DEFAULT_MIN_N}: a wide interval; read with care."
 
 
-def slice_row(label: str, cell: dict[str, Any]) -> tuple[str, ...]:
+def slice_row(label: str, cell: dict[str, Any], scale: Scale = FRACTION) -> tuple[str, ...]:
+    small = "*" if cell["n"] < DEFAULT_MIN_N else ""
     return (
         label,
-        str(cell["n"]),
-        points(cell["score"]),
-        points_ci(cell["ci"]),
-        points(cell.get("rule_score")),
-        signed(cell.get("sensitivity")),
+        f"{cell['n']}{small}",
+        scale.value(cell["score"]),
+        scale.ci(cell["ci"]),
+        scale.value(cell.get("rule_score")),
+        scale.signed(cell.get("sensitivity")),
         str(cell.get("judge_errors", 0)),
     )
 
 
-def judge_sections(results: dict[str, Any]) -> list[JudgeSection]:
+def judge_sections(results: dict[str, Any], scale: Scale = FRACTION) -> list[JudgeSection]:
     """Every judge of the run: one slice table, plus a dimension table for rubrics."""
     sections: list[JudgeSection] = []
     for name, entry in (results.get("judges") or {}).items():
         protocol = entry["protocol"]["name"]
-        rows = [slice_row("overall", entry["overall"])]
+        rows = [slice_row("overall", entry["overall"], scale)]
         for axis, cells in entry["by"].items():
-            rows += [slice_row(f"{axis}={value}", cell) for value, cell in cells.items()]
-        title = f"Judge {name}: {protocol} by {entry['judge'].split('?')[0]} (scores 0–100)"
-        sections.append(JudgeSection(title, SLICE_HEADERS, rows, judge_notes(name, entry)))
+            rows += [slice_row(f"{axis}={value}", cell, scale) for value, cell in cells.items()]
+        title = f"Judge {name}: {protocol} by {entry['judge'].split('?')[0]}"
+        notes = judge_notes(name, entry, scale)
+        if any(row[1].endswith("*") for row in rows):
+            notes.append(SMALL_NOTE)
+        sections.append(JudgeSection(title, SLICE_HEADERS, rows, notes))
         if entry["dimensions"]:
             sections.append(dimension_section(name, entry))
     return sections
@@ -83,7 +104,7 @@ def dimension_section(name: str, entry: dict[str, Any]) -> JudgeSection:
     return JudgeSection(f"Judge {name}: rubric dimensions", headers, rows, [note])
 
 
-def judge_notes(name: str, entry: dict[str, Any]) -> list[str]:
+def judge_notes(name: str, entry: dict[str, Any], scale: Scale = FRACTION) -> list[str]:
     overall = entry["overall"]
     replies = entry.get("replies", {})
     saved = (
@@ -101,14 +122,15 @@ def judge_notes(name: str, entry: dict[str, Any]) -> list[str]:
     if agreement and agreement["n"]:
         notes.append(
             f"self-agreement over {entry['self_agreement']['repeats']} repeats: "
-            f"{points(agreement['score'])}% of repeat pairs agree "
-            f"(n={agreement['n']}, 95% CI {points_ci(agreement['ci'])})"
+            f"{PERCENT.value(agreement['score'])} of repeat pairs agree "
+            f"(n={agreement['n']}, 95% CI {PERCENT.ci(agreement['ci'])})"
         )
     gap = entry.get("closed_open")
     if gap and gap.get("delta") is not None:
         notes.append(
-            f"closed (rules) {points(gap['closed'])} (n={gap['n_closed']}) vs open judged by "
-            f"{name} {points(gap['open'])} (n={gap['n_open']}): Δ {signed(gap['delta'])} points"
+            f"closed (rules) {scale.value(gap['closed'])} (n={gap['n_closed']}) vs open judged "
+            f"by {name} {scale.value(gap['open'])} (n={gap['n_open']}): Δ "
+            f"{scale.signed(gap['delta'])}" + (" points" if scale.percent else "")
         )
     notes += [f"warning: {w}" for w in entry.get("warnings", [])]
     if entry.get("inter_judge"):
@@ -146,9 +168,9 @@ def judge_text_lines(name: str, entry: dict[str, Any]) -> list[str]:
     """A short plain summary of one judge (printed by `medlens judge`)."""
     overall = entry["overall"]
     head = (
-        f"judge {name} ({entry['protocol']['name']}): judged {points(overall['score'])} "
-        f"{points_ci(overall['ci'])} vs rules {points(overall.get('rule_score'))} "
-        f"(n={overall['n']}, 0–100)"
+        f"judge {name} ({entry['protocol']['name']}): judged {FRACTION.value(overall['score'])} "
+        f"{FRACTION.ci(overall['ci'])} vs rules {FRACTION.value(overall.get('rule_score'))} "
+        f"(n={overall['n']})"
     )
     return [head, *judge_notes(name, entry)]
 
@@ -173,7 +195,7 @@ def markdown_section(results: dict[str, Any]) -> str:
     from medlens.report.md_format import md_text, table
 
     parts = []
-    for section in judge_sections(results):
+    for section in judge_sections(results, PERCENT):
         rows = [tuple(md_text(cell) for cell in row) for row in section.rows]
         headers = [md_text(header) for header in section.headers]
         notes = "".join(f"\n\n{md_text(note)}" for note in section.notes)
@@ -185,7 +207,7 @@ def html_section(results: dict[str, Any]) -> str:
     from medlens.report.html_format import esc, table_html
 
     parts = []
-    for section in judge_sections(results):
+    for section in judge_sections(results, PERCENT):
         rows = [[(cell, None) for cell in row] for row in section.rows]
         notes = "".join(f'<p class="note">{esc(note)}</p>' for note in section.notes)
         parts.append(f"<h2>{esc(section.title)}</h2>" + table_html(section.headers, rows) + notes)

@@ -25,11 +25,10 @@ from medlens.stats.cells import DEFAULT_MIN_N, MIN_IMAGES
 def render(run_dir: Path) -> str:
     """The markdown report of the run at `run_dir`."""
     data = build_report(Path(run_dir))
-    from medlens.report.card import markdown_card, markdown_citations, protocol_card
+    from medlens.report.card import markdown_card, markdown_citations, protocol_card, with_run_rows
 
-    card = protocol_card(Path(run_dir))
-    parts = [f"# medlens report: {md_text(Path(run_dir).name)}", protocol_section(data)]
-    parts.append(markdown_card(card))
+    card = with_run_rows(protocol_card(Path(run_dir)), data.protocol)
+    parts = [f"# medlens report: {md_text(Path(run_dir).name)}", markdown_card(card)]
     if not data.has_answers:
         parts.append(no_answers_section(data))
     else:
@@ -44,11 +43,6 @@ def render(run_dir: Path) -> str:
     parts += [deficiency_section(data), sensitivity_section(data), limitations_section(data)]
     parts.append(markdown_citations(card))
     return "\n\n".join(p for p in parts if p) + "\n"
-
-
-def protocol_section(data: ReportData) -> str:
-    rows = [(md_text(name), md_text(value)) for name, value in data.protocol]
-    return "## Protocol\n\n" + table(("", ""), rows, right_from=2)
 
 
 def no_answers_section(data: ReportData) -> str:
@@ -169,9 +163,7 @@ def sensitivity_section(data: ReportData) -> str:
     sensitivity = data.results.get("extraction_sensitivity")
     title = "## Extraction sensitivity\n\n"
     if not sensitivity:
-        return (
-            title + "Not available (no scored items, or no VLMEvalKit-rules scores in the records)."
-        )
+        return ""  # nothing was read out of the answers (report generation), or nothing scored
     mode = data.results["spec"]["extract"]
     rows = [
         (

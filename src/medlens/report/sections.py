@@ -166,7 +166,8 @@ def strategy_text(results: dict[str, Any]) -> str:
         low, high = votes["ci"]
         text += (
             f"; self-consistency agreement {votes['agreement']:.3f} [{low:.3f}, {high:.3f}], "
-            f"n={votes['n']}, unanimous {votes['unanimous']}"
+            f"n={votes['n']}, unanimous {votes['unanimous']}, ties {votes.get('ties', 0)} "
+            "(a tie goes to the answer drawn first)"
         )
     return text
 
