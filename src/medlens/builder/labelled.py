@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import random
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -116,6 +116,8 @@ class LabelledBuild:
         self._image_boxes: dict[str, list[tuple[str, Box]]] = {}
         self._ids: set[str] = set()
         self.skips = SkipLog()
+        self.on_group: Callable[[], None] | None = None
+        """Called after each label group (built or skipped): the command's progress bar."""
         if options.question and "{label}" in options.question and options.task == "classify":
             self.warnings.append(
                 "--question contains {label}: on classify items the label is the answer, so "
@@ -138,7 +140,9 @@ class LabelledBuild:
                 if self.options.strict:
                     raise
                 self.skips.add(skipped)
-                continue
+                made = []
+            if self.on_group is not None:
+                self.on_group()
             built += len(made)
             yield from made
         self.warnings += self.skips.lines(len(self.groups))

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from medlens.cli.common import command, err_console
+from medlens.cli.common import command, err_console, progress_bar
 
 HELP = "Build a benchmark from labelled images; same inputs and seed give identical bytes."
 
@@ -81,7 +81,23 @@ def build(
 
         raise SpecError("--options 0 makes open items: a TSV holds multiple-choice items (.jsonl)")
     built = LabelledBuild(read_labels(labels, images), settings)
-    count = write_built(built, output, fmt)
+    bar = progress_bar("medlens build", unit="labels")
+    task = bar.add_task("building", total=len(built.groups))
+
+    def on_group() -> None:
+        if not bar.live.is_started:  # after the labels were read: input errors stay one line
+            bar.start()
+        bar.advance(task)
+
+    built.on_group = on_group
+    try:
+        count = write_built(built, output, fmt)
+    except BaseException:
+        bar.live.transient = True  # a refusal (--strict, a bad row met late) stays one line
+        raise
+    finally:
+        if bar.live.is_started:
+            bar.stop()
     for warning in built.warnings:
         err_console.print(f"warning: {warning}", highlight=False, markup=False, soft_wrap=True)
     if note:

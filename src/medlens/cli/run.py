@@ -149,35 +149,17 @@ def run_and_summarise(options: RunOptions, max_error_rate: float, judging: Any =
         print_judge_summary(judged)
     error_rate = outcome.results["rates"]["error"]
     if error_rate > max_error_rate:
+        from medlens.runs.retry import retry_hint
+
         records = outcome.store.records().values()
         for line in error_lines(records):
             err_console.print(line, highlight=False, markup=False, soft_wrap=True)
         err_console.print(
             f"error rate {error_rate:.3f} exceeds --max-error-rate {max_error_rate}; "
-            + retry_hint(records),
+            + retry_hint(records),  # names --retry-errors and the file for permanent errors
             highlight=False, markup=False, soft_wrap=True,
         )  # fmt: skip
         raise typer.Exit(EXIT_TOO_MANY_ERRORS)
-
-
-def retry_hint(records: Iterable[Mapping[str, Any]]) -> str:
-    """What a rerun does for these errors: transient ones are retried; permanent ones (an
-    unreadable image, bad input) are skipped on resume until the file is fixed and
-    --retry-errors asks again, so the hint names the first bad file instead."""
-    from medlens.runs.store import PERMANENT_ERRORS
-
-    errors = [r["error"] for r in records if r.get("error")]
-    permanent = [e for e in errors if e["type"] in PERMANENT_ERRORS]
-    fix = (
-        f"{len(permanent)} permanent (e.g. {permanent[0]['message']}): fix the file(s), then "
-        "rerun with --retry-errors"
-        if permanent
-        else ""
-    )
-    if len(permanent) == len(errors):
-        return "the errors are " + fix
-    transient = f"rerun to retry the {len(errors) - len(permanent)} transient failure(s)"
-    return transient + (f"; {fix}" if fix else "")
 
 
 def error_lines(records: Iterable[Mapping[str, Any]]) -> list[str]:
