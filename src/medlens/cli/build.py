@@ -82,12 +82,12 @@ def build(
         raise SpecError("--options 0 makes open items: a TSV holds multiple-choice items (.jsonl)")
     built = LabelledBuild(read_labels(labels, images), settings)
     bar = progress_bar("medlens build", unit="labels")
-    task = bar.add_task("building", total=len(built.groups))
+    progress = bar.add_task("building", total=len(built.groups))
 
     def on_group() -> None:
         if not bar.live.is_started:  # after the labels were read: input errors stay one line
             bar.start()
-        bar.advance(task)
+        bar.advance(progress)
 
     built.on_group = on_group
     try:
