@@ -115,9 +115,18 @@ def selection_text(spec: dict[str, Any]) -> str:
             source = entry.get("source", {})
             return (
                 f"{entry.get('n_items')} of {source.get('n_items')} items: "
-                + recipe_text(entry.get("recipe", {}))
+                + recipe_text(_file_names(entry.get("recipe", {})))
             )
     return "all items"
+
+
+def _file_names(recipe: dict[str, Any]) -> dict[str, Any]:
+    """The recipe with its id-list and audit files named by file name (folders left out)."""
+    short = dict(recipe)
+    for key in ("include", "exclude", "drop_flagged"):
+        if isinstance(short.get(key), dict) and short[key].get("path"):
+            short[key] = {**short[key], "path": Path(str(short[key]["path"])).name}
+    return short
 
 
 def show_item(run_dir: Path, item_id: str) -> dict[str, Any]:
