@@ -195,16 +195,23 @@ def _templates(items: list[Any], spec: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-RUN_ROWS = {"items": "items", "medlens version": "medlens version", "date": "date"}
-"""Rows of the report's run summary that the card lacks (or says less well): merged into the
-card, so a report has one protocol table."""
+RUN_ROWS = frozenset({"benchmark", "items", "medlens version", "date", "subset", "selection"})
+"""Rows of the report's run summary that the card lacks or says less well (the benchmark's
+description, item counts with errors and pending, version, date, a subset's or selection's
+source): merged into the card, so that a report has one protocol table."""
 
 
 def with_run_rows(card: ProtocolCard, protocol: Sequence[tuple[str, str]]) -> ProtocolCard:
-    """The card with the report's run rows merged in (item counts with errors and pending,
-    medlens version, date): one protocol table instead of two that repeat each other."""
+    """The card with the report's run rows merged in: one protocol table instead of two that
+    repeat each other. The strategy keeps the card's exemplars and gains the run's
+    self-consistency agreement."""
+    summary = dict(protocol)
     extra = {name: value for name, value in protocol if name in RUN_ROWS}
-    rows = [(name, extra.pop(name, value)) for name, value in card.rows]
+    rows = []
+    for name, value in card.rows:
+        if name == "prompting strategy" and "; " in summary.get(name, ""):
+            value += "; " + summary[name].split("; ", 1)[1]
+        rows.append((name, extra.pop(name, value)))
     return replace(card, rows=(*rows, *extra.items()))
 
 
