@@ -141,10 +141,10 @@ def test_every_table_names_the_source_and_low_coverage_warns(run: Path) -> None:
     write_stage(run, "eq", "equivalence", [line(f"o{k}", float(k % 2), verdict={"equivalent": bool(k % 2)})
                                           for k in range(10)])  # fmt: skip
     text = invoke("report", run, "--score", "combined:eq").output
-    assert "overall (scores: rules + judge eq (overall with judge), coverage 10/20 (50.0%))" in " ".join(text.split())
+    assert "overall (scores: rules + judge eq (overall with judge), coverage 10/20 (50.0%), uncalibrated)" in " ".join(text.split())
     assert "has verdicts on only 10 of the 20 items" in text
     markdown = invoke("report", run, "-f", "md", "--score", "judge:eq").output
-    assert "## Overall (scores: judge eq (judged scope only), coverage 10/20 (50.0%))" in markdown
+    assert "## Overall (scores: judge eq (judged scope only), coverage 10/20 (50.0%), uncalibrated)" in markdown
     sliced = invoke("slice", run, "--by", "modality", "--score", "judge:eq", "--json")
     assert sliced.exit_code == 0
     payload = json.loads(sliced.stdout)
@@ -173,8 +173,11 @@ def test_compare_pairs_judged_scores_with_the_same_tests(tmp_path: Path) -> None
 
 
 def test_a_run_without_the_judge_is_one_line_in_every_command(run: Path, tmp_path: Path) -> None:
+    import shutil
+
     write_stage(run, "eq", "equivalence", [line("o1", 1.0)])
-    for args in (["report", run], ["slice", run, "--by", "modality"], ["compare", run, run],
+    twin = shutil.copytree(run, tmp_path / "twin")  # compare refuses a run against itself
+    for args in (["report", run], ["slice", run, "--by", "modality"], ["compare", run, twin],
                  ["board", run], ["export", run, "--format", "vlmeval", "-o", tmp_path / "x"]):  # fmt: skip
         message = one_error(invoke(*args, "--score", "judge:nope"))
         assert "no judge named 'nope'" in message and "(this run has: eq)" in message

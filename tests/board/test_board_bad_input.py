@@ -84,7 +84,7 @@ def test_bad_meta_files(
     [
         (["--by", "organ"], "--by: unknown axis 'organ'"),
         (["--where", "nonsense"], "--where: cannot read 'nonsense'"),
-        (["--where", "granularity=none"], "no item is scored by every run and matches --where"),
+        (["--where", "granularity=none"], "--where matches no item (known values: granularity: "),
         (["--format", "pdf"], "--format: unknown format 'pdf'"),
         (["--format", "xlsx"], "give --output FILE"),
         (["--base", "first"], "--base goes with --across"),
@@ -166,7 +166,7 @@ def test_references_are_shown_unranked_in_every_format(tmp_path: Path) -> None:
     book_path = tmp_path / "b.xlsx"
     assert invoke_board(*args, "-f", "xlsx", "-o", book_path).exit_code == 0
     cells = [row for row in load_workbook(book_path)["models"].iter_rows(values_only=True)]
-    assert any(row[0] == "GPT-4o (published)" and row[2] == "unranked" for row in cells)
+    assert any(str(row[0]).startswith("GPT-4o (published)") and row[2] == "unranked" for row in cells)
 
 
 def test_references_of_another_benchmark_are_refused(demo_runs: dict[str, Path]) -> None:

@@ -36,7 +36,10 @@ def evil_board(demo_runs: dict[str, Path], tmp_path_factory: pytest.TempPathFact
 
 def test_board_page_is_self_contained_and_escaped(evil_board: Path) -> None:
     page = evil_board.read_text(encoding="utf-8")
-    assert not re.search(r"(src|href)=\"(https?:)?//", page)
+    assert not re.search(r"src=\"(https?:)?//", page)
+    # links leave only for the local viewer's pages (navigation, never a load)
+    hosts = set(re.findall(r"href=\"(?:https?:)?//([^/\"]*)", page))
+    assert hosts == {"127.0.0.1:8765"}
     assert page.count('<svg class="forest"') == 1 and page.count('<svg class="heatmap"') == 1
     forest = page.split('<svg class="forest"', 1)[1].split("</svg>", 1)[0]
     assert forest.count("<circle") == 4  # one dot per model

@@ -25,8 +25,11 @@ from medlens.cli import app
 N_IMAGES = 30
 
 
-def slake_labels(folder: Path, n_images: int = N_IMAGES) -> tuple[Path, Path, list[dict[str, str]]]:
-    """A labels CSV of the first SLAKE images' boxes ([x, y, w, h] → x0,y0,x1,y1)."""
+def slake_labels(
+    folder: Path, n_images: int = N_IMAGES, context: bool = False
+) -> tuple[Path, Path, list[dict[str, str]]]:
+    """A labels CSV of the first SLAKE images' boxes ([x, y, w, h] → x0,y0,x1,y1); with
+    `context`, their modality and body part too (which also split the distractor pools)."""
     slake = realdata_dir("slake")
     root = slake / "imgs"
     modality = {
@@ -47,6 +50,8 @@ def slake_labels(folder: Path, n_images: int = N_IMAGES) -> tuple[Path, Path, li
                     "body_part": "abdomen" if modality[f"{image.name}/source.jpg"] == "CT" else "",
                     "source": "slake",
                 })  # fmt: skip
+                if not context:
+                    del rows[-1]["modality"], rows[-1]["body_part"]
     labels = folder / "labels.csv"
     with open(labels, "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
@@ -196,12 +201,12 @@ def test_synthetic_masks_become_tinted_and_outlined_items(tmp_path: Path) -> Non
 
 
 def test_same_inputs_and_seed_give_identical_bytes(tmp_path: Path) -> None:
-    labels, root, _ = slake_labels(tmp_path, 12)
+    labels, root, _ = slake_labels(tmp_path, 12, context=True)
     for suffix in ("jsonl", "tsv"):
         first = tmp_path / "one" / f"b.{suffix}"
         second = tmp_path / "two" / f"b.{suffix}"
-        built(labels, root, first, "--granularity", "box", "--template", "all", "--seed", "3")
-        built(labels, root, second, "--granularity", "box", "--template", "all", "--seed", "3")
+        for output in (first, second):
+            built(labels, root, output, "--granularity", "box", "--template", "all", "--seed", "3")
         assert first.read_bytes() == second.read_bytes()
     pictures = sorted((tmp_path / "one" / "b_images").iterdir())
     assert pictures
@@ -216,9 +221,13 @@ def test_tsv_output_is_what_vlmeval_reads(tmp_path: Path) -> None:
     """VLMEvalKit reads a TSV with pandas and decodes the image column with base64 + PIL."""
     import pandas
 
-    labels, root, rows = slake_labels(tmp_path, 10)
+    labels, root, rows = slake_labels(tmp_path, 10, context=True)
     output = tmp_path / "b.tsv"
     items = built(labels, root, output, "--granularity", "box")
+    pools: dict[str, set[str]] = {}
+    for row in rows:
+        pools.setdefault(row["modality"], set()).add(row["label"])
+    rows = [row for row in rows if len(pools[row["modality"]]) >= 4]  # smaller pools: skipped
     frame = pandas.read_csv(output, sep="\t")
     assert list(frame.columns[:8]) == ["index", "question", "A", "B", "C", "D", "answer", "image"]
     assert len(frame) == len(rows) == len(items)
@@ -232,8 +241,13 @@ def test_tsv_output_is_what_vlmeval_reads(tmp_path: Path) -> None:
 
 
 def test_templates_make_one_item_each_on_a_template_axis(tmp_path: Path) -> None:
-    labels, root, rows = slake_labels(tmp_path, 11)
-    items = built(labels, root, tmp_path / "t.jsonl", "--granularity", "box", "--template", "all")
+    labels, root, rows = slake_labels(tmp_path, context=True)  # 30 images: CT has 3 labels
+    items = built(labels, root, tmp_path / "t.jsonl", "--granularity", "box", "--template", "all",
+                  "--options", "3")  # fmt: skip
+    pools: dict[str, set[str]] = {}
+    for row in rows:
+        pools.setdefault(row["modality"], set()).add(row["label"])
+    rows = [row for row in rows if len(pools[row["modality"]]) >= 3]  # smaller pools: skipped
     assert len(items) == 3 * len(rows)
     none, modality, full = items[:3]
     assert [i["meta"]["template"] for i in (none, modality, full)] == ["none", "modality", "full"]  # type: ignore[index]
@@ -241,8 +255,9 @@ def test_templates_make_one_item_each_on_a_template_axis(tmp_path: Path) -> None
     assert rows[0]["modality"] == "MRI"
     assert modality["question"] == "This is an MRI image. What is shown inside the red box?"
     assert full["question"] == "This is an MRI image. What is shown inside the red box?"
-    ct = items[3 * [row["modality"] for row in rows].index("CT") + 2]
-    assert ct["question"] == "This is a CT image of the abdomen. What is shown inside the red box?"
+    full_ct = "This is a CT image of the abdomen. What is shown inside the red box?"
+    ct_rows = [row for row in rows if row["modality"] == "CT"]
+    assert ct_rows and [i["question"] for i in items[2::3]].count(full_ct) == len(ct_rows)
     assert none["options"] == modality["options"] == full["options"]
     assert [i["id"] for i in items[:3]] == ["1:none", "1:modality", "1:full"]
 
@@ -309,9 +324,9 @@ BAD_LABELS = {
         "row 1, field 'mask'",
         "empty mask",
     ),
-    "pool too small": (
+    "pool too small": (  # every label skipped: nothing left to build
         "image,label\na.png,liver\nb.png,spleen\n",
-        "row 1, field 'label'",
+        "no label could be made an item",
         "too small",
     ),
     "escaping path": (
@@ -401,4 +416,4 @@ def test_an_image_met_again_after_many_others_keeps_its_picture(tmp_path: Path) 
     assert items[0]["images"] == items[-1]["images"]
     assert len(list((tmp_path / "d_images").iterdir())) == 10
     code, _, err = build(str(labels), "--output", str(tmp_path / "o.jsonl"), "--options", "0")
-    assert code == 0 and "1 images or regions with several labels skipped" in err
+    assert code == 0 and "several labels: an open classify item takes one" in err

@@ -294,6 +294,9 @@ DEMO_SCRIPT = [
     run_step("jsonl:{ws}/built/built.jsonl", "oracle", "built"),
     run_step("jsonl:{ws}/open/bench.jsonl", "replay:{ws}/open/predictions.csv", "open"),
     *study_steps(),
+    # view serves until Ctrl-C, so only its refusals fit a transcript
+    Step(["view", "{ws}/unpacked"]),
+    Step(["view", "{ws}/runs", "--port", "70000"]),
 ]
 
 

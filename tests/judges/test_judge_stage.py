@@ -292,8 +292,10 @@ def test_run_with_judge_and_every_report_format(tmp_path: Path) -> None:
     assert entry["closed_open"]["delta"] == pytest.approx(
         entry["closed_open"]["closed"] - entry["overall"]["score"]
     )
-    score = f"{100 * entry['overall']['score']:.1f}"
     for fmt in ("text", "md", "html"):
+        # judged scores on the run's own scale: fractions in text, percentages elsewhere
+        judged = entry["overall"]["score"]
+        score = f"{judged:.3f}" if fmt == "text" else f"{100 * judged:.1f}%"
         output = CliRunner().invoke(app, ["report", str(run), "--format", fmt]).output
         assert "Judge gpt-4o" in output and score in output, fmt
         dimension = "ground\\_truth\\_correctness" if fmt == "md" else "ground_truth_correctness"

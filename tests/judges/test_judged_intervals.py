@@ -12,7 +12,7 @@ import pytest
 from medlens.core.items import Item
 from medlens.judges.results import judges_results
 from medlens.judges.store import JudgeStore
-from medlens.report.judges import judge_sections
+from medlens.report.judges import PERCENT, judge_sections
 from medlens.stats.bootstrap import group_cis
 from medlens.stats.paired import difference_ci
 
@@ -73,5 +73,5 @@ def test_the_judged_closed_open_delta_has_a_ci(tmp_path: Path) -> None:
     expected = difference_ci(values, first, ~first, clusters)
     assert entry["closed_open"]["delta"] == pytest.approx(closed_scores.mean() - 0.6)
     assert entry["closed_open"]["delta_ci"] == pytest.approx(list(expected))
-    notes = " ".join(judge_sections({"judges": {"j": entry}})[0].notes)
+    notes = " ".join(judge_sections({"judges": {"j": entry}}, PERCENT)[0].notes)
     assert "Δ +15.0 points, 95% CI [" in notes

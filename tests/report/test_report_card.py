@@ -69,7 +69,7 @@ def test_gmai_with_the_medlens_prompt_is_marked_non_official(
     assert "Answer with the letter of the single correct option" in dict(card.templates)["choice"]
     md = render(run, "md")
     assert isinstance(md, str)
-    assert "## Protocol card" in md and "NON-OFFICIAL PROTOCOL" in md
+    assert "## Protocol\n" in md and "NON-OFFICIAL PROTOCOL" in md
     assert "## Citations and usage" in md and "@inproceedings{chen2024gmaimmbench," in md
     assert md.rstrip().endswith("Use each dataset under its own licence and cite it.")
     html = render(run, "html")
@@ -79,7 +79,7 @@ def test_gmai_with_the_medlens_prompt_is_marked_non_official(
     text = render(run, "text")
     assert "protocol card\nNON-OFFICIAL PROTOCOL" in text and "environment: packages: numpy" in text
     book = load_workbook(io.BytesIO(render(run, "xlsx")))  # type: ignore[arg-type]
-    sheet = {row[0]: row[1] for row in book["protocol card"].iter_rows(values_only=True)}
+    sheet = {row[0]: row[1] for row in book["protocol"].iter_rows(values_only=True)}
     assert str(sheet["protocol"]).startswith("NON-OFFICIAL PROTOCOL")
     assert sheet["licence (gmai)"].startswith("inherits the licences")
     assert str(sheet["usage"]).startswith("These results come from an automated benchmark")

@@ -118,7 +118,8 @@ def test_test_split_names_the_export_command_with_the_run_path(tmp_path: Path) -
         app, ["run", "--bench", bench, "--model", "first", "--out", str(tmp_path), "--name", "t"]
     )
     assert result.exit_code == 0, result.output
-    command = f"medlens export {tmp_path / 't'} --format gmai-submission"
+    # the items are of every kind, not all multiple-choice: a submission export would refuse
+    command = f"medlens ratings export {tmp_path / 't'} --sample 100 --output ratings.xlsx"
     assert command in result.output.replace("\n", "")
     report = runner.invoke(app, ["report", str(tmp_path / "t")])
     assert command in report.output.replace("\n", "")

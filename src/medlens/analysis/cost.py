@@ -4,7 +4,11 @@ Prices are USD per million tokens, given as ``input=2.5,output=10``. Billed toke
 records that did not come from the response cache; the projection uses every record that
 reports usage (cached ones too: a fresh run of new items would pay for them), so the projected
 cost of N items is N × the mean per-item cost, with a Student-t 95% interval of that mean.
-Judge costs are averaged over every item of the run (an item no judge called costs 0).
+A judge's cost is projected over the items it covers, not over every item: its per-item mean
+over the items it has lines for (rule-settled ones cost 0), times the number of items it would
+cover among the N — the items of the kinds it judged, times the share of the answered items of
+those kinds it covered. A ``--limit`` smoke test that answered mostly closed items therefore
+does not spread an open-answer judge's cost over the closed items of the benchmark.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ TOKENS_PER_IMAGE = 85.0
 """Prompt estimates: OpenAI's base cost of one image at low detail; high-detail tiles cost more."""
 DEFAULT_OUTPUT_TOKENS = 64
 """Prompt estimates: output tokens of an answer when the model spec sets no ``max_tokens``."""
+MAX_PRICE = 1_000_000.0
+"""USD per 1M tokens: far above any model's price, low enough that no cost overflows."""
 INPUT_KEYS = ("prompt_tokens", "input_tokens")
 OUTPUT_KEYS = ("completion_tokens", "output_tokens")
 
@@ -54,6 +60,8 @@ def parse_price(text: str) -> Price:
             value = -1.0
         if not math.isfinite(value) or value < 0:
             raise SpecError(f"--price {text!r}: {key}={raw!r} is not a non-negative number")
+        if value > MAX_PRICE:
+            raise SpecError(f"--price {text!r}: {key}={raw}: at most 1,000,000 USD per 1M tokens")
         values[key] = value
     missing = [key for key in PRICE_KEYS if key not in values]
     if missing:
@@ -194,10 +202,9 @@ def run_cost(run_dir: Path | str, price: Price, scale_to: int | None = None) -> 
     model_json = model.to_json(price)
     judges_json = {name: count.to_json(price) for name, count in judges.items()}
     judge_cost = sum(j["cost"] for j in judges_json.values())
-    # items a judge skipped (settled by rules, or out of its scope) cost it nothing
-    ids = sorted(set(per_item) | set(judge_per_item))
-    judge_costs = [judge_per_item.get(i, 0.0) for i in ids]
-    totals = [per_item.get(i, 0.0) + cost for i, cost in zip(ids, judge_costs, strict=True)]
+    kinds = {item.id: item.kind for item in store.items()}
+    model_projection = _projection(list(per_item.values()), n)
+    judge_projection = _judge_projection(judge_per_item, kinds, store.records(), scale_to)
     return {
         "run": store.path.name,
         "price": {"input": price.input, "output": price.output, "unit": "USD per 1M tokens"},
@@ -206,11 +213,50 @@ def run_cost(run_dir: Path | str, price: Price, scale_to: int | None = None) -> 
         "cost_by": {"model": model_json["cost"], "judges": judge_cost},
         "projected": {
             "items": n,
-            "model": _projection(list(per_item.values()), n),
-            "judges": _projection(judge_costs, n) if judge_per_item else None,
-            "total": _projection(totals, n),
-            "method": "N × mean per-item cost; Student-t 95% interval of the mean",
+            "model": model_projection,
+            "judges": judge_projection,
+            "total": _total(model_projection, judge_projection),
+            "method": "N × mean per-item cost (judges: the items they cover among the N); "
+            "Student-t 95% interval of the mean; total: the sum, its interval the sum of bounds",
         },
+    }
+
+
+def _judge_projection(
+    per_item: Mapping[str, float],
+    kinds: Mapping[str, str],
+    records: Mapping[str, Any],
+    scale_to: int | None,
+) -> dict[str, Any] | None:
+    """The judges' cost over the items they would cover among the N (see the module doc)."""
+    if not per_item:
+        return None
+    covered_kinds = sorted({kinds[i] for i in per_item if i in kinds})
+    answered = sum(1 for i in records if kinds.get(i) in covered_kinds)
+    share = len(per_item) / answered if answered else 1.0
+    of_kinds: float = sum(1 for kind in kinds.values() if kind in covered_kinds)
+    if scale_to is not None:
+        of_kinds = scale_to * of_kinds / len(kinds) if kinds else scale_to
+    covers = min(1.0, share) * of_kinds
+    projection = _projection(list(per_item.values()), 1)
+    assert projection is not None
+    return {
+        "per_item": projection["per_item"],
+        "cost": projection["per_item"] * covers,
+        "ci": [c * covers for c in projection["ci"]],
+        "sample": projection["sample"],
+        "covers": {"items": round(covers, 1), "sample": len(per_item), "kinds": covered_kinds},
+    }
+
+
+def _total(*parts: dict[str, Any] | None) -> dict[str, Any] | None:
+    present = [part for part in parts if part is not None]
+    if not present:
+        return None
+    return {
+        "cost": sum(p["cost"] for p in present),
+        "ci": [sum(p["ci"][0] for p in present), sum(p["ci"][1] for p in present)],
+        "sample": max(p["sample"] for p in present),
     }
 
 

@@ -19,6 +19,11 @@ from medlens.runs.store import RunStore
 class RunSummary:
     name: str
     benchmark: str
+    """The benchmark spec the run recorded, in full."""
+    benchmark_label: str
+    """``loader:file-name`` (no folders), for a table that stays readable."""
+    selection: str
+    """The run's own selection or subset recipe in one line, or ``all items``."""
     model: str
     done: int
     total: int
@@ -70,6 +75,8 @@ def summarise_run(run_dir: Path) -> RunSummary:
     return RunSummary(
         name=run_dir.name,
         benchmark=str(spec["benchmark"].get("spec", "")),
+        benchmark_label=benchmark_label(str(spec["benchmark"].get("spec", ""))),
+        selection=selection_text(spec),
         model=str(spec.get("model", "")),
         done=int(counts["records"]) - int(counts["errors"]),
         total=int(counts["items"]),
@@ -80,6 +87,46 @@ def summarise_run(run_dir: Path) -> RunSummary:
         created=str(store.run.get("created", "")),
         writer=lock_holder(run_dir),
     )
+
+
+def benchmark_label(spec_text: str) -> str:
+    """``gmai:/data/x/GMAI_VAL.tsv?split=val`` → ``gmai:GMAI_VAL.tsv?split=val``."""
+    from medlens.core.errors import SpecError
+    from medlens.runs.recorded import stored_spec
+
+    try:
+        spec = stored_spec(spec_text)
+    except SpecError:
+        return spec_text
+    if not spec.argument:
+        return spec.name
+    options = "&".join(f"{k}={v}" for k, v in spec.options.items())
+    name = Path(spec.argument.rstrip("/")).name or spec.argument
+    return f"{spec.name}:{name}" + (f"?{options}" if options else "")
+
+
+def selection_text(spec: dict[str, Any]) -> str:
+    """``5 of 12 items: sample 5, seed 0``; a frozen subset's recipe; else ``all items``."""
+    from medlens.execution.selection import recipe_text
+
+    for key in ("selection", "subset"):
+        entry = spec.get(key)
+        if entry:
+            source = entry.get("source", {})
+            return (
+                f"{entry.get('n_items')} of {source.get('n_items')} items: "
+                + recipe_text(_file_names(entry.get("recipe", {})))
+            )
+    return "all items"
+
+
+def _file_names(recipe: dict[str, Any]) -> dict[str, Any]:
+    """The recipe with its id-list and audit files named by file name (folders left out)."""
+    short = dict(recipe)
+    for key in ("include", "exclude", "drop_flagged"):
+        if isinstance(short.get(key), dict) and short[key].get("path"):
+            short[key] = {**short[key], "path": Path(str(short[key]["path"])).name}
+    return short
 
 
 def show_item(run_dir: Path, item_id: str) -> dict[str, Any]:

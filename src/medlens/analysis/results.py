@@ -213,6 +213,10 @@ def usage_totals(records: dict[str, Record]) -> dict[str, Any]:
     }
 
 
+UNEXTRACTED_KINDS = frozenset({"report"})
+"""Kinds scored on the whole text (ROUGE, BLEU, clinical labels), with no answer read out."""
+
+
 def build_results(store: RunStore, source: ScoreSource | None = None) -> dict[str, Any]:
     """Every aggregate of the run; written to results.json and read by every report.
 
@@ -236,7 +240,9 @@ def build_results(store: RunStore, source: ScoreSource | None = None) -> dict[st
         reading = medlens_reading(items, records, table)  # the main score is another reading
         medlens = _nanmean(reading)
     sensitivity = None
-    if medlens is not None and vlmeval is not None:
+    # report generation reads no answer out of the text: there is no extraction to be sensitive
+    extracted = any(item.kind not in UNEXTRACTED_KINDS for item in items if item.id in records)
+    if medlens is not None and vlmeval is not None and extracted:
         sensitivity = {
             "medlens": medlens,
             "vlmeval": vlmeval,

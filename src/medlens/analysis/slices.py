@@ -20,7 +20,7 @@ import numpy as np
 
 from medlens.analysis.slice_cells import Cell, key_label
 from medlens.core.errors import SpecError
-from medlens.core.where import Condition, check_axes
+from medlens.core.where import Condition, check_axes, check_values
 from medlens.stats.cells import DEFAULT_MIN_N, is_small
 
 __all__ = ["Cell", "SliceTable", "apply_where", "cube", "key_label", "load_slice_table"]
@@ -101,6 +101,9 @@ def apply_where(table: SliceTable, conditions: Sequence[Condition]) -> SliceTabl
 
     if not conditions:
         return table
+    check_values(conditions, {
+        c.axis: {str(v) for v in pc.unique(table.table[c.axis]).to_pylist() if v} for c in conditions
+    })  # fmt: skip
     mask = None
     for condition in conditions:
         column = table.table[condition.axis]

@@ -303,10 +303,12 @@ def _subset_table(table: Any, keep: np.ndarray) -> Any:
 
 def _where_mask(meta: dict[str, np.ndarray], size: int, where: str) -> np.ndarray:
     """Items matching every --where condition (slices.parse_where's syntax and rules)."""
-    from medlens.core.where import parse_where
+    from medlens.core.where import check_values, parse_where
 
     mask = np.ones(size, dtype=bool)
-    for condition in parse_where(where, sorted(meta)) if where.strip() else ():
+    conditions = parse_where(where, sorted(meta)) if where.strip() else ()
+    check_values(conditions, {c.axis: set(meta[c.axis].astype(str).tolist()) for c in conditions})
+    for condition in conditions:
         hit = np.isin(meta[condition.axis].astype(str), list(condition.values))
         hit &= meta[condition.axis] != ""
         mask &= ~hit if condition.negate else hit

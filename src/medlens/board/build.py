@@ -44,9 +44,13 @@ class BoardOptions:
 def build_board(options: BoardOptions) -> dict[str, Any]:
     """Everything a board shows; refuses bad input before computing anything."""
     from medlens.core.errors import SpecError
+    from medlens.core.limits import check_resamples
 
     if not options.runs:
         raise SpecError("board: give at least one run directory")
+    check_resamples(options.n_resamples)
+    if options.min_n < 1:
+        raise SpecError(f"--min-n {options.min_n}: expected at least 1")
     if options.layout is not None:
         from medlens.analysis.paper_columns import layout_columns
 

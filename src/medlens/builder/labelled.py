@@ -13,24 +13,31 @@ Rows become groups, each group one item (one per template):
   overlapping no gold box by IoU ≥ 0.3).
 
 Closed classification: gold plus K−1 distractors drawn (seeded) from the labels of the same
-``source``/``task`` pool, never a ``--confusable`` pair, texts distinct (case-insensitively);
+``source``/``task``/``body_part``/``modality`` pool (a liver CT's distractors are other
+abdominal CT findings, never a fundus lesion), never a ``--confusable`` pair, texts distinct (case-insensitively);
 single-answer gold letters are balanced: each run of K such items uses every letter once, in a
 seeded order. Open classification (``--options 0``): a ``classify`` item whose label set
-(``meta["labels"]``) is the pool; an image with several labels has no single answer and is
-skipped with a warning.
+(``meta["labels"]``) is the pool.
+
+A label that cannot become an item (an image with several labels has no single open answer, a
+box leaves no room for distractor boxes, a pool is too small, a template lacks its modality)
+is skipped and counted per reason, the first rows named (``builder.skips``); ``--strict``
+refuses at the first instead. Malformed input (an unreadable image, a mask of the wrong size)
+is always refused.
 """
 
 from __future__ import annotations
 
 import random
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from medlens.builder.labels import Box, LabelRow, LabelsFile
 from medlens.builder.output import Entry, Picture
-from medlens.builder.questions import LETTERS, choose_options
+from medlens.builder.questions import LETTERS, BalancedLetters, choose_options, move_gold
+from medlens.builder.skips import SkipLog, Unbuildable
 from medlens.builder.wording import context_sentence, lint, stem, with_context
 from medlens.core.errors import InputError, SpecError
 from medlens.core.items import Item, ItemKind
@@ -57,6 +64,8 @@ class BuildOptions:
     question: str | None = None
     confusable: frozenset[frozenset[str]] = frozenset()
     lint: tuple[str, ...] = ()
+    strict: bool = False
+    """Refuse at the first label that cannot become an item, instead of skipping it."""
 
     def check(self) -> None:
         if self.granularity not in GRANULARITIES:
@@ -106,6 +115,14 @@ class LabelledBuild:
         """The last few decoded images (rows of one image are usually adjacent)."""
         self._image_boxes: dict[str, list[tuple[str, Box]]] = {}
         self._ids: set[str] = set()
+        self.skips = SkipLog()
+        self.on_group: Callable[[], None] | None = None
+        """Called after each label group (built or skipped): the command's progress bar."""
+        if options.question and "{label}" in options.question and options.task == "classify":
+            self.warnings.append(
+                "--question contains {label}: on classify items the label is the answer, so "
+                "the question gives the answer away"
+            )
         for row in labels.rows:
             if (box := row.box) is not None:
                 self._image_boxes.setdefault(row.image, []).append((row.label.casefold(), box))
@@ -115,19 +132,23 @@ class LabelledBuild:
         return [*keys, "granularity", "template", "answer_type", "perception_task"]
 
     def entries(self) -> Iterator[Entry]:
-        skipped = 0
+        built = 0
         for index, group in enumerate(self.groups, start=1):
-            base = self._base(index, group)
-            if base is None:
-                skipped += 1
-                continue
-            yield from self._templated(index, group, base)
-        if skipped:
-            self.warnings.append(
-                f"{skipped} images or regions with several labels skipped: an open classify "
-                "item takes "
-                "one label (use --options K for select-all items)"
-            )
+            try:  # a group's entries are made whole first: a skip leaves none of them behind
+                made = list(self._templated(index, group, self._base(index, group)))
+            except Unbuildable as skipped:
+                if self.options.strict:
+                    raise
+                self.skips.add(skipped)
+                made = []
+            if self.on_group is not None:
+                self.on_group()
+            built += len(made)
+            yield from made
+        self.warnings += self.skips.lines(len(self.groups))
+        if not built:
+            reasons = "; ".join(self.skips.rows)
+            raise InputError(self.labels.path, None, f"no label could be made an item ({reasons})")
 
     def _templated(self, index: int, group: Group, base: Base) -> Iterator[Entry]:
         first = group.rows[0]
@@ -159,7 +180,7 @@ class LabelledBuild:
             )
             yield item, (base.picture,)
 
-    def _base(self, index: int, group: Group) -> Base | None:
+    def _base(self, index: int, group: Group) -> Base:
         first = group.rows[0]
         rng = random.Random(f"{self.options.seed}:{index}")
         image, plain = self._image(first)
@@ -177,7 +198,8 @@ class LabelledBuild:
         )
         if not self.options.options:
             if len(group.labels) > 1:
-                return None
+                reason = "several labels: an open classify item takes one (use --options K)"
+                raise Unbuildable(self.labels.path, first.where, reason, reason, first.where)
             pool = self.pools[pool_key(first)]
             meta["labels"] = "|".join(pool)
             return Base("classify", {}, group.labels[0], meta, picture, group.labels[0])
@@ -204,16 +226,19 @@ class LabelledBuild:
         if len(gold) >= k or len(wrong) < k - len(gold):
             if self.options.task == "detect":
                 field_name = "box"
+                reason = f"cannot make {k} box options: no room for distractor boxes"
                 problem = f"cannot make {k} box options: {len(gold)} gold boxes and room for "
                 problem += f"{len(wrong)} distractor boxes"
             else:
                 field_name = "label"
                 pool = "/".join(pool_key(first)).strip("/") or "all rows"
+                reason = f"label pool too small for {k} options"
                 problem = (
-                    f"label pool too small for {k} options: {len(gold)} gold and {len(wrong)} "
-                    f"usable distractors (pool of source/task: {pool})"
+                    f"{reason}: {len(gold)} gold and {len(wrong)} usable distractors (pool of "
+                    f"source/task/body part/modality: {pool})"
                 )
-            raise InputError(self.labels.path, f"{first.where}, field {field_name!r}", problem)
+            where = f"{first.where}, field {field_name!r}"
+            raise Unbuildable(self.labels.path, where, problem, reason, first.where)
         options, answer = choose_options(gold, wrong, rng, k)
         if len(answer) == 1:
             options, answer = move_gold(options, answer, LETTERS[self._letters.next()])
@@ -349,33 +374,18 @@ def group_rows(labels: LabelsFile, options: BuildOptions) -> list[Group]:
     return list(groups.values())
 
 
-def pool_key(row: LabelRow) -> tuple[str, str]:
-    return (row.meta.get("source", ""), row.meta.get("task", ""))
+PoolKey = tuple[str, str, str, str]
 
 
-def label_pools(rows: Sequence[LabelRow]) -> dict[tuple[str, str], list[str]]:
-    """Distinct labels (first spelling, case-insensitive) of each source/task, in order."""
-    pools: dict[tuple[str, str], dict[str, str]] = {}
+def pool_key(row: LabelRow) -> PoolKey:
+    """Distractors share the gold's source, task, body part and modality (where given)."""
+    meta = row.meta
+    return tuple(meta.get(k, "") for k in ("source", "task", "body_part", "modality"))  # type: ignore[return-value]
+
+
+def label_pools(rows: Sequence[LabelRow]) -> dict[PoolKey, list[str]]:
+    """Distinct labels (first spelling, case-insensitive) of each pool, in order."""
+    pools: dict[PoolKey, dict[str, str]] = {}
     for row in rows:
         pools.setdefault(pool_key(row), {}).setdefault(row.label.casefold(), row.label)
     return {key: list(labels.values()) for key, labels in pools.items()}
-
-
-class BalancedLetters:
-    """Gold positions for single-answer items: every block of K uses each position once."""
-
-    def __init__(self, k: int, rng: random.Random) -> None:
-        self.k, self.rng, self.block = k, rng, list[int]()
-
-    def next(self) -> int:
-        if not self.block:
-            self.block = list(range(self.k))
-            self.rng.shuffle(self.block)
-        return self.block.pop()
-
-
-def move_gold(options: dict[str, str], answer: str, letter: str) -> tuple[dict[str, str], str]:
-    """Swap the gold text onto ``letter`` (the distractors' order stays random)."""
-    swapped = dict(options)
-    swapped[answer], swapped[letter] = options[letter], options[answer]
-    return swapped, letter

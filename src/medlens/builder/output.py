@@ -52,6 +52,21 @@ def output_format(path: Path) -> str:
     return suffix[1:]
 
 
+def claim_output(output: Path, force: bool) -> str | None:
+    """Refuse to replace an existing output unless `force`; the note to print when its folder
+    is new and lies outside the working folder (made, but never silently)."""
+    if output.exists() and not force:
+        raise SpecError(f"--output {output}: exists; give --force to replace it")
+    parent = output.parent
+    if parent.exists():
+        return None
+    try:
+        parent.resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        return f"created the folder {parent} (outside the working folder {Path.cwd()})"
+    return None
+
+
 def images_folder(output: Path) -> Path:
     """Where a jsonl output keeps its image files."""
     return output.with_name(f"{output.stem}_images")

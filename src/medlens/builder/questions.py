@@ -83,3 +83,23 @@ def ask_multi(
     return Draft(
         item_id, question, "multi_choice", options, answer, picture[0], picture[1], dict(meta)
     )
+
+
+class BalancedLetters:
+    """Gold positions for single-answer items: every block of K uses each position once."""
+
+    def __init__(self, k: int, rng: random.Random) -> None:
+        self.k, self.rng, self.block = k, rng, list[int]()
+
+    def next(self) -> int:
+        if not self.block:
+            self.block = list(range(self.k))
+            self.rng.shuffle(self.block)
+        return self.block.pop()
+
+
+def move_gold(options: dict[str, str], answer: str, letter: str) -> tuple[dict[str, str], str]:
+    """Swap the gold text onto ``letter`` (the distractors' order stays random)."""
+    swapped = dict(options)
+    swapped[answer], swapped[letter] = options[letter], options[answer]
+    return swapped, letter

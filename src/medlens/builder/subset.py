@@ -27,6 +27,7 @@ from typing import Any
 from medlens.builder.output import (
     Entry,
     Picture,
+    claim_output,
     letters_for,
     output_format,
     tsv_columns,
@@ -58,15 +59,17 @@ class Population:
     tsv_path: str = ""
 
 
-def subset(source: Spec, output: Path, recipe: Recipe) -> dict[str, Any]:
-    """Write the subset and its sidecar; returns the sidecar's content."""
+def subset(source: Spec, output: Path, recipe: Recipe, force: bool = False) -> dict[str, Any]:
+    """Write the subset and its sidecar; returns the sidecar's content (with ``"note"``: the
+    folder made outside the working folder, if any). An existing output needs `force`."""
     fmt = output_format(output)
     recipe.check()
+    if output.resolve() == Path(source.argument).expanduser().resolve():
+        raise SpecError(f"--output {output}: that is the source benchmark itself")
+    note = claim_output(output, force)
     _check_sidecar_free(output)
     benchmark = load_benchmark(source)
     spec = str(source)  # as the user gave it: recorded, and part of the sample's seed
-    if output.resolve() == Path(source.argument).expanduser().resolve():
-        raise SpecError(f"--output {output}: that is the source benchmark itself")
     if benchmark.name in TSV_LOADERS:
         population = _scan_tsv(benchmark, recipe)
     else:
@@ -95,7 +98,7 @@ def subset(source: Spec, output: Path, recipe: Recipe) -> dict[str, Any]:
         return content
 
     write_benchmark(output, write, sidecar)
-    return content
+    return {**content, "note": note} if note else content
 
 
 def _sidecar(
@@ -171,6 +174,7 @@ def _scan_tsv(benchmark: Benchmark, recipe: Recipe) -> Population:
 
     rows = iter_tsv_items(layout, benchmark.split, spans=population.spans)
     population.info = describe(benchmark, observe(rows))
+    keep.check_ids(benchmark.spec)
     return population
 
 
@@ -183,6 +187,7 @@ def _scan_items(benchmark: Benchmark, recipe: Recipe) -> Population:
             population.strata.setdefault(keep.stratum(item.meta), []).append(item.id)
             population.order.append(item.id)
             population.items[item.id] = item
+    keep.check_ids(benchmark.spec)
     return population
 
 

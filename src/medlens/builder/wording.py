@@ -16,7 +16,8 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from medlens.core.errors import InputError, SpecError
+from medlens.builder.skips import Unbuildable
+from medlens.core.errors import SpecError
 
 TEMPLATES = ("none", "modality", "full")
 FULL_FIELDS = (("specimen", "Specimen"), ("stain", "Stain"), ("contrast", "Contrast"),
@@ -79,7 +80,7 @@ def context_sentence(template: str, meta: Mapping[str, str], source: Path, where
     modality = meta.get("modality", "")
     if not modality:
         problem = f"the {template} template needs a modality value"
-        raise InputError(source, f"{where}, field 'modality'", problem)
+        raise Unbuildable(source, f"{where}, field 'modality'", problem, problem, where)
     sentence = f"This is {_article(modality)} {modality} image"
     if template == "modality":
         return sentence + "."

@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from medlens.core.errors import InputError
+from medlens.core.errors import InputError, MedlensError, SpecError
 from medlens.core.items import Benchmark, Item
+from medlens.core.limits import MAX_NGRAM
 
 if TYPE_CHECKING:
     import numpy as np
@@ -181,8 +182,15 @@ def audit(
     """Overlap of every item's n-grams with the corpus; ``on_tokens(k)`` reports corpus progress."""
     import numpy as np
 
+    if not 1 <= n <= MAX_NGRAM:
+        raise SpecError(f"--n {n}: at most {MAX_NGRAM} word tokens (and at least 1)")
     hasher = _TokenHasher()
     ids, sources, spans, chunks, too_short = _benchmark_ngrams(benchmark, hasher, n)
+    if not ids:  # stop before streaming a corpus that could match nothing
+        raise MedlensError(
+            f"{benchmark.spec}: no item has {n} word tokens (all {too_short:,} are shorter), "
+            "so nothing can be audited; use a smaller --n"
+        )
     every = np.concatenate(chunks) if chunks else np.empty(0, dtype=np.uint64)
     unique, position = np.unique(every, return_inverse=True)
     seen = np.zeros(len(unique), dtype=bool)

@@ -31,6 +31,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "medlens.cli.cost",
     "medlens.cli.runs",
     "medlens.cli.study",
+    "medlens.cli.view",
 )
 
 for _module in COMMAND_MODULES:

@@ -22,7 +22,7 @@ def audit(
         list[Path],
         typer.Option("--corpus", help="Corpus file or folder (repeatable; read as UTF-8 text)"),
     ],
-    n: Annotated[int, typer.Option("--n", min=1, help="n-gram length in word tokens")] = 8,
+    n: Annotated[int, typer.Option("--n", help="n-gram length in word tokens (1 to 32)")] = 8,
     threshold: Annotated[
         float,
         typer.Option(
@@ -40,11 +40,19 @@ def audit(
     from medlens.checks.audit import audit as run_audit
 
     benchmark = load_benchmark(spec)
-    with progress_bar("medlens audit", unit="tokens") as bar:
-        task = bar.add_task("corpus", total=None)
-        report = run_audit(
-            benchmark, corpus, n=n, threshold=threshold, on_tokens=lambda k: bar.advance(task, k)
-        )
+    bar = progress_bar("medlens audit", unit="tokens")
+    task = bar.add_task("corpus", total=None)
+
+    def on_tokens(count: int) -> None:
+        if not bar.live.is_started:  # only once the benchmark's n-grams exist: errors stay one line
+            bar.start()
+        bar.advance(task, count)
+
+    try:
+        report = run_audit(benchmark, corpus, n=n, threshold=threshold, on_tokens=on_tokens)
+    finally:
+        if bar.live.is_started:
+            bar.stop()
     if as_json:
         sys.stdout.write(json.dumps(report.to_json(), ensure_ascii=False) + "\n")
         return

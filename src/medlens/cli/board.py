@@ -86,8 +86,6 @@ def board(
         raise SpecError(f"--format: unknown format {format!r} (use {', '.join(FORMATS)})")
     if format == "xlsx" and output is None and not as_json:
         raise MedlensError("--format xlsx is binary: give --output FILE")
-    if resamples < 100:
-        raise SpecError(f"--resamples: {resamples} is too few (at least 100)")
     if base is not None and not across:
         raise SpecError("--base goes with --across (gains across benchmarks); use --pairs here")
     options = BoardOptions(

@@ -7,10 +7,12 @@ from typing import Annotated
 
 import typer
 
-from medlens.cli.common import command, err_console
+from medlens.cli.common import command, err_console, progress_bar
+
+HELP = "Build a benchmark from labelled images; same inputs and seed give identical bytes."
 
 
-@command("build")
+@command("build", help=HELP)
 def build(
     labels: Annotated[
         Path, typer.Argument(help="Labels CSV or JSONL (image, label, box, mask, …)")
@@ -42,14 +44,18 @@ def build(
         str | None,
         typer.Option("--lint", help="Words to warn about in questions (a,b,c or a file)"),
     ] = None,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Refuse a label that cannot become an item")
+    ] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing output")] = False,
 ) -> None:
     """Build a benchmark from labelled images; same inputs and seed give identical bytes.
 
-    Over 60 lines only because typer declares each of the 13 options in the signature.
+    Over 60 lines only because typer declares each of the 15 options in the signature.
     """
     from medlens.builder.labelled import BuildOptions, LabelledBuild
     from medlens.builder.labels import read_confusable, read_labels
-    from medlens.builder.output import output_format
+    from medlens.builder.output import claim_output, output_format
     from medlens.builder.wording import lint_words, parse_templates
 
     fmt = output_format(output)
@@ -57,6 +63,7 @@ def build(
         from medlens.core.errors import SpecError
 
         raise SpecError(f"--output {output}: that is the labels file itself")
+    note = claim_output(output, force)
     settings = BuildOptions(
         granularity=granularity,
         task=task,
@@ -66,6 +73,7 @@ def build(
         question=question,
         confusable=frozenset(read_confusable(confusable)) if confusable else frozenset(),
         lint=lint_words(lint) if lint else (),
+        strict=strict,
     )
     settings.check()
     if fmt == "tsv" and options == 0:
@@ -73,10 +81,28 @@ def build(
 
         raise SpecError("--options 0 makes open items: a TSV holds multiple-choice items (.jsonl)")
     built = LabelledBuild(read_labels(labels, images), settings)
-    count = write_built(built, output, fmt)
+    bar = progress_bar("medlens build", unit="labels")
+    progress = bar.add_task("building", total=len(built.groups))
+
+    def on_group() -> None:
+        if not bar.live.is_started:  # after the labels were read: input errors stay one line
+            bar.start()
+        bar.advance(progress)
+
+    built.on_group = on_group
+    try:
+        count = write_built(built, output, fmt)
+    except BaseException:
+        bar.live.transient = True  # a refusal (--strict, a bad row met late) stays one line
+        raise
+    finally:
+        if bar.live.is_started:
+            bar.stop()
     for warning in built.warnings:
         err_console.print(f"warning: {warning}", highlight=False, markup=False, soft_wrap=True)
-    err_console.print(f"wrote {count} items to {output}", highlight=False)
+    if note:
+        err_console.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
+    err_console.print(f"wrote {count} items to {output}", highlight=False, soft_wrap=True)
 
 
 def write_built(built: object, output: Path, fmt: str) -> int:

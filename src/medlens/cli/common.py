@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
 import typer
+import typer.core
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -24,12 +25,40 @@ from rich.text import Text
 
 from medlens.core.errors import MedlensError
 
+
+class OneLineErrors(typer.core.TyperGroup):
+    """Usage errors (a missing option, a value of the wrong type) as one `medlens: error:` line
+    with exit code 2, like every other error, instead of click's boxed usage text."""
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        # typer vendors click; its exception classes are reached through the public names
+        usage_error: type[Exception] = typer.BadParameter.__mro__[1]  # UsageError
+        click_exception: type[Exception] = usage_error.__mro__[1]  # ClickException
+        try:
+            code = super().main(*args, **{**kwargs, "standalone_mode": False})
+        except usage_error as exc:
+            context = getattr(exc, "ctx", None)
+            where = context.command_path if context is not None else "medlens"
+            message = exc.format_message().rstrip(".")  # type: ignore[attr-defined]
+            print(f"medlens: error: {where}: {message[:1].lower()}{message[1:]} "
+                  f"(see {where} --help)", file=sys.stderr)  # fmt: skip
+            sys.exit(exc.exit_code)  # type: ignore[attr-defined]
+        except click_exception as exc:
+            print(f"medlens: error: {exc.format_message()}", file=sys.stderr)  # type: ignore[attr-defined]
+            sys.exit(exc.exit_code)  # type: ignore[attr-defined]
+        except typer.Abort:
+            print("medlens: aborted", file=sys.stderr)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
 app = typer.Typer(
     name="medlens",
     help="Evaluate vision-language models on medical benchmarks and show where they fail.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=OneLineErrors,
 )
 # Piped output (CI logs, files) gets tables 120 wide instead of rich's 80-column fallback,
 # unless $COLUMNS asks for a width.

@@ -33,6 +33,13 @@ def compare(
     from medlens.analysis.compare import compare_runs
     from medlens.analysis.score_source import parse_score_source
 
+    if run_a.resolve() == run_b.resolve():
+        from medlens.core.errors import SpecError
+
+        raise SpecError(
+            f"compare {run_a} {run_b}: that compares a run with itself (every difference is 0); "
+            "give two runs"
+        )
     axes = [a.strip() for a in by.split(",") if a.strip()]
     from medlens.runs.provenance import run_notes
 

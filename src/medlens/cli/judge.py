@@ -57,6 +57,7 @@ def judge(
         bool,
         typer.Option("--allow-self-judge", help="Let the evaluated model judge its own answers"),
     ] = False,
+    yes: Annotated[bool, typer.Option("--yes", help="Allow more than 64 repeats per item")] = False,
 ) -> None:
     """Judge RUN's answers with a judge model (several: a panel); rerunning resumes."""
     from medlens.core.errors import SpecError
@@ -86,6 +87,7 @@ def judge(
         cache=cache,
         executor=executor,
         ray_address=ray_address,
+        yes=yes,
     )
     outcome = judge_with_progress(options)
     print_judge_summary(outcome)

@@ -17,7 +17,10 @@ if TYPE_CHECKING:
 EXIT_TOO_MANY_ERRORS = 1
 
 
-@command("run")
+HELP = "Evaluate MODEL on BENCH; rerunning the same command resumes where it stopped."
+
+
+@command("run", help=HELP)
 def run(
     ctx: typer.Context,
     bench: Annotated[
@@ -82,6 +85,9 @@ def run(
     order: Annotated[
         str, typer.Option(help="image (questions sharing an image sent together) or item")
     ] = "image",
+    yes: Annotated[
+        bool, typer.Option("--yes", help="Allow more than 64 calls per item (self-consistency:K)")
+    ] = False,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show the item count and first prompts; no model call")
     ] = False,
@@ -180,13 +186,16 @@ def run_and_summarise(options: RunOptions, max_error_rate: float, judging: Any =
         print_judge_summary(judged)
     error_rate = outcome.results["rates"]["error"]
     if error_rate > max_error_rate:
-        for line in error_lines(outcome.store.records().values()):
+        from medlens.runs.retry import retry_hint
+
+        records = outcome.store.records().values()
+        for line in error_lines(records):
             err_console.print(line, highlight=False, markup=False, soft_wrap=True)
         err_console.print(
             f"error rate {error_rate:.3f} exceeds --max-error-rate {max_error_rate}; "
-            "rerun to retry the failed items",
-            highlight=False,
-        )
+            + retry_hint(records),  # names --retry-errors and the file for permanent errors
+            highlight=False, markup=False, soft_wrap=True,
+        )  # fmt: skip
         raise typer.Exit(EXIT_TOO_MANY_ERRORS)
 
 

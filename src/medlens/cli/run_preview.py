@@ -37,7 +37,7 @@ def print_dry_run(options: RunOptions, price_text: str | None = None) -> None:
     )
     for prompt in islice(planned_prompts(plan.todo, plan.settings), SHOWN_PROMPTS):
         console.print(Text(f"--- item {prompt.item.id} ({prompt.item.kind})"))
-        for image in prompt.images:
+        for image in () if prompt.inline else prompt.images:  # few-shot: named in its turn
             console.print(Text(f"[image] {image}"), soft_wrap=True)
         console.print(Text(prompt.text.rstrip("\n")), soft_wrap=True)
     if price is not None:
@@ -53,9 +53,9 @@ def print_estimate(plan: RunPlan, price: Price) -> None:
     estimate = estimate_prompt_cost(
         (p.text for p in prompts),
         price,
-        output_tokens_per_item=output_tokens_per_item(plan.model_spec),
+        output_tokens_per_item=output_tokens_per_item(plan.model_spec, plan.settings.strategy.cot),
         tokens_per_image=TOKENS_PER_IMAGE,
-        images_per_prompt=[len(p.images) for p in prompts],
+        images_per_prompt=[p.sent_images for p in prompts],
     )
     samples = plan.settings.strategy.samples
     tokens, assumed = estimate["tokens"], estimate["assumptions"]
@@ -66,6 +66,7 @@ def print_estimate(plan: RunPlan, price: Price) -> None:
             f"{tokens['output'] * samples:,.0f}; assumed {assumed['chars_per_token']:g} "
             f"characters per token, {assumed['tokens_per_image']:g} tokens per image, "
             f"{assumed['output_tokens_per_item']:g} output tokens per answer"
+            + (" (a reasoning answer)" if plan.settings.strategy.cot else "")
             + (f", {samples} draws per item" if samples > 1 else "")
             + "; not a tokenizer count)"
         ),
@@ -73,10 +74,17 @@ def print_estimate(plan: RunPlan, price: Price) -> None:
     )
 
 
-def output_tokens_per_item(model_spec: str) -> float:
-    """The model spec's ``max_tokens`` (an upper bound of each answer), else 64."""
+REASONING_OUTPUT_TOKENS = 512
+"""Chain-of-thought answers reason before the letter: several hundred tokens, not a letter's few."""
+
+
+def output_tokens_per_item(model_spec: str, reasoning: bool = False) -> float:
+    """The model spec's ``max_tokens`` (an upper bound of each answer), else 64 (512 when the
+    strategy asks for reasoning)."""
     from medlens.analysis.cost import DEFAULT_OUTPUT_TOKENS
     from medlens.core.specs import parse_spec
 
     raw = parse_spec(model_spec).option("max_tokens")
-    return float(raw) if raw and raw.isdigit() else float(DEFAULT_OUTPUT_TOKENS)
+    if raw and raw.isdigit():
+        return float(raw)
+    return float(REASONING_OUTPUT_TOKENS if reasoning else DEFAULT_OUTPUT_TOKENS)

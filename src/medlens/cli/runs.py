@@ -18,7 +18,8 @@ def runs(
     folder: Annotated[Path, typer.Argument(help="Folder of run directories")] = Path("runs"),
     as_json: Annotated[bool, typer.Option("--json", help="One JSON list")] = False,
 ) -> None:
-    """List runs: name, benchmark, model, done/total, score with its CI, errors, created."""
+    """List runs: name, benchmark and selection, model, done/total, n (errors), score with its
+    CI, created."""
     from medlens.analysis.listing import list_runs
 
     found = list_runs(folder)
@@ -26,19 +27,22 @@ def runs(
         print(json.dumps([summary.to_json() for summary in found], indent=2))
         return
     table = Table(title=f"runs in {folder}", title_justify="left")
-    for column in ("name", "benchmark", "model", "done/total", "n", "score", "95% CI", "errors", "created"):  # fmt: skip
-        table.add_column(column, overflow="fold")
+    # names, numbers and times stay on one line; the model and CI wrap. The selection sits
+    # under the benchmark and the errors beside n, so that the table fits 120 columns.
+    for column in ("name", "benchmark (selection)", "model", "done/total", "n (errors)", "score", "95% CI", "created"):  # fmt: skip
+        wrap = column in ("benchmark (selection)", "model", "95% CI")
+        table.add_column(column, overflow="fold", no_wrap=not wrap)
     for s in found:
+        recipe = s.selection.partition(": ")[2]  # done/total has the counts
         table.add_row(
             Text(s.name + (" (running)" if s.writer else "")),
-            Text(s.benchmark),
+            Text(s.benchmark_label + (f"\n{recipe}" if recipe else "")),
             Text(s.model),
             f"{s.done}/{s.total}",
-            str(s.n),
+            f"{s.n} ({s.errors})",
             "–" if s.score is None else f"{s.score:.3f}",
             "–" if s.ci is None else f"[{s.ci[0]:.3f}, {s.ci[1]:.3f}]",
-            str(s.errors),
-            s.created,
+            s.created[:19].replace("T", " "),  # to the second, without the zone
         )
     console.print(table if found else Text(f"no runs in {folder}"))
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 NO_ANSWERS = (
     "no scored items: this split has no gold answers, so scores need the official answer key; "
-    "export predictions with `medlens export {run} --format gmai-submission`"
+    "{lead}: `{hint}`"
 )
 NO_MATCH = "no items with a record match the filter"
 ALL_ERRORED = "no scored items: every matching item errored (see `medlens report`)"
@@ -101,7 +101,7 @@ def _print_text(
     console.print(Text(heading), soft_wrap=True)
     if overall.n == 0:
         if answers_missing_in is not None:
-            message = NO_ANSWERS.format(run=answers_missing_in)
+            message = _no_answers(answers_missing_in)
         else:
             message = NO_MATCH if overall.records == 0 else ALL_ERRORED
         console.print(Text(message), soft_wrap=True)
@@ -205,3 +205,10 @@ def cross_table_view(
                 entries.append(f"{percent(cell.score)} ({cell.n}){' *' if cell.small else ''}")
         table.add_row(Text(row), *entries)
     return table
+
+
+def _no_answers(run: Path) -> str:
+    from medlens.report.sections import answers_hint
+
+    lead, hint = answers_hint(run)
+    return NO_ANSWERS.format(lead=lead[0].lower() + lead[1:], hint=hint)

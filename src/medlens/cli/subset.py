@@ -40,6 +40,7 @@ def subset(
         Path | None,
         typer.Option("--drop-flagged", help="AUDIT.json from `medlens audit --json`"),
     ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing output")] = False,
 ) -> None:
     """Write a subset of a benchmark (ids, metadata and image bytes kept) and its recipe."""
     from medlens.builder.subset import subset as write_subset
@@ -57,7 +58,9 @@ def subset(
         drop_solved_by=tuple(r.strip() for r in (drop_solved_by or "").split(",") if r.strip()),
         drop_flagged=str(drop_flagged) if drop_flagged else None,
     )
-    content = write_subset(parse_spec(spec), output, recipe)
+    content = write_subset(parse_spec(spec), output, recipe, force=force)
+    if content.get("note"):
+        err_console.print(f"note: {content['note']}", highlight=False, markup=False)
     source = content["source"]
     err_console.print(
         f"wrote {content['n_items']} of {source['n_items']} items to {output} "

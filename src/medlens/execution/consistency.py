@@ -51,6 +51,7 @@ async def answer_by_vote(
     chosen["samples"] = [_sample(sampled, r) for (sampled, _), r in zip(draws, records, strict=True)]
     chosen["votes"] = vote.votes
     chosen["agreement"] = round(vote.agreement, 6)
+    chosen["tie"] = vote.tie
     return chosen
 
 

@@ -26,6 +26,11 @@ class PlannedPrompt:
     item: Item
     text: str
     images: tuple[str, ...]
+    """The item's own images, named (every image sent, exemplars' too, is in `sent_images`)."""
+    inline: bool = False
+    """The text already names every image where it is sent (few-shot: after the exemplars)."""
+    sent_images: int = 0
+    """Images the whole request carries (for a cost estimate)."""
 
 
 @dataclass(frozen=True)
@@ -62,7 +67,10 @@ def planned_prompts(items: Iterable[Item], settings: RunSettings) -> Iterator[Pl
     """The prompt of each item as `settings` would send it (images named, not read)."""
     for item in items:
         images = tuple(describe_image(image) for image in item.images)
-        yield PlannedPrompt(item, conversation_text(item, settings), images)
+        shots = settings.exemplars.for_item(item) if settings.exemplars is not None else ()
+        sent = len(images) + sum(len(exemplar.images) for exemplar in shots)
+        inline = settings.exemplars is not None
+        yield PlannedPrompt(item, conversation_text(item, settings), images, inline, sent)
 
 
 def conversation_text(item: Item, settings: RunSettings) -> str:
@@ -80,7 +88,8 @@ def conversation_text(item: Item, settings: RunSettings) -> str:
         turns.append(f"[exemplar {number} ({origin}{exemplar.id}): user]\n{images}")
         turns.append(prompt_text(exemplar, exemplar_settings(settings)))
         turns.append(f"[exemplar {number}: assistant]\n{answer_turn(exemplar)}\n")
-    turns.append(f"[item {item.id}: user]\n{prompt_text(item, settings)}")
+    images = "".join(f"[image] {describe_image(i)}\n" for i in item.images)
+    turns.append(f"[item {item.id}: user]\n{images}{prompt_text(item, settings)}")
     return "".join(turns)
 
 

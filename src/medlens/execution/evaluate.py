@@ -17,12 +17,15 @@ from typing import Any
 from medlens.core.errors import MedlensError, SpecError
 from medlens.core.extras import check_run_extras
 from medlens.core.items import Benchmark, Item, describe
+from medlens.core.limits import check_calls_per_item
+from medlens.core.names import check_folder_name
 from medlens.core.records import Record
 from medlens.core.specs import Spec
 from medlens.execution.cache import with_cache
 from medlens.execution.dispatch import check_order, dispatch_order
 from medlens.execution.execute import run_local
 from medlens.execution.exemplars import Exemplars, load_exemplars
+from medlens.execution.generation import generation_record
 from medlens.execution.prompts import PROMPT_STYLES
 from medlens.execution.requests import RunSettings
 from medlens.execution.selection import run_provenance, select_run_items
@@ -68,6 +71,8 @@ class RunOptions:
     order: str = "image"
     """``image`` (questions sharing an image are sent together) or ``item``: the order requests
     are sent in, not part of the spec (records and scores are the same; see ``dispatch``)."""
+    yes: bool = False
+    """Confirms a strategy of more than MAX_SAMPLES calls per item (not part of the spec)."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +110,9 @@ def validate(options: RunOptions) -> None:
         raise SpecError(
             f"--concurrency {options.concurrency}: at most {MAX_CONCURRENCY} requests in flight"
         )
+    check_calls_per_item(
+        f"--strategy {options.strategy.text}", options.strategy.samples, options.yes
+    )
     check_run_path(options.out, options.name)
     if options.limit is not None and options.limit < 0:
         raise SpecError("--limit must not be negative")
@@ -112,17 +120,8 @@ def validate(options: RunOptions) -> None:
 
 def check_run_path(out: Path, name: str | None) -> None:
     """`--name` is one folder name inside `--out`; `--out` is a folder (or does not exist yet)."""
-    if name is not None and (
-        not name
-        or name in (".", "..")
-        or "/" in name
-        or "\\" in name
-        or "\0" in name
-        or Path(name).is_absolute()
-    ):
-        raise SpecError(
-            f"--name {name!r}: must be one folder name inside --out (no '/', no '..', not absolute)"
-        )
+    if name is not None:
+        check_folder_name("--name", name)
     if out.exists() and not out.is_dir():
         raise SpecError(f"--out {out}: is a file, not a folder of runs")
     run_dir = out / (name or "")
@@ -321,6 +320,7 @@ def _evaluate_locked(
     on_start, on_progress, note = callbacks
     created = not (path / "run.json").is_file()
     store = RunStore.open_or_create(path, spec, items)
+    store.run["generation"] = generation_record(model, settings)  # what requests carry
     stamp_run(store, options.model, created)  # environment is not part of the spec hash
     for message in store.damaged:
         note(f"{message}; its item is run again")

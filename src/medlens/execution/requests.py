@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from medlens.core.items import ImageRef, Item, check_image, rgb_image_bytes
+from medlens.core.items import ImageRef, Item, decode_image, rgb_image_bytes
 from medlens.execution.prompts import build_prompt
 from medlens.execution.strategies import ZERO_SHOT, Strategy
 from medlens.models.base import ImagePart, Message, Request, TextPart
@@ -96,7 +96,9 @@ def _user_parts(
             from medlens.execution.padding import pad_to_side
 
             data = pad_to_side(data, name=image.name or image.path)
-        check_image(data, image.name or image.path)
+        # decoded whole, as `check` does: a truncated PNG has a readable header and fails only
+        # in its pixels, which the server would have met instead
+        decode_image(data, name=image.name or image.path)
         parts.append(ImagePart(data=data, sha256=hashlib.sha256(data).hexdigest(), name=image.name))
     parts.append(TextPart(prompt_text(item, settings)))
     return tuple(parts)

@@ -25,7 +25,7 @@ from typing import Any
 
 from medlens.core.errors import InputError, SpecError
 from medlens.core.specs import Spec
-from medlens.core.where import Condition, check_axes, parse_where
+from medlens.core.where import Condition, check_axes, check_values, parse_where
 
 MISSING = ""
 """Stratum value of an item that lacks the axis."""
@@ -97,12 +97,18 @@ class Filter:
             parse_where(recipe.where, known_axes) if recipe.where else ()
         )
         self.include = read_ids(Path(recipe.include)) if recipe.include else None
-        self.exclude = read_ids(Path(recipe.exclude)) if recipe.exclude else set()
-        self.exclude |= solved_by_all(recipe.drop_solved_by)
+        self.listed_exclude = read_ids(Path(recipe.exclude)) if recipe.exclude else set()
+        self.exclude = self.listed_exclude | solved_by_all(recipe.drop_solved_by)
         if recipe.drop_flagged:
             self.exclude |= flagged_ids(Path(recipe.drop_flagged))
+        self._seen: set[str] | None = set() if self.include or self.listed_exclude else None
+        self._values: dict[str, set[str]] = {c.axis: set() for c in self.conditions}
 
     def keeps(self, item_id: str, meta: Mapping[str, str]) -> bool:
+        if self._seen is not None:
+            self._seen.add(item_id)
+        for axis, seen in self._values.items():
+            seen.add(meta.get(axis) or "")
         if self.include is not None and item_id not in self.include:
             return False
         if item_id in self.exclude:
@@ -111,6 +117,22 @@ class Filter:
 
     def stratum(self, meta: Mapping[str, str]) -> tuple[str, ...]:
         return tuple(meta.get(axis, MISSING) for axis in self.recipe.stratify)
+
+    def check_ids(self, source: str) -> None:
+        """After every item was seen: refuse --where values and --include/--exclude ids that
+        are no item's in `source` (a typo would silently change the evaluated set)."""
+        check_values(self.conditions, self._values)
+        listed = (("--include", self.recipe.include, self.include or set()),
+                  ("--exclude", self.recipe.exclude, self.listed_exclude))  # fmt: skip
+        for flag, path, ids in listed:
+            unknown = sorted(ids - (self._seen or set()))
+            if unknown:
+                shown = ", ".join(repr(i) for i in unknown[:5])
+                more = f", … ({len(unknown)} in all)" if len(unknown) > 5 else ""
+                raise InputError(
+                    path, None,
+                    f"{flag}: {len(unknown)} of {len(ids)} ids are not items of {source}: {shown}{more}",
+                )  # fmt: skip
 
 
 def matches(condition: Condition, meta: Mapping[str, str]) -> bool:
@@ -204,6 +226,7 @@ def select(
         if keep.keeps(item_id, meta):
             strata.setdefault(keep.stratum(meta), []).append(item_id)
             order.append(item_id)
+    keep.check_ids(where)
     chosen = sample_ids(strata, recipe, where)
     return order if chosen is None else [i for i in order if i in chosen]
 

@@ -110,6 +110,8 @@ class Vote:
     votes: dict[str, int]
     agreement: float
     """Share of the draws that gave the majority answer (0 when none was read)."""
+    tie: bool = False
+    """Two or more answers shared the top count: the winner is the first drawn of them."""
 
 
 def majority_vote(answers: Sequence[str | None]) -> Vote:
@@ -119,7 +121,8 @@ def majority_vote(answers: Sequence[str | None]) -> Vote:
         return Vote(None, {}, 0.0)
     top = max(counts.values())
     winner = next(i for i, a in enumerate(answers) if a is not None and counts[a] == top)
-    return Vote(winner, dict(counts.most_common()), top / len(answers))
+    tie = sum(1 for count in counts.values() if count == top) > 1
+    return Vote(winner, dict(counts.most_common()), top / len(answers), tie)
 
 
 def consistency_summary(records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
@@ -142,4 +145,5 @@ def consistency_summary(records: Sequence[Mapping[str, Any]]) -> dict[str, Any] 
         "agreement": mean,
         "ci": [max(0.0, float(low)), min(1.0, float(high))],
         "unanimous": unanimous,
+        "ties": sum(1 for r in records if r.get("tie")),
     }

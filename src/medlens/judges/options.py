@@ -8,6 +8,7 @@ from pathlib import Path
 
 from medlens.core.errors import SpecError
 from medlens.core.items import Item
+from medlens.core.limits import check_calls_per_item
 from medlens.core.specs import Spec
 from medlens.judges.identity import model_name, refuse_self_judge
 from medlens.judges.protocols import load_protocol
@@ -50,6 +51,8 @@ class JudgeOptions:
     @property
     def judges(self) -> tuple[Spec, ...]:
         return self.panel or (self.judge,)
+    yes: bool = False
+    """Confirms more than MAX_SAMPLES repeats per item."""
 
 
 def default_judge_name(spec: Spec) -> str:
@@ -68,6 +71,7 @@ def validate(options: JudgeOptions) -> None:
         raise SpecError(f"--scope {options.scope!r}: expected unresolved or all")
     if options.repeats < 1:
         raise SpecError("--repeats must be at least 1")
+    check_calls_per_item(f"--repeats {options.repeats}", options.repeats, options.yes)
     if options.concurrency < 1:
         raise SpecError("--concurrency must be at least 1")
     if options.executor not in ("local", "ray"):

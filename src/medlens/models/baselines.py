@@ -19,6 +19,7 @@ class _Baseline:
     # They never look at pixels, so the runner neither reads nor decodes images for them (a
     # `first` run over an 800 MB TSV would otherwise spend most of its time decoding).
     reads_images = False
+    generation_note = "none: a baseline answers by rule, without a model"
 
     def __init__(self, spec: str) -> None:
         self.spec = spec

@@ -129,6 +129,8 @@ class HFModel(BatchedModel):
         public = {k: v for k, v in spec.options.items() if k not in PLACEMENT_OPTIONS}
         self.spec = Spec(spec.name, spec.argument, public).canonical()
         self.settings = settings
+        self.generation = {"temperature": 0.0, "max_tokens": settings.max_new_tokens}
+        """Greedy decoding up to max_new_tokens (the run card shows it)."""
         self.processor = processor
         self.model = model
 

@@ -103,6 +103,9 @@ class VLLMModel(BatchedModel):
         public = {k: v for k, v in spec.options.items() if k not in ENGINE_OPTIONS}
         self.spec = Spec(spec.name, spec.argument, public).canonical()
         self.deterministic = settings.numbers["temperature"] == 0.0 or "seed" in spec.options
+        n = settings.numbers
+        self.generation = {"temperature": n["temperature"], "max_tokens": int(n["max_tokens"]),
+                           "seed": int(n["seed"])}  # fmt: skip
         self.llm = llm
         self.sampling = sampling
         self.path = settings.path

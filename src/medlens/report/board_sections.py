@@ -111,10 +111,13 @@ def models_table(board: dict[str, Any]) -> BoardTable:
     chance = board["chance"]
     rows.append([t("chance (random guess)"), t(""), t("unranked"), t(""), num(chance["n"]),
                  t(""), pct(chance["score"]), t("– (expectation)"), t("")])  # fmt: skip
-    for ref in board["references"]:
-        rows.append([t(f"{ref['model']} (published)", ref["model"]), t(ref.get("source") or ""),
-                     t("unranked"), t(""), t(""), t(""), pct(ref["score"]),
-                     t(f"split {ref.get('split') or '?'}"), t("")])  # fmt: skip
+    footnotes = []  # provenance of published rows below the table, not squeezed into its cells
+    for number, ref in enumerate(board["references"], start=1):
+        mark = f"‡{number}"
+        rows.append([t(f"{ref['model']} (published) {mark}", ref["model"]), t(""),
+                     t("unranked"), t(""), t(""), t(""), pct(ref["score"]), t("–"), t("")])  # fmt: skip
+        footnotes.append(f"{mark} {ref['model']}: published score {pct(ref['score'])[0]}, split "
+                         f"{ref.get('split') or '?'}; source: {ref.get('source') or 'not given'}")  # fmt: skip
     notes = [
         f"rank interval: paired bootstrap of items ({_resampled(board)}); "
         f"tied: groups not significantly different ({board['tied_test']}); "
@@ -125,7 +128,7 @@ def models_table(board: dict[str, Any]) -> BoardTable:
     if dropped:
         listing = ", ".join(f"{run} {k}" for run, k in dropped.items())
         notes.append(f"--align intersect: {board['align']['n']} common items; dropped {listing}")
-    return BoardTable("models", "Models", headers, rows, notes, text_columns=2)
+    return BoardTable("models", "Models", headers, rows, [*notes, *footnotes], text_columns=2)
 
 
 def _resampled(board: dict[str, Any]) -> str:

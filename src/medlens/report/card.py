@@ -4,10 +4,12 @@ protocol is the benchmark's official one, and the citations and usage statement 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from medlens.execution.generation import generation_text, self_consistency_text
 from medlens.judges.identity import fingerprint_lines
 from medlens.runs.recorded import run_card
 from medlens.sources.cards import USAGE_STATEMENT
@@ -35,9 +37,16 @@ class ProtocolCard:
     citations: tuple[tuple[str, str, str], ...]
     """(benchmark, licence, BibTeX)."""
     usage: str = USAGE_STATEMENT
+    replayed: bool = False
+    """The answers were replayed from a file: medlens sent no prompt, so no protocol is vouched for."""
 
     @property
     def marker(self) -> str:
+        if self.replayed:
+            return (
+                "protocol: not known (replayed answers: medlens sent no prompt, so it cannot "
+                "vouch for the protocol that produced them)"
+            )
         if self.official is None:
             return "protocol: medlens (this benchmark has no official protocol recorded in medlens)"
         if self.official:
@@ -55,7 +64,8 @@ def protocol_card(run_dir: Path) -> ProtocolCard:
     bench = spec["benchmark"]
     items = store.items()
     records = store.records()
-    official, deviations = official_status(spec, len(items), len(records))
+    replayed = str(spec.get("model", "")).startswith("replay:")
+    official, deviations = (None, []) if replayed else official_status(spec, len(items), len(records))
     card = run_card(run)
     citations: tuple[tuple[str, str, str], ...] = ()
     if card is not None:
@@ -67,6 +77,7 @@ def protocol_card(run_dir: Path) -> ProtocolCard:
         deviations=tuple(deviations),
         environment=tuple(summary_lines(run, records.values())),
         citations=citations,
+        replayed=replayed,
     )
 
 
@@ -87,8 +98,9 @@ def _rows(run: dict[str, Any], run_dir: Path, n_records: int) -> tuple[tuple[str
         ("unparsed answers", UNPARSED_RULE),
         ("probe", str(spec.get("probe") or "none")),
         ("seed", str(spec.get("seed", 0))),
-        ("generation parameters", json.dumps(spec.get("params") or {}, sort_keys=True)),
+        ("generation parameters", generation_text(run.get("generation"), spec.get("params") or {})),
         *_limit_rows(spec),
+        *_self_consistency(run),
     )
 
 
@@ -105,6 +117,11 @@ def _limit_rows(spec: dict[str, Any]) -> tuple[tuple[str, str], ...]:
         ("max tokens", max_tokens_text(model, spec.get("params"))),
         ("images", image_handling_text(model, str(spec.get("prompt", "medlens")))),
     )
+
+
+def _self_consistency(run: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    text = self_consistency_text(run.get("generation"))
+    return (("self-consistency", text),) if text else ()
 
 
 def _recipe(spec: dict[str, Any]) -> str:
@@ -197,6 +214,26 @@ def _templates(items: list[Any], spec: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
+RUN_ROWS = frozenset({"benchmark", "items", "medlens version", "date", "subset", "selection"})
+"""Rows of the report's run summary that the card lacks or says less well (the benchmark's
+description, item counts with errors and pending, version, date, a subset's or selection's
+source): merged into the card, so that a report has one protocol table."""
+
+
+def with_run_rows(card: ProtocolCard, protocol: Sequence[tuple[str, str]]) -> ProtocolCard:
+    """The card with the report's run rows merged in: one protocol table instead of two that
+    repeat each other. The strategy keeps the card's exemplars and gains the run's
+    self-consistency agreement."""
+    summary = dict(protocol)
+    extra = {name: value for name, value in protocol if name in RUN_ROWS}
+    rows = []
+    for name, value in card.rows:
+        if name == "prompting strategy" and "; " in summary.get(name, ""):
+            value += "; " + summary[name].split("; ", 1)[1]
+        rows.append((name, extra.pop(name, value)))
+    return replace(card, rows=(*rows, *extra.items()))
+
+
 def card_lines(card: ProtocolCard) -> list[str]:
     """The card as plain lines (text and markdown renderers build on these)."""
     lines = [card.marker, *(f"{name}: {value}" for name, value in card.rows)]
@@ -218,7 +255,7 @@ def markdown_card(card: ProtocolCard) -> str:
 
     rows = [(md_text(name), md_text(value)) for name, value in card.rows]
     rows += [("environment", md_text(line)) for line in card.environment]
-    parts = [f"## Protocol card\n\n**{md_text(card.marker)}**", table(("", ""), rows, right_from=2)]
+    parts = [f"## Protocol\n\n**{md_text(card.marker)}**", table(("", ""), rows, right_from=2)]
     for kind, template in card.templates:
         parts.append(f"Prompt template ({md_text(kind)}):\n\n```text\n{template.rstrip()}\n```")
     return "\n\n".join(parts)
@@ -243,7 +280,7 @@ def html_card(card: ProtocolCard) -> str:
     rows += [[("environment", None), (line, None)] for line in card.environment]
     kind = "official" if card.official else "non-official" if card.official is False else "medlens"
     parts = [
-        f'<h2>Protocol card</h2><p class="protocol-{kind}"><strong>{esc(card.marker)}</strong></p>',
+        f'<h2>Protocol</h2><p class="protocol-{kind}"><strong>{esc(card.marker)}</strong></p>',
         table_html(("", ""), rows, sortable=False, text_columns=2),
     ]
     for item_kind, template in card.templates:

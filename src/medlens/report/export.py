@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import csv
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,7 +67,8 @@ def export_run(run_dir: Path, fmt: str, source: ScoreSource | None = None) -> li
         )
     store = RunStore.open(run_dir)
     items, records = store.items(), store.records()
-    stem = Path(run_dir).resolve().name
+    # file names without spaces (or other blanks): shells, URLs and VLMEvalKit's globs split them
+    stem = re.sub(r"\s+", "_", Path(run_dir).resolve().name.strip())
     if fmt == "gmai-submission":
         probe = store.run["spec"].get("probe")
         if probe:

@@ -33,6 +33,7 @@ from medlens.report.sections import (
     secondary_text,
 )
 from medlens.report.source_label import source_suffix
+from medlens.report.viewer.links import VIEWER_URL
 from medlens.stats.cells import DEFAULT_MIN_N, MIN_IMAGES
 
 MAX_OUTPUT_CHARS = 4000
@@ -46,11 +47,10 @@ def render(run_dir: Path, score: ScoreSource | None = None) -> str:
     """The HTML report of the run at `run_dir`."""
     run_dir = Path(run_dir)
     data = build_report(run_dir, score)
-    from medlens.report.card import html_card, html_citations, protocol_card
+    from medlens.report.card import html_card, html_citations, protocol_card, with_run_rows
 
-    card = protocol_card(run_dir)
-    body = [f"<h1>medlens report: {esc(run_dir.name)}</h1>", protocol_section(data)]
-    body.append(html_card(card))
+    card = with_run_rows(protocol_card(run_dir), data.protocol)
+    body = [f"<h1>medlens report: {esc(run_dir.name)}</h1>", html_card(card)]
     if data.has_answers:
         body += [
             overall_section(data),
@@ -64,7 +64,7 @@ def render(run_dir: Path, score: ScoreSource | None = None) -> str:
         body.append(
             '<h2>Scores</h2><p class="answer-key">'
             + esc(data.results.get("no_answers_reason", "This split has no gold answers."))
-            + f" Export the predictions with <code>{esc(data.export_hint)}</code>.</p>"
+            + f" {esc(data.export_lead)} <code>{esc(data.export_hint)}</code>.</p>"
         )
         body += [f'<p class="note">{esc(line)}</p>' for line in single_multi_line(data.results)]
     body += [deficiency_section(data), sensitivity_section(data), limitations_section(data)]
@@ -76,11 +76,6 @@ def render(run_dir: Path, score: ScoreSource | None = None) -> str:
         f"<title>medlens report: {esc(run_dir.name)}</title><style>{STYLE}</style></head>"
         f"<body>{''.join(body)}<script>{SCRIPT}</script></body></html>\n"
     )
-
-
-def protocol_section(data: ReportData) -> str:
-    rows = [[(name, None), (value, None)] for name, value in data.protocol]
-    return "<h2>Protocol</h2>" + table_html(("", ""), rows, sortable=False, text_columns=2)
 
 
 def overall_section(data: ReportData) -> str:
@@ -184,7 +179,7 @@ def deficiency_section(data: ReportData) -> str:
 def sensitivity_section(data: ReportData) -> str:
     sensitivity = data.results.get("extraction_sensitivity")
     if not sensitivity:
-        return '<h2>Extraction sensitivity</h2><p class="note">Not available.</p>'
+        return ""  # nothing was read out of the answers (report generation), or nothing scored
     rows: list[Row] = [[
         ("overall", None),
         (percent(sensitivity["medlens"]), sensitivity["medlens"]),
@@ -249,6 +244,11 @@ def _png(figure: Any) -> str:
 
 def score_plot(axis: str, rows: Sequence[AxisRow]) -> tuple[str, str]:
     """Score per value with 95% CI bars; the random baseline of each value as a red tick."""
+    return f"score by {axis}", _png(score_figure(axis, rows))
+
+
+def score_figure(axis: str, rows: Sequence[AxisRow]) -> Any:
+    """The figure of :func:`score_plot`; its legend stands right of the axes, never on a bar."""
     from matplotlib.figure import Figure
 
     shown = [r for r in rows if r.score is not None]
@@ -278,13 +278,13 @@ def score_plot(axis: str, rows: Sequence[AxisRow]) -> tuple[str, str]:
             label="random baseline",
             zorder=3,
         )
-        ax.legend(loc="lower right", fontsize=8)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, borderaxespad=0)
     ax.set_yticks(positions, [plot_text(f"{r.value} (n={r.n})") for r in shown], fontsize=8)
     ax.invert_yaxis()
     ax.set_xlim(0, 100)
     ax.set_xlabel("score % (95% CI)")
     ax.set_title(plot_text(f"score by {axis}"))
-    return f"score by {axis}", _png(figure)
+    return figure
 
 
 def heatmap_plot(
@@ -322,8 +322,12 @@ def browser_section(run_dir: Path, data: ReportData) -> str:
     payload = items_payload(run_dir, list(data.axes)[:BROWSER_AXES])
     headers = ("id", "question", "options", "gold", "model output", "extraction", "score")
     head = "".join(f"<th>{esc(h)}</th>" for h in headers)
+    viewer = (
+        f'<p class="note">Each id opens the item, with its images and every run side by side, in '
+        f"<code>medlens view {esc(run_dir)}</code> (start it first; it serves {VIEWER_URL}).</p>"
+    )
     return (
-        '<h2>Items</h2><div id="item-browser"><div id="browser-controls"></div>'
+        f'<h2>Items</h2>{viewer}<div id="item-browser"><div id="browser-controls"></div>'
         '<p id="browser-count" class="note"></p>'
         f'<table id="item-table"><thead><tr>{head}</tr></thead><tbody></tbody></table></div>'
         f'<script type="application/json" id="items-data">{safe_json(payload)}</script>'
@@ -364,7 +368,7 @@ def items_payload(run_dir: Path, axes: Sequence[str] | None = None) -> dict[str,
             "axes": {a: item.meta.get(a, "") for a in axes},
         })  # fmt: skip
     outcomes = sorted({str(row["outcome"]) for row in rows})
-    return {"axes": axes, "outcomes": outcomes, "items": rows}
+    return {"axes": axes, "outcomes": outcomes, "items": rows, "viewer": VIEWER_URL}
 
 
 def _extraction_text(extraction: dict[str, Any]) -> str:

@@ -130,7 +130,11 @@ SCRIPT = """
       shown += 1;
       var row = document.createElement("tr");
       row.className = item.score === 1 ? "hit" : (item.score === 0 ? "miss" : "");
-      textCell(row, item.id);
+      var idCell = document.createElement("td"), link = document.createElement("a");
+      link.href = data.viewer + "/item/" + encodeURIComponent(item.id);
+      link.textContent = item.id;
+      idCell.appendChild(link);
+      row.appendChild(idCell);
       textCell(row, item.question);
       textCell(row, item.options);
       textCell(row, item.gold);

@@ -3,7 +3,10 @@ human-calibrated score beside the raw one; the per-dimension table of a rubric; 
 members; self-agreement, order flips, cached verdicts and every failed reply; judge warnings.
 
 Each section is laid out once here as plain text cells; text, markdown and HTML only draw it.
-Rubric scores are printed on Med-CMR's 0–100 scale, the others as percentages.
+Judged scores are printed on the scale of the run's own scores in that format (fractions such
+as 0.533 in text, percentages in markdown, HTML and workbooks), so the two read side by side,
+and each title names it; slices with n < 50 are marked ``*``. The rubric's dimension table keeps
+its 0–10 points; agreement and position-flip rates are percentages.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from medlens.stats.cells import DEFAULT_MIN_N
 
 
 @dataclass(frozen=True)
@@ -21,24 +26,48 @@ class JudgeSection:
     notes: list[str]
 
 
-def points(value: float | None) -> str:
-    """A [0, 1] score as 0–100 with one decimal."""
-    return "–" if value is None else f"{100 * value:.1f}"
+@dataclass(frozen=True)
+class Scale:
+    """How a [0, 1] score is written: as a fraction (text reports, like the run's 0.533) or a
+    percentage (markdown, HTML, workbooks, like the run's 53.3%)."""
+
+    percent: bool = False
+
+    @property
+    def name(self) -> str:
+        return "in %" if self.percent else "0–1"
+
+    def value(self, value: float | None) -> str:
+        if value is None:
+            return "–"
+        return f"{100 * value:.1f}%" if self.percent else f"{value:.3f}"
+
+    def ci(self, ci: Sequence[float] | None) -> str:
+        if ci is None:
+            return "–"
+        if self.percent:
+            return f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+        return f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+
+    def signed(self, value: float | None) -> str:
+        if value is None:
+            return "–"
+        return f"{100 * value:+.1f}" if self.percent else f"{value:+.3f}"
+
+    def signed_ci(self, ci: Sequence[float]) -> str:
+        return f"[{self.signed(ci[0])}, {self.signed(ci[1])}]"
 
 
-def points_ci(ci: Sequence[float] | None) -> str:
-    return "–" if ci is None else f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+FRACTION, PERCENT = Scale(False), Scale(True)
 
 
-def signed(value: float | None) -> str:
-    return "–" if value is None else f"{100 * value:+.1f}"
-
-
-def _signed_ci(ci: Sequence[float]) -> str:
-    return f"[{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}]"
+def rate(value: float | None) -> str:
+    """A rate (agreement, position flips) as a percentage in every format."""
+    return "–" if value is None else f"{100 * value:.1f}%"
 
 
 SLICE_HEADERS = ("slice", "n", "judged", "95% CI", "rules", "judged − rules", "judge errors")
+SMALL_NOTE = f"* n < {DEFAULT_MIN_N}: a wide interval; read with care."
 
 
 def failures_text(cell: dict[str, Any]) -> str:
@@ -50,72 +79,74 @@ def failures_text(cell: dict[str, Any]) -> str:
     return f"{total} (" + ", ".join(f"{k.replace('_', ' ')} {n}" for k, n in kinds.items()) + ")"
 
 
-def slice_row(label: str, cell: dict[str, Any]) -> tuple[str, ...]:
+def slice_row(label: str, cell: dict[str, Any], scale: Scale = FRACTION) -> tuple[str, ...]:
+    small = "*" if cell["n"] < DEFAULT_MIN_N else ""
     return (
         label,
-        str(cell["n"]),
-        points(cell["score"]),
-        points_ci(cell["ci"]),
-        points(cell.get("rule_score")),
-        signed(cell.get("sensitivity")),
+        f"{cell['n']}{small}",
+        scale.value(cell["score"]),
+        scale.ci(cell["ci"]),
+        scale.value(cell.get("rule_score")),
+        scale.signed(cell.get("sensitivity")),
         failures_text(cell),
     )
 
 
-def calibrated_row(entry: dict[str, Any]) -> tuple[str, ...] | None:
+def calibrated_row(entry: dict[str, Any], scale: Scale = FRACTION) -> tuple[str, ...] | None:
     """The human-anchored score (PPI) as a row under the raw overall one, when there is one."""
     found = (entry.get("calibration") or {}).get("calibrated")
     if not found or found.get("score") is None:
         return None
     label = f"overall, calibrated on {found['n_human']} human labels (PPI)"
     ci = found.get("ci")
-    return (label, str(found["n_judged"]), points(found["score"]), points_ci(ci), "–", "–", "–")
+    return (label, str(found["n_judged"]), scale.value(found["score"]), scale.ci(ci), "–", "–", "–")
 
 
-def judge_title(name: str, entry: dict[str, Any]) -> str:
+def judge_title(name: str, entry: dict[str, Any], scale: Scale = FRACTION) -> str:
     protocol = entry["protocol"]["name"]
     marks = [(entry.get("calibration") or {}).get("label", "uncalibrated")]
     if entry.get("self_judged"):
         marks.insert(0, "self-judged")
     return (
-        f"Judge {name}: {protocol} by {entry['judge'].split('?')[0]} (scores 0–100; "
+        f"Judge {name}: {protocol} by {entry['judge'].split('?')[0]} (scores {scale.name}; "
         f"{', '.join(marks)})"
     )
 
 
-def judge_sections(results: dict[str, Any]) -> list[JudgeSection]:
+def judge_sections(results: dict[str, Any], scale: Scale = FRACTION) -> list[JudgeSection]:
     """Every judge of the run: one slice table, plus a dimension table for rubrics and a member
-    table for panels."""
+    table for panels; scores on `scale` (the format's own, as the run's scores are written)."""
     sections: list[JudgeSection] = []
     for name, entry in (results.get("judges") or {}).items():
-        rows = [slice_row("overall", entry["overall"])]
-        calibrated = calibrated_row(entry)
+        rows = [slice_row("overall", entry["overall"], scale)]
+        calibrated = calibrated_row(entry, scale)
         if calibrated is not None:
             rows.append(calibrated)
         for axis, cells in entry["by"].items():
-            rows += [slice_row(f"{axis}={value}", cell) for value, cell in cells.items()]
-        sections.append(
-            JudgeSection(judge_title(name, entry), SLICE_HEADERS, rows, judge_notes(name, entry))
-        )
+            rows += [slice_row(f"{axis}={value}", cell, scale) for value, cell in cells.items()]
+        notes = judge_notes(name, entry, scale)
+        if any(row[1].endswith("*") for row in rows):
+            notes.append(SMALL_NOTE)
+        sections.append(JudgeSection(judge_title(name, entry, scale), SLICE_HEADERS, rows, notes))
         if entry["dimensions"]:
             sections.append(dimension_section(name, entry))
         if entry.get("panel"):
-            sections.append(member_section(name, entry))
+            sections.append(member_section(name, entry, scale))
     return sections
 
 
 MEMBER_HEADERS = ("member", "judge", "n", "judged", "95% CI", "calls", "cached", "judge errors")
 
 
-def member_section(name: str, entry: dict[str, Any]) -> JudgeSection:
+def member_section(name: str, entry: dict[str, Any], scale: Scale = FRACTION) -> JudgeSection:
     """Each member's own judged score beside the panel's, and how well they agree."""
     panel = entry["panel"]
     rows: list[tuple[str, ...]] = []
     for member, found in panel["members"].items():
         overall = found["overall"]
         rows.append((
-            member, str(found["judge"]).split("?")[0], str(overall["n"]), points(overall["score"]),
-            points_ci(overall["ci"]), str(overall.get("calls", 0)),
+            member, str(found["judge"]).split("?")[0], str(overall["n"]), scale.value(overall["score"]),
+            scale.ci(overall["ci"]), str(overall.get("calls", 0)),
             str(overall.get("cached_verdicts", 0)), failures_text(overall),
         ))  # fmt: skip
     rule = "majority of the members (a tie is unresolved)" if panel["combine"] == "majority" else (
@@ -136,8 +167,8 @@ def member_section(name: str, entry: dict[str, Any]) -> JudgeSection:
 def position_line(name: str, bias: dict[str, Any]) -> str:
     return (
         f"position bias of {name} (--swap): {bias['flips']} of {bias['pairs']} items read "
-        f"differently with the options in the other order, rate {points(bias['rate'])}% "
-        f"(95% CI {points_ci(bias['ci'])}); flipped items are left out of the judged score"
+        f"differently with the options in the other order, rate {rate(bias['rate'])} "
+        f"(95% CI {PERCENT.ci(bias['ci'])}); flipped items are left out of the judged score"
     )
 
 
@@ -161,7 +192,7 @@ def dimension_section(name: str, entry: dict[str, Any]) -> JudgeSection:
     return JudgeSection(f"Judge {name}: rubric dimensions", headers, rows, [note])
 
 
-def judge_notes(name: str, entry: dict[str, Any]) -> list[str]:
+def judge_notes(name: str, entry: dict[str, Any], scale: Scale = FRACTION) -> list[str]:
     overall = entry["overall"]
     replies = entry.get("replies", {})
     saved = (
@@ -180,7 +211,7 @@ def judge_notes(name: str, entry: dict[str, Any]) -> list[str]:
         f"{overall['judge_errors']} items without a verdict are left out of the judged score "
         "(not scored 0)."
     ]
-    notes += calibration_notes(entry)
+    notes += calibration_notes(entry, scale)
     if replies.get("format_warnings"):
         notes.append(
             f"{replies['format_warnings']} verdicts without the 'Rationale:' the reply format "
@@ -190,17 +221,18 @@ def judge_notes(name: str, entry: dict[str, Any]) -> list[str]:
     if agreement and agreement["n"]:
         notes.append(
             f"self-agreement over {entry['self_agreement']['repeats']} repeats: "
-            f"{points(agreement['score'])}% of repeat pairs agree "
-            f"(n={agreement['n']}, 95% CI {points_ci(agreement['ci'])})"
+            f"{rate(agreement['score'])} of repeat pairs agree "
+            f"(n={agreement['n']}, 95% CI {PERCENT.ci(agreement['ci'])})"
         )
     if entry.get("position_bias"):
         notes.append(position_line(name, entry["position_bias"]))
     gap = entry.get("closed_open")
     if gap and gap.get("delta") is not None:
         notes.append(
-            f"closed (rules) {points(gap['closed'])} (n={gap['n_closed']}) vs open judged by "
-            f"{name} {points(gap['open'])} (n={gap['n_open']}): Δ {signed(gap['delta'])} points"
-            + (f", 95% CI {_signed_ci(gap['delta_ci'])}" if gap.get("delta_ci") else "")
+            f"closed (rules) {scale.value(gap['closed'])} (n={gap['n_closed']}) vs open judged by "
+            f"{name} {scale.value(gap['open'])} (n={gap['n_open']}): Δ {scale.signed(gap['delta'])}"
+            + (" points" if scale.percent else "")
+            + (f", 95% CI {scale.signed_ci(gap['delta_ci'])}" if gap.get("delta_ci") else "")
         )
     provenance = (entry.get("judge_fingerprint") or {}).get("provenance")
     if provenance:
@@ -215,7 +247,7 @@ def judge_notes(name: str, entry: dict[str, Any]) -> list[str]:
     return notes
 
 
-def calibration_notes(entry: dict[str, Any]) -> list[str]:
+def calibration_notes(entry: dict[str, Any], scale: Scale = FRACTION) -> list[str]:
     """The judge's calibration label and, with human labels, the calibrated vs raw score."""
     calibration = entry.get("calibration") or {}
     label = calibration.get("label", "uncalibrated")
@@ -223,12 +255,12 @@ def calibration_notes(entry: dict[str, Any]) -> list[str]:
     if found and found.get("score") is not None:
         human = found.get("human_only")
         text = (
-            f"{label}: raw judged {points(found.get('raw'))} → calibrated "
-            f"{points(found['score'])} {points_ci(found.get('ci'))} with {found['n_human']} "
+            f"{label}: raw judged {scale.value(found.get('raw'))} → calibrated "
+            f"{scale.value(found['score'])} {scale.ci(found.get('ci'))} with {found['n_human']} "
             f"human labels of {found['n_judged']} items ({found['method']})"
         )
         if human:
-            text += f"; human labels alone {points(human['score'])} {points_ci(human['ci'])}"
+            text += f"; human labels alone {scale.value(human['score'])} {scale.ci(human['ci'])}"
         return [text]
     return [f"{label}: {calibration.get('reason', '')}".rstrip(": ")]
 
@@ -266,8 +298,8 @@ def judge_text_lines(name: str, entry: dict[str, Any]) -> list[str]:
     head = (
         f"judge {name} ({entry['protocol']['name']}, {label}"
         f"{', self-judged' if entry.get('self_judged') else ''}): judged "
-        f"{points(overall['score'])} {points_ci(overall['ci'])} vs rules "
-        f"{points(overall.get('rule_score'))} (n={overall['n']}, 0–100)"
+        f"{FRACTION.value(overall['score'])} {FRACTION.ci(overall['ci'])} vs rules "
+        f"{FRACTION.value(overall.get('rule_score'))} (n={overall['n']})"
     )
     lines = [head, *judge_notes(name, entry)]
     if entry.get("panel"):
@@ -299,7 +331,7 @@ def markdown_section(results: dict[str, Any]) -> str:
     from medlens.report.md_format import md_text, table
 
     parts = []
-    for section in judge_sections(results):
+    for section in judge_sections(results, PERCENT):
         rows = [tuple(md_text(cell) for cell in row) for row in section.rows]
         headers = [md_text(header) for header in section.headers]
         notes = "".join(f"\n\n{md_text(note)}" for note in section.notes)
@@ -311,7 +343,7 @@ def html_section(results: dict[str, Any]) -> str:
     from medlens.report.html_format import esc, table_html
 
     parts = []
-    for section in judge_sections(results):
+    for section in judge_sections(results, PERCENT):
         rows = [[(cell, None) for cell in row] for row in section.rows]
         notes = "".join(f'<p class="note">{esc(note)}</p>' for note in section.notes)
         parts.append(f"<h2>{esc(section.title)}</h2>" + table_html(section.headers, rows) + notes)

@@ -27,11 +27,10 @@ from medlens.stats.cells import DEFAULT_MIN_N, MIN_IMAGES
 def render(run_dir: Path, score: ScoreSource | None = None) -> str:
     """The markdown report of the run at `run_dir`."""
     data = build_report(Path(run_dir), score)
-    from medlens.report.card import markdown_card, markdown_citations, protocol_card
+    from medlens.report.card import markdown_card, markdown_citations, protocol_card, with_run_rows
 
-    card = protocol_card(Path(run_dir))
-    parts = [f"# medlens report: {md_text(Path(run_dir).name)}", protocol_section(data)]
-    parts.append(markdown_card(card))
+    card = with_run_rows(protocol_card(Path(run_dir)), data.protocol)
+    parts = [f"# medlens report: {md_text(Path(run_dir).name)}", markdown_card(card)]
     if not data.has_answers:
         parts.append(no_answers_section(data))
     else:
@@ -48,16 +47,11 @@ def render(run_dir: Path, score: ScoreSource | None = None) -> str:
     return "\n\n".join(p for p in parts if p) + "\n"
 
 
-def protocol_section(data: ReportData) -> str:
-    rows = [(md_text(name), md_text(value)) for name, value in data.protocol]
-    return "## Protocol\n\n" + table(("", ""), rows, right_from=2)
-
-
 def no_answers_section(data: ReportData) -> str:
     return (
         "## Scores\n\n"
         + md_text(data.results.get("no_answers_reason", "This split has no gold answers."))
-        + " Export the predictions with:\n\n"
+        + f" {md_text(data.export_lead)}:\n\n"
         + f"```\n{data.export_hint}\n```"
     ) + "".join(f"\n\n{md_text(line)}" for line in single_multi_line(data.results))
 
@@ -177,9 +171,7 @@ def sensitivity_section(data: ReportData) -> str:
     sensitivity = data.results.get("extraction_sensitivity")
     title = "## Extraction sensitivity\n\n"
     if not sensitivity:
-        return (
-            title + "Not available (no scored items, or no VLMEvalKit-rules scores in the records)."
-        )
+        return ""  # nothing was read out of the answers (report generation), or nothing scored
     mode = data.results["spec"]["extract"]
     rows = [
         (

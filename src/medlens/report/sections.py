@@ -23,6 +23,21 @@ PRIMARY_AXES = ("granularity", "department", "task", "modality")
 WORST_K = 10
 HEATMAP_AXES = ("department", "granularity")
 EXPORT_HINT = "medlens export {run} --format gmai-submission"
+RATINGS_HINT = "medlens ratings export {run} --sample 100 --output ratings.xlsx"
+
+
+def answers_hint(run: Path | str) -> tuple[str, str]:
+    """(what to do, the command) for answers without gold: a submission file when every item
+    is multiple-choice (what `export --format gmai-submission` takes), else a sheet for people
+    to rate the answers (HealthSearchQA, LiveQA …), so the hint never names a refused export."""
+    from medlens.report.export import SUBMISSION_KINDS
+    from medlens.runs.store import RunStore
+
+    folder = Path(run)
+    kinds = {item.kind for item in RunStore.open(folder).items()} if folder.is_dir() else set()
+    if kinds <= set(SUBMISSION_KINDS):
+        return "Export the predictions with", EXPORT_HINT.format(run=run)
+    return "Have people rate the answers with", RATINGS_HINT.format(run=run)
 
 LIMITATIONS = (
     "Scores are multiple-choice (or closed-answer) accuracy. They do not measure free-text "
@@ -86,7 +101,11 @@ class ReportData:
 
     @property
     def export_hint(self) -> str:
-        return EXPORT_HINT.format(run=self.run)
+        return answers_hint(self.run)[1]
+
+    @property
+    def export_lead(self) -> str:
+        return answers_hint(self.run)[0]
 
 
 def build_report(run_dir: Path, score: ScoreSource | None = None) -> ReportData:
@@ -164,7 +183,8 @@ def strategy_text(results: dict[str, Any]) -> str:
         low, high = votes["ci"]
         text += (
             f"; self-consistency agreement {votes['agreement']:.3f} [{low:.3f}, {high:.3f}], "
-            f"n={votes['n']}, unanimous {votes['unanimous']}"
+            f"n={votes['n']}, unanimous {votes['unanimous']}, ties {votes.get('ties', 0)} "
+            "(a tie goes to the answer drawn first)"
         )
     return text
 

@@ -59,7 +59,7 @@ def render_text(run_dir: Path, score: ScoreSource | None = None, width: int = 11
 def summary_blocks(results: dict[str, Any], run_dir: Path | None = None) -> list[Any]:
     """The pieces of the text report, in order (`run_dir` as the user should type it)."""
     from medlens.execution.selection import provenance_rows
-    from medlens.report.sections import EXPORT_HINT
+    from medlens.report.sections import answers_hint
 
     spec = results["spec"]
     bench = spec["benchmark"]
@@ -78,8 +78,7 @@ def summary_blocks(results: dict[str, Any], run_dir: Path | None = None) -> list
     if not results["has_answers"]:
         blocks.append(
             results.get("no_answers_reason", "This split has no answers.")
-            + " Export the predictions with:\n  "
-            + EXPORT_HINT.format(run=run_dir if run_dir is not None else results["run"])
+            + " {}:\n  {}".format(*answers_hint(run_dir if run_dir is not None else results["run"]))
         )
         blocks.extend(single_multi_line(results))
         return blocks

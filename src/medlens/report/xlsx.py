@@ -20,12 +20,15 @@ def render(run_dir: Path, score: ScoreSource | None = None) -> bytes:
     """The report workbook: protocol, overall, one sheet per axis, worst cells, items."""
     from openpyxl import Workbook
 
+    from medlens.report.card import protocol_card, sheet_rows, with_run_rows
+
     data = build_report(Path(run_dir), score)
     workbook = Workbook()
     protocol = workbook.active
     assert protocol is not None
-    protocol.title = "protocol"
-    write_rows(protocol, [("field", "value"), *data.protocol])
+    protocol.title = "protocol"  # the one protocol table: the card with the run's own rows
+    card = with_run_rows(protocol_card(Path(run_dir)), data.protocol)
+    write_rows(protocol, [("field", "value"), *sheet_rows(card)])
     if data.has_answers:
         _score_sheets(workbook, data)
     else:
@@ -36,7 +39,7 @@ def render(run_dir: Path, score: ScoreSource | None = None) -> bytes:
                 (
                     "scores",
                     "this split has no gold answers: scores need the "
-                    f"official answer key; export with: {data.export_hint}",
+                    f"official answer key; {data.export_lead.lower()}: {data.export_hint}",
                 ),
             ],
         )
@@ -46,10 +49,6 @@ def render(run_dir: Path, score: ScoreSource | None = None) -> bytes:
         workbook.create_sheet("limitations"), [("limitation",), *((n,) for n in data.limitations)]
     )
     write_rows(workbook.create_sheet("items"), item_rows(Path(run_dir)))
-    from medlens.report.card import protocol_card, sheet_rows
-
-    card_rows = sheet_rows(protocol_card(Path(run_dir)))
-    write_rows(workbook.create_sheet("protocol card", 1), [("field", "value"), *card_rows])
     return workbook_bytes(workbook)
 
 
@@ -96,9 +95,9 @@ def _score_sheets(workbook: Workbook, data: ReportData) -> None:
         names = ("slice", "closed", "n_closed", "open", "n_open", "closed_minus_open")
         columns = (*names, "ci_low", "ci_high")
         write_rows(workbook.create_sheet("closed vs open"), [columns, *gap])
-    from medlens.report.judges import judge_sections
+    from medlens.report.judges import PERCENT, judge_sections
 
-    for section in judge_sections(data.results):
+    for section in judge_sections(data.results, PERCENT):
         sheet: list[Sequence[Any]] = [section.headers, *section.rows, ()]
         sheet += [(note,) for note in section.notes]
         write_rows(workbook.create_sheet(sheet_name(section.title, used)), sheet)
