@@ -138,13 +138,13 @@ def compare_runs(
     """
     if adjust not in ADJUSTMENTS:
         raise SpecError(f"--adjust: unknown method {adjust!r} (use holm, bh or none)")
-    from medlens.analysis.score_table import score_table
-    from medlens.runs.store import RunStore
+    from medlens.analysis.derived import fresh_score_table
+    from medlens.runs.store import RunStore, read_run_file
 
-    store_a, store_b = RunStore.open(run_a), RunStore.open(run_b)
+    store_a = RunStore(Path(run_a), read_run_file(Path(run_a)))  # run.json only: the scores
+    store_b = RunStore(Path(run_b), read_run_file(Path(run_b)))  # come from the score tables
     check_same_benchmark(run_a, store_a.run, run_b, store_b.run)
-    table_a = score_table(store_a.items(), store_a.records())
-    table_b = score_table(store_b.items(), store_b.records())
+    table_a, table_b = fresh_score_table(store_a.path), fresh_score_table(store_b.path)
     ids_a = {i: n for n, i in enumerate(table_a.ids) if not np.isnan(table_a.score[n])}
     ids_b = {i: n for n, i in enumerate(table_b.ids) if not np.isnan(table_b.score[n])}
     shared = [i for i in table_a.ids if i in ids_a and i in ids_b]

@@ -97,13 +97,14 @@ def calibrate(
     """Does the run reproduce the published score within its 95% CI, and by how much does it differ?"""
     import numpy as np
 
-    from medlens.analysis.score_table import cell, score_table
-    from medlens.runs.store import RunStore
+    from medlens.analysis.derived import fresh_score_table
+    from medlens.analysis.score_table import cell
+    from medlens.runs.store import RunStore, read_run_file
 
     reference = find_reference(name, model, split)
-    store = RunStore.open(run_dir)
+    store = RunStore(Path(run_dir), read_run_file(Path(run_dir)))  # the scores: the score table
     check_comparable(name, str(store.run["spec"]["benchmark"].get("name", "")), store.path)
-    table = score_table(store.items(), store.records())
+    table = fresh_score_table(store.path)
     mask = np.ones(len(table.ids), dtype=bool)
     for axis, value in reference["where"].items():
         if axis not in table.meta:

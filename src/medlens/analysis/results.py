@@ -205,6 +205,12 @@ def usage_totals(records: dict[str, Record]) -> dict[str, Any]:
 
 def build_results(store: RunStore) -> dict[str, Any]:
     """Every aggregate of the run; written to results.json and read by every report."""
+    return build_results_and_table(store)[0]
+
+
+def build_results_and_table(store: RunStore) -> tuple[dict[str, Any], ScoreTable]:
+    """Every aggregate of the run, and the score table they were computed from (saved beside
+    results.json by ``analysis.derived`` for the commands that slice it again)."""
     items = store.items()
     records = store.records()
     table = score_table(items, records)
@@ -259,7 +265,7 @@ def build_results(store: RunStore) -> dict[str, Any]:
 
     results["environment"] = store.run.get("environment")
     results["served"] = served_summary(records.values())
-    return results
+    return results, table
 
 
 def add_strategy_results(

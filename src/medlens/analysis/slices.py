@@ -118,12 +118,19 @@ class Cell:
 # -- building the table ------------------------------------------------------------------------
 def load_slice_table(run_dir: Path) -> SliceTable:
     """The slice table of a run directory (items joined with their latest records)."""
-    from medlens.analysis.score_table import score_table
-    from medlens.runs.store import RunStore
+    from medlens.analysis.derived import fresh_score_file, fresh_score_table
+    from medlens.analysis.score_file import slice_columns
+    from medlens.runs.store import read_run_file
 
-    store = RunStore.open(run_dir)
-    table = slice_table(score_table(store.items(), store.records()))
-    has_answers = bool(store.run["spec"]["benchmark"].get("has_answers", True))
+    run = read_run_file(Path(run_dir))
+    has_answers = bool(run["spec"]["benchmark"].get("has_answers", True))
+    found = fresh_score_file(Path(run_dir))
+    if found is not None:  # straight from the score file's columns
+        names = {"score": _SCORE, "vlmeval": _VLMEVAL, "random": _RANDOM}
+        names.update({"status": _STATUS, "cluster": _CLUSTER})
+        columns, axes = slice_columns(found[0], names)
+        return SliceTable(columns, axes, has_answers)
+    table = slice_table(fresh_score_table(Path(run_dir)))
     return SliceTable(table.table, table.axes, has_answers)
 
 
@@ -257,13 +264,15 @@ def _columns(table: pa.Table) -> dict[str, np.ndarray]:
     """Numpy columns: numbers with NaN for nulls, text as objects with None for nulls."""
     import pyarrow as pa
 
+    from medlens.analysis.score_file import arrow_numbers
+
     out = {}
     for name in table.column_names:
         column = table.column(name)
         if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
             out[name] = np.array(column.to_pylist(), dtype=object)
         else:
-            out[name] = column.to_numpy(zero_copy_only=False)
+            out[name] = arrow_numbers(column)
     return out
 
 

@@ -1,9 +1,9 @@
 """N runs on the same items: one score matrix (runs × items) with the items' axes and images.
 
-Each run's ``records.jsonl`` is read with pyarrow's JSON reader (only id and score), which keeps
-50 runs × 26,000 items to well under a second; a file pyarrow cannot read as a whole (a torn
-last line, duplicates after a resume) falls back to :class:`medlens.runs.store.RunStore`, whose rules
-decide. Items (axes, images, chance levels) come from one run per benchmark content hash, through
+Each run's scores come from its derived score file (``analysis.derived``, written when the run
+finished) while it is fresh; otherwise its ``records.jsonl`` is read with pyarrow's JSON reader
+(only id and score), and a file pyarrow cannot read as a whole (a torn last line, duplicates
+after a resume) falls back to :class:`medlens.runs.store.RunStore`, whose rules decide. Items (axes, images, chance levels) come from one run per benchmark content hash, through
 :func:`medlens.analysis.results.score_table`, the same join every report uses.
 """
 
@@ -122,11 +122,22 @@ def run_scores(run: BoardRun) -> tuple[Any, np.ndarray]:
     """Ids (a pyarrow string array) and main scores of the items the run scored (errored and
     ungraded items left out)."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
+    from medlens.analysis.derived import fresh_score_file
+
+    derived = fresh_score_file(run.path)
+    if derived is not None:  # what `run` wrote when it finished: no record is parsed
+        from medlens.analysis.score_file import read_columns
+
+        table = read_columns(derived[0], ["id", "score"])
+        scored = pc.is_valid(table["score"]).combine_chunks()
+        scores = table["score"].combine_chunks().filter(scored)
+        ids = table["id"].combine_chunks().filter(scored)
+        return ids, scores.to_numpy(zero_copy_only=False).astype(float)
     file = run.path / "records.jsonl"
     if not file.is_file():
         return pa.array([], type=pa.string()), np.zeros(0)
-    import pyarrow.compute as pc
     import pyarrow.json as pajson
 
     schema = pa.schema([("id", pa.string()), ("score", pa.float64())])

@@ -98,10 +98,11 @@ def board(
 
 def _warn_on_mixed_environments(result: dict[str, Any], runs: list[Path]) -> None:
     """Runs made with other package versions or served models: a warning, also in the JSON."""
+    from medlens.analysis.derived import fresh_served
     from medlens.cli.common import err_console
     from medlens.runs.provenance import environment_notes
 
-    notes = environment_notes(runs)
+    notes = environment_notes(runs, served_of=fresh_served)
     result["environment_differ"] = notes
     for note in notes:
         err_console.print(f"warning: {note}", highlight=False, markup=False, soft_wrap=True)

@@ -32,10 +32,11 @@ def compare(
     from medlens.analysis.compare import compare_runs
 
     axes = [a.strip() for a in by.split(",") if a.strip()]
+    from medlens.analysis.derived import fresh_served
     from medlens.runs.provenance import environment_notes
 
     result = compare_runs(run_a, run_b, axes, adjust=adjust)
-    notes = environment_notes([run_a, run_b])
+    notes = environment_notes([run_a, run_b], served_of=fresh_served)
     for note in notes:
         err_console.print(f"warning: {note}", highlight=False, markup=False, soft_wrap=True)
     if as_json:

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from medlens.core.errors import SpecError
-from medlens.runs.store import RunStore
 
 FORMATS: dict[str, str] = {
     "text": "medlens.report.text:render_text",
@@ -20,13 +19,12 @@ FORMATS: dict[str, str] = {
 
 
 def load_results(run_dir: Path | str) -> dict[str, Any]:
-    """Every aggregate of a run (the content of results.json), derived afresh from its directory.
+    """Every aggregate of a run (the content of results.json): read while fresh, rebuilt from
+    the run's files when stale (``analysis.derived``: the records, items, judges, medlens
+    version and score source it was built from are checked)."""
+    from medlens.analysis.derived import fresh_results
 
-    Reading never modifies the run: results.json is written only by `run` (under its lock).
-    """
-    from medlens.analysis.results import build_results
-
-    return build_results(RunStore.open(Path(run_dir)))
+    return fresh_results(Path(run_dir))
 
 
 def render(run_dir: Path, fmt: str) -> str | bytes:

@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -186,10 +186,14 @@ def served_differences(
     records_a: Iterable[Mapping[str, Any]], records_b: Iterable[Mapping[str, Any]]
 ) -> list[str]:
     """Served model / fingerprint sets that differ between two runs' records."""
-    a, b = served_summary(records_a), served_summary(records_b)
+    return summary_differences(served_summary(records_a), served_summary(records_b))
+
+
+def summary_differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+    """Served model / fingerprint sets that differ between two served summaries."""
     out = []
     for key in ("served_model", "system_fingerprint"):
-        if a[key] and b[key] and set(a[key]) != set(b[key]):
+        if a.get(key) and b.get(key) and set(a[key]) != set(b[key]):
             out.append(f"{key}: {', '.join(sorted(a[key]))} → {', '.join(sorted(b[key]))}")
     return out
 
@@ -246,22 +250,39 @@ def stamp_run(store: Any, model_spec: Spec, created: bool) -> None:
         print(line, file=sys.stderr)
 
 
-def environment_notes(run_dirs: Sequence[Path | str]) -> list[str]:
-    """One line per run whose environment or served model differs from the first run's
-    (for `compare` and `board`; empty when they agree or were recorded before medlens did)."""
-    from medlens.runs.store import RunStore
+ServedOf = Callable[[Path], "Mapping[str, Any] | None"]
+"""A run's served-model summary from a derived file, or None when there is none fresh."""
 
-    stores = [RunStore.open(path) for path in run_dirs]
-    if len(stores) < 2:
+
+def environment_notes(
+    run_dirs: Sequence[Path | str], served_of: ServedOf | None = None
+) -> list[str]:
+    """One line per run whose environment or served model differs from the first run's
+    (for `compare` and `board`; empty when they agree or were recorded before medlens did).
+
+    `served_of` gives a run's served-model summary without reading its records (the analysis
+    layer's derived score file); a run it has none for is read, one run at a time.
+    """
+    from medlens.runs.store import RunStore, read_run_file
+
+    if len(run_dirs) < 2:
         return []
-    first = stores[0]
+
+    def served(path: Path) -> Mapping[str, Any]:
+        known = served_of(path) if served_of is not None else None
+        if known is not None:
+            return known
+        return served_summary(RunStore.open(path).records().values())
+
+    paths = [Path(p) for p in run_dirs]
+    first, first_run, first_served = paths[0], read_run_file(paths[0]), served(paths[0])
     notes = []
-    for other in stores[1:]:
-        changes = run_differences(first.run, other.run)
-        changes += served_differences(first.records().values(), other.records().values())
+    for other in paths[1:]:
+        changes = run_differences(first_run, read_run_file(other))
+        changes += summary_differences(first_served, served(other))
         if changes:
             notes.append(
-                f"{first.path.name} and {other.path.name} ran in different environments "
+                f"{first.name} and {other.name} ran in different environments "
                 f"({'; '.join(changes)})"
             )
     return notes

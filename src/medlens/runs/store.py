@@ -12,7 +12,7 @@ from medlens.core.errors import MedlensError, RunMismatchError
 from medlens.core.items import Item
 from medlens.core.records import Record
 from medlens.core.version import __version__
-from medlens.runs.files import JsonLines, canonical_json, write_atomic
+from medlens.runs.files import JsonLines, canonical_json, loads_line, write_atomic
 
 SCHEMA_VERSION = 1
 # Item errors that a retry cannot fix (an undecodable image, a missing file): resume skips them
@@ -28,14 +28,23 @@ def spec_hash(spec: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical_json(spec).encode("utf-8")).hexdigest()
 
 
+RECORD_BATCH = 256
+"""Records written per batch at most; a batch also goes out once `RECORD_INTERVAL` seconds have
+passed since the last one, so a slow model's answers are written as they come."""
+RECORD_INTERVAL = 0.25
+
+
 class RunStore:
-    """One run directory. Records are appended and flushed one completed item at a time."""
+    """One run directory. Records are appended in batches (one write and flush per batch, at
+    least every quarter second, and at :meth:`flush` and :meth:`close`)."""
 
     def __init__(self, path: Path, run: dict[str, Any]) -> None:
         self.path = path
         self.run = run
         self._records: dict[str, Record] = {}
-        self._log = JsonLines(path / "records.jsonl")
+        self._log = JsonLines(
+            path / "records.jsonl", batch=RECORD_BATCH, interval=RECORD_INTERVAL
+        )
         self._lines = 0
         self.damaged: list[str] = []
         """One message per line of records.jsonl that is not a record (file and line number)."""
@@ -132,6 +141,10 @@ class RunStore:
         self._lines += 1
         self._records[record["id"]] = record
 
+    def flush(self) -> None:
+        """Write the records still waiting for their batch (a checkpoint)."""
+        self._log.flush()
+
     def compact(self) -> None:
         """Rewrite records.jsonl with each item's latest record once (call under the run lock)."""
         self._log.rewrite(self._records.values())
@@ -156,7 +169,7 @@ class RunStore:
                 if not line.strip():
                     continue
                 try:
-                    items.append(Item.from_json(json.loads(line)))
+                    items.append(Item.from_json(loads_line(line)))
                 except (ValueError, KeyError, TypeError, AttributeError) as exc:
                     problem = f"missing field {exc}" if isinstance(exc, KeyError) else exc
                     raise MedlensError(f"{file}, line {number}: not an item ({problem})") from None
