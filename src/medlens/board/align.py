@@ -128,13 +128,13 @@ def run_scores(run: BoardRun) -> tuple[Any, np.ndarray]:
 
     derived = fresh_score_file(run.path)
     if derived is not None:  # what `run` wrote when it finished: no record is parsed
-        from medlens.analysis.score_file import read_columns
+        from medlens.analysis.score_file import arrow_numbers, read_columns
 
         table = read_columns(derived[0], ["id", "score"])
-        scored = pc.is_valid(table["score"]).combine_chunks()
-        scores = table["score"].combine_chunks().filter(scored)
-        ids = table["id"].combine_chunks().filter(scored)
-        return ids, scores.to_numpy(zero_copy_only=False).astype(float)
+        score = table["score"].combine_chunks()
+        scored = pc.invert(pc.is_nan(score))  # unscored (errored, no gold) items hold NaN
+        values = arrow_numbers(score)
+        return table["id"].combine_chunks().filter(scored), values[~np.isnan(values)]
     file = run.path / "records.jsonl"
     if not file.is_file():
         return pa.array([], type=pa.string()), np.zeros(0)
@@ -169,14 +169,19 @@ def align_runs(runs: Sequence[BoardRun], mode: str = "same", where: str = "") ->
     if mode not in ALIGN_MODES:
         raise SpecError(f"--align: unknown mode {mode!r} (use same or intersect)")
     check_same_benchmark(runs, mode)
-    items = _items_by_id(runs)
+    known = _derived_items(runs)
+    items: Any = known.ids if known is not None else _items_by_id(runs)
     scored = [run_scores(run) for run in runs]
     positions, counts = _positions(list(items), scored)
     everywhere = np.all([p >= 0 for p in positions], axis=0) if positions else np.zeros(0, bool)
     common = [i for i, keep in zip(items, everywhere.tolist(), strict=True) if keep]
     if mode == "same":
         _refuse_different_items(runs, counts, len(common))
-    table = _item_table(items, common)
+    if known is not None and len(common) == len(known.ids):
+        table = known  # the first run's score file holds every common item's axes
+    else:
+        items = items if known is None else _items_by_id(runs)
+        table = _item_table(items, common)
     mask = _where_mask(table.meta, len(common), where)
     ids = np.asarray(common, dtype=object)[mask]
     if ids.size == 0:
@@ -197,6 +202,19 @@ def align_runs(runs: Sequence[BoardRun], mode: str = "same", where: str = "") ->
         meta={k: v[mask] for k, v in table.meta.items()},
         dropped={run.run: k - len(common) for run, k in zip(runs, counts, strict=True)},
     )
+
+
+def _derived_items(runs: Sequence[BoardRun]) -> Any:
+    """The first run's score table (axes, images, chance levels of the items it recorded, in
+    item order) when every run is on one benchmark and that run's score file is fresh; None
+    otherwise (items.jsonl is read then)."""
+    from medlens.analysis.derived import fresh_score_file
+    from medlens.analysis.score_file import read_columns, score_table_of
+
+    if len({str(run.benchmark.get("content_hash")) for run in runs}) != 1:
+        return None
+    found = fresh_score_file(runs[0].path)
+    return None if found is None else score_table_of(read_columns(found[0]))
 
 
 def _items_by_id(runs: Sequence[BoardRun]) -> dict[str, Any]:

@@ -174,6 +174,33 @@ def served_summary(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, 
     return {"served_model": dict(models), "system_fingerprint": dict(fingerprints)}
 
 
+def records_served_summary(run_dir: Path) -> dict[str, dict[str, int]]:
+    """:func:`served_summary` of a run's records, read by pyarrow (three columns, no record
+    built) when every line is one record of a distinct item; else by the run store's rules."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.json as pajson
+
+    from medlens.runs.store import RunStore
+
+    file = Path(run_dir) / "records.jsonl"
+    names = ("served_model", "system_fingerprint")
+    schema = pa.schema([("id", pa.string()), *((name, pa.string()) for name in names)])
+    options = pajson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+    try:
+        table = pajson.read_json(file, parse_options=options)
+        ids = table["id"]
+        if ids.null_count == 0 and pc.count_distinct(ids).as_py() == len(ids):
+            summary: dict[str, dict[str, int]] = {}
+            for name in names:
+                counts = pc.value_counts(pc.drop_null(table[name])).to_pylist()
+                summary[name] = {c["values"]: c["counts"] for c in counts if c["values"]}
+            return summary
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
+        pass  # a torn line, an odd record: the store's own reading rules decide
+    return served_summary(RunStore.open(run_dir).records().values())
+
+
 def run_differences(run_a: Mapping[str, Any], run_b: Mapping[str, Any]) -> list[str]:
     """Environment differences between two runs (empty when either lacks one)."""
     env_a, env_b = run_a.get("environment"), run_b.get("environment")
@@ -263,7 +290,7 @@ def environment_notes(
     `served_of` gives a run's served-model summary without reading its records (the analysis
     layer's derived score file); a run it has none for is read, one run at a time.
     """
-    from medlens.runs.store import RunStore, read_run_file
+    from medlens.runs.store import read_run_file
 
     if len(run_dirs) < 2:
         return []
@@ -272,7 +299,7 @@ def environment_notes(
         known = served_of(path) if served_of is not None else None
         if known is not None:
             return known
-        return served_summary(RunStore.open(path).records().values())
+        return records_served_summary(path)
 
     paths = [Path(p) for p in run_dirs]
     first, first_run, first_served = paths[0], read_run_file(paths[0]), served(paths[0])
