@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -39,6 +40,11 @@ class ScoreTable:
     @property
     def scored(self) -> np.ndarray:
         return ~np.isnan(self.score)
+
+    @cached_property
+    def status_is(self) -> dict[str, np.ndarray]:
+        """Status → which rows have it (compared once: a results.json asks for every cell)."""
+        return {status: self.status == status for status in (*STATUSES, "error")}
 
 
 def score_table(items: Sequence[Item], records: dict[str, Record]) -> ScoreTable:
@@ -100,12 +106,14 @@ def cell(table: ScoreTable, mask: np.ndarray, spread: Spread | None = None) -> d
         out["vlmeval_score"] = _nanmean(table.vlmeval[scored])
         if out["vlmeval_score"] is not None:  # extraction sensitivity of this slice
             out["sensitivity"] = out["score"] - out["vlmeval_score"]
-    answered = mask & (table.status != "error")
-    n_answered, total = int(answered.sum()), int(mask.sum())
+    status_is = table.status_is
+    errored = mask & status_is["error"]
+    n_errored, total = int(errored.sum()), int(mask.sum())
+    n_answered = total - n_errored
     for status in ("unparsed", "refused", "empty"):
-        count = int((answered & (table.status == status)).sum())
+        count = int((mask & status_is[status]).sum())  # an errored row has status "error"
         out[status] = count / n_answered if n_answered else 0.0
-    out["error"] = int((mask & (table.status == "error")).sum()) / total if total else 0.0
+    out["error"] = n_errored / total if total else 0.0
     if table.secondary:
         out["secondary"] = secondary_cells(table, mask)
     return out

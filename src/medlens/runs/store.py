@@ -46,6 +46,7 @@ class RunStore:
             path / "records.jsonl", batch=RECORD_BATCH, interval=RECORD_INTERVAL
         )
         self._lines = 0
+        self._items: list[Item] | None = None
         self.damaged: list[str] = []
         """One message per line of records.jsonl that is not a record (file and line number)."""
 
@@ -87,8 +88,10 @@ class RunStore:
         return store
 
     def _write_items(self, items: Iterable[Item]) -> None:
-        lines = (json.dumps(item.to_json(), ensure_ascii=False) for item in items)
+        kept = list(items)
+        lines = (json.dumps(item.to_json(), ensure_ascii=False) for item in kept)
         write_atomic(self.path / "items.jsonl", "".join(line + "\n" for line in lines))
+        self._items = kept  # what the file now holds: results need not parse it again
 
     # -- records -----------------------------------------------------------------------------
     def _load_records(self, compact: bool) -> None:
@@ -160,6 +163,8 @@ class RunStore:
 
     # -- items -------------------------------------------------------------------------------
     def items(self) -> list[Item]:
+        if self._items is not None:
+            return list(self._items)
         file = self.path / "items.jsonl"
         if not file.is_file():
             raise MedlensError(f"{self.path}: run has no items.jsonl")
