@@ -48,6 +48,7 @@ VOLATILE_KEYS = {
     "host",
     "latency_mean",
     "latency_p95",
+    "derived_from",
 }
 
 

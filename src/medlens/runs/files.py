@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 import time
 from collections.abc import Iterable
@@ -48,7 +49,7 @@ def _python_float(value: float) -> Any:
 
     ``repr`` (what ``json`` writes) uses an exponent below 1e-4 and from 1e16 on; orjson writes
     ``1e-5`` or ``0.00001`` for 1e-05 and ``1e16`` for 1e+16. In between both write the shortest
-    round-trip digits alike (checked on millions of values in tests/runs/test_fast_json.py).
+    round-trip digits alike (tests/runs/test_fast_json.py checks random and edge values).
     """
     if value - value:  # NaN or ±inf
         raise _NotFinite
@@ -109,11 +110,19 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
+_LONG_NUMBER = re.compile(rb"[0-9]{19}")
+"""19 digits in a row: maybe an integer beyond 64 bits, which orjson reads as a float."""
+
+
 def loads_line(raw: bytes | str) -> Any:
-    """One JSON value, parsed by orjson; what it refuses (NaN, integers beyond 64 bits, lone
-    surrogate escapes) by the standard parser, so either reads what ``json`` wrote."""
+    """One JSON value, parsed by orjson; what it refuses (NaN, lone surrogate escapes) or might
+    read otherwise (integers beyond 64 bits) by the standard parser, so either reads what
+    ``json`` wrote as ``json`` reads it."""
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    if _LONG_NUMBER.search(data):
+        return json.loads(raw)
     try:
-        return orjson.loads(raw)
+        return orjson.loads(data)
     except orjson.JSONDecodeError:
         return json.loads(raw)
 
