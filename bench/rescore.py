@@ -50,6 +50,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from gmai_files import IMAGE_SIDE, write_gmai_files  # noqa: E402
+from ingest import peak_rss_mb  # noqa: E402
 
 MEASURE = """
 import json, resource, subprocess, sys, time
@@ -77,14 +78,6 @@ with open(sys.argv[2], "w") as out:
                "overall": float(acc["Overall"][0])}, out)
 """
 """VLMEvalKit's own exact-matching evaluation (its dataset reads $LMUData/GMAI-MMBench_VAL.tsv)."""
-
-
-def peak_rss_mb() -> float:
-    with open("/proc/self/status", encoding="ascii") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmHWM in /proc/self/status")
 
 
 def child_pandas(bench: str, predictions: str, arrow: bool) -> None:

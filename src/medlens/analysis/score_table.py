@@ -42,9 +42,29 @@ class ScoreTable:
         return ~np.isnan(self.score)
 
     @cached_property
+    def cluster_codes(self) -> np.ndarray:
+        """Integer image codes (the same partition as `cluster`, computed once, not per cell)."""
+        return value_codes(self.cluster)[1]
+
+    @cached_property
     def status_is(self) -> dict[str, np.ndarray]:
         """Status → which rows have it (compared once: a results.json asks for every cell)."""
         return {status: self.status == status for status in (*STATUSES, "error")}
+
+
+def value_codes(values: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """The distinct values in sorted order and each row's index among them: ``np.unique(values
+    .astype(str), return_inverse=True)`` for an object array of strings, by a dictionary (the
+    conversion to a numpy string array alone costs more than this whole function)."""
+    first: dict[str, int] = {}
+    raw = np.fromiter(
+        (first.setdefault(v, len(first)) for v in map(str, values.tolist())),
+        dtype=np.int64, count=len(values),
+    )  # fmt: skip
+    names = sorted(first)
+    rank = np.empty(len(names), dtype=np.int64)
+    rank[[first[name] for name in names]] = np.arange(len(names))
+    return names, rank[raw] if len(raw) else raw
 
 
 def score_table(items: Sequence[Item], records: dict[str, Record]) -> ScoreTable:
@@ -101,7 +121,7 @@ def cell(table: ScoreTable, mask: np.ndarray, spread: Spread | None = None) -> d
     out["vlmeval_score"] = None
     if n:
         values = table.score[scored]
-        spread = spread or group_spread(values, np.zeros(n, np.intp), table.cluster[scored])
+        spread = spread or group_spread(values, np.zeros(n, np.intp), table.cluster_codes[scored])
         out.update(_summary(spread, values, table.random[scored]))
         out["vlmeval_score"] = _nanmean(table.vlmeval[scored])
         if out["vlmeval_score"] is not None:  # extraction sensitivity of this slice
@@ -145,7 +165,7 @@ def secondary_cells(table: ScoreTable, mask: np.ndarray) -> dict[str, dict[str, 
         has = mask & ~np.isnan(column)
         if not has.any():
             continue
-        values, clusters = column[has], table.cluster[has]
+        values, clusters = column[has], table.cluster_codes[has]
         spread = group_spread(values, np.zeros(values.size, np.intp), clusters)
         summary = _summary(spread, values, table.secondary_random[name][has])
         out[name] = {"n": int(has.sum()), **summary}
