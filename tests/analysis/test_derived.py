@@ -95,6 +95,28 @@ def test_fresh_results_are_read_without_extracting_anything(
     assert counts.extractions == 0 and counts.builds == 0
 
 
+def test_calibrate_and_board_of_fresh_runs_extract_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from provenance_fixture import write_gmai_choice_tsv, write_replay
+
+    tsv = write_gmai_choice_tsv(tmp_path / "data", 40)
+    replay = write_replay(tmp_path / "data", 40, 22)
+    runs = [
+        named_run(f"gmai:{tsv}", model, tmp_path / "runs", name, "--extract", "vlmeval")
+        for name, model in (("replayed", f"replay:{replay}"), ("random", "random?seed=5"))
+    ]
+    counts = Counts(monkeypatch)
+    for command in (
+        ["calibrate", str(runs[0]), "--reference", "gmai-val", "--as", "GPT-4o", "--json"],
+        ["board", *map(str, runs), "--json"],
+    ):
+        result = runner.invoke(app, command)
+        assert result.exit_code == 0, (command, result.output)
+        assert "stale" not in result.output
+    assert counts.extractions == 0 and counts.builds == 0
+
+
 def test_report_output_equals_a_from_scratch_build(bench: Path, tmp_path: Path) -> None:
     run = vlmeval_run(bench, tmp_path)
     reused = report_json(run).stdout
