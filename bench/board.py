@@ -2,7 +2,8 @@
 
 Writes R run directories of N items each (GMAI-MMBench-like axes: 18 tasks × 18 departments ×
 38 modalities × 4 granularities; records as `medlens run` writes them, fingerprints, usage and
-the VLMEvalKit reading included; skills spread so the board has ranks and ties), then times one
+the VLMEvalKit reading included, and the derived score file a finished run leaves beside them
+unless ``--records-only``; skills spread so the board has ranks and ties), then times one
 ``python -m medlens board RUN... --by task,department,modality,granularity --json`` process
 per size (imports, reading every records.jsonl, CIs, 1,000-resample rank intervals, all pairwise tests, per-axis tables; with ``--extras`` also 5 pairs and a metadata
 file: pair tests, correlations, win shares) and reads its CPU time and peak RSS from the kernel
@@ -13,7 +14,8 @@ Target: 50 runs × 26,000 items in < 10 s and < 1 GB; time linear in runs × ite
 µs per run×item falls towards a constant as sizes grow, the rest being fixed costs (imports,
 reading the items once).
 
-    .venv/bin/python bench/board.py [--sizes 50x26000,50x13000,25x13000] [--per-image 1] [--extras]
+    .venv/bin/python bench/board.py [--sizes 50x26000,50x13000,25x13000] [--per-image 3] [--extras]
+                                    [--records-only]
 """
 
 from __future__ import annotations
@@ -50,10 +52,14 @@ def write_items(path: Path, n_items: int, per_image: int, seed: int) -> None:
             out.write(json.dumps(item) + "\n")
 
 
-def write_records(path: Path, n_items: int, skill: float, seed: int) -> None:
+def outcomes(n_items: int, skill: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Which items a run answers right, and which it leaves unparsed."""
     rng = np.random.default_rng(seed)
-    right = rng.random(n_items) < skill
-    unparsed = rng.random(n_items) < 0.05
+    return rng.random(n_items) < skill, rng.random(n_items) < 0.05
+
+
+def write_records(path: Path, n_items: int, skill: float, seed: int) -> None:
+    right, unparsed = outcomes(n_items, skill, seed)
     lines = []
     for i in range(n_items):
         gold = "ABCD"[i % 4]
@@ -71,7 +77,31 @@ def write_records(path: Path, n_items: int, skill: float, seed: int) -> None:
     path.write_text("".join(lines), encoding="utf-8")
 
 
-def write_runs(root: Path, n_runs: int, n_items: int, per_image: int) -> list[Path]:
+def write_score_files(runs: list[Path], n_items: int) -> None:
+    """The derived score file `medlens run` leaves beside results.json (analysis.derived), built
+    from the same outcomes as the records: the board reads these instead of records.jsonl."""
+    from dataclasses import replace
+
+    from medlens.analysis.derived import RULES, basis_of, score_path
+    from medlens.analysis.score_file import write_score_file
+    from medlens.analysis.score_table import score_table
+    from medlens.runs.store import RunStore
+
+    items = RunStore(runs[0], {}).items()
+    base = score_table(items, {item.id: {} for item in items})
+    served = {"served_model": {}, "system_fingerprint": {}}
+    for r, run in enumerate(runs):
+        right, unparsed = outcomes(n_items, skill=0.3 + 0.5 * r / max(len(runs), 1), seed=r)
+        score = (right & ~unparsed).astype(float)
+        status = np.where(unparsed, "unparsed", "ok").astype(object)
+        table = replace(base, score=score, vlmeval=score.copy(), status=status)
+        basis = basis_of(run, "medlens", RULES)
+        write_score_file(score_path(run, "medlens", RULES), table, basis.stamp(), served)
+
+
+def write_runs(
+    root: Path, n_runs: int, n_items: int, per_image: int, derived: bool = True
+) -> list[Path]:
     items = root / "items.jsonl"
     write_items(items, n_items, per_image, seed=0)
     bench = {"name": "gmai-like", "spec": "gmai:bench.tsv", "split": "val", "n_items": n_items,
@@ -86,6 +116,8 @@ def write_runs(root: Path, n_runs: int, n_items: int, per_image: int) -> list[Pa
         os.link(items, run / "items.jsonl")
         write_records(run / "records.jsonl", n_items, skill=0.3 + 0.5 * r / max(n_runs, 1), seed=r)
         runs.append(run)
+    if derived:
+        write_score_files(runs, n_items)
     meta = root / "models.csv"
     meta.write_text("run,params_b,medical\n" + "".join(
         f"model_{r:02d},{2 + 3 * r},{'yes' if r % 2 else 'no'}\n" for r in range(n_runs)
@@ -126,10 +158,15 @@ def time_board(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="50x26000,50x13000,25x13000", help="RUNSxITEMS,…")
-    parser.add_argument("--per-image", type=int, default=1, help="questions per image")
+    parser.add_argument("--per-image", type=int, default=3, help="questions per image (GMAI-like clusters)")
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument(
         "--extras", action="store_true", help=f"also {PAIRS} --pairs and a --meta file (2 columns)"
+    )
+    parser.add_argument(
+        "--records-only",
+        action="store_true",
+        help="no derived score files (runs made before medlens wrote them): records.jsonl is read",
     )
     args = parser.parse_args()
     sizes = [tuple(int(v) for v in size.split("x")) for size in args.sizes.split(",")]
@@ -140,7 +177,7 @@ def main() -> None:
     for n_runs, n_items in sizes:
         with tempfile.TemporaryDirectory(prefix="medlens-board-bench-") as folder:
             root = Path(folder)
-            runs = write_runs(root, n_runs, n_items, args.per_image)
+            runs = write_runs(root, n_runs, n_items, args.per_image, not args.records_only)
             figures, board = time_board(root, runs, args.resamples, args.extras)
         seconds, cpu, peak = figures["wall"], figures["cpu"], figures["rss_mb"]
         verdict = "meets" if seconds < 10 and peak < 1024 else "misses"

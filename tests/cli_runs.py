@@ -29,10 +29,10 @@ def named_run(bench: str, model: str, out: Path, name: str, *extra: str) -> Path
 
 def evaluate(options: Any, *callbacks: Any, **named: Any) -> Any:
     """:func:`medlens.execution.evaluate.evaluate` as the CLI calls it (results.json derived)."""
-    from medlens.analysis.results import build_results
+    from medlens.analysis.derived import derive_and_save
     from medlens.execution.evaluate import evaluate as run_evaluation
 
-    return run_evaluation(options, *callbacks, derive_results=build_results, **named)
+    return run_evaluation(options, *callbacks, derive_results=derive_and_save, **named)
 
 
 def run_options(**values: Any) -> Any:

@@ -50,6 +50,7 @@ VOLATILE_KEYS = {
     "host",
     "latency_mean",
     "latency_p95",
+    "derived_from",
 }
 
 

@@ -150,17 +150,15 @@ def compare_runs(
     """
     if adjust not in ADJUSTMENTS:
         raise SpecError(f"--adjust: unknown method {adjust!r} (use holm, bh or none)")
-    from medlens.analysis.score_source import RULES, sourced_run
-    from medlens.analysis.score_table import score_table
-    from medlens.runs.store import RunStore
+    from medlens.analysis.score_source import RULES, sourced_score_table
+    from medlens.runs.store import RunStore, read_run_file
 
     source = source or RULES
-    store_a, store_b = RunStore.open(run_a), RunStore.open(run_b)
+    store_a = RunStore(Path(run_a), read_run_file(Path(run_a)))  # run.json only: the scores
+    store_b = RunStore(Path(run_b), read_run_file(Path(run_b)))  # come from the score tables
     check_same_benchmark(run_a, store_a.run, run_b, store_b.run)
-    sourced_a = sourced_run(store_a.path, store_a.items(), store_a.records(), source)
-    sourced_b = sourced_run(store_b.path, store_b.items(), store_b.records(), source)
-    table_a = score_table(sourced_a.items, sourced_a.records)
-    table_b = score_table(sourced_b.items, sourced_b.records)
+    table_a, coverage_a = sourced_score_table(store_a.path, source)
+    table_b, coverage_b = sourced_score_table(store_b.path, source)
     ids_a = {i: n for n, i in enumerate(table_a.ids) if not np.isnan(table_a.score[n])}
     ids_b = {i: n for n, i in enumerate(table_b.ids) if not np.isnan(table_b.score[n])}
     shared = [i for i in table_a.ids if i in ids_a and i in ids_b]
@@ -191,7 +189,7 @@ def compare_runs(
         by={axis: by_axis(paired, axis, n_resamples, seed, adjust) for axis in axes},
         settings=_setting_differences(store_a.run["spec"], store_b.run["spec"]),
         score_source=source.label,
-        coverage=(sourced_a.coverage, sourced_b.coverage),
+        coverage=(coverage_a, coverage_b),
     )
 
 

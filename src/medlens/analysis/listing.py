@@ -50,19 +50,10 @@ def list_runs(folder: Path) -> list[RunSummary]:
 
 
 def _results(store: RunStore) -> dict[str, Any]:
-    saved, records = store.path / "results.json", store.path / "records.jsonl"
-    if saved.is_file() and (
-        not records.is_file() or saved.stat().st_mtime >= records.stat().st_mtime
-    ):
-        try:
-            data = json.loads(saved.read_text(encoding="utf-8"))
-            if isinstance(data, dict) and "overall" in data and "counts" in data:
-                return data
-        except (OSError, ValueError):
-            pass
-    from medlens.analysis.results import build_results
+    """The run's results, from results.json while fresh (``analysis.derived``)."""
+    from medlens.analysis.derived import fresh_results
 
-    return build_results(store)
+    return fresh_results(store)
 
 
 def summarise_run(run_dir: Path) -> RunSummary:

@@ -9,7 +9,14 @@ from typing import Any
 import numpy as np
 
 from medlens.analysis.score_source import RULES, ScoreSource, sourced_run
-from medlens.analysis.score_table import ScoreTable, _nanmean, cell, score_table, secondary_cells
+from medlens.analysis.score_table import (
+    ScoreTable,
+    _nanmean,
+    cell,
+    score_table,
+    secondary_cells,
+    value_codes,
+)
 from medlens.core.items import CANONICAL_AXES, READING_FIELDS, Item
 from medlens.core.records import Record
 from medlens.runs.health import run_health
@@ -29,6 +36,7 @@ def breakdown_axes(table: ScoreTable) -> list[str]:
     would repeat the same table.
     """
     axes: list[str] = []
+    codes = _Codes(table)
     for key, values in table.meta.items():
         distinct = len(set(values.tolist()) - {""})
         if key == "image_id" or key in READING_FIELDS or not 0 < distinct <= MAX_AXIS_VALUES:
@@ -36,7 +44,7 @@ def breakdown_axes(table: ScoreTable) -> list[str]:
         if key not in CANONICAL_AXES and (_structured(values) or not_a_category(values)):
             continue  # JSON, ids and paths are kept for other uses, never tabulated
         if key in CANONICAL_AXES or (
-            distinct >= 2 and not _renames(table, key, [*CANONICAL_AXES, *axes])
+            distinct >= 2 and not _renames(codes, key, [*CANONICAL_AXES, *axes])
         ):
             axes.append(key)
     return sorted(
@@ -67,15 +75,30 @@ def _structured(values: np.ndarray) -> bool:
     return any(str(v).startswith(("[", "{")) for v in set(values.tolist()))
 
 
-def _renames(table: ScoreTable, key: str, others: Sequence[str]) -> bool:
+class _Codes:
+    """Each meta field's values as integer codes, computed once per field."""
+
+    def __init__(self, table: ScoreTable) -> None:
+        self.table = table
+        self._known: dict[str, tuple[np.ndarray, int]] = {}
+
+    def of(self, key: str) -> tuple[np.ndarray, int]:
+        """(code per item, number of distinct values)."""
+        if key not in self._known:
+            names, codes = value_codes(self.table.meta[key])
+            self._known[key] = (codes, len(names))
+        return self._known[key]
+
+
+def _renames(codes: _Codes, key: str, others: Sequence[str]) -> bool:
     """True when `key` pairs one to one with one of `others` (the same partition of items)."""
-    values = table.meta[key].tolist()
+    mine, distinct = codes.of(key)
     for axis in others:
-        canonical = table.meta.get(axis)
-        if canonical is None or axis == key:
+        if axis not in codes.table.meta or axis == key:
             continue
-        pairs = set(zip(values, canonical.tolist(), strict=True))
-        if len(pairs) == len(set(values)) == len(set(canonical.tolist())):
+        theirs, their_distinct = codes.of(axis)
+        pairs = np.unique(mine * their_distinct + theirs).size
+        if pairs == distinct == their_distinct:
             return True
     return False
 
@@ -84,18 +107,17 @@ def by_axis(table: ScoreTable, axes: Sequence[str]) -> dict[str, dict[str, dict[
     """Per-value cells of each axis; the CIs of one axis come from one `group_spread` call."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
     scored = table.scored
-    clusters = np.unique(table.cluster[scored].astype(str), return_inverse=True)[1].ravel()
+    clusters = table.cluster_codes[scored]
     for axis in axes:
-        values = table.meta[axis]
-        labels = np.unique(values[scored].astype(str)) if scored.any() else np.array([], dtype=str)
+        names, codes = value_codes(table.meta[axis])  # integer compares, not string compares
         spreads: dict[str, Spread] = {}
-        if labels.size:
-            groups = values[scored].astype(str)
-            spread = group_spread(table.score[scored], groups, clusters)
-            spreads = {str(label): spread.row(i) for i, label in enumerate(labels)}
+        if scored.any():
+            present = np.unique(codes[scored])
+            spread = group_spread(table.score[scored], codes[scored], clusters)
+            spreads = {names[code]: spread.row(i) for i, code in enumerate(present.tolist())}
         out[axis] = {
-            str(value): cell(table, values == value, spreads.get(str(value)))
-            for value in sorted(set(values.tolist()))
+            value: cell(table, codes == code, spreads.get(value))
+            for code, value in enumerate(names)
             if value != ""
         }
     return out
@@ -224,6 +246,14 @@ def build_results(store: RunStore, source: ScoreSource | None = None) -> dict[st
     default, the only source results.json is written with); the judge sections and the usage
     and health figures always read the run's own records.
     """
+    return build_results_and_table(store, source)[0]
+
+
+def build_results_and_table(
+    store: RunStore, source: ScoreSource | None = None
+) -> tuple[dict[str, Any], ScoreTable]:
+    """Every aggregate of the run, and the score table they were computed from (saved beside
+    results.json by ``analysis.derived`` for the commands that slice it again)."""
     items = store.items()
     records = store.records()
     sourced = sourced_run(store.path, items, records, source or RULES)
@@ -290,7 +320,7 @@ def build_results(store: RunStore, source: ScoreSource | None = None) -> dict[st
 
     results["environment"] = store.run.get("environment")
     results["served"] = served_summary(records.values())
-    return results
+    return results, table
 
 
 def add_strategy_results(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,31 @@ class ScoreTable:
     @property
     def scored(self) -> np.ndarray:
         return ~np.isnan(self.score)
+
+    @cached_property
+    def cluster_codes(self) -> np.ndarray:
+        """Integer image codes (the same partition as `cluster`, computed once, not per cell)."""
+        return value_codes(self.cluster)[1]
+
+    @cached_property
+    def status_is(self) -> dict[str, np.ndarray]:
+        """Status → which rows have it (compared once: a results.json asks for every cell)."""
+        return {status: self.status == status for status in (*STATUSES, "error")}
+
+
+def value_codes(values: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """The distinct values in sorted order and each row's index among them: ``np.unique(values
+    .astype(str), return_inverse=True)`` for an object array of strings, by a dictionary (the
+    conversion to a numpy string array alone costs more than this whole function)."""
+    first: dict[str, int] = {}
+    raw = np.fromiter(
+        (first.setdefault(v, len(first)) for v in map(str, values.tolist())),
+        dtype=np.int64, count=len(values),
+    )  # fmt: skip
+    names = sorted(first)
+    rank = np.empty(len(names), dtype=np.int64)
+    rank[[first[name] for name in names]] = np.arange(len(names))
+    return names, rank[raw] if len(raw) else raw
 
 
 def score_table(
@@ -105,18 +131,20 @@ def cell(table: ScoreTable, mask: np.ndarray, spread: Spread | None = None) -> d
     out["vlmeval_score"] = None
     if n:
         values = table.score[scored]
-        spread = spread or group_spread(values, np.zeros(n, np.intp), table.cluster[scored])
+        spread = spread or group_spread(values, np.zeros(n, np.intp), table.cluster_codes[scored])
         out.update(_summary(spread, values, table.random[scored]))
         out["vlmeval_score"] = _nanmean(table.vlmeval[scored])
         if out["vlmeval_score"] is not None:  # extraction sensitivity of this slice
             out["sensitivity"] = out["score"] - out["vlmeval_score"]
-    answered = mask & (table.status != "error")
-    n_answered, total = int(answered.sum()), int(mask.sum())
+    status_is = table.status_is
+    errored = mask & status_is["error"]
+    n_errored, total = int(errored.sum()), int(mask.sum())
+    n_answered = total - n_errored
     for status in ("unparsed", "refused", "empty"):
-        count = int((answered & (table.status == status)).sum())
+        count = int((mask & status_is[status]).sum())  # an errored row has status "error"
         out[status] = count / n_answered if n_answered else 0.0
-    out["error"] = int((mask & (table.status == "error")).sum()) / total if total else 0.0
-    out["truncated"] = truncated_rate(table, answered)
+    out["error"] = n_errored / total if total else 0.0
+    out["truncated"] = truncated_rate(table, mask & ~errored)
     if table.secondary:
         out["secondary"] = secondary_cells(table, mask)
     if table.scope is not None:
@@ -162,7 +190,7 @@ def secondary_cells(table: ScoreTable, mask: np.ndarray) -> dict[str, dict[str, 
         has = mask & ~np.isnan(column)
         if not has.any():
             continue
-        values, clusters = column[has], table.cluster[has]
+        values, clusters = column[has], table.cluster_codes[has]
         spread = group_spread(values, np.zeros(values.size, np.intp), clusters)
         summary = _summary(spread, values, table.secondary_random[name][has])
         out[name] = {"n": int(has.sum()), **summary}

@@ -65,16 +65,23 @@ class SliceTable:
 # -- building the table ------------------------------------------------------------------------
 def load_slice_table(run_dir: Path, source: ScoreSource | None = None) -> SliceTable:
     """The slice table of a run directory (items joined with their latest records), scored
-    by `source` (``--score``; rules by default)."""
-    from medlens.analysis.score_source import RULES, sourced_run
-    from medlens.analysis.score_table import score_table
-    from medlens.runs.store import RunStore
+    by `source` (``--score``; rules by default, straight from the fresh score file)."""
+    from medlens.analysis.derived import fresh_score_file
+    from medlens.analysis.score_file import slice_columns
+    from medlens.analysis.score_source import RULES, sourced_score_table
+    from medlens.runs.store import read_run_file
 
-    store = RunStore.open(run_dir)
-    run = sourced_run(store.path, store.items(), store.records(), source or RULES)
-    table = slice_table(score_table(run.items, run.records, run.scope))
-    has_answers = bool(store.run["spec"]["benchmark"].get("has_answers", True))
-    return SliceTable(table.table, table.axes, has_answers, run.source.label)
+    source = source or RULES
+    run = read_run_file(Path(run_dir))
+    has_answers = bool(run["spec"]["benchmark"].get("has_answers", True))
+    found = None if source.judged else fresh_score_file(Path(run_dir))
+    if found is not None:  # straight from the score file's columns
+        names = {"score": _SCORE, "vlmeval": _VLMEVAL, "random": _RANDOM}
+        names.update({"status": _STATUS, "cluster": _CLUSTER})
+        columns, axes = slice_columns(found[0], names)
+        return SliceTable(columns, axes, has_answers, source.label)
+    table = slice_table(sourced_score_table(Path(run_dir), source)[0])
+    return SliceTable(table.table, table.axes, has_answers, source.label)
 
 
 def slice_table(scores: ScoreTable) -> SliceTable:
@@ -97,10 +104,10 @@ def slice_table(scores: ScoreTable) -> SliceTable:
 
 def apply_where(table: SliceTable, conditions: Sequence[Condition]) -> SliceTable:
     """Rows matching every condition (missing values never equal anything)."""
-    import pyarrow.compute as pc
-
     if not conditions:
         return table
+    import pyarrow.compute as pc  # a tenth of a second: only when there is something to filter
+
     check_values(conditions, {
         c.axis: {str(v) for v in pc.unique(table.table[c.axis]).to_pylist() if v} for c in conditions
     })  # fmt: skip
@@ -221,13 +228,15 @@ def _columns(table: pa.Table) -> dict[str, np.ndarray]:
     """Numpy columns: numbers with NaN for nulls, text as objects with None for nulls."""
     import pyarrow as pa
 
+    from medlens.analysis.score_file import arrow_numbers
+
     out = {}
     for name in table.column_names:
         column = table.column(name)
         if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
             out[name] = np.array(column.to_pylist(), dtype=object)
         else:
-            out[name] = column.to_numpy(zero_copy_only=False)
+            out[name] = arrow_numbers(column)
     return out
 
 

@@ -1,9 +1,9 @@
 """N runs on the same items: one score matrix (runs × items) with the items' axes and images.
 
-Each run's ``records.jsonl`` is read with pyarrow's JSON reader (only id and score), which keeps
-50 runs × 26,000 items to well under a second; a file pyarrow cannot read as a whole (a torn
-last line, duplicates after a resume) falls back to :class:`medlens.runs.store.RunStore`, whose rules
-decide. Items (axes, images, chance levels) come from one run per benchmark content hash, through
+Each run's scores come from its derived score file (``analysis.derived``, written when the run
+finished) while it is fresh; otherwise its ``records.jsonl`` is read with pyarrow's JSON reader
+(only id and score), and a file pyarrow cannot read as a whole (a torn last line, duplicates
+after a resume) falls back to :class:`medlens.runs.store.RunStore`, whose rules decide. Items (axes, images, chance levels) come from one run per benchmark content hash, through
 :func:`medlens.analysis.results.score_table`, the same join every report uses.
 """
 
@@ -139,11 +139,22 @@ def run_scores(run: BoardRun) -> tuple[Any, np.ndarray]:
     """Ids (a pyarrow string array) and main scores of the items the run scored (errored and
     ungraded items left out)."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
+    from medlens.analysis.derived import fresh_score_file
+
+    derived = fresh_score_file(run.path)
+    if derived is not None:  # what `run` wrote when it finished: no record is parsed
+        from medlens.analysis.score_file import arrow_numbers, read_columns
+
+        table = read_columns(derived[0], ["id", "score"])
+        score = table["score"].combine_chunks()
+        scored = pc.invert(pc.is_nan(score))  # unscored (errored, no gold) items hold NaN
+        values = arrow_numbers(score)
+        return table["id"].combine_chunks().filter(scored), values[~np.isnan(values)]
     file = run.path / "records.jsonl"
     if not file.is_file():
         return pa.array([], type=pa.string()), np.zeros(0)
-    import pyarrow.compute as pc
     import pyarrow.json as pajson
 
     schema = pa.schema([("id", pa.string()), ("score", pa.float64())])
@@ -179,28 +190,51 @@ def align_runs(
     Under a judged `source` (``judge:NAME``, ``combined:NAME``) each run's scores come from its
     judge (``board.judged``); items of a judged scope lacking a verdict in some run are left
     out for all (counted in each run's coverage), while ``--align same`` still compares the
-    runs' rule-scored items, so runs on different items are refused as before.
+    runs' rule-scored items, so runs on different items are refused as before. Rule scores and
+    the items' axes come from the runs' fresh score files where they have them.
     """
     from medlens.core.errors import SpecError
 
     if mode not in ALIGN_MODES:
         raise SpecError(f"--align: unknown mode {mode!r} (use same or intersect)")
     check_same_benchmark(runs, mode)
-    items = _items_by_id(runs)
+    judging = source is not None and source.judged
+    known = None if judging else _derived_items(runs)
+    items: Any = known.ids if known is not None else _items_by_id(runs)
     scored = [run_scores(run) for run in runs]
     positions, counts = _positions(list(items), scored)
     everywhere = np.all([p >= 0 for p in positions], axis=0) if positions else np.zeros(0, bool)
     if mode == "same":
         _refuse_different_items(runs, counts, int(everywhere.sum()))
     rule_counts = {run.run: k for run, k in zip(runs, counts, strict=True)}
-    table = _item_table(items, list(items))
     judged = None
-    if source is not None and source.judged:
+    if judging:
+        assert source is not None
+        table = _item_table(items, list(items))
         scored, judged = judged_scores(runs, items, table.meta, scored, source)
         positions, counts = _positions(list(items), scored)
         everywhere = np.all([p >= 0 for p in positions], axis=0)
+        table = _subset_table(table, everywhere)
     common = [i for i, keep in zip(items, everywhere.tolist(), strict=True) if keep]
-    table = _subset_table(table, everywhere)
+    if not judging:
+        table = _rule_item_table(runs, known, items, common)
+    return _aligned(runs, table, common, where, positions, scored, everywhere, counts, source,
+                    judged, rule_counts)  # fmt: skip
+
+
+def _rule_item_table(runs: Sequence[BoardRun], known: Any, items: Any, common: list[str]) -> Any:
+    """The common items' axes: the first run's score table when it holds every one of them."""
+    if known is not None and len(common) == len(known.ids):
+        return known
+    return _item_table(items if known is None else _items_by_id(runs), common)
+
+
+def _aligned(
+    runs: Sequence[BoardRun], table: Any, common: list[str], where: str, positions: Any,
+    scored: Any, everywhere: np.ndarray, counts: Sequence[int], source: ScoreSource | None,
+    judged: Any, rule_counts: dict[str, int],
+) -> Aligned:  # fmt: skip
+    """The aligned score matrix of the common items that match `where`."""
     mask = _where_mask(table.meta, len(common), where)
     ids = np.asarray(common, dtype=object)[mask]
     if ids.size == 0:
@@ -224,6 +258,19 @@ def align_runs(
         judged=judged,
         scored=rule_counts,
     )
+
+
+def _derived_items(runs: Sequence[BoardRun]) -> Any:
+    """The first run's score table (axes, images, chance levels of the items it recorded, in
+    item order) when every run is on one benchmark and that run's score file is fresh; None
+    otherwise (items.jsonl is read then)."""
+    from medlens.analysis.derived import fresh_score_file
+    from medlens.analysis.score_file import read_columns, score_table_of
+
+    if len({str(run.benchmark.get("content_hash")) for run in runs}) != 1:
+        return None
+    found = fresh_score_file(runs[0].path)
+    return None if found is None else score_table_of(read_columns(found[0]))
 
 
 def _items_by_id(runs: Sequence[BoardRun]) -> dict[str, Any]:

@@ -122,10 +122,11 @@ def board(
 def _warn_on_mixed_environments(result: dict[str, Any], runs: list[Path]) -> None:
     """Runs made with other package versions or served models, or sharing cached answers: a
     warning, also in the JSON."""
+    from medlens.analysis.derived import fresh_served
     from medlens.cli.common import err_console
     from medlens.runs.provenance import run_notes
 
-    notes, shared = run_notes(runs)
+    notes, shared = run_notes(runs, served_of=fresh_served)
     result["environment_differ"] = notes
     result["shared_cache"] = shared
     for note in [*notes, *shared]:

@@ -41,11 +41,12 @@ def compare(
             "give two runs"
         )
     axes = [a.strip() for a in by.split(",") if a.strip()]
+    from medlens.analysis.derived import fresh_served
     from medlens.runs.provenance import run_notes
 
     source = parse_score_source(score)
     result = compare_runs(run_a, run_b, axes, adjust=adjust, source=source)
-    notes, shared = run_notes([run_a, run_b])
+    notes, shared = run_notes([run_a, run_b], served_of=fresh_served)
     warnings = [c["warning"] for c in result.coverage if c and c.get("warning")]
     print_warnings(notes + shared + warnings)
     if as_json:

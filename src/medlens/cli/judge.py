@@ -95,7 +95,7 @@ def judge(
 
 def judge_with_progress(options: JudgeOptions) -> JudgeOutcome:
     """Run the judge stage under a progress bar that appears once loading succeeded."""
-    from medlens.analysis.results import build_results
+    from medlens.analysis.derived import derive_and_save
     from medlens.judges.stage import judge_run
 
     bar = progress_bar("medlens judge", unit="judgements")
@@ -111,7 +111,7 @@ def judge_with_progress(options: JudgeOptions) -> JudgeOutcome:
 
     try:
         return judge_run(
-            options, on_start, lambda line: bar.advance(task), derive_results=build_results
+            options, on_start, lambda line: bar.advance(task), derive_results=derive_and_save
         )
     finally:
         if bar.live.is_started:

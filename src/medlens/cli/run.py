@@ -213,7 +213,7 @@ def error_lines(records: Iterable[Mapping[str, Any]]) -> list[str]:
 
 def evaluate_with_progress(options: RunOptions) -> RunOutcome:
     """Run the evaluation under a progress bar that appears only once loading succeeded."""
-    from medlens.analysis.results import build_results
+    from medlens.analysis.derived import derive_and_save
     from medlens.execution.evaluate import evaluate
 
     bar = progress_bar("medlens run")
@@ -230,11 +230,7 @@ def evaluate_with_progress(options: RunOptions) -> RunOutcome:
 
     try:
         return evaluate(
-            options,
-            on_start,
-            lambda record: bar.advance(task),
-            on_note,
-            derive_results=build_results,
+            options, on_start, lambda record: bar.advance(task), on_note, derive_results=derive_and_save
         )
     finally:
         if bar.live.is_started:

@@ -33,7 +33,7 @@ async def answer_by_vote(
 ) -> Record:
     """Draw `settings.strategy.samples` answers for `item` and keep the majority's record."""
 
-    draws: list[tuple[Request, Response]] = []
+    draws: list[tuple[Request, tuple[Response, float]]] = []
     for index in range(settings.strategy.samples):
         params = sample_params(request.params, settings.seed, index)
         sampled = Request(
@@ -41,8 +41,10 @@ async def answer_by_vote(
         )
         draws.append((sampled, await timed_generate(model, sampled)))
     records = [
-        make_record(item, sampled, response, settings.extract, cot=settings.strategy.cot)
-        for sampled, response in draws
+        make_record(
+            item, sampled, response, settings.extract, cot=settings.strategy.cot, latency=latency
+        )
+        for sampled, (response, latency) in draws
     ]
     failed = next((r for r in records if r["error"] is not None), None)
     vote = majority_vote([_vote_key(item, r) for r in records])

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import re
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ from medlens.execution.selection import run_provenance, select_run_items
 from medlens.execution.strategies import ZERO_SHOT, Strategy
 from medlens.extract.extraction import EXTRACT_MODES
 from medlens.models import MODELS, ModelContext, load_model
-from medlens.runs.store import DeriveResults, RunStore, check_same_spec
+from medlens.runs.store import RECORD_INTERVAL, DeriveResults, RunStore, check_same_spec
 from medlens.sources import load_benchmark
 
 EXECUTORS = ("local", "ray")
@@ -341,13 +341,33 @@ def _evaluate_locked(
                 on_progress(record)
 
         if todo:
-            asyncio.run(_execute(todo, items, model, settings, probe, options, on_record))
+            work = _execute(todo, items, model, settings, probe, options, on_record)
+            asyncio.run(with_checkpoints(work, store.flush, RECORD_INTERVAL))
     finally:
         store.close()
         store.compact_if_needed()  # retried items: keep each item's latest record once
     results = derive_results(store)
     store.write_results(results)
     return RunOutcome(store, results, done_before=len(done), ran=len(todo))
+
+
+async def with_checkpoints(
+    work: Coroutine[Any, Any, None], flush: Callable[[], None], interval: float
+) -> None:
+    """Await `work`, calling `flush` every `interval` seconds meanwhile: records finished just
+    before a pause (a burst, then a slow answer or a retry back-off) are written within
+    `interval` instead of waiting in memory for the next append."""
+
+    async def tick() -> None:
+        while True:
+            await asyncio.sleep(interval)
+            flush()  # on the loop's thread, as every append is
+
+    ticker = asyncio.create_task(tick())
+    try:
+        await work
+    finally:
+        ticker.cancel()
 
 
 async def _execute(

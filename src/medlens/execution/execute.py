@@ -40,8 +40,10 @@ async def process_item(
         return make_record(item, None, failed, settings.extract)
     if settings.strategy.samples > 1:
         return await answer_by_vote(item, request, model, settings)
-    response = await timed_generate(model, request)
-    return make_record(item, request, response, settings.extract, cot=settings.strategy.cot)
+    response, latency = await timed_generate(model, request)
+    return make_record(
+        item, request, response, settings.extract, cot=settings.strategy.cot, latency=latency
+    )
 
 
 async def run_local(

@@ -22,17 +22,19 @@ def make_record(
     extract_mode: str,
     *,
     cot: bool = False,
+    latency: float | None = None,
 ) -> Record:
     """The record of one answered (or failed) item, scored under its extraction mode (a peer
     mode's verdict is the peer's own) and under VLMEvalKit's rules.
 
     Under chain-of-thought only the final 'Answer:' line is read (`strategies.final_answer_text`).
+    `latency` replaces the response's own when given (measured around a backend that gave none).
     """
     record: Record = {
         "id": item.id,
         "fingerprint": request.fingerprint if request else None,
         "output": response.text,
-        "latency": round(response.latency, 6),
+        "latency": round(response.latency if latency is None else latency, 6),
         "cached": response.cached,
         "usage": dict(response.usage),
         "error": None,
@@ -64,17 +66,18 @@ def make_record(
     record["extraction"] = extraction.to_json()
     record["score"] = main
     record["scores"] = item_scores(item, extraction)
-    compat = extract(item, text, "vlmeval")
-    record["vlmeval"] = {**compat.to_json(), "score": score(item, compat)}
+    if extract_mode == "vlmeval":  # the same reading: the rules are deterministic
+        record["vlmeval"] = {**record["extraction"], "score": record["score"]}
+    else:
+        compat = extract(item, text, "vlmeval")
+        record["vlmeval"] = {**compat.to_json(), "score": score(item, compat)}
     return record
 
 
-async def timed_generate(model: Model, request: Request) -> Response:
-    """The model's response, with its latency measured here when the backend gave none."""
+async def timed_generate(model: Model, request: Request) -> tuple[Response, float]:
+    """The model's response and its latency: the backend's own, else measured here."""
     started = time.perf_counter()
     response = await model.generate(request)
     if not response.latency and not response.cached:
-        from dataclasses import replace
-
-        response = replace(response, latency=time.perf_counter() - started)
-    return response
+        return response, time.perf_counter() - started
+    return response, response.latency

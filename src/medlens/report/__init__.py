@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from medlens.core.errors import SpecError
-from medlens.runs.store import RunStore
 
 if TYPE_CHECKING:
     from medlens.analysis.score_source import ScoreSource
@@ -23,16 +22,27 @@ FORMATS: dict[str, str] = {
 
 
 def load_results(run_dir: Path | str, score: ScoreSource | str | None = None) -> dict[str, Any]:
-    """Every aggregate of a run (the content of results.json), derived afresh from its directory.
+    """Every aggregate of a run (the content of results.json): read while fresh, rebuilt from
+    the run's files when stale (``analysis.derived``: the records, items, judges, medlens
+    version and score source it was built from are checked).
 
     `score`: the score source (``"rules"``, ``"judge:NAME"``, ``"combined:NAME"`` or a parsed
-    one; see ``medlens.analysis.score_source``). Reading never modifies the run: results.json
-    is written only by `run` and `judge` (under the run's lock), with rule scores.
+    one; see ``medlens.analysis.score_source``); a judged source's results are kept beside
+    results.json (``derived/``), never over it.
     """
-    from medlens.analysis.results import build_results
+    from medlens.analysis.derived import fresh_results
     from medlens.analysis.score_source import parse_score_source
 
-    return build_results(RunStore.open(Path(run_dir)), parse_score_source(score))
+    source = parse_score_source(score)
+    if not source.judged:
+        return fresh_results(Path(run_dir))
+    from medlens.analysis.results import build_results_and_table
+
+    return fresh_results(
+        Path(run_dir),
+        score_source=source.label,
+        build=lambda store: build_results_and_table(store, source),
+    )
 
 
 def render(run_dir: Path, fmt: str, score: ScoreSource | None = None) -> str | bytes:

@@ -113,15 +113,13 @@ def vlmeval_dataset(run: dict[str, Any]) -> str | None:
 
 def incomplete_warning(run_dir: Path) -> str | None:
     """One line when the export leaves items out (never run) or empty (errored), else None."""
-    from medlens.runs.store import RunStore
+    from medlens.analysis.derived import fresh_results
 
-    store = RunStore.open(run_dir)
-    items, records = store.items(), store.records()
-    pending = sum(1 for item in items if item.id not in records)
-    errored = sum(1 for record in records.values() if record.get("error") is not None)
+    counts = fresh_results(Path(run_dir))["counts"]
+    pending, errored = counts["pending"], counts["errors"]
     if not pending and not errored:
         return None
-    parts = [f"{pending} of {len(items)} items have no record and are left out"] if pending else []
+    parts = [f"{pending} of {counts['items']} items have no record and are left out"] if pending else []
     if errored:
         parts.append(f"{errored} errored items have an empty prediction")
     return f"warning: {'; '.join(parts)}; rerun the same `medlens run` to complete the run"

@@ -5,31 +5,137 @@ primitive that serves the run's records, its judges' judgements and its human ra
 mid-write) apart from values; appends whole lines, flushed; and rewrites the file atomically
 (compaction). What counts as a value, which line wins for a key and how damage is reported are
 the stores' own rules (``RunStore``, ``JudgeStore``, ratings imports); the file handling is here.
+
+Lines are encoded by orjson and decoded by it, byte for byte what the standard ``json`` module
+writes with sorted keys, compact separators and ``ensure_ascii=False`` (:func:`canonical_bytes`
+says how); appends can be batched (one write and one flush per batch), so a fast writer pays
+one system call per batch instead of one per line, and a kill loses at most the batch in flight.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+import orjson
+
+_ORJSON_OPTIONS = (
+    orjson.OPT_SORT_KEYS
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+)
+"""Sorted keys; dataclasses, datetimes and subclasses of built-in types go to ``_refuse``, so
+they take the standard encoder's path (which refuses or converts them its own way)."""
+
+
+class _NotFinite(Exception):
+    """A NaN or an infinity: orjson writes ``null``, the standard encoder ``NaN``."""
+
+
+def _refuse(value: Any) -> Any:
+    raise TypeError(f"{type(value).__name__} is left to the standard encoder")
+
+
+def _python_float(value: float) -> Any:
+    """`value`, or its ``repr`` as a pre-encoded fragment where orjson's text would differ.
+
+    ``repr`` (what ``json`` writes) uses an exponent below 1e-4 and from 1e16 on; orjson writes
+    ``1e-5`` or ``0.00001`` for 1e-05 and ``1e16`` for 1e+16. In between both write the shortest
+    round-trip digits alike (tests/runs/test_fast_json.py checks random and edge values).
+    """
+    if value - value:  # NaN or ±inf
+        raise _NotFinite
+    if value and not 1e-4 <= abs(value) < 1e16:
+        return orjson.Fragment(repr(value))
+    return value
+
+
+def _with_python_floats(value: Any) -> Any:
+    """`value` with every float that orjson would spell differently replaced by its ``repr``
+    (containers are copied only on the path to such a float; plain values come back as is).
+
+    Leaves are tested inline, not by a call each: this walk runs once per appended line.
+    """
+    kind = type(value)
+    if kind is float:
+        return _python_float(value)
+    if kind is not dict and kind is not list and kind is not tuple:
+        return value
+    changed: Any = None
+    pairs = value.items() if kind is dict else enumerate(value)
+    for key, item in pairs:
+        of = type(item)
+        if of is float:
+            if item - item:
+                raise _NotFinite
+            if not item or 1e-4 <= abs(item) < 1e16:
+                continue
+            kept = orjson.Fragment(repr(item))
+        elif of is dict or of is list or of is tuple:
+            kept = _with_python_floats(item)
+            if kept is item:
+                continue
+        else:
+            continue
+        if changed is None:
+            changed = dict(value) if kind is dict else list(value)
+        changed[key] = kept
+    return value if changed is None else changed
+
+
+def canonical_bytes(value: Any) -> bytes:
+    """Canonical JSON of `value` as UTF-8: ``canonical_json(value).encode()``, about twice as fast.
+
+    orjson writes the bytes the standard encoder writes except for float text (``repr``'s is
+    put in where the two differ) and NaN/infinity; values orjson refuses (non-string keys,
+    integers beyond 64 bits, lone surrogates, other types) or that hold a NaN or an infinity
+    are encoded by the standard encoder.
+    """
+    try:
+        return orjson.dumps(_with_python_floats(value), default=_refuse, option=_ORJSON_OPTIONS)
+    except (TypeError, _NotFinite):
+        return canonical_json(value).encode("utf-8")
+
 
 def canonical_json(value: Any) -> str:
+    """Sorted keys, compact separators, ``ensure_ascii=False``: one text per value."""
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def write_atomic(path: Path, text: str) -> None:
+_LONG_NUMBER = re.compile(rb"[0-9]{19}")
+"""19 digits in a row: maybe an integer beyond 64 bits, which orjson reads as a float."""
+
+
+def loads_line(raw: bytes | str) -> Any:
+    """One JSON value, parsed by orjson; what it refuses (NaN, lone surrogate escapes) or might
+    read otherwise (integers beyond 64 bits) by the standard parser, so either reads what
+    ``json`` wrote as ``json`` reads it."""
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    if _LONG_NUMBER.search(data):
+        return json.loads(raw)
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(raw)
+
+
+def write_atomic(path: Path, text: str | bytes) -> None:
     """Write a file so that readers see the old content or the new, never half of it."""
     handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed below, then renamed
-        "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
+        "wb", dir=path.parent, prefix=f".{path.name}.", delete=False
     )
+    data = text.encode("utf-8") if isinstance(text, str) else text
     try:
         with handle:
-            handle.write(text)
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         # mkstemp makes the file 0600; give it the mode a plain open() would (shared run folders)
@@ -69,17 +175,28 @@ def _line(number: int, raw: bytes) -> Line:
     if not raw.strip():
         return Line(number, None, blank=True)
     try:
-        return Line(number, json.loads(raw))
+        return Line(number, loads_line(raw))
     except ValueError:
         return Line(number, None)
 
 
 class JsonLines:
-    """An append-only JSON-lines file (one JSON value per line)."""
+    """An append-only JSON-lines file (one JSON value per line).
 
-    def __init__(self, path: Path) -> None:
+    With `batch` > 1, appended lines wait in memory until `batch` of them are waiting or
+    `interval` seconds have passed since the last write, then go out in one write and one
+    flush (:meth:`flush` and :meth:`close` write them too). A slow writer (a model answering
+    less often than every `interval`) thus still writes every line as it comes; a kill loses
+    at most the waiting lines.
+    """
+
+    def __init__(self, path: Path, *, batch: int = 1, interval: float = 0.25) -> None:
         self.path = path
-        self._handle: IO[str] | None = None
+        self.batch = max(1, batch)
+        self.interval = interval
+        self._handle: IO[bytes] | None = None
+        self._waiting: list[bytes] = []
+        self._written_at = time.monotonic()
 
     def read(self) -> JsonlContent:
         """Every line, parsed; an absent file reads as empty."""
@@ -91,34 +208,53 @@ class JsonLines:
         return JsonlContent(lines, _line(len(parts) + 1, tail) if tail else None)
 
     def append(self, value: Any) -> None:
-        """Append one line and flush it (the file stays open until :meth:`close`)."""
+        """Append one line; written and flushed at once, or with its batch (the file stays
+        open until :meth:`close`)."""
+        self._waiting.append(canonical_bytes(value) + b"\n")
+        if (
+            len(self._waiting) >= self.batch
+            or time.monotonic() - self._written_at >= self.interval
+        ):
+            self.flush()
+
+    def flush(self) -> None:
+        """Write and flush every waiting line (a checkpoint)."""
+        self._written_at = time.monotonic()
+        if not self._waiting:
+            return
         if self._handle is None:
-            self._handle = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - see close()
-        self._handle.write(canonical_json(value) + "\n")
+            self._handle = open(self.path, "ab")  # noqa: SIM115 - see close()
+        data = b"".join(self._waiting)
+        self._waiting.clear()
+        self._handle.write(data)
         self._handle.flush()
 
     def append_synced(self, values: Iterable[Any]) -> None:
         """Append whole lines and fsync them; a torn last line is cut off first, so the first
         new line does not fuse with it."""
-        text = "".join(canonical_json(value) + "\n" for value in values)
+        text = b"".join(canonical_bytes(value) + b"\n" for value in values)
         if not text:
             return
+        self.flush()
         if self.path.is_file():
             raw = self.path.read_bytes()
             if raw and not raw.endswith(b"\n"):
                 with open(self.path, "r+b") as torn:
                     torn.truncate(raw.rfind(b"\n") + 1)
-        with open(self.path, "a", encoding="utf-8") as handle:
+        with open(self.path, "ab") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
 
     def rewrite(self, values: Iterable[Any]) -> None:
         """Replace the file atomically with these values, one per line (compaction)."""
+        self._waiting.clear()  # the rewrite holds every value the store kept
         self.close()
-        write_atomic(self.path, "".join(canonical_json(value) + "\n" for value in values))
+        write_atomic(self.path, b"".join(canonical_bytes(value) + b"\n" for value in values))
 
     def close(self) -> None:
+        """Write the waiting lines, then close the file."""
+        self.flush()
         if self._handle is not None:
             self._handle.close()
             self._handle = None

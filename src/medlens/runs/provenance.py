@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -197,6 +197,33 @@ def served_summary(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, 
     return {"served_model": dict(models), "system_fingerprint": dict(fingerprints)}
 
 
+def records_served_summary(run_dir: Path) -> dict[str, dict[str, int]]:
+    """:func:`served_summary` of a run's records, read by pyarrow (three columns, no record
+    built) when every line is one record of a distinct item; else by the run store's rules."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.json as pajson
+
+    from medlens.runs.store import RunStore
+
+    file = Path(run_dir) / "records.jsonl"
+    names = ("served_model", "system_fingerprint")
+    schema = pa.schema([("id", pa.string()), *((name, pa.string()) for name in names)])
+    options = pajson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+    try:
+        table = pajson.read_json(file, parse_options=options)
+        ids = table["id"]
+        if ids.null_count == 0 and pc.count_distinct(ids).as_py() == len(ids):
+            summary: dict[str, dict[str, int]] = {}
+            for name in names:
+                counts = pc.value_counts(pc.drop_null(table[name])).to_pylist()
+                summary[name] = {c["values"]: c["counts"] for c in counts if c["values"]}
+            return summary
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
+        pass  # a torn line, an odd record: the store's own reading rules decide
+    return served_summary(RunStore.open(run_dir).records().values())
+
+
 def run_differences(run_a: Mapping[str, Any], run_b: Mapping[str, Any]) -> list[str]:
     """Environment differences between two runs (empty when either lacks one)."""
     env_a, env_b = run_a.get("environment"), run_b.get("environment")
@@ -209,8 +236,16 @@ def served_differences(
     records_a: Iterable[Mapping[str, Any]], records_b: Iterable[Mapping[str, Any]]
 ) -> list[str]:
     """Served model / fingerprint sets that differ between two runs' records."""
-    a, b = served_summary(records_a), served_summary(records_b)
-    return set_differences({k: set(a[k]) for k in SERVED_KEYS}, {k: set(b[k]) for k in SERVED_KEYS})
+    return summary_differences(served_summary(records_a), served_summary(records_b))
+
+
+def summary_differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+    """Served model / fingerprint sets that differ between two served summaries."""
+    out = []
+    for key in ("served_model", "system_fingerprint"):
+        if a.get(key) and b.get(key) and set(a[key]) != set(b[key]):
+            out.append(f"{key}: {', '.join(sorted(a[key]))} → {', '.join(sorted(b[key]))}")
+    return out
 
 
 def summary_lines(run: Mapping[str, Any], records: Iterable[Mapping[str, Any]]) -> list[str]:
@@ -265,32 +300,53 @@ def stamp_run(store: Any, model_spec: Spec, created: bool) -> None:
         print(line, file=sys.stderr)
 
 
-def environment_notes(run_dirs: Sequence[Path | str]) -> list[str]:
+ServedOf = Callable[[Path], "Mapping[str, Any] | None"]
+"""A run's served-model summary from a derived file, or None when there is none fresh."""
+
+
+def environment_notes(
+    run_dirs: Sequence[Path | str], served_of: ServedOf | None = None
+) -> list[str]:
     """One line per run whose environment or served model differs from the first run's
-    (for `compare` and `board`; empty when they agree or were recorded before medlens did)."""
-    return run_notes(run_dirs)[0]
+    (for `compare` and `board`; empty when they agree or were recorded before medlens did).
 
-
-def run_notes(run_dirs: Sequence[Path | str]) -> tuple[list[str], list[str]]:
-    """(:func:`environment_notes`, :func:`shared_cache_notes`): served models are read as
-    three pyarrow columns, whole records only when some run holds cached answers."""
+    `served_of` gives a run's served-model summary without reading its records (the analysis
+    layer's derived score file); a run it has none for is read, one run at a time.
+    """
     from medlens.runs.store import read_run_file
 
     if len(run_dirs) < 2:
-        return [], []
-    paths = [Path(path) for path in run_dirs]
-    runs = [read_run_file(path) for path in paths]
-    first_served = served_sets(paths[0])
+        return []
+
+    def served(path: Path) -> Mapping[str, Any]:
+        known = served_of(path) if served_of is not None else None
+        if known is not None:
+            return known
+        return records_served_summary(path)
+
+    paths = [Path(p) for p in run_dirs]
+    first, first_run, first_served = paths[0], read_run_file(paths[0]), served(paths[0])
     notes = []
-    for path, run in zip(paths[1:], runs[1:], strict=True):
-        changes = run_differences(runs[0], run)
-        changes += set_differences(first_served, served_sets(path))
+    for other in paths[1:]:
+        changes = run_differences(first_run, read_run_file(other))
+        changes += summary_differences(first_served, served(other))
         if changes:
             notes.append(
-                f"{paths[0].name} and {path.name} ran in different environments "
+                f"{first.name} and {other.name} ran in different environments "
                 f"({'; '.join(changes)})"
             )
-    return notes, cache_sharing_notes(paths)
+    return notes
+
+
+def run_notes(
+    run_dirs: Sequence[Path | str], served_of: ServedOf | None = None
+) -> tuple[list[str], list[str]]:
+    """(:func:`environment_notes`, :func:`shared_cache_notes`) of the runs; whole records are
+    read only when some run holds cached answers."""
+    paths = [Path(p) for p in run_dirs]
+    if len(paths) < 2:
+        return [], []
+    return environment_notes(paths, served_of), cache_sharing_notes(paths)
 
 
 def cache_sharing_notes(paths: Sequence[Path]) -> list[str]:
@@ -304,21 +360,9 @@ def cache_sharing_notes(paths: Sequence[Path]) -> list[str]:
     return shared_cache_notes([(p.name, RunStore.open(p).records().values()) for p in paths])
 
 
-SERVED_KEYS = ("served_model", "system_fingerprint")
-
-
-def set_differences(a: Mapping[str, set[str]], b: Mapping[str, set[str]]) -> list[str]:
-    """Served model / fingerprint sets that differ (both runs reported some)."""
-    return [
-        f"{key}: {', '.join(sorted(a[key]))} → {', '.join(sorted(b[key]))}"
-        for key in SERVED_KEYS
-        if a[key] and b[key] and a[key] != b[key]
-    ]
-
-
 def _mentions(file: Path, needles: Sequence[bytes]) -> bool:
     """Whether the file's bytes hold any of `needles` (a memchr-speed scan of the mapped file:
-    runs of baselines and replays never record a served model, and skip the parse)."""
+    runs without a cached answer skip parsing their records)."""
     import mmap
 
     with open(file, "rb") as handle:
@@ -326,33 +370,6 @@ def _mentions(file: Path, needles: Sequence[bytes]) -> bool:
             return False
         with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
             return any(data.find(needle) != -1 for needle in needles)
-
-
-def served_sets(run_dir: Path) -> dict[str, set[str]]:
-    """The distinct ``served_model`` and ``system_fingerprint`` values of a run's records:
-    pyarrow reads only these fields (a board of 50 runs × 26,000 records would spend seconds
-    parsing and looping over whole records); a file it cannot read as a whole (a torn line, a
-    resume's duplicates) goes through the store, whose rules decide which line counts."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.json as pajson
-
-    from medlens.runs.store import RunStore
-
-    file = run_dir / "records.jsonl"
-    if not file.is_file() or not _mentions(file, [f'"{key}"'.encode() for key in SERVED_KEYS]):
-        return {key: set() for key in SERVED_KEYS}  # no record names a served model
-    fields = [("id", pa.string()), *((key, pa.string()) for key in SERVED_KEYS)]
-    options = pajson.ParseOptions(explicit_schema=pa.schema(fields), unexpected_field_behavior="ignore")
-    try:
-        table = pajson.read_json(file, parse_options=options)
-        ids = table["id"].combine_chunks()
-        if ids.null_count == 0 and pc.count_distinct(ids).as_py() == len(ids):
-            return {key: {v for v in pc.unique(table[key]).to_pylist() if v} for key in SERVED_KEYS}
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
-        pass
-    summary = served_summary(RunStore.open(run_dir).records().values())
-    return {key: set(summary[key]) for key in SERVED_KEYS}
 
 
 def _entry(record: Mapping[str, Any]) -> str | None:

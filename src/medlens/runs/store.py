@@ -12,7 +12,7 @@ from medlens.core.errors import MedlensError, RunMismatchError
 from medlens.core.items import Item
 from medlens.core.records import Record
 from medlens.core.version import __version__
-from medlens.runs.files import JsonLines, canonical_json, write_atomic
+from medlens.runs.files import JsonLines, canonical_json, loads_line, write_atomic
 
 SCHEMA_VERSION = 1
 # Item errors that a retry cannot fix (an undecodable image, a missing file): resume skips them
@@ -28,15 +28,25 @@ def spec_hash(spec: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical_json(spec).encode("utf-8")).hexdigest()
 
 
+RECORD_BATCH = 256
+"""Records written per batch at most; a batch also goes out once `RECORD_INTERVAL` seconds have
+passed since the last one, so a slow model's answers are written as they come."""
+RECORD_INTERVAL = 0.25
+
+
 class RunStore:
-    """One run directory. Records are appended and flushed one completed item at a time."""
+    """One run directory. Records are appended in batches (one write and flush per batch, at
+    least every quarter second, and at :meth:`flush` and :meth:`close`)."""
 
     def __init__(self, path: Path, run: dict[str, Any]) -> None:
         self.path = path
         self.run = run
         self._records: dict[str, Record] = {}
-        self._log = JsonLines(path / "records.jsonl")
+        self._log = JsonLines(
+            path / "records.jsonl", batch=RECORD_BATCH, interval=RECORD_INTERVAL
+        )
         self._lines = 0
+        self._items: list[Item] | None = None
         self.damaged: list[str] = []
         """One message per line of records.jsonl that is not a record (file and line number)."""
 
@@ -78,8 +88,10 @@ class RunStore:
         return store
 
     def _write_items(self, items: Iterable[Item]) -> None:
-        lines = (json.dumps(item.to_json(), ensure_ascii=False) for item in items)
+        kept = list(items)
+        lines = (json.dumps(item.to_json(), ensure_ascii=False) for item in kept)
         write_atomic(self.path / "items.jsonl", "".join(line + "\n" for line in lines))
+        self._items = kept  # what the file now holds: results need not parse it again
 
     # -- records -----------------------------------------------------------------------------
     def _load_records(self, compact: bool) -> None:
@@ -132,6 +144,10 @@ class RunStore:
         self._lines += 1
         self._records[record["id"]] = record
 
+    def flush(self) -> None:
+        """Write the records still waiting for their batch (a checkpoint)."""
+        self._log.flush()
+
     def compact(self) -> None:
         """Rewrite records.jsonl with each item's latest record once (call under the run lock)."""
         self._log.rewrite(self._records.values())
@@ -147,6 +163,8 @@ class RunStore:
 
     # -- items -------------------------------------------------------------------------------
     def items(self) -> list[Item]:
+        if self._items is not None:
+            return list(self._items)
         file = self.path / "items.jsonl"
         if not file.is_file():
             raise MedlensError(f"{self.path}: run has no items.jsonl")
@@ -156,7 +174,7 @@ class RunStore:
                 if not line.strip():
                     continue
                 try:
-                    items.append(Item.from_json(json.loads(line)))
+                    items.append(Item.from_json(loads_line(line)))
                 except (ValueError, KeyError, TypeError, AttributeError) as exc:
                     problem = f"missing field {exc}" if isinstance(exc, KeyError) else exc
                     raise MedlensError(f"{file}, line {number}: not an item ({problem})") from None

@@ -56,7 +56,8 @@ MARKED_FAMILIES = ("gmai:", "vlmeval:")
 
 def answer_mode_source(items: Sequence[Item]) -> str:
     """``marker`` (a ``question_type`` column), ``gold`` (gold letters), or ``none`` (TEST)."""
-    if any(normalise_header(key) == "questiontype" for item in items for key in item.meta):
+    keys = {key for item in items for key in item.meta}  # each field name normalised once
+    if any(normalise_header(key) == "questiontype" for key in keys):
         return "marker"
     return "gold" if any(item.answer is not None for item in items) else "none"
 
