@@ -83,12 +83,15 @@ def test_a_finished_run_leaves_stamped_results_and_a_score_file(bench: Path, tmp
 def test_fresh_results_are_read_without_extracting_anything(
     bench: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import shutil
+
     run = vlmeval_run(bench, tmp_path)
+    twin = shutil.copytree(run, tmp_path / "twin")  # compare refuses a run against itself
     counts = Counts(monkeypatch)
     for command in (["report", str(run), "--format", "json"], ["report", str(run)],
                     ["slice", str(run), "--by", "department"], ["runs", str(tmp_path)],
                     ["export", str(run), "-f", "vlmeval", "--output", str(tmp_path / "x")],
-                    ["compare", str(run), str(run)]):  # fmt: skip
+                    ["compare", str(run), str(twin)]):  # fmt: skip
         result = runner.invoke(app, command)
         assert result.exit_code == 0, (command, result.output)
         assert "stale" not in result.output

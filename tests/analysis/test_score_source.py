@@ -120,21 +120,21 @@ def test_report_json_of_a_judged_source_equals_the_hand_computation(run: Path) -
     write_stage(run, "rub", "rubric", [rubric_line(f"o{k}", rubric_points(k)) for k in range(20)])
     result = invoke("report", run, "--format", "json", "--score", "judge:rub")
     assert result.exit_code == 0, result.output
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     values = np.array([expected_rubric(k) for k in range(20)])
     lo, hi = group_cis(values, np.zeros(20, dtype=int), np.array([f"o{k}" for k in range(20)]))
     assert data["score_source"] == "judge:rub"
     assert data["overall"]["n"] == 20 and data["overall"]["score"] == pytest.approx(values.mean())
     assert data["overall"]["ci"] == pytest.approx([lo[0], hi[0]])
     assert data["overall"]["coverage"] == {"verdicts": 20, "scope": 20}
-    combined = json.loads(invoke("report", run, "-f", "json", "--score", "combined:rub").output)
+    combined = json.loads(invoke("report", run, "-f", "json", "--score", "combined:rub").stdout)
     rules = rule_scores(run)
     everything = [*values, *(rules[f"c{k}"] for k in range(6))]
     assert combined["overall"]["n"] == 26 and combined["overall"]["score"] == pytest.approx(np.mean(everything))
     gap = combined["closed_open"]["overall"]  # rules closed − judged open, with its CI
     assert gap["delta"] == pytest.approx(np.mean([rules[f"c{k}"] for k in range(6)]) - values.mean())
     assert gap["delta_ci"][0] < gap["delta"] < gap["delta_ci"][1]
-    assert json.loads(invoke("report", run, "-f", "json").output)["score_source"] == "rules"
+    assert json.loads(invoke("report", run, "-f", "json").stdout)["score_source"] == "rules"
 
 
 def test_every_table_names_the_source_and_low_coverage_warns(run: Path) -> None:

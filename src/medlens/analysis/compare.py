@@ -150,7 +150,8 @@ def compare_runs(
     """
     if adjust not in ADJUSTMENTS:
         raise SpecError(f"--adjust: unknown method {adjust!r} (use holm, bh or none)")
-    from medlens.analysis.score_source import RULES, sourced_score_table
+    from medlens.analysis.derived import sourced_score_table
+    from medlens.analysis.score_source import RULES
     from medlens.runs.store import RunStore, read_run_file
 
     source = source or RULES

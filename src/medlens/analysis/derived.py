@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from medlens.analysis.score_source import ScoreSource, sourced_run
 from medlens.analysis.score_table import ScoreTable
 from medlens.runs.store import RunStore
 
@@ -320,3 +321,18 @@ def fresh_served(run_dir: Path) -> dict[str, Any] | None:
     """The served-model summary of a fresh score file (None: read the records instead)."""
     found = fresh_score_file(Path(run_dir))
     return None if found is None else found[1]
+
+
+def sourced_score_table(
+    run_dir: Path | str, source: ScoreSource
+) -> tuple[ScoreTable, dict[str, Any] | None]:
+    """(the run's score table under `source`, its judged coverage): rule scores from the run's
+    fresh derived score file, a judged source's from the records and the
+    judge's verdicts (its coverage; None for rules)."""
+    from medlens.analysis.score_table import score_table
+
+    if not source.judged:
+        return fresh_score_table(Path(run_dir)), None
+    store = RunStore.open(run_dir)
+    sourced = sourced_run(store.path, store.items(), store.records(), source)
+    return score_table(sourced.items, sourced.records, sourced.scope), sourced.coverage

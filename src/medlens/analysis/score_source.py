@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from medlens.analysis.score_table import ScoreTable
 from medlens.core.errors import MedlensError, SpecError
 from medlens.core.items import Item
 from medlens.core.records import Record
@@ -303,20 +302,3 @@ def judge_label_hook(run_dir: Path | str, judge: str) -> str | None:
 
     return str(judge_calibration(run_dir, judge)["label"])
 
-
-def sourced_score_table(
-    run_dir: Path | str, source: ScoreSource
-) -> tuple[ScoreTable, dict[str, Any] | None]:
-    """(the run's score table under `source`, its judged coverage): rule scores from the run's
-    fresh derived score file (``analysis.derived``), a judged source's from the records and the
-    judge's verdicts (its coverage; None for rules)."""
-    from medlens.analysis.score_table import score_table
-    from medlens.runs.store import RunStore
-
-    if not source.judged:
-        from medlens.analysis.derived import fresh_score_table
-
-        return fresh_score_table(Path(run_dir)), None
-    store = RunStore.open(run_dir)
-    sourced = sourced_run(store.path, store.items(), store.records(), source)
-    return score_table(sourced.items, sourced.records, sourced.scope), sourced.coverage

@@ -66,9 +66,9 @@ class SliceTable:
 def load_slice_table(run_dir: Path, source: ScoreSource | None = None) -> SliceTable:
     """The slice table of a run directory (items joined with their latest records), scored
     by `source` (``--score``; rules by default, straight from the fresh score file)."""
-    from medlens.analysis.derived import fresh_score_file
+    from medlens.analysis.derived import fresh_score_file, sourced_score_table
     from medlens.analysis.score_file import slice_columns
-    from medlens.analysis.score_source import RULES, sourced_score_table
+    from medlens.analysis.score_source import RULES
     from medlens.runs.store import read_run_file
 
     source = source or RULES

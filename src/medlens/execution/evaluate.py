@@ -99,9 +99,7 @@ def validate(options: RunOptions) -> None:
         raise SpecError(f"--prompt {options.prompt!r}: expected one of {', '.join(PROMPT_STYLES)}")
     check_order(options.order)
     if options.extract not in EXTRACT_MODES:
-        raise SpecError(
-            f"--extract {options.extract!r}: expected one of {', '.join(EXTRACT_MODES)}"
-        )
+        raise SpecError(f"--extract {options.extract!r}: expected one of {', '.join(EXTRACT_MODES)}")
     if options.executor not in EXECUTORS:
         raise SpecError(f"--executor {options.executor!r}: expected one of {', '.join(EXECUTORS)}")
     if options.concurrency < 1:
@@ -110,9 +108,7 @@ def validate(options: RunOptions) -> None:
         raise SpecError(
             f"--concurrency {options.concurrency}: at most {MAX_CONCURRENCY} requests in flight"
         )
-    check_calls_per_item(
-        f"--strategy {options.strategy.text}", options.strategy.samples, options.yes
-    )
+    check_calls_per_item(f"--strategy {options.strategy.text}", options.strategy.samples, options.yes)
     check_run_path(options.out, options.name)
     if options.limit is not None and options.limit < 0:
         raise SpecError("--limit must not be negative")

@@ -75,19 +75,19 @@ class JobHooks:
 
 def execute(job: Job, hooks: JobHooks, loaded: LoadedBenchmark | None = None) -> dict[str, Any]:
     """Do the job; the summary study.json keeps (see :func:`run_summary`)."""
-    from medlens.analysis.results import build_results
+    from medlens.analysis.derived import derive_and_save
 
     if isinstance(job, RunJob):
         from medlens.execution.evaluate import evaluate
 
         outcome = evaluate(
             job.options, hooks.started, hooks.answered, hooks.note,
-            derive_results=build_results, loaded=loaded,
+            derive_results=derive_and_save, loaded=loaded,
         )  # fmt: skip
         return run_summary(outcome.results)
     from medlens.judges.stage import judge_run
 
-    judged = judge_run(job.options, hooks.started, hooks.answered, derive_results=build_results)
+    judged = judge_run(job.options, hooks.started, hooks.answered, derive_results=derive_and_save)
     return judge_summary(judged.results, job)
 
 
