@@ -206,16 +206,20 @@ def self_agreement(table: JudgedTable, kind: str, repeats: int) -> dict[str, Any
         clusters.append(cluster)
         pairs = list(combinations(ok, 2))
         per_item.append(float(np.mean([a["score"] == b["score"] for a, b in pairs])))
-        for dim in per_dim:
-            diffs = [
-                abs(a["verdict"]["scores"][dim] - b["verdict"]["scores"][dim]) for a, b in pairs
-            ]
-            per_dim[dim].append(float(np.mean(diffs)))
+        for dim in per_dim:  # repeats that rated the dimension (a verdict protocol rates none)
+            rated = [(_points(a, dim), _points(b, dim)) for a, b in pairs]
+            diffs = [abs(x - y) for x, y in rated if x is not None and y is not None]
+            per_dim[dim].append(float(np.mean(diffs)) if diffs else float("nan"))
     groups = np.array(clusters, dtype=object)
     out: dict[str, Any] = {"repeats": repeats, "agreement": mean_ci(np.array(per_item), groups)}
     if kind == "rubric":
         out["mad"] = {d: mean_ci(np.array(v), groups, RUBRIC_TOP) for d, v in per_dim.items()}
     return out
+
+
+def _points(line: dict[str, Any], dim: str) -> float | None:
+    value = (line.get("verdict", {}).get("scores") or {}).get(dim)
+    return None if value is None else float(value)
 
 
 def model_family(spec_text: str) -> str:
