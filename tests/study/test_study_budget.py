@@ -114,3 +114,17 @@ def test_dry_run_projects_from_measured_costs_with_a_t_interval(tmp_path: Path) 
 
 def approx(value: float) -> object:
     return pytest.approx(value, rel=1e-9, abs=1e-12)
+
+
+def test_a_chain_of_thought_run_is_projected_with_reasoning_length_answers(tmp_path: Path) -> None:
+    """Before anything is measured, a cot benchmark's answers are estimated at 512 output tokens
+    (as `run --dry-run` and `cost` estimate them), a zero-shot one's at 64."""
+    bench, _ = write_shared_bench(tmp_path / "a", 6, 2)
+    model = {"spec": openai_spec("http://127.0.0.1:9/v1"), "price": PRICE}
+    path = write_study(tmp_path / "c.toml", "c", {"m": model},
+                       {"plain": bench, "cot": {"spec": bench, "strategy": "cot"}})  # fmt: skip
+    prepared = prepare_study(load_study(path), StudySettings(out=tmp_path / "studies"))
+    rows = {row.key: row for row in dry_run(prepared)}
+    plain, cot = rows["m--plain"].projection.cost, rows["m--cot"].projection.cost
+    answers = 6 * (512 - 64) * 10000 / 1e6  # the output tokens' difference, in USD
+    assert answers <= cot - plain < answers + 6 * 1.0  # + cot's longer prompt (< 100 tokens)

@@ -27,6 +27,16 @@ TOKENS_PER_IMAGE = 85.0
 """Prompt estimates: OpenAI's base cost of one image at low detail; high-detail tiles cost more."""
 DEFAULT_OUTPUT_TOKENS = 64
 """Prompt estimates: output tokens of an answer when the model spec sets no ``max_tokens``."""
+REASONING_OUTPUT_TOKENS = 512
+"""Chain-of-thought answers reason before the letter: several hundred tokens, not a letter's few."""
+
+
+def answer_tokens(max_tokens: str | None, reasoning: bool = False) -> float:
+    """Output tokens of one answer: the model spec's ``max_tokens`` (an upper bound), else 64
+    (512 when the strategy asks for reasoning)."""
+    if max_tokens and max_tokens.isdigit():
+        return float(max_tokens)
+    return float(REASONING_OUTPUT_TOKENS if reasoning else DEFAULT_OUTPUT_TOKENS)
 MAX_PRICE = 1_000_000.0
 """USD per 1M tokens: far above any model's price, low enough that no cost overflows."""
 INPUT_KEYS = ("prompt_tokens", "input_tokens")

@@ -74,17 +74,10 @@ def print_estimate(plan: RunPlan, price: Price) -> None:
     )
 
 
-REASONING_OUTPUT_TOKENS = 512
-"""Chain-of-thought answers reason before the letter: several hundred tokens, not a letter's few."""
-
-
 def output_tokens_per_item(model_spec: str, reasoning: bool = False) -> float:
     """The model spec's ``max_tokens`` (an upper bound of each answer), else 64 (512 when the
-    strategy asks for reasoning)."""
-    from medlens.analysis.cost import DEFAULT_OUTPUT_TOKENS
+    strategy asks for reasoning): ``analysis.cost.answer_tokens``."""
+    from medlens.analysis.cost import answer_tokens
     from medlens.core.specs import parse_spec
 
-    raw = parse_spec(model_spec).option("max_tokens")
-    if raw and raw.isdigit():
-        return float(raw)
-    return float(REASONING_OUTPUT_TOKENS if reasoning else DEFAULT_OUTPUT_TOKENS)
+    return answer_tokens(parse_spec(model_spec).option("max_tokens"), reasoning)

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from medlens.analysis.cost import (
-    DEFAULT_OUTPUT_TOKENS,
     TOKENS_PER_IMAGE,
     Price,
+    answer_tokens,
     estimate_prompt_cost,
     judgement_lines,
     mean_interval,
@@ -179,10 +179,10 @@ def estimate_run(preview: RunPreview, price: Price, job: RunJob) -> float:
     from medlens.execution.dry_run import planned_prompts
 
     prompts = list(planned_prompts(preview.todo, preview.settings))
-    max_tokens = job.options.model.option("max_tokens") or ""
+    reasoning = preview.settings.strategy.cot  # a chain of thought answers at length
     estimate = estimate_prompt_cost(
         (p.text for p in prompts), price,
-        output_tokens_per_item=float(max_tokens if max_tokens.isdigit() else DEFAULT_OUTPUT_TOKENS),
+        output_tokens_per_item=answer_tokens(job.options.model.option("max_tokens"), reasoning),
         tokens_per_image=TOKENS_PER_IMAGE, images_per_prompt=[len(p.images) for p in prompts],
     )  # fmt: skip
     return float(estimate["cost"]) * preview.settings.strategy.samples
