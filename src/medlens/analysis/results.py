@@ -264,21 +264,7 @@ def build_results_and_table(
     axes = breakdown_axes(table)
     spec = store.run["spec"]
     has_answers = bool(spec["benchmark"].get("has_answers", True))
-    medlens, vlmeval = overall["score"], overall["vlmeval_score"]
-    reading = None
-    if spec.get("extract", "medlens") != "medlens" and vlmeval is not None:
-        reading = medlens_reading(items, records, table)  # the main score is another reading
-        medlens = _nanmean(reading)
-    sensitivity = None
-    # report generation reads no answer out of the text: there is no extraction to be sensitive
-    extracted = any(item.kind not in UNEXTRACTED_KINDS for item in items if item.id in records)
-    if medlens is not None and vlmeval is not None and extracted:
-        sensitivity = {
-            "medlens": medlens,
-            "vlmeval": vlmeval,
-            "difference": medlens - vlmeval,
-            "ci": sensitivity_ci(table, reading),
-        }
+    sensitivity = extraction_sensitivity(spec, items, records, table, overall)
     results = {
         "run": store.path.name,
         "score_source": sourced.source.label,
@@ -307,6 +293,35 @@ def build_results_and_table(
         store.path, run_items, run_records, axes, str(spec["model"]), results["closed_open"],
         closed_scores(table if sourced.scope is None else score_table(run_items, run_records)),
     )  # fmt: skip
+    add_run_sections(results, store, items, records)
+    return results, table
+
+
+def extraction_sensitivity(
+    spec: dict[str, Any], items: list[Item], records: dict[str, Record], table: ScoreTable,
+    overall: dict[str, Any],
+) -> dict[str, Any] | None:  # fmt: skip
+    """medlens's reading against VLMEvalKit's rules over the same outputs (None when either is
+    missing, or when nothing is read out of the text)."""
+    medlens, vlmeval = overall["score"], overall["vlmeval_score"]
+    reading = None
+    if spec.get("extract", "medlens") != "medlens" and vlmeval is not None:
+        reading = medlens_reading(items, records, table)  # the main score is another reading
+        medlens = _nanmean(reading)
+    # report generation reads no answer out of the text: there is no extraction to be sensitive
+    extracted = any(item.kind not in UNEXTRACTED_KINDS for item in items if item.id in records)
+    if medlens is None or vlmeval is None or not extracted:
+        return None
+    return {"medlens": medlens, "vlmeval": vlmeval, "difference": medlens - vlmeval,
+            "ci": sensitivity_ci(table, reading)}  # fmt: skip
+
+
+def add_run_sections(
+    results: dict[str, Any], store: RunStore, items: list[Item], records: dict[str, Record]
+) -> None:
+    """The sections beside the scores: protocol figures, the peer's own, leakage suspects,
+    strategy figures and what ran."""
+    spec = store.run["spec"]
     attach_protocol_sections(results, items, records)  # issue 15: corpus metrics, single/multi
     from medlens.scoring.peer_figures import peer_figures  # issue 23: the peer's own figures
 
@@ -320,7 +335,6 @@ def build_results_and_table(
 
     results["environment"] = store.run.get("environment")
     results["served"] = served_summary(records.values())
-    return results, table
 
 
 def add_strategy_results(

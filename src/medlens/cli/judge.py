@@ -14,7 +14,10 @@ if TYPE_CHECKING:
     from medlens.judges.stage import JudgeOutcome
 
 
-@command("judge")
+HELP = "Judge RUN's answers with a judge model (several: a panel); rerunning resumes."
+
+
+@command("judge", help=HELP)
 def judge(
     run: Annotated[Path, typer.Argument(help="Run directory")],
     protocol: Annotated[
@@ -59,7 +62,10 @@ def judge(
     ] = False,
     yes: Annotated[bool, typer.Option("--yes", help="Allow more than 64 repeats per item")] = False,
 ) -> None:
-    """Judge RUN's answers with a judge model (several: a panel); rerunning resumes."""
+    """`medlens judge` (help: HELP).
+
+    Over 60 lines only because typer declares each option in the signature.
+    """
     from medlens.core.errors import SpecError
     from medlens.core.specs import parse_spec
     from medlens.judges.options import JudgeOptions

@@ -158,17 +158,7 @@ def prepare(
     )  # fmt: skip
     check_reading_modes(options, benchmark.name, items)
     info = describe(benchmark, items)
-    probe = None
-    if options.probe:
-        from medlens.execution.probes import IMAGE_PROBES, get_probe
-
-        probe = get_probe(options.probe, options.seed)
-        if options.probe in IMAGE_PROBES and not any(item.images for item in items):
-            raise SpecError(
-                f"--probe {options.probe}: {options.bench} has no images, so the probe would "
-                "change nothing (text probes: options-only, shuffle-options)"
-            )
-        items = [probe.apply_item(item) for item in items]
+    probe, items = probe_items(options, items)
     context = ModelContext(
         items=items,
         seed=options.seed,
@@ -178,14 +168,9 @@ def prepare(
     model = load_model(options.model, context)
     strategy, exemplars = prepare_strategy(options, items, model)
     settings = RunSettings(
-        prompt=options.prompt,
-        extract=options.extract,
-        concurrency=options.concurrency,
-        probe=options.probe,
-        seed=options.seed,
-        strategy=strategy,
-        exemplars=exemplars,
-    )
+        prompt=options.prompt, extract=options.extract, concurrency=options.concurrency,
+        probe=options.probe, seed=options.seed, strategy=strategy, exemplars=exemplars,
+    )  # fmt: skip
     spec = {
         "benchmark": info.to_json(),
         "model": model.spec,
@@ -199,6 +184,21 @@ def prepare(
     if not strategy.is_zero_shot:  # zero-shot runs keep the spec (and hash) they always had
         spec["strategy"] = strategy_spec(strategy, exemplars)
     return spec, items, model, settings, probe
+
+
+def probe_items(options: RunOptions, items: list[Item]) -> tuple[Any, list[Item]]:
+    """The run's probe (None without ``--probe``) and the items as it changed them."""
+    if not options.probe:
+        return None, items
+    from medlens.execution.probes import IMAGE_PROBES, get_probe
+
+    probe = get_probe(options.probe, options.seed)
+    if options.probe in IMAGE_PROBES and not any(item.images for item in items):
+        raise SpecError(
+            f"--probe {options.probe}: {options.bench} has no images, so the probe would "
+            "change nothing (text probes: options-only, shuffle-options)"
+        )
+    return probe, [probe.apply_item(item) for item in items]
 
 
 def check_reading_modes(options: RunOptions, benchmark: str, items: list[Item]) -> None:
