@@ -99,6 +99,9 @@ class ResponseCache:
             (fingerprint, json.dumps(value, ensure_ascii=False)),
         )
 
+    def delete(self, fingerprint: str) -> None:
+        self._db.execute("DELETE FROM responses WHERE fingerprint = ?", (fingerprint,))
+
     def close(self) -> None:
         self._db.close()
 
@@ -165,6 +168,12 @@ class CachingModel:
             self._checked, self._live_served = True, response.served_model
         self.cache.put(key, response)
         return dataclasses.replace(response, cache_key=key)
+
+    def forget(self, key: str | None) -> None:
+        """Drop the entry of an answer its reader could not use (a judge reply without a
+        verdict): a failure is never served again as if it were the answer."""
+        if key:
+            self.cache.delete(key)
 
     async def aclose(self) -> None:
         await self.model.aclose()

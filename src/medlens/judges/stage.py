@@ -117,7 +117,7 @@ def _execute_plan(
 def _open_stage(stage: PreparedJudge) -> _Open:
     existed = (stage.folder / "judge.json").is_file()
     store = JudgeStore.open_or_create(stage.folder, stage.spec)
-    done = store.done()
+    done = store.done(retry_failures=stage.options.retry_errors)
     todo = [t for t in stage.tasks if (t.item.id, t.repeat) not in done]
     rules = [line for line in stage.rule_lines if (line["id"], 0) not in done]
     for line in rules:
