@@ -79,7 +79,7 @@ SHIPPED = {
     "mmbu": Shipped(
         "mmbu.csv", "mmbu", ("mmbu",), MMBU_CITATION, 77358,
         named_counts={3103: "the public split (mmbu/mmbu-public, 3,103 open rows)"},
-    ),  # fmt: skip
+    ),
 }
 
 
