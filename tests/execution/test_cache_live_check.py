@@ -81,11 +81,12 @@ def test_the_same_checkpoint_restarted_keeps_its_cache(tmp_path: Path, monkeypat
 
 
 def test_a_judge_stage_whose_served_model_switched_is_flagged(tmp_path: Path) -> None:
-    run = finished_run(tmp_path, n_open=30, n_closed=0)
+    run = finished_run(tmp_path, n_open=80, n_closed=0)
     first = judge_config(JudgeReplies("faults"), served_model="judge-ckpt-1")
     with serve(first) as server:
         port, base_url = server.port, server.base_url
-        args = ["judge", str(run), "--judge", judge_spec(base_url, max_retries="0"), "--protocol", "equivalence"]
+        args = ["judge", str(run), "--judge", judge_spec(base_url, max_retries="0"), "--protocol", "equivalence",
+                "--scope", "all", "--retry-errors"]  # fmt: skip
         assert CliRunner().invoke(app, args).exit_code == 0
     with serve(replace(judge_config(JudgeReplies("verdict")), served_model="judge-ckpt-2", port=port)):
         resumed = CliRunner().invoke(app, args)  # the failed judgements are asked again

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from judge_fixtures import finished_run, judge_spec, judgement_lines
 from judge_server import JudgeReplies, judge_config
-from loopback_server import serve
+from loopback_server import ChatRequest, serve
 from medlens.cli import app
 
 
@@ -25,20 +25,30 @@ def statuses(run: Path) -> dict[str, str]:
             if line["by"] == "judge"}  # fmt: skip
 
 
+class ErrorText:
+    """A judge behind a proxy that answers an error text (HTTP 200) until the judge recovers."""
+
+    def __init__(self) -> None:
+        self.failing = True
+        self.judge = JudgeReplies("verdict")
+
+    def __call__(self, request: ChatRequest) -> object:
+        if self.failing:
+            return "[ERROR] judge-model 500 Internal Server Error from http://127.0.0.1:1/v1"
+        return self.judge(request)
+
+
 def test_an_error_text_is_asked_again_on_rerun_not_read_back_from_the_cache(tmp_path: Path) -> None:
     run = finished_run(tmp_path, n_open=20, n_closed=0)
-    replies = JudgeReplies("faults")
+    replies = ErrorText()
     with serve(judge_config(replies)) as server:
         judge(run, server.base_url)
-        failed = {i for i, s in statuses(run).items() if s != "ok"}
-        assert failed
-        replies.mode = "verdict"  # the server recovered
-        judge(run, server.base_url)
-        after = statuses(run)
-    transient = {i for i in failed if after[i] == "ok"}
-    assert transient  # the errors, empty and cut replies were asked again and answered
-    assert all(not line.get("cached") for line in judgement_lines(run / "judges" / "judge-model")
-               if line["id"] in transient)  # fmt: skip
+        assert set(statuses(run).values()) == {"error"}
+        replies.failing = False  # the judge recovered
+        judge(run, server.base_url)  # the cache held the error text: it must not answer again
+    after = statuses(run)
+    assert set(after.values()) == {"ok"}
+    assert not any(line.get("cached") for line in judgement_lines(run / "judges" / "judge-model"))
 
 
 def test_retry_errors_asks_unparseable_replies_again_live(tmp_path: Path) -> None:

@@ -76,8 +76,10 @@ def check_resumable(folder: Path, spec: Mapping[str, Any]) -> None:
         )
 
 
-TRANSIENT_FAILURES = ("error", "empty", "truncated")
-"""Failures a rerun of the stage asks again by default (the server, not the judge's reading)."""
+TRANSIENT_FAILURES = ("error",)
+"""Failures a rerun of the stage asks again by default: the server's (a transport error or an
+error text), not the judge's own reply (empty, cut, unparseable, out of scale: the same request
+would get the same reply; ``judge --retry-errors`` asks those again)."""
 
 
 class JudgeStore:
@@ -152,8 +154,8 @@ class JudgeStore:
 
     def done(self, retry_failures: bool = False) -> set[Key]:
         """(item, repeat) pairs judged for good: ok, or a reply the judge gave but that holds
-        no verdict (unparseable, out of scale) after its retry. Transport failures (errors,
-        empty or cut replies) are asked again on every rerun; with `retry_failures`
+        no verdict (empty, cut, unparseable, out of scale) after its retry. Server errors are
+        asked again on every rerun; with `retry_failures`
         (``judge --retry-errors``) every line without a verdict is."""
         return {
             key
