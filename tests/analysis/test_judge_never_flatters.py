@@ -134,3 +134,21 @@ def test_flips_and_even_repeat_ties_are_no_verdict_in_every_reader(tmp_path: Pat
     assert sourced["overall"]["n"] == 2 and sourced["overall"]["score"] == pytest.approx(0.5)
     assert sourced["score_coverage"]["missing"] == {"not judged": 1, "order_flip": 1, "unparseable": 1,
                                                     "unresolved": 1}  # fmt: skip
+
+
+def test_extraction_sensitivity_compares_the_same_items_under_every_source(tmp_path: Path) -> None:
+    """The issue's case: under combined:NAME the line compared all items' score with the rule
+    reading of the unjudged ones (+0.138 with CI [−0.047, +0.047])."""
+    run = finished_run(tmp_path, n_open=30, n_closed=20)
+    write_stage(run, "eq", [line(f"o{k}", 1.0) for k in range(30)])
+    for source in ("rules", "combined:eq", "judge:eq"):
+        data = json.loads(CliRunner().invoke(app, ["report", str(run), "-f", "json", "--score", source]).stdout)
+        line_ = data["extraction_sensitivity"]
+        if line_ is None:
+            continue
+        lo, hi = line_["ci"]
+        assert lo - 1e-12 <= line_["difference"] <= hi + 1e-12, (source, line_)
+        read = [r for r in RunStore.open(run).records().values() if (r.get("vlmeval") or {}).get("score") is not None
+                and (source == "rules" or not r["id"].startswith("o"))]  # fmt: skip
+        assert line_["n"] == len(read), source  # the items read both ways, never a judged one
+        assert line_["medlens"] == pytest.approx(np.mean([r["score"] for r in read]))

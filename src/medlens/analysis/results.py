@@ -201,7 +201,7 @@ def sensitivity_ci(table: ScoreTable, other: np.ndarray | None = None) -> list[f
     from medlens.stats.paired import paired_ci
 
     medlens = table.score if other is None else other
-    both = ~np.isnan(medlens) & ~np.isnan(table.vlmeval)
+    both = table.scored & ~np.isnan(medlens) & ~np.isnan(table.vlmeval)
     if not both.any():
         return None
     lo, hi = paired_ci(table.vlmeval[both], medlens[both], table.cluster[both])
@@ -303,17 +303,19 @@ def extraction_sensitivity(
 ) -> dict[str, Any] | None:  # fmt: skip
     """medlens's reading against VLMEvalKit's rules over the same outputs (None when either is
     missing, or when nothing is read out of the text)."""
-    medlens, vlmeval = overall["score"], overall["vlmeval_score"]
     reading = None
-    if spec.get("extract", "medlens") != "medlens" and vlmeval is not None:
+    if spec.get("extract", "medlens") != "medlens" and overall["vlmeval_score"] is not None:
         reading = medlens_reading(items, records, table)  # the main score is another reading
-        medlens = _nanmean(reading)
     # report generation reads no answer out of the text: there is no extraction to be sensitive
     extracted = any(item.kind not in UNEXTRACTED_KINDS for item in items if item.id in records)
-    if medlens is None or vlmeval is None or not extracted:
+    medlens_values = table.score if reading is None else reading
+    both = table.scored & ~np.isnan(medlens_values) & ~np.isnan(table.vlmeval)
+    if not both.any() or not extracted:
         return None
+    # both sides over the same items: those read both ways (a judged item has no rule reading)
+    medlens, vlmeval = float(medlens_values[both].mean()), float(table.vlmeval[both].mean())
     return {"medlens": medlens, "vlmeval": vlmeval, "difference": medlens - vlmeval,
-            "ci": sensitivity_ci(table, reading)}  # fmt: skip
+            "n": int(both.sum()), "ci": sensitivity_ci(table, reading)}  # fmt: skip
 
 
 def add_run_sections(
