@@ -11,7 +11,6 @@ import numpy as np
 from medlens.analysis.score_source import RULES, ScoreSource, sourced_run
 from medlens.analysis.score_table import (
     ScoreTable,
-    _nanmean,
     cell,
     score_table,
     secondary_cells,

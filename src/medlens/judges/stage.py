@@ -256,5 +256,6 @@ async def _call_judge(
     try:
         await run_judge_local(todo, model, stage.settings, on_judgement, options.concurrency)
     finally:
-        stage.cache_checks.extend([model.mismatch] if getattr(model, "mismatch", None) else [])
+        mismatch = getattr(model, "mismatch", None)
+        stage.cache_checks.extend([mismatch] if mismatch else [])
         await model.aclose()
