@@ -272,3 +272,21 @@ def test_bad_input_is_one_line(runs: dict[str, Path], tmp_path: Path) -> None:
     assert labelled["not_comparable"] == {"base": "not comparable: 70 items, the published set has 20653"}
     assert labelled["references"] == [] and labelled["reference_table"]["name"] == "medcmr"
     assert json.dumps(labelled)  # the board stays JSON
+
+
+def test_a_medcmr_report_keeps_mcq_accuracy_and_judged_open_scores_apart(runs: dict[str, Path]) -> None:
+    """Issue 30: the default report of a Med-CMR run printed one overall pooling MCQ accuracy
+    with rule-scored open answers; it now gives the two numbers Med-CMR reports, apart."""
+    from typer.testing import CliRunner
+
+    from medlens.cli import app
+
+    data = json.loads(CliRunner().invoke(app, ["report", str(runs["base"]), "-f", "json"]).stdout)
+    expected = expected_cells(MODELS["base"])
+    split = data["medcmr"]
+    assert split["mcq"]["score"] == pytest.approx(expected["mcq_all"][0])
+    assert split["open"]["score"] == pytest.approx(expected["open_all"][0])
+    assert split["open_source"] == "judge rubric (rubric)"
+    text = CliRunner().invoke(app, ["report", str(runs["base"])]).output
+    assert "Med-CMR MCQ accuracy:" in text and "Med-CMR open answers, judge rubric (rubric):" in text
+    assert "reports MCQ accuracy and the judged open-answer score apart" in text

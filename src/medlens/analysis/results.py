@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from medlens.analysis.medcmr_split import medcmr_split
 from medlens.analysis.score_source import RULES, ScoreSource, sourced_run
 from medlens.analysis.score_table import (
     ScoreTable,
@@ -292,6 +293,9 @@ def build_results_and_table(
         store.path, run_items, run_records, axes, str(spec["model"]), results["closed_open"],
         closed_scores(table if sourced.scope is None else score_table(run_items, run_records)),
     )  # fmt: skip
+    split = medcmr_split(spec, items, table, results["judges"], sourced.source.label)
+    if split is not None:  # Med-CMR's MCQ and judged open scores, apart
+        results["medcmr"] = split
     add_run_sections(results, store, items, records)
     return results, table
 

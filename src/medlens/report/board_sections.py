@@ -122,6 +122,7 @@ def models_table(board: dict[str, Any]) -> BoardTable:
         f"rank interval: paired bootstrap of items ({_resampled(board)}); "
         f"tied: groups not significantly different ({board['tied_test']}); "
         f"{SMALL}: n < 50 or items from under 10 images",
+        RANK_GROUP_NOTE,
     ]
     notes += [f"{run}: {label}" for run, label in (board.get("not_comparable") or {}).items()]
     dropped = {run: k for run, k in board["align"]["dropped"].items() if k}
@@ -233,6 +234,14 @@ def _r(value: float | None) -> Cell:
 
 def _g(value: float | None) -> Cell:
     return shown(f"{value:.4g}" if value is not None else "", value)
+
+
+RANK_GROUP_NOTE = (
+    "rank intervals and tied groups are two inferences and can differ: an interval is each "
+    "model's 95% range of ranks with no multiplicity correction, a group joins models no "
+    "Holm-adjusted pairwise test separates; overlapping intervals need not mean a tie, nor "
+    "disjoint ones a significant difference after Holm"
+)
 
 
 def _r_ci(ci: Sequence[float] | None) -> Cell:
