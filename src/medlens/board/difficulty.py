@@ -2,8 +2,9 @@
 
 "Right" is a main score of 1 (a correct closed answer, an exact set, a box at IoU ≥ 0.5). The ids
 solved by every run can be written to a file (`--solved-by-all FILE`, one id per line), which
-Med-CMR's difficulty filter drops from a benchmark. Scores that are not all 0/1 (a rubric judge's
-under ``--score judge:NAME``) have no "solved": the section says so and lists nothing.
+Med-CMR's difficulty filter drops from a benchmark. Judged scores that are not all 0/1 (a rubric
+judge's under ``--score judge:NAME``) have no "solved": the section says so and lists nothing
+(rule scores keep "right = 1", partial credit included).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def is_binary(scores: np.ndarray) -> bool:
 
 def difficulty(aligned: Aligned) -> dict[str, Any]:
     runs = aligned.scores.shape[0]
-    if not is_binary(aligned.scores):
+    if aligned.source != "rules" and not is_binary(aligned.scores):  # a rubric judge's scores
         return {"n": int(aligned.ids.size), "runs": runs, "continuous": True, "note": CONTINUOUS_NOTE,
                 "solved_by_all": None, "solved_by_none": None, "mean_share": None, "histogram": [],
                 "solved_by_all_ids": [], "per_item": {}}  # fmt: skip
