@@ -45,6 +45,7 @@ def test_a_board_of_rubric_scores_has_no_solved_by_every_run_table(tmp_path: Pat
     assert board["difficulty"]["continuous"] is True and board["difficulty"]["solved_by_all_ids"] == []
     text = invoke("board", a, b, "--score", "judge:rubric").output
     assert "no item is 'solved'" in text and "solved by every run" not in text
+    assert "rank intervals and tied groups are two inferences and can differ" in " ".join(text.split())
     refused = invoke("board", a, b, "--score", "judge:rubric", "--solved-by-all", tmp_path / "ids.txt")
     assert refused.exit_code == 2 and not (tmp_path / "ids.txt").exists()
     rules = json.loads(invoke("board", a, b, "--json").stdout)["difficulty"]
@@ -63,3 +64,14 @@ def test_error_sheets_sample_the_answers_the_score_source_calls_wrong(tmp_path: 
     assert ids == {f"o{k}" for k in range(20)} - {"o10"}
     rule_wrong = {i for i, r in RunStore.open(run).records().items() if r["score"] < 1}
     assert ids != rule_wrong  # the rules call other answers wrong
+
+
+def test_win_shares_say_which_side_they_count() -> None:
+    from medlens.report.board_sections import win_share_tables
+
+    cell = {"items": 10, "wins": 6, "ties": 2, "losses": 2, "win_share": 0.75, "ci": [0.5, 0.9]}
+    entry = {"group": "medical", "versus": "general", "counts_for": "medical", "models": [2, 3],
+             "overall": cell, "by": {}, "per_value": None}  # fmt: skip
+    table = win_share_tables({"medical": [entry]})[0]
+    assert table.headers[0] == "groups (wins of the first)"
+    assert "count for the first group named (e.g. medical)" in table.notes[0]

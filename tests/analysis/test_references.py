@@ -276,3 +276,17 @@ def test_a_bad_reference_file_is_one_line_for_board_and_calibrate(tmp_path: Path
         lines = [line for line in result.output.splitlines() if line.strip()]
         assert result.exit_code == 2 and lines == [f"medlens: error: {bad}, line 1: no 'model' column "
                                                    "(columns: name, split, selection, overall)"]  # fmt: skip
+
+
+def test_an_mmbu_run_on_the_public_split_is_named_and_not_the_published_evaluation() -> None:
+    from medlens.analysis.references import comparability
+
+    table = load_reference("mmbu")
+    assert {row.n_items for row in table.rows} == {77358}
+    spec = {"benchmark": {"name": "mmbu", "split": "test", "spec": "mmbu:/data/public", "n_items": 3103}}
+    reasons = comparability(table, spec, 3103, {"task", "answer_type"})
+    assert reasons == ["3103 items (the public split (mmbu/mmbu-public, 3,103 open rows)), the published set has 77358"]
+    medcmr = load_reference("medcmr")
+    assert {row.n_items for row in medcmr.rows} == {20653} and medcmr.column_items == {"mcq_all": 16655, "open_all": 3998}
+    gmai = load_reference("gmai-test")
+    assert all(len(row.text["official_md5"].split()) == 11 for row in gmai.rows)
