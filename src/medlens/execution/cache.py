@@ -20,10 +20,13 @@ import json
 import os
 import sqlite3
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from medlens.models.base import Model, Request, Response
+from medlens.runs.files import write_atomic
 
 
 def cache_dir() -> Path:
@@ -231,3 +234,24 @@ def with_cache(model: Model) -> Model:
     if not model.deterministic or not getattr(model, "worth_caching", True):
         return model
     return CachingModel(model, ResponseCache(cache_dir() / "responses.sqlite"))
+
+
+@dataclass
+class CacheChecks:
+    """Where a failed live check of the response cache goes: one line, and
+    ``run.json["cache_checks"]`` (rewritten atomically)."""
+
+    store: Any
+    """The run's ``RunStore`` (its ``run`` dict and folder)."""
+    note: Callable[[str], None]
+
+    def record(self, mismatch: dict[str, Any] | None) -> None:
+        if not mismatch:
+            return
+        self.note(cache_mismatch_line(mismatch))
+        self.store.run.setdefault("cache_checks", []).append(mismatch)
+        write_atomic(
+            self.store.path / "run.json",
+            json.dumps(self.store.run, indent=2, ensure_ascii=False) + "\n",
+        )
+

@@ -7,7 +7,6 @@ calls :func:`evaluate` here.
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import shutil
 from collections.abc import Callable, Coroutine
@@ -22,7 +21,7 @@ from medlens.core.limits import check_calls_per_item
 from medlens.core.names import check_folder_name
 from medlens.core.records import Record
 from medlens.core.specs import Spec
-from medlens.execution.cache import cache_mismatch_line, with_cache
+from medlens.execution.cache import CacheChecks, with_cache
 from medlens.execution.dispatch import check_order, dispatch_order
 from medlens.execution.execute import run_local
 from medlens.execution.exemplars import Exemplars, load_exemplars
@@ -33,7 +32,6 @@ from medlens.execution.selection import run_provenance, select_run_items
 from medlens.execution.strategies import ZERO_SHOT, Strategy
 from medlens.extract.extraction import EXTRACT_MODES
 from medlens.models import MODELS, ModelContext, load_model
-from medlens.runs.files import write_atomic
 from medlens.runs.store import RECORD_INTERVAL, DeriveResults, RunStore, check_same_spec
 from medlens.sources import load_benchmark
 
@@ -400,22 +398,3 @@ async def _execute(
     finally:
         checks.record(getattr(wrapped, "mismatch", None))
         await wrapped.aclose()
-
-
-@dataclass
-class CacheChecks:
-    """Where a failed live check of the response cache goes: one line, and
-    ``run.json["cache_checks"]`` (rewritten atomically)."""
-
-    store: RunStore
-    note: Callable[[str], None]
-
-    def record(self, mismatch: dict[str, Any] | None) -> None:
-        if not mismatch:
-            return
-        self.note(cache_mismatch_line(mismatch))
-        self.store.run.setdefault("cache_checks", []).append(mismatch)
-        write_atomic(
-            self.store.path / "run.json",
-            json.dumps(self.store.run, indent=2, ensure_ascii=False) + "\n",
-        )
