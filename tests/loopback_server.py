@@ -155,6 +155,8 @@ class ServerConfig:
     """The ``model`` the answers name (None: the requested one), e.g. a new checkpoint."""
     system_fingerprint: str | None = None
     """``system_fingerprint`` of the answers (None: left out)."""
+    port: int = 0
+    """The port to listen on (0: any free one); a test restarts a server on the same port."""
     arrived: threading.Event | None = None
     """Set when a request arrives (tests wait on it instead of sleeping)."""
     hold: threading.Event | None = None
@@ -264,7 +266,7 @@ class LoopbackServer:
         """Prompts that got at least one answer written out (normal or slow)."""
         self._lock = threading.Lock()
         self.images = ImageCache(config.image_cost) if config.image_cost else None
-        self._httpd = _Listener(("127.0.0.1", 0), _make_handler(self))
+        self._httpd = _Listener(("127.0.0.1", config.port), _make_handler(self))
         self.port = self._httpd.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
 

@@ -111,7 +111,7 @@ def test_calibrate_and_board_of_fresh_runs_extract_nothing(
     ]
     counts = Counts(monkeypatch)
     for command in (
-        ["calibrate", str(runs[0]), "--reference", "gmai-val", "--as", "GPT-4o", "--json"],
+        ["calibrate", str(runs[0]), "--reference", "gmai-val", "--as", "GPT-4o", "--allow-partial", "--json"],
         ["board", *map(str, runs), "--json"],
     ):
         result = runner.invoke(app, command)

@@ -108,12 +108,18 @@ def test_judge_source_is_the_judged_scope_and_combined_keeps_the_rules_elsewhere
         {f"o{k}": expected_rubric(k) for k in range(18)})  # fmt: skip
     assert judged.coverage is not None
     assert (judged.coverage["verdicts"], judged.coverage["scope"]) == (18, 20)
-    assert judged.coverage["warning"] is None  # 90% is enough
+    assert judged.coverage["left_out"] == 2 and judged.coverage["kept_rule_score"] == 0
+    assert judged.coverage["missing"] == {"not judged": 1, "unparseable": 1}
+    assert "judged 18 of 20; 2 items without a usable verdict are left out" in judged.coverage["warning"]
     combined = sourced_run(run, store.items(), store.records(), ScoreSource("combined", "rub"))
     rules = rule_scores(run)
     for k in range(6):  # the yes/no items keep their rule scores
         assert combined.records[f"c{k}"]["score"] == rules[f"c{k}"]
-    assert combined.records["o19"]["score"] is None and "vlmeval" not in combined.records["o3"]
+    # o18 (unparseable) and o19 (never judged) keep their rule scores: a judge never flatters
+    assert combined.records["o19"]["score"] == rules["o19"] and combined.records["o18"]["score"] == rules["o18"]
+    assert "vlmeval" not in combined.records["o3"]
+    assert combined.coverage is not None and combined.coverage["kept_rule_score"] == 2
+    assert "judged 18 of 20; 2 items without a usable verdict kept their rule score" in combined.coverage["warning"]
 
 
 def test_report_json_of_a_judged_source_equals_the_hand_computation(run: Path) -> None:
@@ -142,7 +148,7 @@ def test_every_table_names_the_source_and_low_coverage_warns(run: Path) -> None:
                                           for k in range(10)])  # fmt: skip
     text = invoke("report", run, "--score", "combined:eq").output
     assert "overall (scores: rules + judge eq (overall with judge), coverage 10/20 (50.0%), uncalibrated)" in " ".join(text.split())
-    assert "has verdicts on only 10 of the 20 items" in text
+    assert "judged 10 of 20 (50.0% < 90%); 10 items without a usable verdict kept their rule score" in text
     markdown = invoke("report", run, "-f", "md", "--score", "judge:eq").output
     assert "## Overall (scores: judge eq (judged scope only), coverage 10/20 (50.0%), uncalibrated)" in markdown
     sliced = invoke("slice", run, "--by", "modality", "--score", "judge:eq", "--json")
@@ -199,7 +205,7 @@ def test_export_writes_judged_hits(run: Path, tmp_path: Path) -> None:
 
 
 def test_the_fast_reader_equals_the_judge_store_and_steps_aside_for_a_torn_file(run: Path) -> None:
-    from medlens.analysis.judged_lines import fast_verdicts
+    from medlens.judges.fast_lines import fast_verdicts
     from medlens.judges.verdicts import judged_item_scores, judged_values, read_judge
 
     write_stage(run, "rub", "rubric", [rubric_line(f"o{k}", rubric_points(k)) for k in range(20)]

@@ -63,7 +63,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def test_overall_beside_the_published_rows_of_the_split(runs: dict[str, Path]) -> None:
-    board = board_json(runs["good"], runs["fair"], runs["weak"], "--layout", "gmai")
+    board = board_json(runs["good"], runs["fair"], runs["weak"], "--layout", "gmai", "--allow-partial")
     layout = board["layout"]
     assert layout["columns"] == ["overall"] and "(VAL)" in layout["title"]
     rows = {r["run"]: r["cells"]["overall"] for r in layout["rows"] if "run" in r}
@@ -81,8 +81,12 @@ def test_overall_beside_the_published_rows_of_the_split(runs: dict[str, Path]) -
     good = order.index("good")
     image_items = [i for i in range(N) if i % 3 == 0]
     assert by_level["image"][good] == pytest.approx(np.mean([SKILL["good"][i] for i in image_items]))
-    assert not board["not_comparable"] and board["references"] == []  # the layout holds them
-    test = board_json(runs["good_test"], "--layout", "gmai")["layout"]
+    assert board["references"] == []  # the layout holds them
+    # the fixture file is shaped like GMAI-MMBench VAL but is not the official file: labelled
+    assert all(label.startswith("not comparable: not the official file") for label in board["not_comparable"].values())
+    refused = one_error_line(invoke_board(runs["good"], "--layout", "gmai"))
+    assert "not the official file (GMAI-MMBench_VAL.tsv: MD5 differs); the published rows are on GMAI-MMBench_VAL" in refused
+    test = board_json(runs["good_test"], "--layout", "gmai", "--allow-partial")["layout"]
     assert "(TEST)" in test["title"]
     assert [r["cells"]["overall"]["value"] for r in test["rows"] if r["published"]][1] == pytest.approx(0.5396)
 
@@ -93,12 +97,13 @@ def test_a_val_run_against_test_rows_and_a_board_where_are_refused(runs: dict[st
     line = one_error_line(invoke_board(runs["good"], "--reference", "gmai-val", "--where", "granularity=box"))
     assert "selection board --where granularity=box, published on the whole split" in line
     board = board_json(runs["good"], "--reference", "gmai-test", "--allow-partial")
-    label = "not comparable: split val, the published rows are on test"
-    assert board["not_comparable"] == {"good": label} and board["models"][0]["not_comparable"] == label
+    label = "not comparable: split val, the published rows are on test; not the official file"
+    assert board["not_comparable"]["good"].startswith(label) and board["models"][0]["not_comparable"].startswith(label)
+    assert board["not_comparable"]["good"].endswith("the published rows are on 11 official files (GMAI_mm_bench_TEST_part_*)")
     assert len(board["references"]) == 30 and board["references"][0]["split"] == "test"
     text = " ".join(invoke_board(runs["good"], "--reference", "gmai-test", "--allow-partial").stdout.split())
     assert label in text
-    layout = board_json(runs["good"], "--layout", "gmai", "--where", "granularity=box")["layout"]
+    layout = board_json(runs["good"], "--layout", "gmai", "--allow-partial", "--where", "granularity=box")["layout"]
     assert next(r for r in layout["rows"] if "run" in r)["not_comparable"].startswith("not comparable: selection")
     assert len(load_reference("gmai-val").rows) == 30
 

@@ -104,7 +104,7 @@ def expected_cells(answer: Answer) -> dict[str, tuple[float, list[float]]]:
 
 @pytest.fixture(scope="module")
 def board(runs: dict[str, Path]) -> dict[str, Any]:
-    return board_json(*run_args(runs), "--layout", "medcmr", "--judge", "rubric", "--pairs", PAIRS,
+    return board_json(*run_args(runs), "--layout", "medcmr", "--allow-partial", "--judge", "rubric", "--pairs", PAIRS,
                       "--meta", runs["meta"])  # fmt: skip
 
 
@@ -203,7 +203,7 @@ def test_size_correlations_per_column_equal_scipy(board: dict[str, Any]) -> None
 
 
 def test_without_a_judge_open_all_is_the_rules_and_the_title_says_so(runs: dict[str, Path]) -> None:
-    board = board_json(*run_args(runs), "--layout", "medcmr")
+    board = board_json(*run_args(runs), "--layout", "medcmr", "--allow-partial")
     layout = board["layout"]
     assert layout["score_source"] == "rules" and layout["dimensions"] is None
     assert "scored by rules (no --judge: not the paper's metric)" in layout["title"]
@@ -215,7 +215,7 @@ def test_without_a_judge_open_all_is_the_rules_and_the_title_says_so(runs: dict[
 
 
 def test_every_format_prints_the_same_table(runs: dict[str, Path], tmp_path: Path) -> None:
-    args = [*run_args(runs), "--layout", "medcmr", "--judge", "rubric"]
+    args = [*run_args(runs), "--layout", "medcmr", "--allow-partial", "--judge", "rubric"]
     text = invoke_board(*args).stdout
     assert "Med-CMR main table" in text and "GPT-5" in text and "not comparable: 70 items" in text
     markdown = invoke_board(*args, "-f", "md").stdout
@@ -235,7 +235,7 @@ def test_the_layout_page_renders_in_chromium_with_names_as_text(runs: dict[str, 
     evil = tmp_path / EVIL
     shutil.copytree(runs["base"], evil)
     page = tmp_path / "board.html"
-    result = invoke_board(evil, runs["tuned"], "--layout", "medcmr", "--judge", "rubric",
+    result = invoke_board(evil, runs["tuned"], "--layout", "medcmr", "--allow-partial", "--judge", "rubric",
                           "--pairs", f"{EVIL}:tuned", "-f", "html", "-o", page)  # fmt: skip
     assert result.exit_code == 0, result.output
     html = page.read_text()
@@ -263,7 +263,7 @@ def test_bad_input_is_one_line(runs: dict[str, Path], tmp_path: Path) -> None:
     line = one_error_line(invoke_board(runs["base"], "--layout", "medcmr", "--judge", "nope"))
     assert "no judge named 'nope'" in line and str(runs["base"]) in line
     mine = tmp_path / "mine.csv"
-    mine.write_text("model,split,selection,SOD,overall\nMine,test,,50,40\n")
+    mine.write_text("model,split,selection,SOD,overall,n_items\nMine,test,,50,40,70\n")
     line = one_error_line(invoke_board(runs["base"], "--layout", "medcmr", "--reference", mine))
     assert f"{mine}, line 1: column 'overall' is not a column of --layout medcmr" in line
     line = one_error_line(invoke_board(runs["base"], "--reference", "medcmr"))
@@ -272,3 +272,21 @@ def test_bad_input_is_one_line(runs: dict[str, Path], tmp_path: Path) -> None:
     assert labelled["not_comparable"] == {"base": "not comparable: 70 items, the published set has 20653"}
     assert labelled["references"] == [] and labelled["reference_table"]["name"] == "medcmr"
     assert json.dumps(labelled)  # the board stays JSON
+
+
+def test_a_medcmr_report_keeps_mcq_accuracy_and_judged_open_scores_apart(runs: dict[str, Path]) -> None:
+    """Issue 30: the default report of a Med-CMR run printed one overall pooling MCQ accuracy
+    with rule-scored open answers; it now gives the two numbers Med-CMR reports, apart."""
+    from typer.testing import CliRunner
+
+    from medlens.cli import app
+
+    data = json.loads(CliRunner().invoke(app, ["report", str(runs["base"]), "-f", "json"]).stdout)
+    expected = expected_cells(MODELS["base"])
+    split = data["medcmr"]
+    assert split["mcq"]["score"] == pytest.approx(expected["mcq_all"][0])
+    assert split["open"]["score"] == pytest.approx(expected["open_all"][0])
+    assert split["open_source"] == "judge rubric (rubric)"
+    text = CliRunner().invoke(app, ["report", str(runs["base"])]).output
+    assert "Med-CMR MCQ accuracy:" in text and "Med-CMR open answers, judge rubric (rubric):" in text
+    assert "reports MCQ accuracy and the judged open-answer score apart" in text

@@ -84,7 +84,7 @@ def test_export_file_names_have_no_spaces(tmp_path: Path) -> None:
 def test_board_references_carry_their_provenance_in_a_footnote(tmp_path: Path) -> None:
     bench = f"gmai:{write_gmai_choice_tsv(tmp_path / 'data', 30)}"
     runs = [named_run(bench, model, tmp_path / "runs", model) for model in ("oracle", "first")]
-    text = runner.invoke(app, ["board", *map(str, runs), "--reference", "gmai-val"],
+    text = runner.invoke(app, ["board", *map(str, runs), "--reference", "gmai-val", "--allow-partial"],
                          env={"COLUMNS": "200"}).stdout  # fmt: skip
     row = next(line for line in text.splitlines() if "GPT-4o (published)" in line)
     marker = re.search(r"GPT-4o \(published\) (\S+)", row).group(1)  # type: ignore[union-attr]

@@ -113,6 +113,40 @@ CASES = [
         "boards[1].judge",
         "'other' is not a judge of benchmark 'demo' (its judges: eq)",
     ),
+    # issue 30: a judge key without effect, a score naming no judge, a layout the benchmark
+    # cannot fill, and a judge that is one of the evaluated models
+    (
+        replace('pairs = ["rand:first"]', 'pairs = ["rand:first"]\njudge = "eq"'),
+        14,
+        "boards[1].judge",
+        "has no effect: a board's judge scores the judged columns of its layout",
+    ),
+    (
+        replace('pairs = ["rand:first"]', 'pairs = ["rand:first"]\nscore = "combined:other"'),
+        14,
+        "boards[1].score",
+        "'other' is not a judge of benchmark 'demo' (its judges: eq)",
+    ),
+    (
+        replace('pairs = ["rand:first"]', 'pairs = ["rand:first"]\nscore = "judged"'),
+        14,
+        "boards[1].score",
+        "use rules, judge:NAME or combined:NAME",
+    ),
+    (
+        replace('pairs = ["rand:first"]', 'pairs = ["rand:first"]\nlayout = "medcmr"'),
+        14,
+        "boards[1].layout",
+        "layout medcmr needs the axes dimension, which benchmark 'demo' lacks",
+    ),
+    (
+        replace('first = { spec = "first", concurrency = 4 }',
+                'first = { spec = "openai:Qwen/qwen2-vl?base_url=http://127.0.0.1:9/v1", concurrency = 4 }')
+        .replace('spec = "replay:judge.jsonl"', 'spec = "openai:qwen2-vl?base_url=http://127.0.0.1:8/v1"'),
+        8,
+        "judges.eq.spec",
+        "names 'qwen2-vl', the model this run evaluates (model 'first'): a model judging its own answers",
+    ),
 ]
 
 
@@ -166,3 +200,16 @@ def test_a_budget_needs_the_price_of_every_paid_backend(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "line 3, key models.rand: a budget needs the price" in result.output
     assert not (tmp_path / "studies").exists()
+
+
+def test_a_board_scored_by_a_judge_of_its_benchmark_is_accepted(tmp_path: Path) -> None:
+    from medlens.study.file import load_study
+
+    path = tmp_path / "s.toml"
+    for score in ("combined:eq", "judge:eq"):
+        path.write_text(replace('pairs = ["rand:first"]', f'pairs = ["rand:first"]\nscore = "{score}"'), encoding="utf-8")
+        board = load_study(path).boards[0]
+        assert board.score == score and board.score_judge == "eq"
+    path.write_text(replace('pairs = ["rand:first"]', 'pairs = ["rand:first"]\njudge = "eq"\nscore = "combined:eq"'),
+                    encoding="utf-8")  # fmt: skip
+    assert load_study(path).boards[0].judge == "eq"  # the judge names the score's judge: in effect

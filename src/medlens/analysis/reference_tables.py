@@ -4,17 +4,23 @@ A table is a CSV with one row per published model: ``model``, ``split`` (the spl
 are on: ``val``, ``test``), ``selection`` (empty: the whole split; otherwise the item selection
 the numbers cover, written as medlens writes a run's selection, e.g. ``where modality=CT``),
 then one column per published score. Descriptive text columns (``source`` — where the row was
-published —, ``medical``, ``tier``, ``content_hash``) and ``n_items`` (the published item count)
-may appear anywhere; every other cell must be a number or empty. Scores are kept exactly as
+published —, ``medical``, ``tier``, ``content_hash``, ``official_md5`` — the MD5s of the official
+files, space-separated) and ``n_items`` (the published item count) may appear anywhere; every
+other cell must be a number or empty. Every row must say which item set it was computed on
+(``n_items``, ``content_hash`` or ``official_md5``): a table that does not cannot be compared
+like for like, and is refused naming the file and line. Scores are kept exactly as
 printed and divided by the table's scale (100 when any score exceeds 1: percentages; else 1),
 so every score is in [0, 1] (Δ columns in [−1, 1]).
 
 Shipped tables (``medlens/data/references/``) and their citations:
 
-- ``gmai-val``, ``gmai-test``: GMAI-MMBench's leaderboard (30 rows each, overall accuracy);
+- ``gmai-val``, ``gmai-test``: GMAI-MMBench's leaderboard (30 rows each, overall accuracy), with
+  the official files' MD5s (VLMEvalKit's ``DATASET_MD5``: the VAL TSV; TEST as its 11 parts);
 - ``medcmr``: Med-CMR's main table (7 models × SOD … MSI, mcq_all, open_all; 20,653 items:
   16,655 MCQ + 3,998 open);
-- ``mmbu``: MMBU's main table (17 models + Random; closed/open micro-F1 and Δ of 4 tasks);
+- ``mmbu``: MMBU's main table (17 models + Random; closed/open micro-F1 and Δ of 4 tasks), on
+  the published evaluation's 77,358 items (the Hub set ``ryandcunha/mmbu``; the paper's "78K");
+  the public split (``mmbu/mmbu-public``, 3,103 open rows) is named when a run holds it;
 - the MMBU base vs medical-adapted table (``mmbu-pairs.csv``, :func:`load_pair_table`).
 """
 
@@ -32,8 +38,10 @@ from medlens.core.errors import InputError, SpecError
 
 REFERENCE_NAMES = ("gmai-val", "gmai-test", "medcmr", "mmbu")
 KEY_COLUMNS = ("model", "split", "selection")
-TEXT_COLUMNS = ("source", "medical", "tier", "content_hash")
+TEXT_COLUMNS = ("source", "medical", "tier", "content_hash", "official_md5")
 COUNT_COLUMN = "n_items"
+IDENTITY_COLUMNS = (COUNT_COLUMN, "content_hash", "official_md5")
+"""What tells a run on the published item set apart: every row needs one of them."""
 
 GMAI_CITATION = (
     "GMAI-MMBench (NeurIPS 2024 Datasets and Benchmarks), leaderboard of uni-medical/GMAI-MMBench "
@@ -53,6 +61,8 @@ class Shipped:
     n_items: int | None = None
     column_items: dict[str, int] = field(default_factory=dict)
     """Published item counts of single columns (Med-CMR: 16,655 MCQ, 3,998 open)."""
+    named_counts: dict[int, str] = field(default_factory=dict)
+    """Item counts of other known sets of the benchmark, named in a refusal."""
 
 
 SHIPPED = {
@@ -66,7 +76,10 @@ SHIPPED = {
         20653,
         {"mcq_all": 16655, "open_all": 3998},
     ),
-    "mmbu": Shipped("mmbu.csv", "mmbu", ("mmbu",), MMBU_CITATION),
+    "mmbu": Shipped(
+        "mmbu.csv", "mmbu", ("mmbu",), MMBU_CITATION, 77358,
+        named_counts={3103: "the public split (mmbu/mmbu-public, 3,103 open rows)"},
+    ),
 }
 
 
@@ -97,6 +110,7 @@ class ReferenceTable:
     scale: float
     n_items: int | None = None
     column_items: dict[str, int] = field(default_factory=dict)
+    named_counts: dict[int, str] = field(default_factory=dict)
 
     def source_of(self, row: ReferenceRow) -> str:
         return row.text.get("source") or self.citation
@@ -121,7 +135,8 @@ def load_reference(reference: str) -> ReferenceTable:
         )
         columns, rows, scale = parse_table(text, f"references/{shipped.file}")
         return ReferenceTable(reference, shipped.citation, shipped.layout, shipped.benchmarks,
-                              columns, rows, scale, shipped.n_items, shipped.column_items)  # fmt: skip
+                              columns, rows, scale, shipped.n_items, shipped.column_items,
+                              shipped.named_counts)  # fmt: skip
     if not is_reference_file(reference):
         raise SpecError(
             f"--reference {reference!r}: unknown reference "
@@ -208,6 +223,12 @@ def _row(
             where, f"line {line}, column {COUNT_COLUMN!r}", f"{count!r} is not a count"
         )
     text = {c: row[c] for c in TEXT_COLUMNS if row.get(c)}
+    if not count and not text.get("content_hash") and not text.get("official_md5"):
+        raise InputError(
+            where, f"line {line}",
+            f"no item set: give {', '.join(IDENTITY_COLUMNS)} (medlens cannot tell whether a "
+            "run is on the published items without one)",
+        )  # fmt: skip
     return ReferenceRow(row["model"], row["split"], row["selection"], scaled, text, line,
                         int(count) if count else None)  # fmt: skip
 

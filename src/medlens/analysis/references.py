@@ -30,6 +30,10 @@ if TYPE_CHECKING:
 __all__ = ["REFERENCE_NAMES", "calibrate", "calibration_lines", "comparability", "load_reference"]
 
 NOT_COMPARABLE = "not comparable"
+TOLERANCE = 0.02
+"""How close a reproduction must come to the same model's published row: ±2 points, the upper
+end of the ±1–2 points the GMAI-MMBench wiki sets for calibrating a pipeline; the published
+number must also lie inside the run's 95% CI. Both are printed."""
 
 
 def selection_text(spec: Mapping[str, Any], where: str = "") -> str:
@@ -85,14 +89,74 @@ def comparability(
     n_items = int(bench.get("n_items") or 0)
     if scored < n_items:
         reasons.append(f"{scored} of {n_items} items scored (--limit, errors or unfinished)")
-    if table.n_items is not None and n_items != table.n_items:
-        reasons.append(f"{n_items} items, the published set has {table.n_items}")
+    reasons += _item_set_reasons(table, rows, bench, n_items)
+    return reasons
+
+
+def _item_set_reasons(
+    table: ReferenceTable, rows: list[ReferenceRow], bench: Mapping[str, Any], n_items: int
+) -> list[str]:
+    """The published item count, content hash and official files' MD5s the rows state."""
+    reasons = []
+    counts = {row.n_items for row in rows if row.n_items is not None}
+    counts |= {table.n_items} if table.n_items is not None and not counts else set()
+    if counts and n_items not in counts:
+        known = table.named_counts.get(n_items)
+        shown = f"{n_items} items ({known})" if known else f"{n_items} items"
+        reasons.append(f"{shown}, the published set has {'/'.join(map(str, sorted(counts)))}")
     hashes = {row.text["content_hash"] for row in rows if row.text.get("content_hash")}
     if hashes and str(bench.get("content_hash")) not in hashes:
         reasons.append(
             f"content hash {str(bench.get('content_hash'))[:12]} is not the published set's"
         )
+    official = {row.text["official_md5"] for row in rows if row.text.get("official_md5")}
+    other_family = bool(table.benchmarks) and str(bench.get("name")) not in table.benchmarks
+    if official and not other_family:  # another benchmark family is refused already
+        reasons += official_file_reasons(str(bench.get("spec", "")), official)
     return reasons
+
+
+def official_file_reasons(bench_spec: str, official: Collection[str]) -> list[str]:
+    """Is the run's benchmark file (or folder of TEST parts) the official one, by MD5?"""
+    from medlens.sources.gmai_files import OFFICIAL_MD5, file_md5, test_parts
+
+    argument = bench_spec.partition(":")[2].partition("?")[0]
+    path = Path(argument).expanduser()
+    wanted = [set(text.split()) for text in official]
+    try:
+        files = test_parts(path) if path.is_dir() else [path]
+        found = [file_md5(file) for file in files]
+    except (OSError, MedlensError):
+        return [f"cannot check the official files' MD5 ({argument} is not readable)"]
+    if any(set(found) == digests for digests in wanted):
+        return []
+    names = sorted({OFFICIAL_MD5.get(d, d[:8] + "…") for ds in wanted for d in ds})
+    unofficial = [f.name for f, d in zip(files, found, strict=True) if d not in OFFICIAL_MD5]
+    what = f"not the official file ({', '.join(unofficial[:3])}: MD5 differs)" if unofficial else (
+        "official files of another set")
+    shown = names[0] if len(names) == 1 else f"{len(names)} official files ({names[0].rsplit('_', 1)[0]}_*)"
+    return [f"{what}; the published rows are on {shown}"]
+
+
+READING_PROTOCOLS: dict[str, dict[str, Any]] = {
+    # GMAI-MMBench's leaderboard was read by VLMEvalKit (see VLMEVAL_COMPAT.md); its FAQ asks
+    # that scores from other scripts be labelled "non-official protocol".
+    "gmai": {"prompt": "vlmeval", "extract": "vlmeval", "probe": None},
+}
+"""How each family's published rows read the models' answers (``report.card`` shows it too)."""
+DIFFERENT_PROTOCOL = "comparable item set, different reading protocol"
+
+
+def protocol_differences(table: ReferenceTable, spec: Mapping[str, Any]) -> list[str]:
+    """How the run read its answers otherwise than the published rows were read."""
+    official = READING_PROTOCOLS.get(table.layout or "") if table.benchmarks else None
+    if official is None:  # a user's own table: its rows were read as the user says
+        return []
+    return [
+        f"{key} {spec.get(key)!r} (published: {wanted!r})"
+        for key, wanted in official.items()
+        if spec.get(key) != wanted
+    ]
 
 
 def refusal(run: Path | str, table: ReferenceTable, reasons: list[str]) -> MedlensError:
@@ -147,7 +211,21 @@ def calibrate(
     reasons += _column_count(table, name, cell)
     if reasons and not allow_partial:
         raise refusal(store.path, table, reasons)
-    return _result(store.path.name, table, row, name, cell, run.source.label, reasons)
+    result = _result(store.path.name, table, row, name, cell, run.source.label, reasons)
+    result["protocol"] = _protocol(table, store)
+    result["reproduces"] = result["reproduces"] and result["protocol"]["same"]
+    return result
+
+
+def _protocol(table: ReferenceTable, store: Any) -> dict[str, Any]:
+    """Was the run read as the published rows were, and what the reading moves (the run's
+    extraction sensitivity: medlens's reading − VLMEvalKit's rules, with its CI)."""
+    from medlens.analysis.derived import fresh_results
+
+    differences = protocol_differences(table, store.run["spec"])
+    sensitivity = fresh_results(store).get("extraction_sensitivity") if differences else None
+    return {"same": not differences, "differences": differences,
+            "label": DIFFERENT_PROTOCOL if differences else None, "sensitivity": sensitivity}  # fmt: skip
 
 
 def _column(table: ReferenceTable, row: ReferenceRow, column: str | None) -> str:
@@ -229,7 +307,11 @@ def _result(
         "run_score": {"n": cell["n"], "score": cell["score"], "ci": [lo, hi]},
         "difference": cell["score"] - published,
         "difference_ci": [lo - published, hi - published],
-        "reproduces": bool(lo <= published <= hi) and not reasons,
+        "tolerance": TOLERANCE,
+        "within_tolerance": abs(cell["score"] - published) <= TOLERANCE + 1e-12,
+        "inside_ci": bool(lo <= published <= hi),
+        "reproduces": abs(cell["score"] - published) <= TOLERANCE + 1e-12
+        and bool(lo <= published <= hi) and not reasons,
         "comparable": not reasons,
         "not_comparable": label(reasons),
         "same_metric": not cell["judged"] or source != "rules",
@@ -248,11 +330,21 @@ def calibration_lines(result: dict[str, Any]) -> list[str]:
         f"n={run['n']})",
         f"difference run − published: {result['difference']:+.4f} (95% CI {dlo:+.4f} to {dhi:+.4f})",
     ]
+    protocol = result.get("protocol") or {"same": True}
+    tolerance = 100 * result["tolerance"]
+    lines.append(
+        f"within ±{tolerance:.0f} points of the published number: "
+        f"{'yes' if result['within_tolerance'] else 'no'} ({100 * result['difference']:+.1f} points); "
+        f"published number inside the run's 95% CI: {'yes' if result['inside_ci'] else 'no'}"
+    )
     if result["not_comparable"]:
         lines.append(f"{result['not_comparable']}: no verdict on reproduction")
+    elif not protocol["same"]:
+        lines.append(f"{protocol['label']} ({'; '.join(protocol['differences'])}): no verdict "
+                     f"on reproduction{_sensitivity_text(protocol.get('sensitivity'))}")  # fmt: skip
     else:
         verdict = "reproduces" if result["reproduces"] else "does NOT reproduce"
-        lines.append(f"the run {verdict} the published number within its 95% CI")
+        lines.append(f"the run {verdict} the published number (both criteria above)")
     lines.append(f"source: {ref['source']}")
     if not result["same_metric"]:
         lines.append(
@@ -260,3 +352,12 @@ def calibration_lines(result: dict[str, Any]) -> list[str]:
             "medlens's rule score; they measure different things (--score judge:NAME)"
         )
     return lines
+
+
+def _sensitivity_text(sensitivity: Mapping[str, Any] | None) -> str:
+    """``; extraction sensitivity medlens − VLMEvalKit rules +0.012 (95% CI …)``."""
+    if not sensitivity or sensitivity.get("difference") is None:
+        return ""
+    ci = sensitivity.get("ci")
+    shown = f" (95% CI {ci[0]:+.3f} to {ci[1]:+.3f})" if ci else ""
+    return f"; extraction sensitivity (medlens − VLMEvalKit rules) {sensitivity['difference']:+.3f}{shown}"

@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 
+from medlens.analysis.medcmr_split import medcmr_split
 from medlens.analysis.score_source import RULES, ScoreSource, sourced_run
 from medlens.analysis.score_table import (
     ScoreTable,
-    _nanmean,
     cell,
     score_table,
     secondary_cells,
@@ -201,7 +201,7 @@ def sensitivity_ci(table: ScoreTable, other: np.ndarray | None = None) -> list[f
     from medlens.stats.paired import paired_ci
 
     medlens = table.score if other is None else other
-    both = ~np.isnan(medlens) & ~np.isnan(table.vlmeval)
+    both = table.scored & ~np.isnan(medlens) & ~np.isnan(table.vlmeval)
     if not both.any():
         return None
     lo, hi = paired_ci(table.vlmeval[both], medlens[both], table.cluster[both])
@@ -293,6 +293,9 @@ def build_results_and_table(
         store.path, run_items, run_records, axes, str(spec["model"]), results["closed_open"],
         closed_scores(table if sourced.scope is None else score_table(run_items, run_records)),
     )  # fmt: skip
+    split = medcmr_split(spec, items, table, results["judges"], sourced.source.label)
+    if split is not None:  # Med-CMR's MCQ and judged open scores, apart
+        results["medcmr"] = split
     add_run_sections(results, store, items, records)
     return results, table
 
@@ -303,17 +306,19 @@ def extraction_sensitivity(
 ) -> dict[str, Any] | None:  # fmt: skip
     """medlens's reading against VLMEvalKit's rules over the same outputs (None when either is
     missing, or when nothing is read out of the text)."""
-    medlens, vlmeval = overall["score"], overall["vlmeval_score"]
     reading = None
-    if spec.get("extract", "medlens") != "medlens" and vlmeval is not None:
+    if spec.get("extract", "medlens") != "medlens" and overall["vlmeval_score"] is not None:
         reading = medlens_reading(items, records, table)  # the main score is another reading
-        medlens = _nanmean(reading)
     # report generation reads no answer out of the text: there is no extraction to be sensitive
     extracted = any(item.kind not in UNEXTRACTED_KINDS for item in items if item.id in records)
-    if medlens is None or vlmeval is None or not extracted:
+    medlens_values = table.score if reading is None else reading
+    both = table.scored & ~np.isnan(medlens_values) & ~np.isnan(table.vlmeval)
+    if not both.any() or not extracted:
         return None
+    # both sides over the same items: those read both ways (a judged item has no rule reading)
+    medlens, vlmeval = float(medlens_values[both].mean()), float(table.vlmeval[both].mean())
     return {"medlens": medlens, "vlmeval": vlmeval, "difference": medlens - vlmeval,
-            "ci": sensitivity_ci(table, reading)}  # fmt: skip
+            "n": int(both.sum()), "ci": sensitivity_ci(table, reading)}  # fmt: skip
 
 
 def add_run_sections(

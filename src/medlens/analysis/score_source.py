@@ -3,25 +3,28 @@
 - ``rules`` (the default): the score each record holds, as the run scored it.
 - ``judge:NAME``: the judged scope only — answered items with a gold answer, of the kinds the
   judge's protocol judges (open answers under a rubric or equivalence judge) — each scored with
-  the judge's verdict in [0, 1]. An item of the scope without a verdict (unparseable, errored or
-  not judged yet) is left out of the score and counted: every judged cell carries its coverage
-  (verdicts / scope), and a scope less than 90% covered gets a warning.
+  the judge's verdict in [0, 1]. An item of the scope without a usable verdict (unparseable,
+  errored, an order flip, an unresolved tie, not judged yet) is left out of the score and
+  counted: every judged cell carries its coverage (verdicts / scope, ``left_out``), and any
+  missing verdict gets a warning.
 - ``combined:NAME``: every item; the judge's verdict on its scope, the rules' score elsewhere
-  ("overall with judge", the number most papers print). Items of the scope without a verdict
-  are left out, as above — never scored 0 and never given their rule score instead.
+  ("overall with judge", the number most papers print). An item of the scope without a usable
+  verdict keeps its rule score and is counted (``kept_rule_score``: "judged 252 of 300; 48 kept
+  their rule score"), so a failing judge can never raise the score: the items it fails on are
+  mostly those the rules counted wrong.
 
-A judge's verdicts are read through :mod:`medlens.judges.verdicts` (``judged_item_scores``:
-equivalence 1/0, rubric Σ wᵢsᵢ / (10·Σ wᵢ)); items the rules settled inside the stage
-(``by: "rule"`` lines) keep their rule score, and the ``choice`` protocol (letters, not ratings)
-scores each item by its lines' scores. Everything below works on records: a sourced run is the
+A judge's verdicts are read through ``judges.verdicts.read_verdicts`` (the one reading of a
+judge stage: equivalence 1/0, rubric Σ wᵢsᵢ / (10·Σ wᵢ), repeats, ``--swap`` orders and panels
+by ``combine.item_verdict``); items the rules settled inside the stage (``by: "rule"`` lines)
+keep their rule score. Everything below works on records: a sourced run is the
 run's items and records with ``score`` replaced, so every aggregate of results.json, slices,
 comparisons and boards follows the chosen source unchanged.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +34,8 @@ from medlens.core.records import Record
 
 SOURCE_KINDS = ("rules", "judge", "combined")
 COVERAGE_WARN = 0.9
-"""Judged scores whose scope has verdicts on fewer than this share of its items are warned about."""
+"""Every scope item without a usable verdict is warned about; below this share the warning
+also says the coverage is low."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,8 @@ class JudgedScores:
     """Item id → judged score in [0, 1], for the items with a verdict."""
     kinds: frozenset[str]
     """Item kinds the stage judges."""
+    missing: dict[str, str] = field(default_factory=dict)
+    """Item id → why the stage holds no usable verdict for it (``verdicts.read_verdicts``)."""
 
 
 def judge_kinds(meta: Mapping[str, Any], judged_kinds: Iterable[str]) -> frozenset[str]:
@@ -110,73 +116,31 @@ def judge_kinds(meta: Mapping[str, Any], judged_kinds: Iterable[str]) -> frozens
 def read_judged_scores(
     run_dir: Path | str, name: str, kind_of: Mapping[str, str], source: ScoreSource | None = None
 ) -> JudgedScores:
-    """The verdicts of judge `name` on the run; `kind_of` maps item ids to item kinds.
-
-    A run without that judge is refused naming the run, the judge and the judges it has. A
-    finished one-repeat stage is read by ``analysis.judged_lines`` (pyarrow, the fields needed
-    only); any other through ``judges.verdicts``.
-    """
-    from medlens.analysis.judged_lines import fast_verdicts
-    from medlens.judges.verdicts import judge_dir, judged_item_scores, read_judge, read_judgements
+    """The verdicts of judge `name` on the run (``verdicts.read_verdicts``, the one reading of
+    a judge stage); `kind_of` maps item ids to item kinds. A run without that judge is refused
+    naming the run, the judge and the judges it has."""
+    from medlens.judges.verdicts import read_verdicts
 
     try:
-        meta = read_judge(run_dir, name)
+        verdicts = read_verdicts(run_dir, name)
     except MedlensError as exc:
         prefix = f"--score {source.label}: " if source is not None else ""
         raise MedlensError(f"{prefix}{exc}") from None
+    meta = verdicts.meta
     protocol = str(meta["protocol"].get("name", ""))
-    fast = fast_verdicts(judge_dir(run_dir, name), meta)
-    if fast is not None:
-        scores = fast.scores  # rule-settled lines hold their rule score, as ok lines
-    else:
-        lines = read_judgements(run_dir, name)[1] if _needs_lines(meta) else []
-        if protocol == "choice":
-            scores = _line_scores(lines)
-        else:
-            scores = {**_rule_settled(lines), **judged_item_scores(run_dir, name)}
-    kinds = judge_kinds(meta, {kind_of[i] for i in scores if i in kind_of})
-    return JudgedScores(name, protocol, scores, kinds)
-
-
-def _needs_lines(meta: Mapping[str, Any]) -> bool:
-    """The stage's lines are read only where verdict values do not say everything: letters of
-    the choice protocol, and rule-settled items of a rubric in scope ``unresolved``."""
-    return meta["protocol"].get("name") == "choice" or meta.get("scope") == "unresolved"
+    given = [*verdicts.scores, *verdicts.missing]
+    kinds = judge_kinds(meta, {kind_of[i] for i in given if i in kind_of})
+    return JudgedScores(name, protocol, verdicts.scores, kinds, verdicts.missing)
 
 
 def judge_points(
     run_dir: Path | str, name: str
 ) -> tuple[dict[str, dict[str, float]], list[str], dict[str, Any]]:
-    """A rubric stage's points per dimension and item (``verdicts.judged_values``: mean of the
-    ok repeats), its dimensions and judge.json; the fast path for a one-repeat stage."""
-    from medlens.analysis.judged_lines import fast_verdicts
-    from medlens.judges.verdicts import judge_dimensions, judge_dir, judged_values, read_judge
+    """A rubric stage's points per dimension and item (``verdicts.judged_points``: mean of the
+    ok repeats of the items with a verdict), its dimensions and judge.json."""
+    from medlens.judges.verdicts import judged_points
 
-    meta = read_judge(run_dir, name)
-    fast = fast_verdicts(judge_dir(run_dir, name), meta)
-    if fast is not None:
-        return fast.points, judge_dimensions(meta), meta
-    values, dimensions, extra = judged_values(run_dir, name)
-    return values, dimensions, extra["meta"]
-
-
-def _rule_settled(lines: Sequence[dict[str, Any]]) -> dict[str, float]:
-    """Items the rules settled inside the stage (no call): their rule score."""
-    return {
-        str(line["id"]): float(line.get("score") or 0.0)
-        for line in lines
-        if line.get("by") == "rule" and line.get("status") == "ok"
-    }
-
-
-def _line_scores(lines: Sequence[dict[str, Any]]) -> dict[str, float]:
-    """Per item, the majority of its ok lines' scores (choice protocol: letters read by the
-    judge, scored against the gold); a tie counts as wrong, as equivalence ties do."""
-    seen: dict[str, list[float]] = {}
-    for line in lines:
-        if line.get("status") == "ok" and line.get("score") is not None:
-            seen.setdefault(str(line["id"]), []).append(float(line["score"]))
-    return {i: 1.0 if sum(v) / len(v) > 0.5 else 0.0 for i, v in seen.items()}
+    return judged_points(run_dir, name)
 
 
 def in_judged_kinds(item: Item, kinds: Collection[str]) -> bool:
@@ -221,15 +185,14 @@ def sourced_run(
     assert source.judge is not None
     judged = read_judged_scores(run_dir, source.judge, {i.id: i.kind for i in items}, source)
     scope = judged_scope(items, records, judged.kinds)
-    changed = {
-        item_id: _with_score(records[item_id], judged.scores.get(item_id)) for item_id in scope
-    }
+    verdicts = {item_id: judged.scores[item_id] for item_id in scope if item_id in judged.scores}
+    changed = {item_id: _with_score(records[item_id], score) for item_id, score in verdicts.items()}
     if source.kind == "judge":
         kept = [item for item in items if item.id in scope]
-        out = {item.id: changed[item.id] for item in kept}
-    else:
+        out = {item.id: changed.get(item.id, _with_score(records[item.id], None)) for item in kept}
+    else:  # scope items without a usable verdict keep their rule record: a judge never flatters
         kept, out = items, {**records, **changed}
-    coverage = coverage_of(judged, scope, Path(run_dir).name)
+    coverage = coverage_of(judged, scope, Path(run_dir).name, source)
     coverage["label"] = judge_label_hook(run_dir, judged.name)
     return SourcedRun(source, kept, out, frozenset(scope), coverage)
 
@@ -242,45 +205,70 @@ def _with_score(record: Record, score: float | None) -> Record:
     return out
 
 
-def coverage_of(judged: JudgedScores, scope: Collection[str], run: str) -> dict[str, Any]:
-    """``{"judge", "protocol", "verdicts", "scope", "share", "warning"}`` of a judged scope."""
-    verdicts = sum(1 for item_id in scope if item_id in judged.scores)
-    return coverage_counts(judged, verdicts, len(scope), run)
+def coverage_of(
+    judged: JudgedScores, scope: Collection[str], run: str, source: ScoreSource | None = None
+) -> dict[str, Any]:
+    """The coverage object of a judged scope (see :func:`coverage_counts`)."""
+    missing = [judged.missing.get(item_id, "not judged") for item_id in scope
+               if item_id not in judged.scores]  # fmt: skip
+    return coverage_counts(judged, len(scope) - len(missing), len(scope), run, source, missing)
 
 
-def coverage_counts(judged: JudgedScores, verdicts: int, scope: int, run: str) -> dict[str, Any]:
+def coverage_counts(
+    judged: JudgedScores,
+    verdicts: int,
+    scope: int,
+    run: str,
+    source: ScoreSource | None = None,
+    missing: Iterable[str] = (),
+) -> dict[str, Any]:
+    """``{"judge", "protocol", "verdicts", "scope", "share", "kept_rule_score", "left_out",
+    "missing", "warning"}``: under ``combined:`` the scope items without a usable verdict keep
+    their rule score (``kept_rule_score``), under ``judge:`` they are left out (``left_out``);
+    ``missing`` counts them by why (order flip, unresolved, error, …); any of them warns."""
     share = verdicts / scope if scope else None
-    warning = None
-    if share is not None and share < COVERAGE_WARN:
-        warning = coverage_warning(run, judged.name, verdicts, scope)
+    combined = source is None or source.kind == "combined"
+    without = scope - verdicts
+    warning = coverage_warning(run, judged.name, verdicts, scope, combined) if without else None
+    reasons: dict[str, int] = {}
+    for reason in missing:
+        reasons[reason] = reasons.get(reason, 0) + 1
     return {
         "judge": judged.name,
         "protocol": judged.protocol,
         "verdicts": verdicts,
         "scope": scope,
         "share": share,
+        "kept_rule_score": without if combined else 0,
+        "left_out": 0 if combined else without,
+        "missing": dict(sorted(reasons.items())),
         "warning": warning,
     }
 
 
-def coverage_warning(run: str, judge: str, verdicts: int, scope: int) -> str:
+def coverage_warning(run: str, judge: str, verdicts: int, scope: int, combined: bool = True) -> str:
+    """One line: how many scope items the judge scored and what became of the others."""
+    without = scope - verdicts
+    fate = "kept their rule score" if combined else "are left out of the judged score"
+    low = f" ({100 * verdicts / scope:.1f}% < {100 * COVERAGE_WARN:.0f}%)" if verdicts / scope < COVERAGE_WARN else ""
     return (
-        f"{run}: judge {judge} has verdicts on only {verdicts} of the {scope} items of its "
-        f"scope ({100 * verdicts / scope:.1f}% < {100 * COVERAGE_WARN:.0f}%); judged scores "
-        "speak for the judged items only (rerun `medlens judge` to resume)"
+        f"{run}: judge {judge} judged {verdicts:,} of {scope:,}{low}; {without:,} "
+        f"{'item' if without == 1 else 'items'} without a usable verdict {fate} "
+        "(rerun `medlens judge`, or `medlens judge --retry-errors`, to ask again)"
     )
 
 
 def coverage_warnings(
     run: Path | str, source: ScoreSource, coverage: tuple[int, int] | None
 ) -> list[str]:
-    """The low-coverage warning of a judged table over (verdicts, scope), or none."""
+    """The missing-verdict warning of a judged table over (verdicts, scope), or none."""
     if not source.judged or coverage is None or not coverage[1]:
         return []
     verdicts, scope = coverage
-    if verdicts / scope >= COVERAGE_WARN:
+    if verdicts >= scope:
         return []
-    return [coverage_warning(Path(run).name, str(source.judge), verdicts, scope)]
+    combined = source.kind == "combined"
+    return [coverage_warning(Path(run).name, str(source.judge), verdicts, scope, combined)]
 
 
 def coverage_text(coverage: Mapping[str, Any] | None) -> str:

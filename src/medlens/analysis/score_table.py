@@ -134,8 +134,9 @@ def cell(table: ScoreTable, mask: np.ndarray, spread: Spread | None = None) -> d
         spread = spread or group_spread(values, np.zeros(n, np.intp), table.cluster_codes[scored])
         out.update(_summary(spread, values, table.random[scored]))
         out["vlmeval_score"] = _nanmean(table.vlmeval[scored])
-        if out["vlmeval_score"] is not None:  # extraction sensitivity of this slice
-            out["sensitivity"] = out["score"] - out["vlmeval_score"]
+        if out["vlmeval_score"] is not None:  # extraction sensitivity, over items read both ways
+            both = scored & ~np.isnan(table.vlmeval)
+            out["sensitivity"] = float(table.score[both].mean()) - out["vlmeval_score"]
     status_is = table.status_is
     errored = mask & status_is["error"]
     n_errored, total = int(errored.sum()), int(mask.sum())

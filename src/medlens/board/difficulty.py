@@ -2,7 +2,9 @@
 
 "Right" is a main score of 1 (a correct closed answer, an exact set, a box at IoU ≥ 0.5). The ids
 solved by every run can be written to a file (`--solved-by-all FILE`, one id per line), which
-Med-CMR's difficulty filter drops from a benchmark.
+Med-CMR's difficulty filter drops from a benchmark. Judged scores that are not all 0/1 (a rubric
+judge's under ``--score judge:NAME``) have no "solved": the section says so and lists nothing
+(rule scores keep "right = 1", partial credit included).
 """
 
 from __future__ import annotations
@@ -21,8 +23,22 @@ def item_shares(aligned: Aligned) -> np.ndarray:
     return np.asarray((aligned.scores >= 1.0).mean(axis=0), dtype=float)
 
 
+CONTINUOUS_NOTE = (
+    "scores are not 0/1 (a judge's rubric scores): no item is 'solved', so no solved-by-every-run "
+    "table or difficulty histogram is given"
+)
+
+
+def is_binary(scores: np.ndarray) -> bool:
+    return bool(np.isin(scores[~np.isnan(scores)], (0.0, 1.0)).all()) if scores.size else True
+
+
 def difficulty(aligned: Aligned) -> dict[str, Any]:
     runs = aligned.scores.shape[0]
+    if aligned.source != "rules" and not is_binary(aligned.scores):  # a rubric judge's scores
+        return {"n": int(aligned.ids.size), "runs": runs, "continuous": True, "note": CONTINUOUS_NOTE,
+                "solved_by_all": None, "solved_by_none": None, "mean_share": None, "histogram": [],
+                "solved_by_all_ids": [], "per_item": {}}  # fmt: skip
     shares = item_shares(aligned)
     right = np.rint(shares * runs).astype(np.int64)
     histogram = np.bincount(right, minlength=runs + 1)

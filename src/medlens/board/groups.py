@@ -75,6 +75,7 @@ def _group_pair(
     return {
         "group": name_a,
         "versus": name_b,
+        "counts_for": name_a,
         "models": [len(rows_a), len(rows_b)],
         "overall": _shares(aligned, wins, losses, everything, comparisons, n_resamples, seed)[0],
         "by": by,

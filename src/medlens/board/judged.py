@@ -2,8 +2,8 @@
 
 Each run's rule scores (read fast by ``board.align``) are replaced on the judge's scope by its
 verdicts, read through ``analysis.score_source`` (so every command reads a judge the same way):
-``judge:`` keeps the scope's items with a verdict only, ``combined:`` every rule-scored item
-but the scope's items without a verdict. The scope is ``score_source.judged_scope``'s: answered
+``judge:`` keeps the scope's items with a verdict only, ``combined:`` every rule-scored item,
+the scope's items without a usable verdict with their rule score (a judge never flatters). The scope is ``score_source.judged_scope``'s: answered
 items (here: rule-scored) of the kinds the judge judges. Vectorised over item ids with pyarrow,
 so 50 runs × 26,000 items cost well under a second beyond reading the judges' files.
 """
@@ -84,7 +84,7 @@ def judged_scores(
         values = np.fromiter(judged.scores.values(), dtype=float, count=len(judged.scores))
         has = scope & _is_in(all_ids, verdict_ids)
         scopes[run.run], verdicts[run.run] = scope, has
-        keep = has if source.kind == "judge" else rule_scored & ~(scope & ~has)
+        keep = has if source.kind == "judge" else rule_scored
         kept_ids = all_ids.filter(pa.array(keep))
         rule_at = pc.index_in(kept_ids, value_set=ids).to_numpy(zero_copy_only=False)
         new = scores[rule_at.astype(np.intp)] if scores.size else np.zeros(0)
@@ -95,7 +95,11 @@ def judged_scores(
             new = np.array(new, dtype=float)
             new[replace] = values[at]
         out.append((kept_ids, np.asarray(new, dtype=float)))
-        coverage[run.run] = coverage_counts(judged, int(has.sum()), int(scope.sum()), run.run)
+        missing = all_ids.filter(pa.array(scope & ~has)).to_pylist()
+        reasons = [judged.missing.get(item_id, "not judged") for item_id in missing]
+        coverage[run.run] = coverage_counts(
+            judged, int(has.sum()), int(scope.sum()), run.run, source, reasons
+        )
         coverage[run.run]["label"] = judge_label_hook(run.path, judged.name)
     return out, JudgedCover(meta, scopes, verdicts, coverage)
 

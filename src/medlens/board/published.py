@@ -2,9 +2,10 @@
 layout's own), which of its rows (those of the board's split), and which runs are comparable.
 
 A run that is not like for like with the table (``analysis.references.comparability``) is
-refused when the table was asked for with ``--reference``, unless ``--allow-partial``; a
-layout's own table (shown without ``--reference``) and ``--allow-partial`` keep such runs,
-labelled ``not comparable: <reason>`` in every format.
+refused — with ``--reference`` and with a layout's own table alike — unless ``--allow-partial``,
+which keeps it, labelled ``not comparable: <reason>`` in every format. A run on the published items read
+otherwise than the published rows (GMAI-MMBench: VLMEvalKit's prompt and extraction) is labelled
+``comparable item set, different reading protocol: …``.
 """
 
 from __future__ import annotations
@@ -39,7 +40,14 @@ def board_published(
     where: str,
     allow_partial: bool,
 ) -> Published:
-    from medlens.analysis.references import comparability, label, load_reference, refusal
+    from medlens.analysis.references import (
+        DIFFERENT_PROTOCOL,
+        comparability,
+        label,
+        load_reference,
+        protocol_differences,
+        refusal,
+    )
 
     split = str(aligned.runs[0].benchmark.get("split", ""))
     name = reference or layout_reference(layout, split)
@@ -53,10 +61,14 @@ def board_published(
     labels = {}
     for run in aligned.runs:
         reasons = comparability(table, run.spec, aligned.scored.get(run.run, 0), axes, where, rows)
-        if reasons and reference is not None and not allow_partial:
+        if reasons and not allow_partial:
             raise refusal(run.path, table, reasons)
         if reasons:
             labels[run.run] = label(reasons) or ""
+        elif protocol_differences(table, run.spec):  # the items match, the reading does not
+            labels[run.run] = f"{DIFFERENT_PROTOCOL}: " + "; ".join(
+                protocol_differences(table, run.spec)
+            )
     shown = _with_rows(table, rows)
     models = []
     if layout is None and "overall" in table.columns:

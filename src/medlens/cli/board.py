@@ -95,6 +95,8 @@ def board(
         score=parse_score_source(score), allow_partial=allow_partial,
     )  # fmt: skip
     result = build_board(options)
+    if solved_by_all is not None and not across and result["difficulty"].get("continuous"):
+        raise SpecError(f"--solved-by-all {solved_by_all}: {result['difficulty']['note']}")
     if human:
         from medlens.board.calibrated import board_calibration
 
@@ -114,6 +116,7 @@ def board(
         _write(output, rendered.encode("utf-8") if isinstance(rendered, str) else rendered)
     if solved_by_all is not None and not across:
         from medlens.board.difficulty import solved_ids_text
+
 
         ids = result["difficulty"]["solved_by_all_ids"]
         _write(solved_by_all, solved_ids_text(ids).encode("utf-8"))

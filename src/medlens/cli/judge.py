@@ -61,6 +61,12 @@ def judge(
         typer.Option("--allow-self-judge", help="Let the evaluated model judge its own answers"),
     ] = False,
     yes: Annotated[bool, typer.Option("--yes", help="Allow more than 64 repeats per item")] = False,
+    retry_errors: Annotated[
+        bool,
+        typer.Option(
+            "--retry-errors", help="Ask again every judgement without a verdict (unparseable too)"
+        ),
+    ] = False,
 ) -> None:
     """`medlens judge` (help: HELP).
 
@@ -94,6 +100,7 @@ def judge(
         executor=executor,
         ray_address=ray_address,
         yes=yes,
+        retry_errors=retry_errors,
     )
     outcome = judge_with_progress(options)
     print_judge_summary(outcome)

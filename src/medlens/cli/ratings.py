@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from medlens.cli.common import app, console, err_console, with_error_policy
+from medlens.cli.common import SCORE_HELP, app, console, err_console, with_error_policy
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -76,12 +76,20 @@ def errors(
     seed: Seed = 0,
     categories: Annotated[str, typer.Option("--categories", help="Comma-separated error categories")] = "recognition,reasoning,knowledge,misunderstanding,format",
     stratify: Annotated[str | None, typer.Option("--stratify", help="Stratify the sample over this axis")] = None,
+    score: Annotated[str, typer.Option("--score", help=SCORE_HELP + " (which answers are wrong)")] = "rules",
 ) -> None:  # fmt: skip
     """Write a sheet of wrong answers to attribute to error categories (Med-CMR's analysis)."""
+    from medlens.analysis.score_source import parse_score_source, sourced_run
     from medlens.ratings.attribution import export_errors, parse_categories
+    from medlens.runs.store import RunStore
 
+    source, scores = parse_score_source(score), None
+    if source.judged:  # wrong by the score the tables show, not by the rules
+        store = RunStore.open(run)
+        sourced = sourced_run(store.path, store.items(), store.records(), source)
+        scores = {i: r.get("score") for i, r in sourced.records.items()}
     study, written = export_errors(
-        run, output, sample, seed, parse_categories(categories), stratify
+        run, output, sample, seed, parse_categories(categories), stratify, scores, source.label
     )
     _wrote(study.id, len(study.items), "errors", written, sample)
 

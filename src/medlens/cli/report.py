@@ -34,6 +34,12 @@ def report(
         raise MedlensError(f"--format {format} is binary: give --output FILE")
     source = parse_score_source(score)
     rendered = render(run, format, source)
+    if source.judged:  # every missing verdict is said, whatever the format
+        from medlens.report import load_results
+
+        warning = (load_results(run, source).get("score_coverage") or {}).get("warning")
+        if warning:
+            typer.echo(f"warning: {warning}", err=True)
     if output is None:
         if isinstance(rendered, bytes):
             raise MedlensError(f"--format {format} is binary: give --output FILE")

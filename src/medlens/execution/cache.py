@@ -4,8 +4,11 @@ model.
 The key is the request fingerprint joined with the backend's ``cache_identity`` (the endpoint of
 an ``openai:`` server, the weights hash of ``hf:``/``vllm:``): the run spec leaves the endpoint
 out so that a moved server resumes its run, but the cache must not answer for another server.
-For backends whose answers name the served model, the first cache hit of a process is asked
-live once; a stored answer whose ``served_model`` differs from that live one is discarded.
+For servers (backends whose answers name the served model), the first cache hit of a process is
+asked live once and the live answer compared with the stored one (text, served model, system
+fingerprint): any difference discards that endpoint's entries for the process, and the run
+records it (``run.json["cache_checks"]``); a stored answer whose ``served_model`` differs from
+the live one is discarded too.
 """
 
 from __future__ import annotations
@@ -17,10 +20,13 @@ import json
 import os
 import sqlite3
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from medlens.models.base import Model, Request, Response
+from medlens.runs.files import write_atomic
 
 
 def cache_dir() -> Path:
@@ -99,6 +105,9 @@ class ResponseCache:
             (fingerprint, json.dumps(value, ensure_ascii=False)),
         )
 
+    def delete(self, fingerprint: str) -> None:
+        self._db.execute("DELETE FROM responses WHERE fingerprint = ?", (fingerprint,))
+
     def close(self) -> None:
         self._db.close()
 
@@ -112,7 +121,14 @@ def cache_key(fingerprint: str, identity: str) -> str:
 
 
 class CachingModel:
-    """A transparent wrapper: deterministic requests are answered from the cache when possible."""
+    """A transparent wrapper: deterministic requests are answered from the cache when possible.
+
+    For a server (``reports_served_model``), the first cache hit of a process is asked live
+    and the live *answer* compared with the stored one, with the served model and system
+    fingerprint when both report them: a new checkpoint served under the old name at the old
+    URL answers differently. A mismatch sets :attr:`mismatch` and no entry of this endpoint
+    answers for the rest of the process (every request is asked live and stored anew).
+    """
 
     def __init__(self, model: Model, cache: ResponseCache) -> None:
         self.model = model
@@ -122,7 +138,9 @@ class CachingModel:
         self.identity = str(getattr(model, "cache_identity", "") or "")
         self.hits = 0
         self.discarded = 0
-        """Cache hits thrown away because the server now reports another served model."""
+        """Cache hits thrown away because the server now answers otherwise."""
+        self.mismatch: dict[str, Any] | None = None
+        """What the live check found different (``cache_check_entry``); None: trusted."""
         self._checked = not getattr(model, "reports_served_model", False)
         self._live_served: str | None = None
         self._checking: asyncio.Lock | None = None
@@ -136,13 +154,14 @@ class CachingModel:
     async def generate(self, request: Request) -> Response:
         key = cache_key(request.fingerprint, self.identity)
         cached = self.cache.get(key)
-        if cached is not None and not self._checked and cached.served_model is not None:
+        if cached is not None and not self._checked:
             self._checking = self._checking or asyncio.Lock()
             async with self._checking:
                 if not self._checked:
                     return await self._first_check(request, key, cached)
         if cached is not None:
-            if self._live_served is None or cached.served_model in (None, self._live_served):
+            served = self._live_served
+            if self.mismatch is None and (served is None or cached.served_model in (None, served)):
                 self.hits += 1
                 return cached
             self.discarded += 1  # answered by another model behind the same name and endpoint
@@ -150,25 +169,64 @@ class CachingModel:
 
     async def _first_check(self, request: Request, key: str, cached: Response) -> Response:
         """Ask the server once before trusting the cache; unreachable → the cache answers."""
-        response = await self._live(request, key)
-        if response.error is None:
-            return response
-        self._checked = True  # nothing to compare with: the stored answers stand
-        self.hits += 1
-        return cached
+        response = await self.model.generate(request)
+        self._checked = True
+        if response.error is not None or response.text is None:
+            self.hits += 1  # nothing to compare with: the stored answers stand
+            return cached
+        self._live_served = response.served_model
+        differences = answer_differences(cached, response)
+        if differences:
+            self.mismatch = cache_check_entry(self.identity, differences)
+        self.cache.put(key, response)
+        return dataclasses.replace(response, cache_key=key)
 
     async def _live(self, request: Request, key: str) -> Response:
         response = await self.model.generate(request)
         if response.error is not None or response.text is None:
             return response
-        if not self._checked:
-            self._checked, self._live_served = True, response.served_model
         self.cache.put(key, response)
         return dataclasses.replace(response, cache_key=key)
+
+    def forget(self, key: str | None) -> None:
+        """Drop the entry of an answer its reader could not use (a judge reply without a
+        verdict): a failure is never served again as if it were the answer."""
+        if key:
+            self.cache.delete(key)
 
     async def aclose(self) -> None:
         await self.model.aclose()
         self.cache.close()
+
+
+def answer_differences(cached: Response, live: Response) -> list[str]:
+    """What differs between a stored answer and the live one to the same deterministic
+    request: the text, and the served model / system fingerprint when both name one."""
+    found = []
+    for field_name, words in (("served_model", "served model"),
+                               ("system_fingerprint", "system fingerprint")):  # fmt: skip
+        old, new = getattr(cached, field_name), getattr(live, field_name)
+        if old is not None and new is not None and old != new:
+            found.append(f"{words} {old} → {new}")
+    if cached.text != live.text:
+        found.append("the answer to a deterministic request differs")
+    return found
+
+
+def cache_check_entry(identity: str, differences: list[str]) -> dict[str, Any]:
+    """The ``run.json["cache_checks"]`` entry of a failed live check."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return {"checked": stamp, "identity": identity, "result": "mismatch",
+            "differences": differences}  # fmt: skip
+
+
+def cache_mismatch_line(mismatch: dict[str, Any]) -> str:
+    """The one line a run or judge stage prints when its server no longer answers as cached."""
+    where = str(mismatch.get("identity") or "the server").removeprefix("endpoint=")
+    return (
+        f"warning: {where} no longer answers as its cached answers did "
+        f"({'; '.join(mismatch['differences'])}): its cache entries are not used for this run"
+    )
 
 
 def with_cache(model: Model) -> Model:
@@ -176,3 +234,24 @@ def with_cache(model: Model) -> Model:
     if not model.deterministic or not getattr(model, "worth_caching", True):
         return model
     return CachingModel(model, ResponseCache(cache_dir() / "responses.sqlite"))
+
+
+@dataclass
+class CacheChecks:
+    """Where a failed live check of the response cache goes: one line, and
+    ``run.json["cache_checks"]`` (rewritten atomically)."""
+
+    store: Any
+    """The run's ``RunStore`` (its ``run`` dict and folder)."""
+    note: Callable[[str], None]
+
+    def record(self, mismatch: dict[str, Any] | None) -> None:
+        if not mismatch:
+            return
+        self.note(cache_mismatch_line(mismatch))
+        self.store.run.setdefault("cache_checks", []).append(mismatch)
+        write_atomic(
+            self.store.path / "run.json",
+            json.dumps(self.store.run, indent=2, ensure_ascii=False) + "\n",
+        )
+

@@ -21,7 +21,7 @@ from medlens.core.limits import check_calls_per_item
 from medlens.core.names import check_folder_name
 from medlens.core.records import Record
 from medlens.core.specs import Spec
-from medlens.execution.cache import with_cache
+from medlens.execution.cache import CacheChecks, with_cache
 from medlens.execution.dispatch import check_order, dispatch_order
 from medlens.execution.execute import run_local
 from medlens.execution.exemplars import Exemplars, load_exemplars
@@ -337,7 +337,8 @@ def _evaluate_locked(
                 on_progress(record)
 
         if todo:
-            work = _execute(todo, items, model, settings, probe, options, on_record)
+            checks = CacheChecks(store, note)
+            work = _execute(todo, items, model, settings, probe, options, (on_record, checks))
             asyncio.run(with_checkpoints(work, store.flush, RECORD_INTERVAL))
     finally:
         store.close()
@@ -373,8 +374,9 @@ async def _execute(
     settings: RunSettings,
     probe: Any,
     options: RunOptions,
-    on_record: Callable[[Record], None],
+    callbacks: tuple[Callable[[Record], None], CacheChecks],
 ) -> None:
+    on_record, checks = callbacks
     if options.executor == "ray":
         from medlens.execution.ray import run_ray
 
@@ -394,4 +396,5 @@ async def _execute(
     try:
         await run_local(todo, wrapped, settings, on_record, probe)
     finally:
+        checks.record(getattr(wrapped, "mismatch", None))
         await wrapped.aclose()

@@ -2,9 +2,12 @@
 why an item has no score. The single rule that results.json, the judged-score reader
 (``verdicts.judged_item_scores``) and panels share, so every table shows the same numbers.
 
-Repeats combine by majority (binary verdicts; a tie scores 0.5) or mean (rubric). With
-``--swap``, an item whose reading changes with the order of its options is an *order flip*: no
-score (the verdict depends on where the options stand, not on the answer), counted.
+Repeats combine by majority (binary verdicts) or mean (rubric). An even split of binary
+repeats is *unresolved* — no score, exactly as a panel's even split — so a tie is never 0.5 in
+one table and 0 in another. With ``--swap``, an item whose reading changes with the order of
+its options is an *order flip*: no score (the verdict depends on where the options stand, not on
+the answer), counted. Items without a score are read by every command the same way
+(``verdicts.read_verdicts``): left out of ``judge:NAME``, their rule score under ``combined:``.
 """
 
 from __future__ import annotations
@@ -33,19 +36,21 @@ class ItemVerdict:
     score: float
     """In [0, 1]; NaN when the item has no verdict."""
     outcome: str
-    """``ok``; ``order_flip``; ``unresolved`` (a panel tie); or the failure of its lines
+    """``ok``; ``order_flip``; ``unresolved`` (an even split of a panel or of binary repeats);
+    or the failure of its lines
     (``error``, ``empty``, ``truncated``, ``unparseable``, ``out_of_scale``)."""
     flip: bool | None = None
     """With both orders parsed: whether the reading changed with the order; else None."""
 
 
 def combine(kind: str, scores: Sequence[float]) -> float:
-    """Majority for binary verdicts (tie 0.5), mean for rubric scores; NaN when none."""
+    """Majority for binary verdicts, mean for rubric scores; NaN when none or when binary
+    verdicts split evenly (unresolved)."""
     if not scores:
         return float("nan")
     mean = float(np.mean(scores))
     if kind in BINARY:
-        return 1.0 if mean > 0.5 else 0.0 if mean < 0.5 else 0.5
+        return 1.0 if mean > 0.5 else 0.0 if mean < 0.5 else float("nan")
     return mean
 
 
@@ -75,7 +80,15 @@ def item_verdict(kind: str, lines: Sequence[Line]) -> ItemVerdict:
     swapped = [line for line in ok if line.get("order") == "swapped"]
     flip = None
     if given and swapped:
-        flip = _reading(kind, given) != _reading(kind, swapped)
+        flip = not _same(_reading(kind, given), _reading(kind, swapped))
         if flip:
             return ItemVerdict(math.nan, "order_flip", True)
-    return ItemVerdict(combine(kind, [float(line["score"]) for line in ok]), "ok", flip)
+    score = combine(kind, [float(line["score"]) for line in ok])
+    return ItemVerdict(score, "unresolved" if math.isnan(score) else "ok", flip)
+
+
+def _same(first: Any, second: Any) -> bool:
+    """Two readings agree (two unresolved ones included)."""
+    if isinstance(first, float) and isinstance(second, float):
+        return first == second or (math.isnan(first) and math.isnan(second))
+    return bool(first == second)

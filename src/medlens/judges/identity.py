@@ -110,3 +110,14 @@ def fingerprint_lines(spec: Mapping[str, Any]) -> list[str]:
             for m in members
         )
     return [text]
+
+
+def served_switch_line(name: str, fingerprint: dict[str, Any] | None) -> str | None:
+    """``judge NAME: the server-reported model changed within this stage: …`` (the run's
+    health line, for a judge), or None when one model (and fingerprint) answered."""
+    for key, what in (("served_models", "model"), ("system_fingerprints", "system_fingerprint")):
+        values = (fingerprint or {}).get(key) or {}
+        if len(values) > 1:
+            listing = ", ".join(f"{v} ({n} replies)" for v, n in values.items())
+            return f"judge {name}: the server-reported {what} changed within this stage: {listing}"
+    return None

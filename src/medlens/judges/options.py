@@ -47,6 +47,9 @@ class JudgeOptions:
     """Ask each item in both orders of its options and count order flips (choice)."""
     allow_self_judge: bool = False
     """Judge even when the judge is the evaluated model; judged tables say "self-judged"."""
+    retry_errors: bool = False
+    """Ask again every (item, repeat) whose line holds no verdict (unparseable and out-of-scale
+    replies too, not only transport failures)."""
 
     @property
     def judges(self) -> tuple[Spec, ...]:

@@ -5,7 +5,7 @@ stage's judge.json and the calls to make.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,8 @@ class PreparedJudge:
     rule_lines: list[dict[str, Any]]
     tasks: list[JudgeTask]
     run: RunStore
+    cache_checks: list[dict[str, Any]] = field(default_factory=list)
+    """Failed live checks of the response cache during this stage (``execution.cache``)."""
 
 
 @dataclass

@@ -52,9 +52,18 @@ async def judge_task(task: JudgeTask, model: Model, settings: JudgeSettings) -> 
         parsed = read_reply(settings.protocol, task.item, response)
         if parsed.status == "ok":
             break
+        forget_reply(model, response)
         if parsed.failure == "truncated":
             max_tokens = larger_cap(model)
     return judgement_line(task, request, response, parsed, (latency, calls), settings.swap)
+
+
+def forget_reply(model: Model, response: Response) -> None:
+    """A reply without a verdict leaves the response cache (``CachingModel.forget``): a rerun,
+    or ``judge --retry-errors``, asks the judge again instead of reading the failure back."""
+    forget = getattr(model, "forget", None)
+    if callable(forget) and response.cache_key:
+        forget(response.cache_key)
 
 
 def larger_cap(model: Model) -> int | None:

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import shutil
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import Any
 
 from medlens.core.errors import MedlensError
 from medlens.judges.combine import protocol_kind
-from medlens.judges.identity import served_counts
+from medlens.judges.identity import served_counts, served_switch_line
 from medlens.judges.options import LOADS_WEIGHTS, JudgeOptions, load_judge_model
 from medlens.judges.panel import write_panel_lines
 from medlens.judges.plan import JudgePlan, PreparedJudge, prepare_judge
@@ -102,6 +103,7 @@ def _execute_plan(
             o.store.close()
     for o in opened:
         _record_identity(o.store, plan)
+        _record_cache_checks(o.store, o.stage.cache_checks)
     if plan.panel_spec is not None:
         _finish_panel(plan, [o.store for o in opened])
     else:
@@ -117,7 +119,7 @@ def _execute_plan(
 def _open_stage(stage: PreparedJudge) -> _Open:
     existed = (stage.folder / "judge.json").is_file()
     store = JudgeStore.open_or_create(stage.folder, stage.spec)
-    done = store.done()
+    done = store.done(retry_failures=stage.options.retry_errors)
     todo = [t for t in stage.tasks if (t.item.id, t.repeat) not in done]
     rules = [line for line in stage.rule_lines if (line["id"], 0) not in done]
     for line in rules:
@@ -182,6 +184,16 @@ def _record_identity(store: JudgeStore, plan: JudgePlan) -> None:
     _stamp(store, models, systems, reasons)
 
 
+def _record_cache_checks(store: JudgeStore, checks: list[dict[str, Any]]) -> None:
+    """A failed live check of the cache: one line on stderr, kept in judge.json."""
+    from medlens.execution.cache import cache_mismatch_line
+
+    for check in checks:
+        sys.stderr.write(cache_mismatch_line(check) + "\n")
+    if checks:
+        store.update_spec({"cache_checks": [*(store.spec.get("cache_checks") or []), *checks]})
+
+
 def _stamp(
     store: JudgeStore, models: dict[str, int], systems: dict[str, int], reasons: list[str]
 ) -> None:
@@ -194,6 +206,9 @@ def _stamp(
     changes: dict[str, Any] = {"judge_fingerprint": fingerprint}
     if reasons:
         changes["self_judged"] = reasons
+    switched = served_switch_line(str(store.spec.get("name") or store.folder.name), fingerprint)
+    if switched:
+        sys.stderr.write(f"warning: {switched}\n")
     if any(store.spec.get(k) != v for k, v in changes.items()):
         store.update_spec(changes)
 
@@ -241,4 +256,6 @@ async def _call_judge(
     try:
         await run_judge_local(todo, model, stage.settings, on_judgement, options.concurrency)
     finally:
+        mismatch = getattr(model, "mismatch", None)
+        stage.cache_checks.extend([mismatch] if mismatch else [])
         await model.aclose()

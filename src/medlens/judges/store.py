@@ -76,6 +76,12 @@ def check_resumable(folder: Path, spec: Mapping[str, Any]) -> None:
         )
 
 
+TRANSIENT_FAILURES = ("error",)
+"""Failures a rerun of the stage asks again by default: the server's (a transport error or an
+error text), not the judge's own reply (empty, cut, unparseable, out of scale: the same request
+would get the same reply; ``judge --retry-errors`` asks those again)."""
+
+
 class JudgeStore:
     """One judge stage of one run. Lines are appended and flushed one judgement at a time."""
 
@@ -146,9 +152,18 @@ class JudgeStore:
     def lines(self) -> dict[Key, Judgement]:
         return self._lines
 
-    def done(self) -> set[Key]:
-        """(item, repeat) pairs judged for good (ok or unparseable after its retry)."""
-        return {key for key, line in self._lines.items() if line.get("status") != "error"}
+    def done(self, retry_failures: bool = False) -> set[Key]:
+        """(item, repeat) pairs judged for good: ok, or a reply the judge gave but that holds
+        no verdict (empty, cut, unparseable, out of scale) after its retry. Server errors are
+        asked again on every rerun; with `retry_failures`
+        (``judge --retry-errors``) every line without a verdict is."""
+        return {
+            key
+            for key, line in self._lines.items()
+            if line.get("status") == "ok"
+            or (not retry_failures and line.get("status") != "error"
+                and line.get("failure") not in TRANSIENT_FAILURES)
+        }  # fmt: skip
 
     def append(self, judgement: Judgement) -> None:
         self._log.append(judgement)

@@ -1,5 +1,11 @@
-"""A judge's verdicts as values per dimension and item, read through the judge store
-(``runs/<run>/judges/<name>/``), for human agreement, rating sheets and inter-judge agreement."""
+"""A judge's verdicts, read through the judge store (``runs/<run>/judges/<name>/``).
+
+:func:`read_verdicts` is the one reading of a judge stage: every command that shows a judged
+number (the judge stage's own tables, ``--score judge:/combined:``, boards, layouts,
+``agreement``, calibration, study boards, the viewer) gets its items' verdicts from it, so an
+order flip of ``--swap``, a panel's even split and an even split of binary repeats are items
+without a verdict everywhere (``combine.item_verdict``). Values per dimension and item serve
+human agreement, rating sheets and inter-judge agreement."""
 
 from __future__ import annotations
 
@@ -7,11 +13,13 @@ import json
 import math
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from medlens.core.errors import InputError, MedlensError
 from medlens.judges.combine import item_verdict, protocol_kind
+from medlens.judges.fast_lines import fast_verdicts
 from medlens.judges.panel import is_panel, member_folders
 from medlens.judges.store import JudgeStore
 from medlens.stats.agreement import rater_agreement, self_agreement
@@ -51,6 +59,46 @@ def read_judgements(run_dir: Path | str, name: str) -> tuple[dict[str, Any], lis
     return meta, list(JudgeStore.open(judge_dir(run_dir, name)).lines().values())
 
 
+@dataclass(frozen=True)
+class StageVerdicts:
+    """One judge stage's verdicts on its items."""
+
+    meta: dict[str, Any]
+    """The stage's judge.json."""
+    scores: dict[str, float]
+    """Item id → judged score in [0, 1], for the items with a usable verdict (rule-settled
+    items: their rule score)."""
+    missing: dict[str, str]
+    """Item id → why the item has no verdict (``order_flip``, ``unresolved``, ``error``,
+    ``unparseable``, …): items the stage was given that no table may score by the judge."""
+
+
+def read_verdicts(run_dir: Path | str, name: str) -> StageVerdicts:
+    """The verdicts of judge `name` on the run: the one function every judged table reads.
+
+    A finished one-repeat stage is read by ``fast_lines`` (pyarrow, the needed fields only);
+    any other through the store, each item's lines combined by ``combine.item_verdict``.
+    """
+    meta = read_judge(run_dir, name)
+    fast = fast_verdicts(judge_dir(run_dir, name), meta)
+    if fast is not None:
+        return StageVerdicts(meta, fast.scores, fast.missing)
+    lines = list(JudgeStore.open(judge_dir(run_dir, name)).lines().values())
+    kind = protocol_kind(meta)
+    grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for line in sorted(lines, key=lambda line: int(line.get("repeat") or 0)):
+        grouped[str(line["id"])].append(line)
+    scores: dict[str, float] = {}
+    missing: dict[str, str] = {}
+    for item in sorted(grouped):
+        verdict = item_verdict(kind, grouped[item])
+        if math.isnan(verdict.score):
+            missing[item] = verdict.outcome
+        else:
+            scores[item] = verdict.score
+    return StageVerdicts(meta, scores, missing)
+
+
 def judge_dimensions(meta: dict[str, Any]) -> list[str]:
     protocol = meta["protocol"]
     if protocol.get("name") in ("equivalence", "mmbu"):
@@ -61,11 +109,13 @@ def judge_dimensions(meta: dict[str, Any]) -> list[str]:
 def judged_values(run_dir: Path | str, name: str) -> tuple[Values, list[str], dict[str, Any]]:
     """Per dimension, each item's judged value over its ok repeats (latest line per repeat).
 
-    Equivalence: majority of the repeats (a tie counts as not equivalent, the cautious reading);
-    settled by the rules (``by: "rule"``) counts as equivalent. Rubric: mean of the repeats.
-    Unparseable and errored verdicts are left out, never scored 0.
+    Only items with a usable verdict (``read_verdicts``) have values: equivalence is that
+    verdict (an even split of repeats, an order flip: no value), settled by the rules
+    (``by: "rule"``) counts as equivalent; rubric: mean of the ok repeats. Unparseable and
+    errored verdicts are left out, never scored 0.
     """
     meta, lines = read_judgements(run_dir, name)
+    usable = read_verdicts(run_dir, name).scores
     dimensions = judge_dimensions(meta)
     latest: dict[tuple[str, int], dict[str, Any]] = {}
     for line in lines:
@@ -73,17 +123,29 @@ def judged_values(run_dir: Path | str, name: str) -> tuple[Values, list[str], di
     repeats: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for (item, _), line in sorted(latest.items()):
         if line.get("status") != "ok":
-            continue
+            continue  # repeats of unresolved items stay: self-agreement must see them
         for dimension, value in _verdict_values(line, dimensions).items():
             repeats[dimension][item].append(value)
     values: Values = {d: {} for d in dimensions}
     for dimension, by_item in repeats.items():
         for item, seen in by_item.items():
-            mean = sum(seen) / len(seen)
+            if item not in usable:
+                continue
             values[dimension][item] = (
-                (1.0 if mean > 0.5 else 0.0) if dimension == "equivalent" else mean
+                usable[item] if dimension == "equivalent" else sum(seen) / len(seen)
             )
     return values, dimensions, {"meta": meta, "repeats": repeats}
+
+
+def judged_points(run_dir: Path | str, name: str) -> tuple[Values, list[str], dict[str, Any]]:
+    """``judged_values`` without the repeats (values, dimensions, judge.json); a finished
+    one-repeat stage is read by the fast path (its one line per item is the item's verdict)."""
+    meta = read_judge(run_dir, name)
+    fast = fast_verdicts(judge_dir(run_dir, name), meta)
+    if fast is not None and protocol_kind(meta) == "rubric":
+        return fast.points, judge_dimensions(meta), meta
+    values, dimensions, extra = judged_values(run_dir, name)
+    return values, dimensions, extra["meta"]
 
 
 def _verdict_values(line: dict[str, Any], dimensions: Sequence[str]) -> dict[str, float]:
@@ -109,13 +171,7 @@ def judged_item_scores(run_dir: Path | str, name: str) -> dict[str, float]:
     (``combine.item_verdict``: repeats, both orders of ``--swap``; a panel's combined verdicts):
     equivalence and mmbu 1/0, rubric Σ wᵢ(sᵢ − low) / ((high − low)·Σ wᵢ), rule-settled items
     their rule score. Items without a verdict (failed, unresolved, order flips) are absent."""
-    meta, lines = read_judgements(run_dir, name)
-    kind = protocol_kind(meta)
-    grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for line in sorted(lines, key=lambda line: int(line.get("repeat") or 0)):
-        grouped[str(line["id"])].append(line)
-    scores = {item: item_verdict(kind, found).score for item, found in grouped.items()}
-    return {item: score for item, score in sorted(scores.items()) if not math.isnan(score)}
+    return read_verdicts(run_dir, name).scores
 
 
 def weighted_scores(values: Values, weights: dict[str, float], top: float) -> dict[str, float]:

@@ -19,6 +19,12 @@ from typing import TYPE_CHECKING, Any
 from medlens.core.errors import InputError, MedlensError, SpecError
 from medlens.core.specs import Spec, check_options
 from medlens.models.base import ModelContext, ModelError, Request, Response
+from medlens.models.replay_mmbu import (
+    check_questions,
+    folder_predictions,
+    is_output_folder,
+    same_question,
+)
 
 if TYPE_CHECKING:
     from medlens.core.items import Item
@@ -60,11 +66,15 @@ def make_replay(spec: Spec, context: ModelContext) -> ReplayModel:
     if not spec.argument:
         raise SpecError("replay needs a file or run directory: replay:PATH")
     source = Path(spec.argument)
-    predictions = load_predictions(source)
-    if source.is_dir():
-        check_same_questions(source, context.items)
-    elif context.items:
-        check_table_questions(source, _table_questions(source), context.items)
+    if is_output_folder(source):  # MMBU's official outputs, one JSONL per task
+        predictions, asked = folder_predictions(source, context.items, _jsonl_rows)
+        check_questions(source, asked, context.items)
+    else:
+        predictions = load_predictions(source)
+        if source.is_dir():
+            check_same_questions(source, context.items)
+        elif context.items:
+            check_table_questions(source, _table_questions(source), context.items)
     canonical = f"replay:{source}?sha256={_digest(predictions)}"
     model = ReplayModel(canonical, source, predictions)
     model.notes = coverage_notes(source, predictions, context.items)
@@ -104,7 +114,7 @@ def check_table_questions(
         theirs = questions.get(item.id)
         if theirs is None or not item.question:
             continue
-        if " ".join(theirs.split()) != " ".join(item.question.split()):
+        if not same_question(theirs, item):
             raise InputError(
                 source,
                 f"index {item.id!r}",
@@ -129,9 +139,15 @@ def load_predictions(source: Path) -> dict[str, str]:
 
 def _jsonl_predictions(source: Path) -> dict[str, str]:
     """MMBU's output JSONL: ``index`` → ``answer`` (the model's output) on every line."""
+    return _jsonl_rows(source)[0]
+
+
+def _jsonl_rows(source: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """(index → answer, index → question) of one MMBU output JSONL."""
     from medlens.sources.native import read_jsonl
 
     predictions: dict[str, str] = {}
+    questions: dict[str, str] = {}
     for where, row in read_jsonl(source):
         for field in ("index", "answer"):
             if row.get(field) is None:
@@ -140,7 +156,9 @@ def _jsonl_predictions(source: Path) -> dict[str, str]:
         if item_id in predictions:
             raise InputError(source, f"{where}, field 'index'", f"duplicate index {item_id!r}")
         predictions[item_id] = str(row["answer"])
-    return predictions
+        if row.get("question") is not None:
+            questions[item_id] = str(row["question"])
+    return predictions, questions
 
 
 def check_same_questions(run_dir: Path, items: Sequence[Item]) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from medlens.core.errors import MedlensError
@@ -74,10 +74,16 @@ def stratified_sample(items: Sequence[Item], axis: str | None, sample: int, seed
     return chosen
 
 
+def _wrong(score: object) -> bool:
+    return isinstance(score, (int, float)) and not isinstance(score, bool) and score < 1
+
+
 def export_errors(
     run_dir: Path, output: Path, sample: int, seed: int, categories: Sequence[str],
-    stratify: str | None,
+    stratify: str | None, scores: Mapping[str, float | None] | None = None, source: str = "rules",
 ) -> tuple[Study, list[Path]]:  # fmt: skip
+    """A sheet of a sample of wrong answers; `scores` (item id → score, None: unscored) are the
+    score source's in use (``--score judge:/combined:``), else the records' rule scores."""
     check_sample(sample)
     suffix = check_output(output)
     store = RunStore.open(run_dir)
@@ -87,13 +93,15 @@ def export_errors(
         raise MedlensError(
             f"--stratify {stratify}: no such axis in {run_dir} (axes: {', '.join(axes)})"
         )
-    wrong = [i for i in items if isinstance(records[i.id].get("score"), (int, float))
-             and records[i.id]["score"] < 1]  # fmt: skip
+    score_of = scores if scores is not None else {i.id: records[i.id].get("score") for i in items}
+    wrong = [i for i in items if _wrong(score_of.get(i.id))]
     if not wrong:
         raise MedlensError(f"{run_dir}: no wrong answers to attribute")
     protocol = errors_protocol(categories)
     chosen = stratified_sample(wrong, stratify, sample, seed)
-    what = {"categories": list(categories), "stratify": stratify}
+    what: dict[str, object] = {"categories": list(categories), "stratify": stratify}
+    if source != "rules":  # another source picks other answers: another study
+        what["score_source"] = source
     study = Study(study_id(store, "errors", what, seed, sample), "errors", "errors", protocol,
                   chosen, seed, {**what, "sample": sample})  # fmt: skip
     by_id = {i.id: i for i in wrong}

@@ -108,7 +108,7 @@ def render_xlsx(board: dict[str, Any]) -> bytes:
     for section in all_tables(board):
         sheet = workbook.create_sheet(sheet_name(section.key, used))
         write_rows(sheet, _sheet_rows(section))
-    if not board.get("across"):
+    if not board.get("across") and not board["difficulty"].get("continuous"):
         rows: list[tuple[Any, ...]] = [("solved by every run",)]
         rows += [(i,) for i in board["difficulty"]["solved_by_all_ids"]]
         write_rows(workbook.create_sheet(sheet_name("solved by all", used)), rows)

@@ -122,6 +122,7 @@ def models_table(board: dict[str, Any]) -> BoardTable:
         f"rank interval: paired bootstrap of items ({_resampled(board)}); "
         f"tied: groups not significantly different ({board['tied_test']}); "
         f"{SMALL}: n < 50 or items from under 10 images",
+        RANK_GROUP_NOTE,
     ]
     notes += [f"{run}: {label}" for run, label in (board.get("not_comparable") or {}).items()]
     dropped = {run: k for run, k in board["align"]["dropped"].items() if k}
@@ -235,6 +236,14 @@ def _g(value: float | None) -> Cell:
     return shown(f"{value:.4g}" if value is not None else "", value)
 
 
+RANK_GROUP_NOTE = (
+    "rank intervals and tied groups are two inferences and can differ: an interval is each "
+    "model's 95% range of ranks with no multiplicity correction, a group joins models no "
+    "Holm-adjusted pairwise test separates; overlapping intervals need not mean a tie, nor "
+    "disjoint ones a significant difference after Holm"
+)
+
+
 def _r_ci(ci: Sequence[float] | None) -> Cell:
     return t("–") if not ci else t(f"{ci[0]:.2f}…{ci[1]:.2f}", ci[0])
 
@@ -244,7 +253,8 @@ def win_share_tables(shares: dict[str, Any]) -> list[BoardTable]:
     for column, entries in shares.items():
         if isinstance(entries, dict):
             continue  # skipped: too many groups
-        headers = ["groups", "cell", "items", "wins", "ties", "losses", "win share", "95% CI"]
+        headers = ["groups (wins of the first)", "cell", "items", "wins", "ties", "losses",
+                   "win share", "95% CI"]  # fmt: skip
         rows = []
         for e in entries:
             label = f"{e['group']} ({e['models'][0]}) vs {e['versus']} ({e['models'][1]})"
@@ -260,8 +270,10 @@ def win_share_tables(shares: dict[str, Any]) -> list[BoardTable]:
                              t(""), num(per_value["wins"]), num(per_value["ties"]),
                              num(per_value["losses"]), pct(per_value["win_share"]),
                              t(f"mean lead {signed(per_value['mean_lead'])[0]} points")])  # fmt: skip
-        notes = ["per-item comparisons of every model pair across the groups; "
-                 "win share = wins / (wins + losses); CI: images resampled"]  # fmt: skip
+        first = entries[0]["group"] if entries else "the first group"
+        notes = ["per-item comparisons of every model pair across the groups; wins, losses and "
+                 f"the win share count for the first group named (e.g. {first}): win share = its "
+                 "wins / (wins + losses); CI: images resampled"]  # fmt: skip
         if any(e.get("per_value") for e in entries):
             notes.append("per value: each model pair's mean scores on each value compared; "
                          "win share = wins / comparisons (MMBU's sub-modality share)")  # fmt: skip
@@ -272,6 +284,8 @@ def win_share_tables(shares: dict[str, Any]) -> list[BoardTable]:
 
 def difficulty_table(d: dict[str, Any]) -> BoardTable:
     headers = ["models right", "share of models", "items"]
+    if d.get("continuous"):
+        return BoardTable("difficulty", "Item difficulty", headers, [], [f"{d['n']} items: {d['note']}"])
     rows = [[num(h["right"]), pct(h["share"]), num(h["items"])] for h in d["histogram"]]
     notes = [f"{d['n']} items: {d['solved_by_all']} solved by every run, "
              f"{d['solved_by_none']} by none; mean share right {percent(d['mean_share'])}"]  # fmt: skip

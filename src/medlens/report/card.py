@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from medlens.analysis.references import READING_PROTOCOLS
 from medlens.execution.generation import generation_text, self_consistency_text
 from medlens.judges.identity import fingerprint_lines
 from medlens.runs.recorded import run_card
@@ -18,11 +19,8 @@ UNPARSED_RULE = (
     "unparsed, refused and empty answers count as wrong (their rates are reported separately); "
     "errored items are left out of scores and counted as errors"
 )
-OFFICIAL_PROTOCOLS: dict[str, dict[str, Any]] = {
-    # GMAI-MMBench's official numbers come from VLMEvalKit (see VLMEVAL_COMPAT.md); its FAQ asks
-    # that scores from other scripts be labelled "non-official protocol".
-    "gmai": {"prompt": "vlmeval", "extract": "vlmeval", "probe": None},
-}
+OFFICIAL_PROTOCOLS = READING_PROTOCOLS
+"""The published rows' reading protocol per family (one table: ``analysis.references``)."""
 
 
 @dataclass(frozen=True)

@@ -171,6 +171,8 @@ def benchmark_rows(items: Sequence[Item], records: dict[str, Record]) -> list[di
         if item.answer is not None:
             row["answer"] = str(item.answer)
         row.update({key: item.meta.get(key, "") for key in natives})
+        if str(row["index"]) != item.id:  # a native per-task index (MMBU): the item's id is unique
+            row["index"] = _index(item.id)
         row["prediction"] = record.get("output") or ""
         rows.append(row)
     return rows

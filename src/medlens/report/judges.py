@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from medlens.judges.identity import served_switch_line
 from medlens.stats.cells import DEFAULT_MIN_N
 
 
@@ -211,6 +212,8 @@ def judge_notes(name: str, entry: dict[str, Any], scale: Scale = FRACTION) -> li
         f"{overall['judge_errors']} items without a verdict are left out of the judged score "
         "(not scored 0)."
     ]
+    switched = served_switch_line(name, entry.get("judge_fingerprint"))
+    notes += [f"warning: {switched}"] if switched else []
     notes += calibration_notes(entry, scale)
     if replies.get("format_warnings"):
         notes.append(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from medlens.analysis.medcmr_split import medcmr_lines
 from medlens.analysis.score_source import ScoreSource
 from medlens.analysis.slices import Cell
 from medlens.report.judges import markdown_section as judges_markdown
@@ -73,6 +74,7 @@ def overall_section(data: ReportData) -> str:
     secondary = secondary_text(data.results)
     extra = f"\n\n{md_text(secondary)}" if secondary else ""
     extra += "".join(f"\n\n{md_text(line)}" for line in protocol_lines(data.results))
+    extra += "".join(f"\n\n{md_text(line)}" for line in medcmr_lines(data.results))
     title = md_text("Overall" + source_suffix(data.results))
     return f"## {title}\n\n" + table(headers, [row], right_from=0) + extra
 

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from medlens.analysis.medcmr_split import medcmr_lines
 from medlens.report import load_results
 from medlens.report.protocol_lines import protocol_lines, single_multi_line
 from medlens.report.source_label import source_lines, source_suffix
@@ -83,6 +84,7 @@ def summary_blocks(results: dict[str, Any], run_dir: Path | None = None) -> list
         blocks.extend(single_multi_line(results))
         return blocks
     blocks.append(overall_table(results))
+    blocks.extend(Text(line) for line in medcmr_lines(results))
     blocks.extend(detail_lines(results))
     if results.get("leakage_suspects") is not None:
         from medlens.report.sections import suspect_summary

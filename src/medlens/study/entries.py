@@ -108,6 +108,11 @@ class BoardEntry:
     judge: str | None = None
     """The judge label whose verdicts score the layout's judged columns (default: the one
     judge of the benchmark, when the layout has judged columns and the study one such judge)."""
+    score: str | None = None
+    """``rules``, ``judge:LABEL`` or ``combined:LABEL`` (``board --score``); None: rules, or
+    ``combined:`` the layout's judge."""
+    score_judge: str | None = None
+    """The judge label `score` names (None for rules)."""
     pairs: tuple[tuple[str, str], ...] = ()
     """(base, tuned) model labels."""
     meta: Path | None = None

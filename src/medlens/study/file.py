@@ -20,17 +20,19 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
 from medlens.analysis.cost import Price, parse_price
 from medlens.analysis.paper_columns import LAYOUT_NAMES
+from medlens.analysis.score_source import parse_score_source
 from medlens.core.errors import InputError, MedlensError
 from medlens.core.specs import Spec, parse_spec
 from medlens.core.tomlfile import tomllib
 from medlens.execution.evaluate import MAX_CONCURRENCY
 from medlens.execution.strategies import parse_strategy
+from medlens.study.board_checks import check_board_judges, check_layout_axes, check_self_judging
 from medlens.study.entries import BenchmarkEntry, BoardEntry, JudgeEntry, ModelEntry, Study
 from medlens.study.tomlkeys import KeyLines, KeyPath, dotted
 
@@ -40,7 +42,8 @@ BENCHMARK_KEYS = ("spec", "limit", "where", "sample", "stratify", "strategy", "p
                   "probe", "exemplars", "exclude")  # fmt: skip
 JUDGE_KEYS = ("spec", "protocol", "scope", "benchmarks", "repeats", "weights", "images",
               "with_question", "reports", "concurrency", "price")  # fmt: skip
-BOARD_KEYS = ("benchmark", "name", "layout", "judge", "pairs", "meta", "reference", "by", "where")
+BOARD_KEYS = ("benchmark", "name", "layout", "judge", "score", "pairs", "meta", "reference", "by",
+              "where")  # fmt: skip
 LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
@@ -120,7 +123,9 @@ def load_study(path: Path | str) -> Study:
         for label, raw in _labelled(study, "judges", values.get("judges"), required=False)
     }
     boards = _boards(study, values.get("boards", []), models, benchmarks)
-    _check_board_judges(study, boards, judges)
+    check_board_judges(study, boards, judges)
+    check_layout_axes(study, boards, benchmarks)
+    check_self_judging(study, models, judges)
     budget = values.get("budget")
     return Study(
         name=name, path=Path(path), sha256=study.sha256, models=models, benchmarks=benchmarks,
@@ -277,20 +282,6 @@ def _boards(
     return tuple(boards)
 
 
-def _check_board_judges(
-    study: StudyFile, boards: Sequence[BoardEntry], judges: Mapping[str, JudgeEntry]
-) -> None:
-    """A board's ``judge`` names a judge of the study that judges the board's benchmark."""
-    for index, board in enumerate(boards):
-        if board.judge is None:
-            continue
-        found = judges.get(board.judge)
-        if found is None or not found.applies_to(board.benchmark):
-            usable = [j for j, entry in judges.items() if entry.applies_to(board.benchmark)]
-            study.fail(("boards", index, "judge"), f"{board.judge!r} is not a judge of benchmark "
-                       f"{board.benchmark!r} (its judges: {', '.join(usable) or 'none'})")  # fmt: skip
-
-
 def _board(
     study: StudyFile, key: KeyPath, table: Mapping[str, Any], name: str, bench: str,
     models: Mapping[str, ModelEntry],
@@ -311,8 +302,20 @@ def _board(
     layout = text("layout")
     if layout is not None and layout not in LAYOUT_NAMES:
         study.fail((*key, "layout"), f"unknown layout {layout!r} (use {', '.join(LAYOUT_NAMES)})")
+    score = text("score")
+    score_judge = None
+    if score is not None:
+        try:
+            parsed = parse_score_source(score)
+        except MedlensError as exc:
+            study.fail((*key, "score"), str(exc).removeprefix("--score "))
+        if parsed.kind == "judge" and layout is not None:
+            study.fail((*key, "score"), f"a layout reads combined scores: use "
+                       f'score = "combined:{parsed.judge}"')  # fmt: skip
+        score, score_judge = parsed.label, parsed.judge
     return BoardEntry(
-        name, bench, layout=layout, judge=text("judge"), pairs=tuple(pairs),
+        name, bench, layout=layout, judge=text("judge"), score=score, score_judge=score_judge,
+        pairs=tuple(pairs),
         meta=None if meta is None else Path(_str(study, (*key, "meta"), meta)),
         reference=text("reference"), by=_comma_list(study, (*key, "by"), table.get("by")),
         where=text("where") or "", line=study.line(key),

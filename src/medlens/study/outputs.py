@@ -89,6 +89,13 @@ def board_options(
         values.update(by=list(entry.by), where=entry.where, meta=entry.meta,
                       reference=entry.reference, pairs=pairs)  # fmt: skip
         values.update(layout=entry.layout, judge=judge)
+        if entry.score is not None:
+            from medlens.analysis.score_source import parse_score_source
+
+            values["score"] = parse_score_source(entry.score)
+        # a study's layout board labels runs off the published set instead of failing the
+        # study at its end; an explicit `reference` refuses, as `board --reference` does
+        values["allow_partial"] = entry.reference is None
     return BoardOptions(**values)
 
 

@@ -153,15 +153,19 @@ def _unique_names(paths: Sequence[Path]) -> list[str]:
 def _verdicts(run_dir: Path) -> dict[str, dict[str, str]]:
     """Each judge's verdicts in words, per item (repeats joined)."""
     from medlens.judges.store import judge_names
-    from medlens.judges.verdicts import read_judgements
+    from medlens.judges.verdicts import read_judgements, read_verdicts
 
     out: dict[str, dict[str, str]] = {}
     for name in judge_names(run_dir):
         _, lines = read_judgements(run_dir, name)
+        missing = read_verdicts(run_dir, name).missing  # the reading every table uses
         words: dict[str, list[str]] = {}
         for line in sorted(lines, key=lambda line: int(line.get("repeat") or 0)):
             words.setdefault(str(line["id"]), []).append(verdict_text(line))
-        out[name] = {item: "; ".join(texts) for item, texts in words.items()}
+        out[name] = {
+            item: "; ".join(texts) + (f" → no verdict ({missing[item]})" if item in missing else "")
+            for item, texts in words.items()
+        }
     return out
 
 

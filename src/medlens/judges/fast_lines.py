@@ -5,9 +5,10 @@ line by line through the judge store costs several seconds. When a stage has one
 ``judgements.jsonl`` parses whole with one line per item (what a finished stage holds after the
 store's compaction), each item's verdict is that line: its ``score`` (``ok`` lines only: the
 stage's own item score, equal to ``verdicts.judged_item_scores`` and to the results.json judge
-section) and its rubric points (``verdict.scores``). Anything else — repeats, a torn or repeated
-line, an unreadable file — returns None, and the caller reads through ``judges.verdicts``, whose
-rules decide.
+section) and its rubric points (``verdict.scores``); a line of another status is an item without
+a verdict, named by its failure. Anything else — repeats, a torn or repeated line, an unreadable
+file — returns None, and ``verdicts.read_verdicts`` (the one reader every command uses) reads
+the store through ``combine.item_verdict``, whose rules decide.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from medlens.judges.combine import failure_of
+
 
 @dataclass(frozen=True)
 class FastVerdicts:
@@ -24,6 +27,8 @@ class FastVerdicts:
     """Item id → the ok line's score in [0, 1]."""
     points: dict[str, dict[str, float]]
     """Rubric dimension → item id → points (ok judge lines with every dimension)."""
+    missing: dict[str, str]
+    """Item id → why its line holds no verdict (``combine.failure_of``'s words)."""
 
 
 _CACHE: dict[str, tuple[tuple[int, int], FastVerdicts | None]] = {}
@@ -59,7 +64,7 @@ def _read(file: Path, dimensions: Sequence[str]) -> FastVerdicts | None:
 
     points = pa.struct([(d, pa.float64()) for d in dimensions]) if dimensions else None
     fields = [("id", pa.string()), ("status", pa.string()), ("score", pa.float64()),
-              ("by", pa.string())]  # fmt: skip
+              ("by", pa.string()), ("failure", pa.string())]  # fmt: skip
     if points is not None:
         fields.append(("verdict", pa.struct([("scores", points)])))
     options = pajson.ParseOptions(explicit_schema=pa.schema(fields), unexpected_field_behavior="ignore")
@@ -84,4 +89,12 @@ def _read(file: Path, dimensions: Sequence[str]) -> FastVerdicts | None:
             present = np.asarray(pc.is_valid(column).to_numpy(zero_copy_only=False), bool)
             numbers = column.to_numpy(zero_copy_only=False).astype(float)
             out[d] = dict(zip(judged_ids[present].tolist(), numbers[present].tolist(), strict=True))
-    return FastVerdicts(dict(zip(score_ids, values, strict=True)), out)
+    return FastVerdicts(dict(zip(score_ids, values, strict=True)), out, _missing(table, scored))
+
+
+def _missing(table: Any, scored: Any) -> dict[str, str]:
+    """Item id → failure of the lines that hold no verdict (the store's names for it)."""
+    import pyarrow.compute as pc
+
+    rest = table.filter(pc.invert(scored)).select(["id", "status", "failure"]).to_pylist()
+    return {str(row["id"]): failure_of(row) for row in rest}
