@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from medlens.analysis.slices import MAX_AXES, Cell
 from medlens.execution.selection import provenance_rows
 from medlens.report.source_label import score_rows
+from medlens.scoring.closed_open import pairing_text
 from medlens.stats.cells import DEFAULT_MIN_N, is_small
 
 if TYPE_CHECKING:
@@ -321,7 +322,7 @@ def closed_open_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]
             label,
             f"{percent(cell.get('closed'))} ({cell.get('n_closed', 0)})",
             f"{percent(cell.get('open'))} ({cell.get('n_open', 0)})",
-            "–" if delta is None else f"{100 * delta:+.1f} [{ci}]",
+            "–" if delta is None else f"{100 * delta:+.1f} [{ci}], {pairing_text(cell)}",
         ))  # fmt: skip
     return rows
 

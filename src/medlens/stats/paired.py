@@ -2,7 +2,7 @@
 
 - :func:`paired_ci`: CI of mean(b − a) over the same items. 0/1 pairs: the Agresti–Min interval
   (Wald on the 2×2 table with ½ added to each cell, never zero width); other scores: the t
-  interval of the differences. When items share images, enveloped with the cluster-robust
+  interval of the differences, enveloped with the same pseudo-counts (never zero width). When items share images, enveloped with the cluster-robust
   t(G−1) interval of the differences (the safeguards of ``medlens.stats.intervals``).
 - :func:`sign_flip_test`: image-level sign-flip permutation test of mean(b − a) = 0. Without
   shared images and with 0/1 scores it is the exact McNemar test; with shared images it flips
@@ -42,12 +42,11 @@ def paired_ci(
     if n == 0:
         return float("nan"), float("nan")
     d = b - a
-    if _binary(a, b):
-        lo, hi = _agresti_min(int((d > 0).sum()), int((d < 0).sum()), n, level)
-    else:
+    lo, hi = _agresti_min(d, level)
+    if not _binary(a, b):  # the t interval, never narrower than the one above
         se = float(d.std(ddof=1) / np.sqrt(n)) if n > 1 else float("inf")
         lo_a, hi_a = t_bounds(np.array([d.mean()]), np.array([se]), np.array([n - 1.0]), level)
-        lo, hi = float(lo_a[0]), float(hi_a[0])
+        lo, hi = min(lo, float(lo_a[0])), max(hi, float(hi_a[0]))
     codes = _cluster_codes(clusters, n)
     sizes = np.bincount(codes)
     groups = int((sizes > 0).sum())
@@ -57,16 +56,19 @@ def paired_ci(
     return max(lo, -1.0), min(hi, 1.0)
 
 
-def _agresti_min(b_only: int, a_only: int, n: int, level: float) -> tuple[float, float]:
-    """Agresti & Min (2005): Wald interval of p₂₁ − p₁₂ after adding ½ to every cell."""
+def _agresti_min(d: np.ndarray, level: float) -> tuple[float, float]:
+    """Agresti & Min (2005): Wald interval of mean(d) after adding ½ to every cell of the 2×2
+    table, i.e. pseudo-differences +1 and −1 of weight ½ and 0 of weight 1. For 0/1 pairs it is
+    their interval exactly; for differences in [−1, 1] (token F1, box F1) the same pseudo-counts
+    keep a near-constant set of differences from a zero-width interval."""
     from scipy.special import ndtri
 
     z = float(ndtri(1 - (1 - level) / 2))
-    total = n + 2.0
-    p21, p12 = (b_only + 0.5) / total, (a_only + 0.5) / total
-    centre = p21 - p12
-    half = z * np.sqrt(max((p21 + p12) - centre**2, 0.0) / total)
-    return float(centre - half), float(centre + half)
+    total = d.size + 2.0
+    centre = float(d.sum()) / total
+    second = (float((d * d).sum()) + 1.0) / total
+    half = z * np.sqrt(max(second - centre**2, 0.0) / total)
+    return centre - half, centre + half
 
 
 def _cluster_t(
