@@ -38,6 +38,8 @@ class Cell:
     ranked among the worst cells nor flagged as leakage."""
     images: int = 0
     """Images (clusters) among the scored items."""
+    effective_images: float | None = None
+    """Kish's effective number of images (``Spread.effective_images``): what decides `small`."""
     p_below_chance: float = 1.0
     """One-sided p of score < chance (``intervals.chance_p``), before any adjustment."""
     below_chance: bool | None = None
@@ -56,6 +58,8 @@ class Cell:
             "records": self.records,
             "n": self.n,
             "images": self.images,
+            **({} if self.effective_images is None else
+               {"effective_images": round(self.effective_images, 2)}),
             "score": self.score,
             "ci": list(self.ci) if self.ci else None,
             "random": self.random,

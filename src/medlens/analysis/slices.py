@@ -274,6 +274,7 @@ def _cells(
 
     lo, hi = spread.bounds(CONFIDENCE)
     images = spread.images.astype(np.int64).tolist()
+    effective = spread.effective_images.tolist()
     p_below = chance_p(spread, stats["random"].astype(float), "below").tolist()
     columns = {name: values.tolist() for name, values in stats.items()}
     cells = []
@@ -294,8 +295,9 @@ def _cells(
                 refused=rates["refused"],
                 empty=rates["empty"],
                 error=columns["errors"][i] / total if total else 0.0,
-                small=is_small(n, images[i], min_n),
+                small=is_small(n, effective[i], min_n),
                 images=images[i],
+                effective_images=effective[i],
                 p_below_chance=p_below[i],
                 coverage=(
                     (int(columns["verdicts_n"][i]), int(columns["scope_n"][i]))
@@ -332,7 +334,8 @@ def worst_cells(cells: Sequence[Cell], k: int, min_n: int = DEFAULT_MIN_N) -> li
     ranked = [
         c
         for c in cells
-        if c.key and c.score is not None and not is_small(c.n, c.images, min_n)
+        if c.key and c.score is not None
+        and not is_small(c.n, c.images if c.effective_images is None else c.effective_images, min_n)
         and not repeats_parent(c)
     ]  # fmt: skip
     listed = sorted(ranked, key=lambda c: (c.score, -c.n, c.key))[:k]

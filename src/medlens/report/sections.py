@@ -77,9 +77,12 @@ class AxisRow:
     coverage: str = ""
     """Under a judged score source: ``verdicts/scope`` of the cell ("" otherwise)."""
 
+    effective_images: float | None = None
+    """Kish's effective number of images, when the results hold it (it decides `small`)."""
+
     @property
     def small(self) -> bool:
-        return is_small(self.n, self.images)
+        return is_small(self.n, self.images if self.effective_images is None else self.effective_images)
 
 
 @dataclass(frozen=True)
@@ -215,6 +218,7 @@ def _axis_row(value: str, cell: dict[str, Any]) -> AxisRow:
         error=float(cell.get("error", 0.0)),
         images=int(cell.get("images", cell["n"])),
         coverage=coverage_cell(cell),
+        effective_images=cell.get("effective_images"),
     )
 
 

@@ -13,6 +13,8 @@ def one_image_note(images: int) -> str | None:
     return ONE_IMAGE if images == 1 else None
 
 
-def is_small(n: int, images: int, min_n: int = DEFAULT_MIN_N) -> bool:
-    """Too few items, or too few images, to rank or flag the cell (shown, marked)."""
+def is_small(n: int, images: float, min_n: int = DEFAULT_MIN_N) -> bool:
+    """Too few items, or too few images, to rank or flag the cell (shown, marked); `images` is
+    the effective number (``Spread.effective_images``) where the caller has it, so one image
+    holding most of the cell's questions does not count as many."""
     return n < min_n or images < min(MIN_IMAGES, min_n)
