@@ -6,7 +6,8 @@ level of each, and the closed−open Δ paired per sample.
   (``bootstrap.group_cis``, images as clusters). Chance: 1/k for the closed form (k options),
   none for the open form (free text has no chance level).
 - Open detection: micro-F1 over boxes at IoU ≥ 0.5 (every predicted box may hit a distinct gold
-  box), recomputed on 1,000 image resamples (``corpus_metrics.corpus_ci``); no chance level.
+  box), with the interval of a ratio of 0/1 box events clustered by image (:func:`box_f1_ci`);
+  no chance level.
   Closed detection (candidate boxes as options): accuracy = micro-F1, chance 1/k.
 - Paired Δ: ``scoring.closed_open.closed_open_delta`` (the closed and open forms of one sample,
   the paired cluster-aware interval ``compare`` uses; items without a partner are counted).
@@ -22,11 +23,10 @@ import numpy as np
 from medlens.core.items import Item
 from medlens.core.records import Record
 from medlens.scoring.closed_open import closed_open_delta, pair_keys
-from medlens.scoring.corpus_metrics import corpus_ci
 from medlens.scoring.corpus_stats import box_f1_from_sums, box_stats
 from medlens.scoring.metrics import random_baseline
 from medlens.sources.mmbu import GRANULARITY
-from medlens.stats.bootstrap import group_cis
+from medlens.stats.bootstrap import group_cis, ratio_ci
 
 
 def mmbu_section(items: Sequence[Item], records: dict[str, Record]) -> dict[str, Any]:
@@ -56,7 +56,7 @@ def task_cell(rows: list[tuple[Item, Record]]) -> dict[str, Any]:
     if items[0].kind == "detect":
         stats = box_stats(items, [record for _, record in rows])
         value = float(box_f1_from_sums(stats.sum(axis=0)[None, :])[0])
-        lo, hi = corpus_ci(stats, clusters, box_f1_from_sums)
+        lo, hi = box_f1_ci(stats, clusters)
         chance = None
     else:
         scores = np.array([float(record["score"]) for _, record in rows])
@@ -73,6 +73,12 @@ def task_cell(rows: list[tuple[Item, Record]]) -> dict[str, Any]:
         "ci": [lo, hi] if np.isfinite(lo) and np.isfinite(hi) else None,
         "chance": chance,
     }
+
+
+def box_f1_ci(stats: np.ndarray, clusters: np.ndarray) -> tuple[float, float]:
+    """CI of micro-F1 = 2·matched / (predicted + gold) over boxes (`stats`: items × (matched,
+    predicted, gold)): a ratio of 0/1 box events clustered by image (``bootstrap.ratio_ci``)."""
+    return ratio_ci(2 * stats[:, 0], stats[:, 1] + stats[:, 2], clusters)
 
 
 def paired_delta(rows: list[tuple[Item, Record]]) -> dict[str, Any] | None:

@@ -49,6 +49,25 @@ def group_spread(
     return spread(by_image, items if fractional else None, names.size)
 
 
+def ratio_ci(
+    sums: np.ndarray, sizes: np.ndarray, clusters: np.ndarray, level: float = 0.95
+) -> tuple[float, float]:
+    """CI of Σsums/Σsizes when each unit of size counts one 0/1 event and `sums` the events
+    that succeeded (box micro-F1 = 2·matched / (predicted + gold)), events sharing an image
+    correlated: the interval of a clustered 0/1 cell (Wilson-cc, enveloped with the
+    cluster-robust t and Wilson-cc at the effective sample size; ``intervals.spread_bounds``)
+    on one unit per image. NaN without events."""
+    codes = np.unique(np.asarray(clusters).astype(str), return_inverse=True)[1].ravel()
+    total = np.bincount(codes, np.asarray(sums, float))
+    size = np.bincount(codes, np.asarray(sizes, float))
+    keep = size > 0
+    if not keep.any():
+        return float("nan"), float("nan")
+    units = collapse(np.zeros(int(keep.sum()), np.intp), total[keep], size[keep])
+    lo, hi = spread(units, None, 1).bounds(level)
+    return float(lo[0]), float(hi[0])
+
+
 def mean_cis(
     clusters: Units,
     items: Units | None,

@@ -129,7 +129,7 @@ def _effective_item_interval(
     """The item-level interval (Wilson-cc for 0/1 values, :func:`bounded_mean` else) at the
     effective sample size of clustered groups (Korn & Graubard 1998): n_eff = σ̂²/SE_CR² ·
     (z/t)², t with (effective images − 1) degrees of freedom, at most n (σ̂² = p̂(1 − p̂) for 0/1
-    values). Keeps the interval asymmetric near 0 and 1 where the symmetric t interval of few,
+    values; the effective images when SE_CR is 0). Keeps the interval asymmetric near 0 and 1 where the symmetric t interval of few,
     alike images undercovers."""
     from scipy.special import ndtri, stdtrit
 
@@ -139,7 +139,8 @@ def _effective_item_interval(
     z = float(ndtri(1 - (1 - level) / 2))
     t = stdtrit(np.maximum(s.effective_images[mask] - 1, 1), 1 - (1 - level) / 2)
     with np.errstate(invalid="ignore", divide="ignore"):
-        n_eff = np.where(se > 0, variance / se**2 * (z / t) ** 2, n)
+        # no spread to see (every item alike): each image counts once rather than each item
+        n_eff = np.where(se > 0, variance / se**2 * (z / t) ** 2, s.effective_images[mask])
     n_eff = np.clip(np.nan_to_num(n_eff, nan=1.0), 1.0, n)
     w_lo, w_hi = wilson(p * n_eff, n_eff, level)
     b_lo, b_hi = bounded_mean(p, variance, n_eff, level)

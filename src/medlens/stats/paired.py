@@ -51,12 +51,31 @@ def paired_ci(
     sizes = np.bincount(codes)
     groups = int((sizes > 0).sum())
     if (sizes > 1).any() and groups >= 2:
-        c_lo, c_hi = _cluster_t(d, np.ones(n), codes, level)
-        lo, hi = min(lo, c_lo), max(hi, c_hi)
+        c_lo, c_hi, se = _cluster_t(d, np.ones(n), codes, level)
+        e_lo, e_hi = _effective_agresti_min(d, se, float(n * n / (sizes**2).sum()), level)
+        lo, hi = min(lo, c_lo, e_lo), max(hi, c_hi, e_hi)
     return max(lo, -1.0), min(hi, 1.0)
 
 
-def _agresti_min(d: np.ndarray, level: float) -> tuple[float, float]:
+def _effective_agresti_min(
+    d: np.ndarray, se: float, effective_images: float, level: float
+) -> tuple[float, float]:
+    """The pseudo-count interval at the Korn–Graubard effective sample size of clustered pairs
+    (n_eff = var(d)/SE_CR²·(z/t)², t with Kish's effective images − 1 degrees of freedom, at
+    most n; Kish's effective images when no difference varies): keeps few alike images' pairs
+    from the symmetric t interval's undercoverage."""
+    from scipy.special import ndtri, stdtrit
+
+    n = d.size
+    z = float(ndtri(1 - (1 - level) / 2))
+    t = float(stdtrit(max(effective_images - 1, 1.0), 1 - (1 - level) / 2))
+    variance = float(d.var())
+    # no spread to see (every pair agrees): count each image once rather than each pair
+    n_eff = variance / se**2 * (z / t) ** 2 if se > 0 and variance > 0 else effective_images
+    return _agresti_min(d, level, min(max(n_eff, 1.0), float(n)))
+
+
+def _agresti_min(d: np.ndarray, level: float, n_eff: float | None = None) -> tuple[float, float]:
     """Agresti & Min (2005): Wald interval of mean(d) after adding ½ to every cell of the 2×2
     table, i.e. pseudo-differences +1 and −1 of weight ½ and 0 of weight 1. For 0/1 pairs it is
     their interval exactly; for differences in [−1, 1] (token F1, box F1) the same pseudo-counts
@@ -64,17 +83,19 @@ def _agresti_min(d: np.ndarray, level: float) -> tuple[float, float]:
     from scipy.special import ndtri
 
     z = float(ndtri(1 - (1 - level) / 2))
-    total = d.size + 2.0
-    centre = float(d.sum()) / total
-    second = (float((d * d).sum()) + 1.0) / total
+    scale = 1.0 if n_eff is None else n_eff / d.size  # items weighed down to n_eff
+    total = scale * d.size + 2.0
+    centre = scale * float(d.sum()) / total
+    second = (scale * float((d * d).sum()) + 1.0) / total
     half = z * np.sqrt(max(second - centre**2, 0.0) / total)
     return centre - half, centre + half
 
 
 def _cluster_t(
     values: np.ndarray, sizes: np.ndarray, codes: np.ndarray, level: float
-) -> tuple[float, float]:
-    """Cluster-robust t(G−1) interval of Σvalues/Σsizes (ratio estimator, CR1 scaling)."""
+) -> tuple[float, float, float]:
+    """Cluster-robust t interval of Σvalues/Σsizes (ratio estimator, CR1 scaling) with
+    Kish's effective number of clusters − 1 degrees of freedom, and its standard error."""
     sums = np.bincount(codes, values)
     counts = np.bincount(codes, sizes)
     keep = counts > 0
@@ -83,8 +104,9 @@ def _cluster_t(
     mean = sums.sum() / counts.sum()
     squares = float(((sums - mean * counts) ** 2).sum())
     se = np.sqrt(groups / (groups - 1) * squares) / counts.sum()
-    lo, hi = t_bounds(np.array([mean]), np.array([se]), np.array([groups - 1.0]), level)
-    return float(lo[0]), float(hi[0])
+    effective = min(float(counts.sum() ** 2 / (counts**2).sum()), float(groups))
+    lo, hi = t_bounds(np.array([mean]), np.array([se]), np.array([effective - 1.0]), level)
+    return float(lo[0]), float(hi[0]), float(se)
 
 
 def sign_flip_test(
