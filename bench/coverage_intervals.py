@@ -211,8 +211,9 @@ def cases() -> Iterator[Case]:
         yield "PPI, whole images labelled", f"{labelled} of {images} images", ppi_case(images, labelled)
     for images in (10, 20, 40):
         for p in (0.3, 0.9):
-            label = f"{images} images, one holds half, p={p}"
-            yield "unbalanced cells", label, unbalanced_case(images, p, 0.5)
+            for share in (0.5, 0.8):
+                label = f"{images} images, one holds {share:.0%}, p={p}"
+                yield "unbalanced cells", label, unbalanced_case(images, p, share)
     for images in (5, 10, 20, 40):
         yield "box micro-F1", f"{images} images", box_case(images)
     for units in (30, 100):
