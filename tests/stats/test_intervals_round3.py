@@ -11,8 +11,8 @@ from statsmodels.stats.proportion import proportion_confint
 from medlens.analysis.compare import _Paired, paired_cell
 from medlens.judges.results import mean_ci
 from medlens.ratings.winratio import item_contributions, win_ratios
-from medlens.stats.agreement import bca_bounds, krippendorff_alpha_ci
-from medlens.stats.bootstrap import group_cis, group_spread, ratio_ci
+from medlens.stats.agreement import krippendorff_alpha_ci
+from medlens.stats.bootstrap import bca_bounds, group_cis, group_spread, ratio_ci
 from medlens.stats.intervals import bounded_mean, wilson
 from medlens.stats.paired import paired_ci
 

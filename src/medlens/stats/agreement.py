@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from medlens.stats.bootstrap import bca_bounds
+
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 KappaWeights = Literal["linear", "quadratic"] | None
 Pair = tuple[float, float]
@@ -269,30 +271,6 @@ def krippendorff_alpha_ci(
     jackknife = _alpha_of(total[None] - per_unit, values, level)
     low, high = bca_bounds(alphas, float(observed), jackknife[~np.isnan(jackknife)])
     return [float(low), float(high)]
-
-
-def bca_bounds(
-    replicates: np.ndarray, observed: float, jackknife: np.ndarray, level: float = 0.95
-) -> tuple[float, float]:
-    """Efron's BCa bounds from bootstrap `replicates`, the `observed` statistic and its
-    leave-one-unit-out `jackknife` values (scipy.stats.bootstrap's method="BCa" on the same
-    replicates); the percentile bounds where the correction is undefined."""
-    from scipy.special import ndtr, ndtri
-
-    tail = (1 - level) / 2
-    share = (np.sum(replicates < observed) + 0.5 * np.sum(replicates == observed)) / replicates.size
-    deviation = jackknife.mean() - jackknife if jackknife.size else np.zeros(0)
-    spread = float((deviation**2).sum())
-    if not 0 < share < 1 or math.isnan(observed) or spread == 0:
-        low, high = np.percentile(replicates, [100 * tail, 100 * (1 - tail)])
-        return float(low), float(high)
-    bias = float(ndtri(share))
-    acceleration = float((deviation**3).sum()) / (6 * spread**1.5)
-    bounds = []
-    for z in (ndtri(tail), ndtri(1 - tail)):
-        shifted = bias + (bias + z) / (1 - acceleration * (bias + z))
-        bounds.append(float(np.percentile(replicates, 100 * float(ndtr(shifted)))))
-    return bounds[0], bounds[1]
 
 
 def _unit_coincidences(units: Sequence[Sequence[float | None]]) -> tuple[np.ndarray, np.ndarray]:
