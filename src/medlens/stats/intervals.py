@@ -44,7 +44,8 @@ class Spread:
     def effective_images(self) -> np.ndarray:
         """Kish's effective number of clusters n²/Σm² (≤ images; equal when images hold equal
         numbers of items): one image holding most of a cell's questions counts as about one.
-        The degrees of freedom of every cluster-robust interval and the small-cell mark."""
+        The degrees of freedom (at least 1) of every cluster-robust interval and the small-cell
+        mark."""
         with np.errstate(invalid="ignore", divide="ignore"):
             kish = np.where(self.size_squares > 0, self.n**2 / self.size_squares, 0.0)
         return np.minimum(kish, self.images)
@@ -107,7 +108,7 @@ def spread_bounds(s: Spread, level: float = 0.95) -> tuple[np.ndarray, np.ndarra
         s.mean[fractional], _item_variance(s)[fractional], s.n[fractional], level
     )
     clustered = some & ~np.isnan(s.cluster_se)
-    df = s.effective_images[clustered] - 1
+    df = np.maximum(s.effective_images[clustered] - 1, 1.0)  # ≥ 1 from 2 images on
     c_lo, c_hi = t_bounds(s.mean[clustered], s.cluster_se[clustered], df, level)
     lo[clustered] = np.fmin(lo[clustered], c_lo)
     hi[clustered] = np.fmax(hi[clustered], c_hi)
@@ -264,7 +265,9 @@ def chance_p(s: Spread, chance: np.ndarray, side: str = "above") -> np.ndarray:
         fractional = ok & ~np.isnan(s.item_se)
         p[fractional] = t_sf(sign * (s.mean - chance) / s.item_se, s.n - 1)[fractional]
         clustered = ok & ~np.isnan(s.cluster_se)
-        cluster_p = t_sf(sign * (s.mean - chance) / s.cluster_se, s.effective_images - 1)
+        cluster_p = t_sf(
+            sign * (s.mean - chance) / s.cluster_se, np.maximum(s.effective_images - 1, 1.0)
+        )
     p[clustered] = np.fmax(p[clustered], cluster_p[clustered])
     return np.clip(np.nan_to_num(p, nan=1.0), 0.0, 1.0)
 

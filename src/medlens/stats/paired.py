@@ -105,7 +105,8 @@ def _cluster_t(
     squares = float(((sums - mean * counts) ** 2).sum())
     se = np.sqrt(groups / (groups - 1) * squares) / counts.sum()
     effective = min(float(counts.sum() ** 2 / (counts**2).sum()), float(groups))
-    lo, hi = t_bounds(np.array([mean]), np.array([se]), np.array([effective - 1.0]), level)
+    df = max(effective - 1.0, 1.0)  # at least 1 from 2 clusters on
+    lo, hi = t_bounds(np.array([mean]), np.array([se]), np.array([df]), level)
     return float(lo[0]), float(hi[0]), float(se)
 
 
