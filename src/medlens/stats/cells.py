@@ -21,7 +21,7 @@ def is_small(n: int, images: float, min_n: int = DEFAULT_MIN_N) -> bool:
     """Too few items, or too few images, to rank or flag the cell (shown, marked); `images` is
     the effective number (``Spread.effective_images``) where the caller has it, so one image
     holding most of the cell's questions does not count as many."""
-    return n < min_n or images < min(MIN_IMAGES, min_n)
+    return bool(n < min_n or images < min(MIN_IMAGES, min_n))
 
 
 def too_few_to_compare(images: int, effective_images: float) -> bool:
