@@ -182,7 +182,7 @@ class WorstShare:
 
     def __init__(self, n: int, per_image: int) -> None:
         self.guessers = Guessers(n, per_image)
-        self.listed = self.below = 0
+        self.listed = self.below = self.interval_below = self.own_below = 0
 
     def run(self, rng: np.random.Generator) -> bool:
         table = self.guessers.table(rng)
@@ -190,6 +190,11 @@ class WorstShare:
         worst = worst_cells(cells, 10, min_n=20)
         self.listed += len(worst)
         self.below += sum(bool(c.below_chance) for c in worst)
+        # the printed (simultaneous) interval, and the cell's own, wholly below chance
+        self.interval_below += sum(c.ci is not None and c.random is not None and c.ci[1] < c.random
+                                   for c in worst)  # fmt: skip
+        self.own_below += sum(c.ci_unadjusted is not None and c.random is not None
+                              and c.ci_unadjusted[1] < c.random for c in worst)  # fmt: skip
         return any(c.below_chance for c in worst)
 
 
@@ -310,6 +315,9 @@ def main() -> None:
     share = worst.below / max(worst.listed, 1)
     print(f"\n  listed worst cells called below chance (pooled): {worst.below}/{worst.listed} = "
           f"{100 * share:.1f}% (≤ 5%)")  # fmt: skip
+    print(f"  listed worst cells whose printed (simultaneous) interval lies below chance: "
+          f"{worst.interval_below}/{worst.listed}; whose own 95% interval does: "
+          f"{worst.own_below}/{worst.listed}")  # fmt: skip
     print(f"\n{args.reps} repetitions per case, {time.perf_counter() - start:.0f} s")
     print("misses: " + ("; ".join(misses) if misses else "none"))
 

@@ -350,3 +350,22 @@ def test_slice_and_report_show_one_ci_for_fractional_scores(tmp_path: Path) -> N
     # One image asked about four times: the item-level interval keeps it from zero width.
     low, high = results["by"]["dept"]["D"]["ci"]
     assert low < 0.35 < high
+
+
+def test_worst_cells_print_the_simultaneous_interval_that_matches_the_flag(tmp_path: Path) -> None:
+    """Issue 35: a listed worst cell's interval is simultaneous over the rankable cells, so an
+    interval wholly below chance implies the (Holm-adjusted) below-chance flag."""
+    rng = np.random.default_rng(4)
+    rows = [{"meta": {"dept": f"d{i % 12}", "level": "image"}, "score": float(rng.random() < 0.3)}
+            for i in range(1200)]  # fmt: skip
+    cells = cube(load_slice_table(write_run(tmp_path / "run", rows)), ["dept"], min_n=50)
+    worst = worst_cells(cells, 5, min_n=50)
+    assert worst and all(c.adjusted_over == 12 for c in worst)
+    for c in worst:
+        assert c.ci is not None and c.ci_unadjusted is not None
+        assert c.ci[0] < c.ci_unadjusted[0] and c.ci[1] > c.ci_unadjusted[1]
+        if c.random is not None and c.ci[1] < c.random:
+            assert c.below_chance
+    shown = worst[0].to_json()
+    assert shown["ci_adjustment"] == "simultaneous over 12 cells (Bonferroni)"
+    assert shown["ci_unadjusted"] == list(worst[0].ci_unadjusted)

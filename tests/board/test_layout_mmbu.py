@@ -13,7 +13,8 @@ import pytest
 
 from board_runs import board_json
 from medlens.analysis.reference_tables import load_reference
-from medlens.stats.bootstrap import bootstrap_ci, group_cis
+from medlens.stats.bootstrap import group_cis
+from medlens.stats.paired import paired_ci
 from paper_fixtures import MMBU_PER_TASK, MMBU_TASKS, SUBMODALITIES, judge_runs, mmbu_runs
 
 Answer = Callable[[int, int, bool], str]
@@ -78,7 +79,7 @@ def test_closed_open_and_delta_cells_equal_the_hand_computation(board: dict[str,
             assert cells[f"{prefix}_open"]["value"] == pytest.approx(opened.mean())
             delta = cells[f"{prefix}_delta"]
             assert delta["value"] == pytest.approx((closed - opened).mean()) and delta["n"] == MMBU_PER_TASK
-            assert delta["ci"] == pytest.approx(list(bootstrap_ci(closed - opened, images)))
+            assert delta["ci"] == pytest.approx(list(paired_ci(opened, closed, images)))
             if task != "detection":
                 assert cells[f"{prefix}_open"]["coverage"] == {"verdicts": 6, "scope": 6}
             else:

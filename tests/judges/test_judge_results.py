@@ -131,11 +131,12 @@ def test_judged_closed_open_delta(tmp_path: Path) -> None:
         [line(it.id, 0, float(k % 2)) for k, it in enumerate(its)],
     )
     gap = {"overall": {"closed": 0.8, "n_closed": 10, "open": 0.1, "n_open": 4, "delta": 0.7}}
-    entry = judges_results(tmp_path, its, {}, [], "replay:x", gap)["j"]
+    closed = (np.array([1.0] * 8 + [0.0] * 2), np.array([f"c{k}" for k in range(10)]), [None] * 10)
+    entry = judges_results(tmp_path, its, {}, [], "replay:x", gap, closed)["j"]
     assert entry["closed_open"]["open"] == 0.5 and entry["closed_open"]["delta"] == pytest.approx(
         0.3
     )
-    assert entry["closed_open"]["n_open"] == 4
+    assert entry["closed_open"]["n_open"] == 4 and entry["closed_open"]["n_pairs"] == 0
 
 
 def test_reports_escape_what_they_did_not_write(tmp_path: Path) -> None:

@@ -66,7 +66,8 @@ def test_the_judged_closed_open_delta_has_a_ci(tmp_path: Path) -> None:
     closed_scores = np.array([1, 1, 1, 0, 1, 1, 0, 1], dtype=float)
     closed_images = np.array([f"c{k}" for k in range(8)], dtype=object)
     gap = {"overall": {"closed": closed_scores.mean(), "n_closed": 8}}
-    entry = judges_results(tmp_path, its, {}, [], "replay:x", gap, (closed_scores, closed_images))["j"]
+    closed = (closed_scores, closed_images, [None] * 8)  # different questions: no pairs
+    entry = judges_results(tmp_path, its, {}, [], "replay:x", gap, closed)["j"]
     values = np.concatenate([closed_scores, np.array(verdicts, dtype=float)])
     first = np.arange(18) < 8
     clusters = np.concatenate([closed_images.astype(str), [it.meta["image_id"] for it in its]])
@@ -74,4 +75,4 @@ def test_the_judged_closed_open_delta_has_a_ci(tmp_path: Path) -> None:
     assert entry["closed_open"]["delta"] == pytest.approx(closed_scores.mean() - 0.6)
     assert entry["closed_open"]["delta_ci"] == pytest.approx(list(expected))
     notes = " ".join(judge_sections({"judges": {"j": entry}}, PERCENT)[0].notes)
-    assert "Δ +15.0 points, 95% CI [" in notes
+    assert "Δ +15.0 points, 95% CI [" in notes and "(unpaired: different questions)" in notes

@@ -362,13 +362,20 @@ def test_clustered_interval_is_statsmodels_cluster_robust_t_or_the_wilson_envelo
     assert cr_hi - cr_lo > wilson.high - wilson.low  # correlated images: the CR one is wider
 
 
-def test_fractional_interval_is_scipy_t_interval() -> None:
-    from scipy.stats import ttest_1samp
+def test_fractional_interval_is_the_bounded_mean_interval() -> None:
+    """Issue 35: the Wald interval of the values with z²/2 pseudo-values at 0 and at 1 added
+    (Agresti–Coull's, here recomputed from the augmented weighted sample)."""
+    from scipy.stats import norm
 
     values = RNG.random(30) ** 2
-    reference = ttest_1samp(values, 0.0).confidence_interval()
+    z = norm.ppf(0.975)
+    data = np.r_[values, 0.0, 1.0]
+    weights = np.r_[np.ones(30), z * z / 2, z * z / 2]
+    mean = np.average(data, weights=weights)
+    variance = np.average((data - mean) ** 2, weights=weights)
+    half = z * np.sqrt(variance / weights.sum())
     lo, hi = bootstrap.group_cis(values, np.zeros(30))
-    assert (lo[0], hi[0]) == (pytest.approx(reference.low), pytest.approx(reference.high))
+    assert (lo[0], hi[0]) == (pytest.approx(mean - half), pytest.approx(mean + half))
 
 
 @pytest.mark.parametrize("kind", ["binary", "fractional"])

@@ -132,6 +132,9 @@ def test_micro_f1_multi_box_and_paired_delta(tmp_path: Path) -> None:
     # pairs: (c0 1, o0 0), (c1 1, o1 1), (d0 0, d1 hit50 1: first box IoU ≥ 0.5)
     assert delta["n_pairs"] == 3
     assert delta["delta"] == pytest.approx((1 + 0 - 1) / 3)
+    gap = results["closed_open"]["overall"]  # one figure wherever the Δ appears
+    assert gap["paired"] and gap["n_pairs"] == 3
+    assert gap["delta"] == delta["delta"] and gap["delta_ci"] == delta["delta_ci"]
     text = CliRunner().invoke(app, ["report", str(run)]).output
     assert "MMBU micro-F1 per task" in text and "closed−open Δ paired per sample" in text
 

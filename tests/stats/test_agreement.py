@@ -294,6 +294,7 @@ def test_unequal_clusters_take_the_slow_path_and_agree_with_it() -> None:
 @pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
 def test_alpha_ci_equals_alpha_recomputed_on_each_resample(level: str) -> None:
     from medlens.stats.agreement import krippendorff_alpha_ci
+    from medlens.stats.bootstrap import bca_bounds
 
     rng = np.random.default_rng(8)
     units = [[float(v), float(v + rng.integers(-1, 2)), float(rng.integers(1, 6))]
@@ -301,9 +302,13 @@ def test_alpha_ci_equals_alpha_recomputed_on_each_resample(level: str) -> None:
     ci = krippendorff_alpha_ci(units, level, n_resamples=300, seed=4)  # type: ignore[arg-type]
     draws = np.random.default_rng(4).integers(0, 30, (300, 30))
     alphas = [krippendorff_alpha([units[i] for i in row], level) for row in draws]  # type: ignore[arg-type]
-    expected = np.percentile([a for a in alphas if a is not None], [2.5, 97.5])
-    assert ci == pytest.approx(list(expected))
     point = krippendorff_alpha(units, level)  # type: ignore[arg-type]
+    # BCa (issue 35): the acceleration from α recomputed without each unit
+    jackknife = [krippendorff_alpha(units[:k] + units[k + 1 :], level) for k in range(30)]  # type: ignore[arg-type]
+    assert point is not None and None not in jackknife
+    expected = bca_bounds(np.array([a for a in alphas if a is not None]), point,
+                          np.array(jackknife, dtype=float))  # fmt: skip
+    assert ci == pytest.approx(list(expected))
     assert ci is not None and point is not None and ci[0] < point < ci[1]
 
 

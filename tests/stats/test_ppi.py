@@ -64,8 +64,14 @@ def test_the_cluster_robust_version_by_hand() -> None:
     assert fit.lam == pytest.approx(19 / 45)  # −ΣAB / ΣB²
     assert fit.estimate == pytest.approx(0.737037, abs=1e-6)
     assert fit.se == pytest.approx(0.124053, abs=1e-6)
-    assert fit.quantile == pytest.approx(2.776445, abs=1e-6)  # t(G_L − 1 = 4)
-    assert fit.ci == pytest.approx((0.392610, 1.081464), abs=1e-6)
+    assert fit.quantile == pytest.approx(3.182446, abs=1e-6)  # t(G_L − 2 = 3): λ̂ spends one
+    tuned = (0.737037 - 3.182446 * 0.124053, 0.737037 + 3.182446 * 0.124053)
+    plain = ppi_mean(Y, F_L, F_U, clusters_labelled=C_L, clusters_unlabelled=C_U, lam=1.0)
+    assert plain.quantile == pytest.approx(2.776445, abs=1e-6)  # t(G_L − 1 = 4)
+    # few labelled images: widened to plain PPI's interval (λ = 1)
+    assert fit.ci == pytest.approx(
+        (min(tuned[0], plain.ci[0]), max(tuned[1], plain.ci[1])), abs=1e-5
+    )
     assert (fit.clusters, fit.clusters_labelled) == (5, 5)
 
 
@@ -75,8 +81,13 @@ def test_one_item_per_image_is_the_iid_variance_exactly() -> None:
                          clusters_unlabelled=list(range(6, 18)))  # fmt: skip
     groups = 18
     iid = ppi_mean(Y, F_L, F_U, lam=lam)
-    # CR1 multiplies by G/(G−1); without it the cluster sum is ppi_py's se² to the last digit
-    assert singleton.se**2 * (groups - 1) / groups == pytest.approx(iid.se**2, rel=1e-12)
+    # CR1 multiplies each stratum by G_s/(G_s − 1); without it the sum is ppi_py's se² exactly
+    a, b = cluster_terms(*(np.array(v, float) for v in (Y, F_L, F_U)), np.arange(6),
+                         np.arange(6, 18))  # fmt: skip
+    psi = a + lam * b
+    assert psi @ psi == pytest.approx(iid.se**2, rel=1e-12) and groups == psi.size
+    stratified = 6 / 5 * psi[:6] @ psi[:6] + 12 / 11 * psi[6:] @ psi[6:]
+    assert singleton.se**2 == pytest.approx(stratified, rel=1e-12)
 
 
 def test_the_wilson_envelope_at_the_effective_sample_size() -> None:

@@ -18,7 +18,7 @@ import numpy as np
 
 from medlens.analysis.slice_cells import key_label
 from medlens.core.errors import RunMismatchError, SpecError
-from medlens.stats.cells import one_image_note
+from medlens.stats.cells import TOO_FEW_IMAGES, one_image_note, too_few_to_compare
 from medlens.stats.intervals import chance_corrected
 
 if TYPE_CHECKING:
@@ -58,6 +58,9 @@ class PairedCell:
     p_adjusted: float | None = None
     """`p` adjusted across the cells of its ``--by`` table (`adjust`); overall: `p`."""
     adjust: str = "none"
+    too_few_images: bool = False
+    """The items span 2 images, or images so unbalanced that fewer than 3 count
+    (``cells.too_few_to_compare``): the row says so instead of printing its useless interval."""
 
     @property
     def label(self) -> str:
@@ -70,7 +73,7 @@ class PairedCell:
             "score_a": self.score_a,
             "score_b": self.score_b,
             "difference": self.difference,
-            "ci": list(self.ci),
+            "ci": None if self.too_few_images else list(self.ci),
             "wins": self.wins,
             "ties": self.ties,
             "losses": self.losses,
@@ -83,7 +86,7 @@ class PairedCell:
             "images": self.images,
             "chance_corrected_a": chance_corrected(self.score_a, self.random),
             "chance_corrected_b": chance_corrected(self.score_b, self.random),
-            "note": one_image_note(self.images),
+            "note": TOO_FEW_IMAGES if self.too_few_images else one_image_note(self.images),
         }
 
 
@@ -256,7 +259,8 @@ def paired_cell(
         nan = float("nan")
         return PairedCell(key, 0, nan, nan, nan, (nan, nan), 0, 0, 0, None, None)
     clusters = paired.cluster[mask]
-    images = len(set(clusters.tolist()))
+    counts = np.unique(clusters.astype(str), return_counts=True)[1]
+    images = int(counts.size)
     lo, hi = paired_ci(a, b, clusters)
     p, mid_p = sign_flip_test(a, b, clusters, seed=seed)
     binary = bool(np.isin(a, (0.0, 1.0)).all() and np.isin(b, (0.0, 1.0)).all())
@@ -277,6 +281,7 @@ def paired_cell(
         p=p,
         mid_p=mid_p,
         p_adjusted=p,
+        too_few_images=too_few_to_compare(images, float(n * n / (counts**2).sum())),
     )
 
 

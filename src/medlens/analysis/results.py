@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from medlens.analysis.closed_open import closed_items, closed_open
 from medlens.analysis.medcmr_split import medcmr_split
 from medlens.analysis.score_source import RULES, ScoreSource, sourced_run
 from medlens.analysis.score_table import (
@@ -123,51 +124,6 @@ def by_axis(table: ScoreTable, axes: Sequence[str]) -> dict[str, dict[str, dict[
     return out
 
 
-def closed_open(table: ScoreTable, axes: Sequence[str]) -> dict[str, Any] | None:
-    """Closed vs open scores and their difference (Δ = closed − open), overall and per axis."""
-    kind = table.meta.get("answer_type")
-    if kind is None or not {"closed", "open"} <= set(kind.tolist()):
-        return None
-
-    def delta(mask: np.ndarray) -> dict[str, Any]:
-        closed, opened = (
-            cell(table, mask & (kind == "closed")),
-            cell(table, mask & (kind == "open")),
-        )
-        both = closed["score"] is not None and opened["score"] is not None
-        return {
-            "closed": closed["score"],
-            "open": opened["score"],
-            "delta": closed["score"] - opened["score"] if both else None,
-            "delta_ci": gap_ci(table, mask & (kind == "closed"), mask & (kind == "open")),
-            "n_closed": closed["n"],
-            "n_open": opened["n"],
-            "images_closed": closed["images"],
-            "images_open": opened["images"],
-        }
-
-    everything = np.ones(len(table.ids), dtype=bool)
-    per_axis = {
-        axis: {
-            str(v): delta(table.meta[axis] == v)
-            for v in sorted(set(table.meta[axis].tolist()))
-            if v
-        }
-        for axis in axes
-        if axis != "answer_type"
-    }
-    return {"overall": delta(everything), "by": per_axis}
-
-
-def closed_scores(table: ScoreTable) -> tuple[np.ndarray, np.ndarray] | None:
-    """Rule scores and images of the scored closed items (for a judge's closed − open Δ CI)."""
-    kind = table.meta.get("answer_type")
-    if kind is None:
-        return None
-    chosen = table.scored & (kind == "closed")
-    return table.score[chosen], table.cluster[chosen]
-
-
 def gap_ci(table: ScoreTable, first: np.ndarray, second: np.ndarray) -> list[float] | None:
     """95% CI of mean(first) − mean(second) over scored items (``paired.difference_ci``)."""
     from medlens.stats.paired import difference_ci
@@ -281,7 +237,7 @@ def build_results_and_table(
         "rates": {k: overall[k] for k in ("unparsed", "refused", "empty", "error", "truncated")},
         "extraction_sensitivity": sensitivity,
         "secondary": secondary_cells(table, everything),
-        "closed_open": closed_open(table, axes),
+        "closed_open": closed_open(table, axes, items),
         "box_image_gap": box_image_gap(table),
         "by": by_axis(table, axes),
         "usage": usage_totals(run_records),
@@ -291,7 +247,9 @@ def build_results_and_table(
 
     results["judges"] = judges_results(
         store.path, run_items, run_records, axes, str(spec["model"]), results["closed_open"],
-        closed_scores(table if sourced.scope is None else score_table(run_items, run_records)),
+        closed_items(
+            table if sourced.scope is None else score_table(run_items, run_records), run_items
+        ),
     )  # fmt: skip
     split = medcmr_split(spec, items, table, results["judges"], sourced.source.label)
     if split is not None:  # Med-CMR's MCQ and judged open scores, apart

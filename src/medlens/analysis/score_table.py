@@ -169,17 +169,19 @@ def _summary(spread: Spread, values: np.ndarray, chances: np.ndarray) -> dict[st
     """The interval, images, chance and tests of one slice's scored values (one-group spread)."""
     lo, hi = spread.bounds()
     images = int(spread.images[0])
+    effective = float(spread.effective_images[0])
     random = baseline_mean(chances)
     score = float(values.mean())
     p_above = None if random is None else float(chance_p(spread, np.array([random]))[0])
     return {
         "images": images,
+        "effective_images": round(effective, 2),
         "score": score,
         "ci": [float(lo[0]), float(hi[0])],
         "random": random,
         "chance_corrected": chance_corrected(score, random),
         "p_above_chance": p_above,
-        "small": is_small(values.size, images),
+        "small": is_small(values.size, effective),
         **({"note": note} if (note := one_image_note(images)) else {}),
     }
 

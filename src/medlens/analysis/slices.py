@@ -274,6 +274,7 @@ def _cells(
 
     lo, hi = spread.bounds(CONFIDENCE)
     images = spread.images.astype(np.int64).tolist()
+    effective = spread.effective_images.tolist()
     p_below = chance_p(spread, stats["random"].astype(float), "below").tolist()
     columns = {name: values.tolist() for name, values in stats.items()}
     cells = []
@@ -294,8 +295,10 @@ def _cells(
                 refused=rates["refused"],
                 empty=rates["empty"],
                 error=columns["errors"][i] / total if total else 0.0,
-                small=is_small(n, images[i], min_n),
+                small=is_small(n, effective[i], min_n),
                 images=images[i],
+                effective_images=effective[i],
+                spread=spread.row(i),
                 p_below_chance=p_below[i],
                 coverage=(
                     (int(columns["verdicts_n"][i]), int(columns["scope_n"][i]))
@@ -319,7 +322,9 @@ def worst_cells(cells: Sequence[Cell], k: int, min_n: int = DEFAULT_MIN_N) -> li
     with one department holds the same items as the task). Each listed cell carries
     ``below_chance``: True only when its one-sided test against chance survives Holm's
     adjustment over every rankable cell, so picking the lowest of many does not by itself make
-    a cell look worse than guessing.
+    a cell look worse than guessing; and its `ci` is the simultaneous interval over the same
+    cells (Bonferroni, 1 − 0.05/m), so an interval wholly below chance implies the flag (the
+    cell's own interval stays in ``ci_unadjusted``).
     """
     from dataclasses import replace
 
@@ -332,7 +337,8 @@ def worst_cells(cells: Sequence[Cell], k: int, min_n: int = DEFAULT_MIN_N) -> li
     ranked = [
         c
         for c in cells
-        if c.key and c.score is not None and not is_small(c.n, c.images, min_n)
+        if c.key and c.score is not None
+        and not is_small(c.n, c.images if c.effective_images is None else c.effective_images, min_n)
         and not repeats_parent(c)
     ]  # fmt: skip
     listed = sorted(ranked, key=lambda c: (c.score, -c.n, c.key))[:k]
@@ -342,7 +348,16 @@ def worst_cells(cells: Sequence[Cell], k: int, min_n: int = DEFAULT_MIN_N) -> li
 
     adjusted = adjust([c.p_below_chance for c in ranked], "holm")
     below = {c.key: bool(q < WORST_ALPHA) for c, q in zip(ranked, adjusted.tolist(), strict=True)}
-    return [replace(c, below_chance=below[c.key] and c.random is not None) for c in listed]
+    level = 1 - WORST_ALPHA / len(ranked)  # simultaneous: below it ⇒ Holm's flag
+    out = []
+    for c in listed:
+        cell = replace(c, below_chance=below[c.key] and c.random is not None)
+        if c.spread is not None and c.ci is not None:
+            lo, hi = c.spread.bounds(level)
+            cell = replace(cell, ci=(float(lo[0]), float(hi[0])), ci_unadjusted=c.ci,
+                           adjusted_over=len(ranked))  # fmt: skip
+        out.append(cell)
+    return out
 
 
 def cells_at(cells: Sequence[Cell], axes: Sequence[str]) -> list[Cell]:

@@ -59,15 +59,17 @@ def _axis_table(aligned: Aligned, axis: str, min_n: int) -> dict[str, list[dict[
     n = np.bincount(codes[keep], minlength=n_values)
     sums = np.stack([np.bincount(codes[keep], row[keep], minlength=n_values)
                      for row in aligned.scores])  # fmt: skip
-    unit = np.unique(codes[keep].astype(np.int64) * aligned.n_images + aligned.cluster[keep])
+    unit, per_unit = np.unique(codes[keep].astype(np.int64) * aligned.n_images
+                               + aligned.cluster[keep], return_counts=True)  # fmt: skip
     images = np.bincount(unit // aligned.n_images, minlength=n_values)
+    squares = np.bincount(unit // aligned.n_images, per_unit.astype(float) ** 2, minlength=n_values)
     table: dict[str, list[dict[str, Any]]] = {}
     for v, value in enumerate(values):
         if n[v] == 0:
             continue
         means = sums[:, v] / n[v]
         best = means.max()
-        small = is_small(int(n[v]), int(images[v]), min_n)
+        small = is_small(int(n[v]), float(n[v]) ** 2 / squares[v], min_n)  # Kish's images
         table[value] = [
             {"run": run.run, "n": int(n[v]), "images": int(images[v]), "score": float(means[r]),
              "ci": [float(lo[r, v]), float(hi[r, v])], "small": small,

@@ -107,13 +107,14 @@ def score_cells(aligned: Aligned, min_n: int = SMALL_N) -> list[dict[str, Any]]:
     lo, hi = cell_cis(aligned, np.zeros(n, dtype=np.intp), 1)
     lo, hi = lo[:, 0], hi[:, 0]
     images = aligned.n_images
+    effective = n * n / float((np.bincount(aligned.cluster).astype(float) ** 2).sum())  # Kish
     return [
         {
             "n": n,
             "images": images,
             "score": float(aligned.scores[r].mean()),
             "ci": [float(lo[r]), float(hi[r])],
-            "small": is_small(n, images, min_n),
+            "small": is_small(n, effective, min_n),
         }
         for r in range(runs)
     ]

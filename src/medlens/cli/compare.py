@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from medlens.cli.common import SCORE_HELP, command, console, print_warnings
+from medlens.stats.cells import TOO_FEW_IMAGES
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -124,7 +125,8 @@ def paired_table(cells: Sequence[PairedCell], title: str, adjusted: bool = False
             f"{100 * cell.score_b:.1f}",
             "–" if cell.random is None else f"{100 * cell.random:.1f}",
             f"{100 * cell.difference:+.1f}",
-            f"{100 * cell.ci[0]:+.1f}…{100 * cell.ci[1]:+.1f}",
+            TOO_FEW_IMAGES if cell.too_few_images
+            else f"{100 * cell.ci[0]:+.1f}…{100 * cell.ci[1]:+.1f}",
             f"{cell.wins}/{cell.ties}/{cell.losses}",
             "–" if cell.p is None else f"{cell.p:.3g}",
             *(("–" if cell.p_adjusted is None else f"{cell.p_adjusted:.3g}",) if adjusted else ()),

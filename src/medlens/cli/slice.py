@@ -90,6 +90,7 @@ def _print_text(
     from rich.text import Text
 
     from medlens.analysis.score_source import RULES
+    from medlens.analysis.slice_cells import worst_interval_note
     from medlens.analysis.slices import cells_at
     from medlens.stats.cells import MIN_IMAGES, ONE_IMAGE
 
@@ -126,9 +127,10 @@ def _print_text(
         console.print(Text(f"images = 1: {ONE_IMAGE}"), soft_wrap=True)
     if ranked:
         console.print(
-            Text("below chance: Holm-adjusted one-sided test over every rankable cell"),
+            Text("below chance: Holm-adjusted one-sided test over every rankable cell; "
+                 + worst_interval_note(ranked)),
             soft_wrap=True,
-        )
+        )  # fmt: skip
 
 
 def percent(value: float | None) -> str:

@@ -25,6 +25,7 @@ from medlens.judges.inter_judge import add_inter_judge
 from medlens.judges.members import member_lines, panel_members
 from medlens.judges.panel import is_panel
 from medlens.judges.store import JudgeStore, judge_names, judges_dir
+from medlens.scoring.closed_open import PairKey, closed_open_delta, pair_key
 from medlens.stats.bootstrap import group_cis
 
 __all__ = ["BINARY", "combine", "judge_result", "judged_table", "judges_results"]
@@ -299,17 +300,19 @@ def judges_results(
     axes: Sequence[str],
     model_spec: str,
     closed_open: dict[str, Any] | None,
-    closed: tuple[np.ndarray, np.ndarray] | None = None,
+    closed: tuple[np.ndarray, np.ndarray, Sequence[PairKey | None]] | None = None,
 ) -> dict[str, Any]:
-    """Every judge stage of the run (``{}`` when there is none); `closed`: the rule scores
-    and images of the closed items, for the CI of the judged closed − open Δ."""
+    """Every judge stage of the run (``{}`` when there is none); `closed`: the rule scores,
+    images and pair keys of the closed items, for the judged closed − open Δ."""
     out: dict[str, Any] = {}
     for name in judge_names(run_dir):
         store = JudgeStore.open(judges_dir(run_dir) / name)
         entry = judge_result(store, items, records, axes, model_spec)
         table = entry.pop("_table")
         if closed_open is not None and protocol_kind(store.spec) != "choice":
-            entry["closed_open"] = judged_closed_open(table, closed_open, closed)
+            gap = judged_closed_open(table, items, closed)
+            if gap is not None:
+                entry["closed_open"] = gap
         out[name] = entry
     add_inter_judge(run_dir, out)
     return out
@@ -317,37 +320,21 @@ def judges_results(
 
 def judged_closed_open(
     table: JudgedTable,
-    closed_open: dict[str, Any],
-    closed_items: tuple[np.ndarray, np.ndarray] | None = None,
-) -> dict[str, Any]:
-    """closed (rules) − open (judged): the closed−open Δ with judged open scores, and its 95%
-    CI (``paired.difference_ci``, images as clusters) when the closed items are given."""
+    items: Sequence[Item],
+    closed_items: tuple[np.ndarray, np.ndarray, Sequence[PairKey | None]] | None = None,
+) -> dict[str, Any] | None:
+    """closed (rules) − open (judged): the closed−open Δ with judged open scores, paired by
+    sample where the benchmark pairs its forms (``scoring.closed_open.closed_open_delta``, the
+    one Δ every display prints); None without the closed items' rule scores."""
     kind = table.meta.get("answer_type")
-    mask = (kind == "open") if kind is not None else np.zeros(len(table.ids), dtype=bool)
-    opened = mean_ci(table.score[mask], table.cluster[mask])
-    closed = closed_open["overall"]
-    both = closed.get("closed") is not None and opened["score"] is not None
-    return {
-        "closed": closed.get("closed"),
-        "n_closed": closed.get("n_closed"),
-        "open": opened["score"],
-        "open_ci": opened["ci"],
-        "n_open": opened["n"],
-        "delta": closed["closed"] - opened["score"] if both else None,
-        "delta_ci": _delta_ci(table, mask, closed_items) if both else None,
-    }
-
-
-def _delta_ci(
-    table: JudgedTable, open_mask: np.ndarray, closed: tuple[np.ndarray, np.ndarray] | None
-) -> list[float] | None:
-    from medlens.stats.paired import difference_ci
-
-    if closed is None or not closed[0].size:
+    if closed_items is None or kind is None or not closed_items[0].size:
         return None
-    kept = open_mask & ~np.isnan(table.score)
-    values = np.concatenate([closed[0], table.score[kept]])
-    clusters = np.concatenate([closed[1].astype(str), table.cluster[kept].astype(str)])
-    first = np.arange(values.size) < closed[0].size
-    ci = difference_ci(values, first, ~first, clusters)
-    return None if ci is None else [ci[0], ci[1]]
+    opened = np.flatnonzero(kind == "open")
+    keys = {item.id: pair_key(item) for item in items}
+    closed_scores, closed_images, closed_keys = closed_items
+    return closed_open_delta(
+        np.array(["closed"] * closed_scores.size + ["open"] * opened.size, dtype=object),
+        [*closed_keys, *(keys.get(table.ids[i]) for i in opened)],
+        np.concatenate([closed_scores, table.score[opened]]),
+        np.concatenate([np.asarray(closed_images).astype(str), table.cluster[opened].astype(str)]),
+    )

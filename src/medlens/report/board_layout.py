@@ -145,8 +145,8 @@ def medcmr_pair_tables(pairs: dict[str, Any]) -> list[BoardTable]:
 
 
 def _difference(cell: dict[str, Any]) -> Cell:
-    if not cell:
-        return t("–")
+    if not cell or not cell.get("ci"):
+        return t("–" if not cell else cell.get("note") or "–")
     lo, hi = cell["ci"]
     return t(f"{100 * cell['difference']:+.1f} [{100 * lo:+.1f}…{100 * hi:+.1f}]", cell["difference"])
 

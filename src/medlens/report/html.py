@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from medlens.analysis.score_source import ScoreSource
+from medlens.analysis.slice_cells import worst_interval_note
 from medlens.analysis.slices import Cell
 from medlens.report.html_assets import SCRIPT, STYLE
 from medlens.report.html_format import Row, esc, safe_json, table_html
@@ -150,10 +151,11 @@ def worst_section(data: ReportData) -> str:
     if not data.worst:
         return title + f'<p class="note">No cell of the cube has n ≥ {DEFAULT_MIN_N}.</p>'
     rows = [_cell_row(cell) for cell in data.worst]
-    headers = ("cell", "n", "score", "95% CI", "random", "unparsed", "images", "below chance")
+    headers = ("cell", "n", "score", "simultaneous 95% CI", "random", "unparsed", "images",
+               "below chance")  # fmt: skip
     note = (
         '<p class="note">below chance: one-sided test against chance, Holm-adjusted over '
-        "every rankable cell.</p>"
+        f"every rankable cell; {esc(worst_interval_note(data.worst))}.</p>"
     )
     return title + table_html(headers, rows) + note
 

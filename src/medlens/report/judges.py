@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from medlens.judges.identity import served_switch_line
+from medlens.scoring.closed_open import pairing_text
 from medlens.stats.cells import DEFAULT_MIN_N
 
 
@@ -236,6 +237,7 @@ def judge_notes(name: str, entry: dict[str, Any], scale: Scale = FRACTION) -> li
             f"{name} {scale.value(gap['open'])} (n={gap['n_open']}): Δ {scale.signed(gap['delta'])}"
             + (" points" if scale.percent else "")
             + (f", 95% CI {scale.signed_ci(gap['delta_ci'])}" if gap.get("delta_ci") else "")
+            + f" ({pairing_text(gap)})"
         )
     provenance = (entry.get("judge_fingerprint") or {}).get("provenance")
     if provenance:

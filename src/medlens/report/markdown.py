@@ -7,6 +7,7 @@ from pathlib import Path
 
 from medlens.analysis.medcmr_split import medcmr_lines
 from medlens.analysis.score_source import ScoreSource
+from medlens.analysis.slice_cells import worst_interval_note
 from medlens.analysis.slices import Cell
 from medlens.report.judges import markdown_section as judges_markdown
 from medlens.report.md_format import md_text, table
@@ -136,7 +137,8 @@ def worst_section(worst: Sequence[Cell]) -> str:
     title = f"## Worst cells (n ≥ {DEFAULT_MIN_N})\n\n"
     if not worst:
         return title + f"No cell of the breakdown cube has n ≥ {DEFAULT_MIN_N}."
-    headers = ("cell", "n", "score", "95% CI", "random", "unparsed", "images", "below chance")
+    headers = ("cell", "n", "score", "simultaneous 95% CI", "random", "unparsed", "images",
+               "below chance")  # fmt: skip
     rows = [
         (md_text(cell.label), str(cell.n), percent(cell.score), percent_ci(cell.ci),
          percent(cell.random), percent(cell.unparsed), str(cell.images),
@@ -144,7 +146,8 @@ def worst_section(worst: Sequence[Cell]) -> str:
         for cell in worst
     ]  # fmt: skip
     note = (
-        "\n\nbelow chance: one-sided test against chance, Holm-adjusted over every rankable cell."
+        "\n\nbelow chance: one-sided test against chance, Holm-adjusted over every rankable cell; "
+        f"{worst_interval_note(worst)}."
     )
     return title + table(headers, rows) + note
 

@@ -68,7 +68,7 @@ def mmbu_lines(results: dict[str, Any]) -> list[str]:
     lines = ["MMBU micro-F1 per task: " + "; ".join(parts)] if parts else []
     delta = section.get("paired_delta")
     if delta:
-        lo, hi = delta["ci"]
+        lo, hi = delta["delta_ci"]
         lines.append(
             f"MMBU closed−open Δ paired per sample: {delta['delta']:+.3f} [{lo:+.3f}, {hi:+.3f}] "
             f"(n={delta['n_pairs']} pairs; closed {delta['closed']:.3f}, open {delta['open']:.3f}; "

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from medlens.analysis.slices import MAX_AXES, Cell
 from medlens.execution.selection import provenance_rows
 from medlens.report.source_label import score_rows
+from medlens.scoring.closed_open import pairing_text
 from medlens.stats.cells import DEFAULT_MIN_N, is_small
 
 if TYPE_CHECKING:
@@ -76,9 +77,12 @@ class AxisRow:
     coverage: str = ""
     """Under a judged score source: ``verdicts/scope`` of the cell ("" otherwise)."""
 
+    effective_images: float | None = None
+    """Kish's effective number of images, when the results hold it (it decides `small`)."""
+
     @property
     def small(self) -> bool:
-        return is_small(self.n, self.images)
+        return is_small(self.n, self.images if self.effective_images is None else self.effective_images)
 
 
 @dataclass(frozen=True)
@@ -214,6 +218,7 @@ def _axis_row(value: str, cell: dict[str, Any]) -> AxisRow:
         error=float(cell.get("error", 0.0)),
         images=int(cell.get("images", cell["n"])),
         coverage=coverage_cell(cell),
+        effective_images=cell.get("effective_images"),
     )
 
 
@@ -321,7 +326,7 @@ def closed_open_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]
             label,
             f"{percent(cell.get('closed'))} ({cell.get('n_closed', 0)})",
             f"{percent(cell.get('open'))} ({cell.get('n_open', 0)})",
-            "–" if delta is None else f"{100 * delta:+.1f} [{ci}]",
+            "–" if delta is None else f"{100 * delta:+.1f} [{ci}], {pairing_text(cell)}",
         ))  # fmt: skip
     return rows
 

@@ -16,6 +16,7 @@ from medlens.report import load_results
 from medlens.report.protocol_lines import protocol_lines, single_multi_line
 from medlens.report.source_label import source_lines, source_suffix
 from medlens.runs.health import health_lines
+from medlens.scoring.closed_open import pairing_text
 
 if TYPE_CHECKING:
     from medlens.analysis.score_source import ScoreSource
@@ -125,6 +126,7 @@ def detail_lines(results: dict[str, Any]) -> list[str]:
         lines.append(
             f"closed {gap['closed']:.3f} (n={gap['n_closed']}) vs open {gap['open']:.3f} "
             f"(n={gap['n_open']}): Δ {gap['delta']:+.3f}, 95% CI {fmt_diff_ci(gap.get('delta_ci'))}"
+            f" ({pairing_text(gap)})"
         )
     box = results.get("box_image_gap")
     if box:

@@ -6,13 +6,11 @@ level of each, and the closed−open Δ paired per sample.
   (``bootstrap.group_cis``, images as clusters). Chance: 1/k for the closed form (k options),
   none for the open form (free text has no chance level).
 - Open detection: micro-F1 over boxes at IoU ≥ 0.5 (every predicted box may hit a distinct gold
-  box), recomputed on 1,000 image resamples (``corpus_metrics.corpus_ci``); no chance level.
+  box), with the interval of a ratio of 0/1 box events clustered by image (:func:`box_f1_ci`);
+  no chance level.
   Closed detection (candidate boxes as options): accuracy = micro-F1, chance 1/k.
-- Paired Δ: the closed and open forms of one sample are the items sharing ``sample_id`` (when
-  the release has it), else the same image, task, template and gold label (detection: the same
-  image, task and template). Δ = mean over pairs of closed score − open score, with a
-  percentile-bootstrap CI resampling images (``bootstrap.bootstrap_ci``). Items without a
-  partner are left out and counted.
+- Paired Δ: ``scoring.closed_open.closed_open_delta`` (the closed and open forms of one sample,
+  the paired cluster-aware interval ``compare`` uses; items without a partner are counted).
 """
 
 from __future__ import annotations
@@ -24,12 +22,11 @@ import numpy as np
 
 from medlens.core.items import Item
 from medlens.core.records import Record
-from medlens.extract.normalise import normalize_answer
-from medlens.scoring.corpus_metrics import corpus_ci
+from medlens.scoring.closed_open import closed_open_delta, pair_keys
 from medlens.scoring.corpus_stats import box_f1_from_sums, box_stats
 from medlens.scoring.metrics import random_baseline
 from medlens.sources.mmbu import GRANULARITY
-from medlens.stats.bootstrap import bootstrap_ci, group_cis
+from medlens.stats.bootstrap import group_cis, ratio_ci
 
 
 def mmbu_section(items: Sequence[Item], records: dict[str, Record]) -> dict[str, Any]:
@@ -59,7 +56,7 @@ def task_cell(rows: list[tuple[Item, Record]]) -> dict[str, Any]:
     if items[0].kind == "detect":
         stats = box_stats(items, [record for _, record in rows])
         value = float(box_f1_from_sums(stats.sum(axis=0)[None, :])[0])
-        lo, hi = corpus_ci(stats, clusters, box_f1_from_sums)
+        lo, hi = box_f1_ci(stats, clusters)
         chance = None
     else:
         scores = np.array([float(record["score"]) for _, record in rows])
@@ -78,42 +75,18 @@ def task_cell(rows: list[tuple[Item, Record]]) -> dict[str, Any]:
     }
 
 
-def pair_key(item: Item) -> tuple[str, ...]:
-    """What ties the closed and open forms of one sample (see the module docstring)."""
-    if item.meta.get("sample_id"):
-        return ("sample", item.meta["sample_id"])
-    base = (item.meta.get("image_id", ""), item.meta.get("task", ""), item.meta.get("template", ""))
-    if item.meta.get("task") == "detection":
-        return base
-    gold = str(item.answer)
-    label = item.options.get(gold, gold) if item.options else gold
-    return (*base, normalize_answer(label))
+def box_f1_ci(stats: np.ndarray, clusters: np.ndarray) -> tuple[float, float]:
+    """CI of micro-F1 = 2·matched / (predicted + gold) over boxes (`stats`: items × (matched,
+    predicted, gold)): a ratio of 0/1 box events clustered by image (``bootstrap.ratio_ci``)."""
+    return ratio_ci(2 * stats[:, 0], stats[:, 1] + stats[:, 2], clusters)
 
 
 def paired_delta(rows: list[tuple[Item, Record]]) -> dict[str, Any] | None:
-    """Mean closed − open score over samples that have both forms, with a clustered CI."""
-    forms: dict[tuple[str, ...], dict[str, list[tuple[Item, float]]]] = {}
-    for item, record in rows:
-        form = item.meta.get("answer_type")
-        if form in ("closed", "open"):
-            entry = forms.setdefault(pair_key(item), {"closed": [], "open": []})
-            entry[form].append((item, float(record["score"])))
-    pairs = [
-        (entry["closed"][0], entry["open"][0])
-        for entry in forms.values()
-        if len(entry["closed"]) == 1 and len(entry["open"]) == 1
-    ]
-    if not pairs:
-        return None
-    differences = np.array([closed[1] - opened[1] for closed, opened in pairs])
-    clusters = np.array([closed[0].meta.get("image_id", closed[0].id) for closed, _ in pairs])
-    lo, hi = bootstrap_ci(differences, clusters)
-    unpaired = sum(len(e["closed"]) + len(e["open"]) for e in forms.values()) - 2 * len(pairs)
-    return {
-        "n_pairs": len(pairs),
-        "unpaired": unpaired,
-        "closed": float(np.mean([c[1] for c, _ in pairs])),
-        "open": float(np.mean([o[1] for _, o in pairs])),
-        "delta": float(differences.mean()),
-        "ci": [float(lo), float(hi)],
-    }
+    """Mean closed − open score over samples that have both forms, with the paired clustered CI
+    (``scoring.closed_open.closed_open_delta``: the one Δ every display prints)."""
+    items = [item for item, _ in rows]
+    forms = np.array([item.meta.get("answer_type") for item in items], dtype=object)
+    scores = np.array([float(record["score"]) for _, record in rows])
+    clusters = np.array([item.meta.get("image_id", item.id) for item in items], dtype=object)
+    gap = closed_open_delta(forms, pair_keys(items), scores, clusters)
+    return gap if gap is not None and gap["paired"] else None

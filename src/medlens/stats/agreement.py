@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from medlens.stats.bootstrap import bca_bounds
+
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 KappaWeights = Literal["linear", "quadratic"] | None
 Pair = tuple[float, float]
@@ -248,7 +250,8 @@ def krippendorff_alpha_ci(
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> list[float] | None:
-    """Percentile bootstrap 95% CI of α, resampling units (all resamples at once)."""
+    """BCa bootstrap 95% CI of α, resampling units (all resamples at once; jackknife over
+    units for the acceleration): the percentile interval fell to ~92% at α ≈ 0, 30 units."""
     values, per_unit = _unit_coincidences(units)
     groups = per_unit.shape[0]
     if groups < 2 or len(values) < 2:
@@ -263,7 +266,10 @@ def krippendorff_alpha_ci(
     alphas = alphas[~np.isnan(alphas)]
     if alphas.size == 0:
         return None
-    low, high = np.percentile(alphas, [2.5, 97.5])
+    total = per_unit.sum(axis=0)
+    observed = _alpha_of(total[None], values, level)[0]
+    jackknife = _alpha_of(total[None] - per_unit, values, level)
+    low, high = bca_bounds(alphas, float(observed), jackknife[~np.isnan(jackknife)])
     return [float(low), float(high)]
 
 

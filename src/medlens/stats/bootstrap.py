@@ -8,6 +8,8 @@ the earlier method; scipy's `bootstrap` handles one statistic of one sample per 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from medlens.stats.intervals import Spread, spread
@@ -47,6 +49,25 @@ def group_spread(
     items = collapse(codes, values, np.ones(values.size))
     fractional = bool(((values != 0) & (values != 1)).any())
     return spread(by_image, items if fractional else None, names.size)
+
+
+def ratio_ci(
+    sums: np.ndarray, sizes: np.ndarray, clusters: np.ndarray, level: float = 0.95
+) -> tuple[float, float]:
+    """CI of Σsums/Σsizes when each unit of size counts one 0/1 event and `sums` the events
+    that succeeded (box micro-F1 = 2·matched / (predicted + gold)), events sharing an image
+    correlated: the interval of a clustered 0/1 cell (Wilson-cc, enveloped with the
+    cluster-robust t and Wilson-cc at the effective sample size; ``intervals.spread_bounds``)
+    on one unit per image. NaN without events."""
+    codes = np.unique(np.asarray(clusters).astype(str), return_inverse=True)[1].ravel()
+    total = np.bincount(codes, np.asarray(sums, float))
+    size = np.bincount(codes, np.asarray(sizes, float))
+    keep = size > 0
+    if not keep.any():
+        return float("nan"), float("nan")
+    units = collapse(np.zeros(int(keep.sum()), np.intp), total[keep], size[keep])
+    lo, hi = spread(units, None, 1).bounds(level)
+    return float(lo[0]), float(hi[0])
 
 
 def mean_cis(
@@ -247,3 +268,27 @@ def binomial_quantile(q: float, n: np.ndarray, p: np.ndarray) -> np.ndarray:
         high = np.where(open_ & reached, middle, high)
         low = np.where(open_ & ~reached, middle + 1, low)
     return low.astype(float)
+
+
+def bca_bounds(
+    replicates: np.ndarray, observed: float, jackknife: np.ndarray, level: float = 0.95
+) -> tuple[float, float]:
+    """Efron's BCa bounds from bootstrap `replicates`, the `observed` statistic and its
+    leave-one-unit-out `jackknife` values (scipy.stats.bootstrap's method="BCa" on the same
+    replicates); the percentile bounds where the correction is undefined."""
+    from scipy.special import ndtr, ndtri
+
+    tail = (1 - level) / 2
+    share = (np.sum(replicates < observed) + 0.5 * np.sum(replicates == observed)) / replicates.size
+    deviation = jackknife.mean() - jackknife if jackknife.size else np.zeros(0)
+    spread = float((deviation**2).sum())
+    if not 0 < share < 1 or math.isnan(observed) or spread == 0:
+        low, high = np.percentile(replicates, [100 * tail, 100 * (1 - tail)])
+        return float(low), float(high)
+    bias = float(ndtri(share))
+    acceleration = float((deviation**3).sum()) / (6 * spread**1.5)
+    bounds = []
+    for z in (ndtri(tail), ndtri(1 - tail)):
+        shifted = bias + (bias + z) / (1 - acceleration * (bias + z))
+        bounds.append(float(np.percentile(replicates, 100 * float(ndtr(shifted)))))
+    return bounds[0], bounds[1]

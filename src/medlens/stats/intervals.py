@@ -4,10 +4,12 @@ One method per kind of cell (docs/design.md, "Honest statistics"):
 
 - independent 0/1 scores: the Wilson score interval with continuity correction (never zero
   width; coverage ≥ 95% at every n ≥ 5, p in [.02, .98]);
-- other scores (token F1, ROUGE-L, Jaccard …): the t interval, mean ± t(n−1)·s/√n;
-- items sharing images: the cluster-robust ratio-estimator interval, mean ± t(G−1)·SE_CR with
-  SE_CR² = G/(G−1)·Σ_g (s_g − p̂·m_g)² / M², enveloped with the item-level interval above so that
-  it is never narrower than Wilson (a cell drawn from one image keeps the item-level interval).
+- other scores in [0, 1] (token F1, ROUGE-L, Jaccard, rubric ratings / 10): the bounded-mean
+  interval (:func:`bounded_mean`, Agresti–Coull pseudo-values at both bounds);
+- items sharing images: the cluster-robust ratio-estimator interval, mean ± t(G_eff−1)·SE_CR with
+  SE_CR² = G/(G−1)·Σ_g (s_g − p̂·m_g)² / M² and G_eff Kish's effective number of images,
+  enveloped with the item-level interval at the effective sample size and with the item-level
+  interval itself (a cell drawn from one image keeps the item-level interval).
 
 Everything is computed from collapsed units (see ``units.Units``): a group's bounds depend on
 its own units only, so a cell shows the same interval in report, slice, compare and board.
@@ -35,6 +37,18 @@ class Spread:
     """Item-level standard error s/√n of groups holding a non-0/1 score; NaN for 0/1 groups."""
     cluster_se: np.ndarray
     """Cluster-robust standard error of clustered groups with ≥ 2 images; NaN otherwise."""
+    size_squares: np.ndarray
+    """Σ over images of (items on the image)²: what :attr:`effective_images` needs."""
+
+    @property
+    def effective_images(self) -> np.ndarray:
+        """Kish's effective number of clusters n²/Σm² (≤ images; equal when images hold equal
+        numbers of items): one image holding most of a cell's questions counts as about one.
+        The degrees of freedom (at least 1) of every cluster-robust interval and the small-cell
+        mark."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            kish = np.where(self.size_squares > 0, self.n**2 / self.size_squares, 0.0)
+        return np.minimum(kish, self.images)
 
     def bounds(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
         return spread_bounds(self, level)
@@ -44,7 +58,7 @@ class Spread:
         pick = slice(index, index + 1)
         return Spread(
             self.n[pick], self.mean[pick], self.images[pick], self.item_se[pick],
-            self.cluster_se[pick],
+            self.cluster_se[pick], self.size_squares[pick],
         )  # fmt: skip
 
 
@@ -62,6 +76,7 @@ def spread(clusters: Units, items: Units | None, n_groups: int) -> Spread:
     n = np.bincount(clusters.group, clusters.size * weight, minlength=n_groups)
     total = np.bincount(clusters.group, clusters.sum * weight, minlength=n_groups)
     images = np.bincount(clusters.group, weight, minlength=n_groups)
+    size_squares = np.bincount(clusters.group, weight * clusters.size**2, minlength=n_groups)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = total / n
         residual = clusters.sum - mean[clusters.group] * clusters.size
@@ -79,7 +94,7 @@ def spread(clusters: Units, items: Units | None, n_groups: int) -> Spread:
         with np.errstate(invalid="ignore", divide="ignore"):
             se = np.where(n > 1, np.sqrt(ss / np.maximum(n - 1, 1) / n), np.inf)
         item_se[fractional] = se[fractional]
-    return Spread(n, mean, images, item_se, cluster_se)
+    return Spread(n, mean, images, item_se, cluster_se, size_squares)
 
 
 def spread_bounds(s: Spread, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
@@ -89,35 +104,74 @@ def spread_bounds(s: Spread, level: float = 0.95) -> tuple[np.ndarray, np.ndarra
     binary = some & np.isnan(s.item_se)
     lo[binary], hi[binary] = wilson(s.mean[binary] * s.n[binary], s.n[binary], level)
     fractional = some & ~binary
-    lo[fractional], hi[fractional] = t_bounds(
-        s.mean[fractional], s.item_se[fractional], s.n[fractional] - 1, level
+    lo[fractional], hi[fractional] = bounded_mean(
+        s.mean[fractional], _item_variance(s)[fractional], s.n[fractional], level
     )
     clustered = some & ~np.isnan(s.cluster_se)
-    c_lo, c_hi = t_bounds(
-        s.mean[clustered], s.cluster_se[clustered], s.images[clustered] - 1, level
-    )
+    df = np.maximum(s.effective_images[clustered] - 1, 1.0)  # ≥ 1 from 2 images on
+    c_lo, c_hi = t_bounds(s.mean[clustered], s.cluster_se[clustered], df, level)
     lo[clustered] = np.fmin(lo[clustered], c_lo)
     hi[clustered] = np.fmax(hi[clustered], c_hi)
-    effective = clustered & binary
-    e_lo, e_hi = _effective_wilson(s, effective, level)
-    lo[effective] = np.fmin(lo[effective], e_lo)
-    hi[effective] = np.fmax(hi[effective], e_hi)
+    e_lo, e_hi = _effective_item_interval(s, clustered, level)
+    lo[clustered] = np.fmin(lo[clustered], e_lo)
+    hi[clustered] = np.fmax(hi[clustered], e_hi)
     return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
 
 
-def _effective_wilson(s: Spread, mask: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
-    """Wilson-cc at the effective sample size of clustered 0/1 groups (Korn & Graubard 1998):
-    n_eff = p̂(1 − p̂)/SE_CR² · (z/t_{G−1})², at most n. Keeps the interval asymmetric near 0 and
-    1 where the symmetric t interval of few, alike images undercovers."""
+def _item_variance(s: Spread) -> np.ndarray:
+    """Per group, the items' variance (divided by n) from the item-level SE; 0 for one item."""
+    with np.errstate(invalid="ignore"):
+        return np.where(s.n > 1, s.item_se**2 * (s.n - 1), 0.0)
+
+
+def _effective_item_interval(
+    s: Spread, mask: np.ndarray, level: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The item-level interval (Wilson-cc for 0/1 values, :func:`bounded_mean` else) at the
+    effective sample size of clustered groups (Korn & Graubard 1998): n_eff = σ̂²/SE_CR² ·
+    (z/t)², t with (effective images − 1) degrees of freedom, at most n (σ̂² = p̂(1 − p̂) for 0/1
+    values; the effective images when SE_CR is 0). Keeps the interval asymmetric near 0 and 1 where the symmetric t interval of few,
+    alike images undercovers."""
     from scipy.special import ndtri, stdtrit
 
-    p, se, images = s.mean[mask], s.cluster_se[mask], s.images[mask]
+    p, se, n = s.mean[mask], s.cluster_se[mask], s.n[mask]
+    binary = np.isnan(s.item_se[mask])
+    variance = np.where(binary, p * (1 - p), _item_variance(s)[mask])
     z = float(ndtri(1 - (1 - level) / 2))
-    t = stdtrit(np.maximum(images - 1, 1), 1 - (1 - level) / 2)
+    t = stdtrit(np.maximum(s.effective_images[mask] - 1, 1), 1 - (1 - level) / 2)
     with np.errstate(invalid="ignore", divide="ignore"):
-        n_eff = np.where(se > 0, p * (1 - p) / se**2 * (z / t) ** 2, s.n[mask])
-    n_eff = np.clip(np.nan_to_num(n_eff, nan=1.0), 1.0, s.n[mask])
-    return wilson(p * n_eff, n_eff, level)
+        # no spread to see (every item alike): each image counts once rather than each item
+        n_eff = np.where(se > 0, variance / se**2 * (z / t) ** 2, s.effective_images[mask])
+    n_eff = np.clip(np.nan_to_num(n_eff, nan=1.0), 1.0, n)
+    w_lo, w_hi = wilson(p * n_eff, n_eff, level)
+    b_lo, b_hi = bounded_mean(p, variance, n_eff, level)
+    return np.where(binary, w_lo, b_lo), np.where(binary, w_hi, b_hi)
+
+
+def bounded_mean(
+    mean: np.ndarray, variance: np.ndarray, n: np.ndarray, level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
+    """Interval of the mean of n values in [0, 1] (token F1, ROUGE-L, a 0–10 rubric rating / 10)
+    with mean `mean` and variance `variance` (divided by n): the Wald interval after adding
+    z²/2 pseudo-values at 0 and at 1 (Agresti & Coull 1998, which it equals for 0/1 values).
+
+    The pseudo-values pull the centre away from the bound the values crowd against, where the
+    mean's distribution is skewed, and keep a constant set of ratings (all 8 of 10) from a
+    zero-width interval; [0, 1] for a single value; by simulation (bench/coverage.py) it covers ≥ 95% at n = 3…100 on
+    ceiling-heavy, floor-heavy, two-valued and ROUGE/token-F1/Jaccard-like scores, where the t
+    interval falls to 83–93%. Clipped to [0, 1].
+    """
+    from scipy.special import ndtri
+
+    mean, variance, n = (np.asarray(x, float) for x in (mean, variance, n))
+    z = float(ndtri(1 - (1 - level) / 2))
+    pseudo = z * z / 2
+    total = n + 2 * pseudo
+    centre = (mean * n + pseudo) / total
+    second = (n * (variance + mean**2) + pseudo) / total
+    half = z * np.sqrt(np.maximum(second - centre**2, 0.0) / total)
+    half = np.where(n > 1, half, np.inf)  # one value says nothing about the spread
+    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
 
 
 def wilson(
@@ -211,7 +265,9 @@ def chance_p(s: Spread, chance: np.ndarray, side: str = "above") -> np.ndarray:
         fractional = ok & ~np.isnan(s.item_se)
         p[fractional] = t_sf(sign * (s.mean - chance) / s.item_se, s.n - 1)[fractional]
         clustered = ok & ~np.isnan(s.cluster_se)
-        cluster_p = t_sf(sign * (s.mean - chance) / s.cluster_se, s.images - 1)
+        cluster_p = t_sf(
+            sign * (s.mean - chance) / s.cluster_se, np.maximum(s.effective_images - 1, 1.0)
+        )
     p[clustered] = np.fmax(p[clustered], cluster_p[clustered])
     return np.clip(np.nan_to_num(p, nan=1.0), 0.0, 1.0)
 

@@ -2,7 +2,7 @@
 
 - :func:`paired_ci`: CI of mean(b − a) over the same items. 0/1 pairs: the Agresti–Min interval
   (Wald on the 2×2 table with ½ added to each cell, never zero width); other scores: the t
-  interval of the differences. When items share images, enveloped with the cluster-robust
+  interval of the differences, enveloped with the same pseudo-counts (never zero width). When items share images, enveloped with the cluster-robust
   t(G−1) interval of the differences (the safeguards of ``medlens.stats.intervals``).
 - :func:`sign_flip_test`: image-level sign-flip permutation test of mean(b − a) = 0. Without
   shared images and with 0/1 scores it is the exact McNemar test; with shared images it flips
@@ -42,37 +42,60 @@ def paired_ci(
     if n == 0:
         return float("nan"), float("nan")
     d = b - a
-    if _binary(a, b):
-        lo, hi = _agresti_min(int((d > 0).sum()), int((d < 0).sum()), n, level)
-    else:
+    lo, hi = _agresti_min(d, level)
+    if not _binary(a, b):  # the t interval, never narrower than the one above
         se = float(d.std(ddof=1) / np.sqrt(n)) if n > 1 else float("inf")
         lo_a, hi_a = t_bounds(np.array([d.mean()]), np.array([se]), np.array([n - 1.0]), level)
-        lo, hi = float(lo_a[0]), float(hi_a[0])
+        lo, hi = min(lo, float(lo_a[0])), max(hi, float(hi_a[0]))
     codes = _cluster_codes(clusters, n)
     sizes = np.bincount(codes)
     groups = int((sizes > 0).sum())
     if (sizes > 1).any() and groups >= 2:
-        c_lo, c_hi = _cluster_t(d, np.ones(n), codes, level)
-        lo, hi = min(lo, c_lo), max(hi, c_hi)
+        c_lo, c_hi, se = _cluster_t(d, np.ones(n), codes, level)
+        e_lo, e_hi = _effective_agresti_min(d, se, float(n * n / (sizes**2).sum()), level)
+        lo, hi = min(lo, c_lo, e_lo), max(hi, c_hi, e_hi)
     return max(lo, -1.0), min(hi, 1.0)
 
 
-def _agresti_min(b_only: int, a_only: int, n: int, level: float) -> tuple[float, float]:
-    """Agresti & Min (2005): Wald interval of p₂₁ − p₁₂ after adding ½ to every cell."""
+def _effective_agresti_min(
+    d: np.ndarray, se: float, effective_images: float, level: float
+) -> tuple[float, float]:
+    """The pseudo-count interval at the Korn–Graubard effective sample size of clustered pairs
+    (n_eff = var(d)/SE_CR²·(z/t)², t with Kish's effective images − 1 degrees of freedom, at
+    most n; Kish's effective images when no difference varies): keeps few alike images' pairs
+    from the symmetric t interval's undercoverage."""
+    from scipy.special import ndtri, stdtrit
+
+    n = d.size
+    z = float(ndtri(1 - (1 - level) / 2))
+    t = float(stdtrit(max(effective_images - 1, 1.0), 1 - (1 - level) / 2))
+    variance = float(d.var())
+    # no spread to see (every pair agrees): count each image once rather than each pair
+    n_eff = variance / se**2 * (z / t) ** 2 if se > 0 and variance > 0 else effective_images
+    return _agresti_min(d, level, min(max(n_eff, 1.0), float(n)))
+
+
+def _agresti_min(d: np.ndarray, level: float, n_eff: float | None = None) -> tuple[float, float]:
+    """Agresti & Min (2005): Wald interval of mean(d) after adding ½ to every cell of the 2×2
+    table, i.e. pseudo-differences +1 and −1 of weight ½ and 0 of weight 1. For 0/1 pairs it is
+    their interval exactly; for differences in [−1, 1] (token F1, box F1) the same pseudo-counts
+    keep a near-constant set of differences from a zero-width interval."""
     from scipy.special import ndtri
 
     z = float(ndtri(1 - (1 - level) / 2))
-    total = n + 2.0
-    p21, p12 = (b_only + 0.5) / total, (a_only + 0.5) / total
-    centre = p21 - p12
-    half = z * np.sqrt(max((p21 + p12) - centre**2, 0.0) / total)
-    return float(centre - half), float(centre + half)
+    scale = 1.0 if n_eff is None else n_eff / d.size  # items weighed down to n_eff
+    total = scale * d.size + 2.0
+    centre = scale * float(d.sum()) / total
+    second = (scale * float((d * d).sum()) + 1.0) / total
+    half = z * np.sqrt(max(second - centre**2, 0.0) / total)
+    return centre - half, centre + half
 
 
 def _cluster_t(
     values: np.ndarray, sizes: np.ndarray, codes: np.ndarray, level: float
-) -> tuple[float, float]:
-    """Cluster-robust t(G−1) interval of Σvalues/Σsizes (ratio estimator, CR1 scaling)."""
+) -> tuple[float, float, float]:
+    """Cluster-robust t interval of Σvalues/Σsizes (ratio estimator, CR1 scaling) with
+    Kish's effective number of clusters − 1 degrees of freedom, and its standard error."""
     sums = np.bincount(codes, values)
     counts = np.bincount(codes, sizes)
     keep = counts > 0
@@ -81,8 +104,10 @@ def _cluster_t(
     mean = sums.sum() / counts.sum()
     squares = float(((sums - mean * counts) ** 2).sum())
     se = np.sqrt(groups / (groups - 1) * squares) / counts.sum()
-    lo, hi = t_bounds(np.array([mean]), np.array([se]), np.array([groups - 1.0]), level)
-    return float(lo[0]), float(hi[0])
+    effective = min(float(counts.sum() ** 2 / (counts**2).sum()), float(groups))
+    df = max(effective - 1.0, 1.0)  # at least 1 from 2 clusters on
+    lo, hi = t_bounds(np.array([mean]), np.array([se]), np.array([df]), level)
+    return float(lo[0]), float(hi[0]), float(se)
 
 
 def sign_flip_test(

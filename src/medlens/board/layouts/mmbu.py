@@ -97,7 +97,7 @@ def task_cells(
         if delta is not None:
             cells[f"{prefix}_delta"] = {
                 "value": delta["delta"],
-                "ci": delta["ci"],
+                "ci": delta["delta_ci"],
                 "n": delta["n_pairs"],
             }
     return cells
