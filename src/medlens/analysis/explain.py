@@ -108,7 +108,8 @@ def _mode_reader(store: RunStore, mode: str, items: list[Item]) -> Reader:
     final_only = _final_answer_reader(store.run["spec"])
 
     def read(item: Item, record: Record) -> Verdict | None:
-        found, value = read_and_score(item, final_only(record.get("output")), mode)
+        output = final_only(record.get("output"))
+        found, value = read_and_score(item, output, mode, record.get("finish_reason"))
         return None if value is None else Verdict(float(value), found.method, found.answer)
 
     return read

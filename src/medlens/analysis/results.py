@@ -380,7 +380,8 @@ def medlens_reading(
         if record is None or record.get("error") is not None or record.get("score") is None:
             continue
         item = by_id[item_id]
-        value = score(item, extract(item, record.get("output"), "medlens"))
+        found = extract(item, record.get("output"), "medlens", record.get("finish_reason"))
+        value = score(item, found)
         if value is not None:
             values[row] = value
     return values

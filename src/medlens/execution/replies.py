@@ -62,7 +62,7 @@ def make_record(
         from medlens.execution.strategies import final_answer_text
 
         text = final_answer_text(text)
-    extraction, main = read_and_score(item, text, extract_mode)
+    extraction, main = read_and_score(item, text, extract_mode, response.finish_reason)
     record["extraction"] = extraction.to_json()
     record["score"] = main
     record["scores"] = item_scores(item, extraction)

@@ -139,13 +139,15 @@ def _detect_iou(item: Item, predicted: str) -> float:
     return metrics.best_iou(boxes_from_text(predicted), boxes)
 
 
-def read_and_score(item: Item, text: str | None, mode: str) -> tuple[Extraction, float | None]:
+def read_and_score(
+    item: Item, text: str | None, mode: str, finish_reason: str | None = None
+) -> tuple[Extraction, float | None]:
     """The extraction and main score of one output under a reading mode: medlens's and
     VLMEvalKit's score the extraction; a peer mode gives its own verdict (``extract.peers``)."""
     from medlens.extract import extract
 
     if mode in ("medlens", "vlmeval"):
-        found = extract(item, text, mode)  # type: ignore[arg-type]
+        found = extract(item, text, mode, finish_reason)  # type: ignore[arg-type]
         if item.kind == "open" and item.answer is not None and found.answer is not None:
             verdict = open_assertion(item, found.answer)
             if verdict.rule.startswith("vocab:"):  # the vocabulary entry that decided
