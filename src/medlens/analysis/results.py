@@ -16,6 +16,7 @@ from medlens.analysis.score_table import (
     score_table,
     secondary_cells,
     value_codes,
+    vocabulary_decided,
 )
 from medlens.core.items import CANONICAL_AXES, READING_FIELDS, Item
 from medlens.core.records import Record
@@ -276,6 +277,7 @@ def build_results_and_table(
             "records": len(table.ids),
             "pending": len(items) - len(table.ids),
             "errors": int((table.status == "error").sum()),
+            "vocabulary": vocabulary_decided(records.values()),
         },
         "overall": overall,
         "rates": {k: overall[k] for k in ("unparsed", "refused", "empty", "error", "truncated")},

@@ -27,6 +27,7 @@ from medlens.execution.execute import run_local
 from medlens.execution.exemplars import Exemplars, load_exemplars
 from medlens.execution.generation import generation_record
 from medlens.execution.prompts import PROMPT_STYLES, prompt_version
+from medlens.execution.replies import redraw_in_document_order
 from medlens.execution.requests import RunSettings
 from medlens.execution.selection import run_provenance, select_run_items
 from medlens.execution.strategies import ZERO_SHOT, Strategy
@@ -351,6 +352,8 @@ def _evaluate_locked(
     finally:
         store.close()
         store.compact_if_needed()  # retried items: keep each item's latest record once
+    if redraw_in_document_order(store.records(), items, options.extract):
+        store.compact()
     results = derive_results(store)
     store.write_results(results)
     return RunOutcome(store, results, done_before=len(done), ran=len(todo))
