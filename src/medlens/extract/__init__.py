@@ -61,12 +61,13 @@ def _read_committed(item: Item, text: str, finish_reason: str | None) -> Extract
         return nothing
     text = without_boilerplate(text)
     closed = item.kind in ("choice", "multi_choice", "classify") or bool(item.options)
-    if is_cut(text, finish_reason, by_text=not closed):
+    if is_cut(text, finish_reason, lettered=closed):
         text = complete_part(text)
         if not text:
             return Extraction(None, "unparsed", "truncated")
         found = _read(item, text, "medlens")
-        if found.method.split(":")[0] in _WEAK_CHOICE:
+        weak = found.method.split(":")[0] in _WEAK_CHOICE
+        if (found.status == "unparsed" or weak) and found.status != "refused":
             return Extraction(None, "unparsed", "truncated")
         return found
     return _read(item, text if closed else without_questions(text), "medlens")

@@ -14,8 +14,9 @@ cross-section." (``liver``). Rejected, each with its reason:
   with adenocarcinoma" — the gold coordinated with another candidate or an extra finding;
 - ``comparison``: "The spleen is larger than the liver." — the gold after "than" /
   "compared with", or in a clause with "versus";
-- ``other_candidate``: another value of the gold's vocabulary axis asserted as well ("This is a
-  CT. An MRI would show …" for ``CT``);
+- ``other_candidate``: another value of the gold's vocabulary axis asserted as well, on axes
+  with one value per image (modality, plane, sex, MR sequence, body region: "This is a CT. An
+  MRI would show …" for ``CT``);
 - ``question``: the gold only inside a question asked back ("Is this the liver?");
 - less specific answers are never credited, because the gold's every word (or a vocabulary
   name of it) must be stated: "MRI" is not "T2-weighted MRI", "left lung" not "lower left lung".
@@ -54,6 +55,9 @@ _NOT_A_LIST = _word_set(
 )
 _COMPARATIVE = frozenset({"than", "compared", "relative"})
 _VERSUS = frozenset({"versus", "vs"})
+EXCLUSIVE_AXES = ("modality", "plane", "sex", "mr_sequence", "body_region")
+"""Axes with one value per image: naming a second value is a second candidate answer. Organs,
+sides and counts are not (an answer names other organs while saying which one is abnormal)."""
 _GOLD_PARTS = re.compile(r"\s*,\s*|\s+and\s+", re.I)
 
 
@@ -97,10 +101,9 @@ def asserts_gold(predicted: str, gold: str, vocabulary: Vocabulary | None = None
     failed = next((v for v in verdicts if not v.credited), None)
     if failed is not None:
         return failed
-    counted = gold_concept is not None and gold_concept[0] == "number_words"
     if (
         gold_concept is not None
-        and not counted
+        and gold_concept[0] in EXCLUSIVE_AXES
         and _other_candidate(said, gold_concept[:2], parts, vocab)
     ):
         return Assertion(False, "other_candidate")

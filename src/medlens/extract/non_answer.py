@@ -37,7 +37,7 @@ _TIMESTAMP = re.compile(
 _URL = re.compile(r"\bhttps?://\S+|\bwww\.\S+", re.I)
 _LEFT_OVER = re.compile(r"[\W_]|\b(?:image|file|filename|name|date|time|timestamp|source)\b", re.I)
 _DANGLING = re.compile(
-    r"(?:\b(?:the|(?-i:a|an)|of|and|or|to|in|on|at|with|by|for|from|as|is|are|was|were|be|that|which|"
+    r"(?:\b(?:the|a|an|of|and|or|to|in|on|at|with|by|for|from|as|is|are|was|were|be|that|which|"
     r"than|but|because|since|shows?|showing|demonstrates?|reveals?|indicates?|suggests?|"
     r"consistent|these|its|their)|[,:;(\-–—])\s*$",
     re.I,
@@ -75,12 +75,14 @@ def without_questions(text: str) -> str:
     return " ".join(kept) if kept and len(kept) < len(parts) else text
 
 
-def is_cut(text: str, finish_reason: str | None = None, *, by_text: bool = True) -> bool:
-    """Cut at the token cap mid-sentence, or (with `by_text`) visibly cut: ending on "of",
-    "the", "and", a comma … (not used for lettered answers, where "… is A" ends on a letter)."""
+def is_cut(text: str, finish_reason: str | None = None, *, lettered: bool = False) -> bool:
+    """Cut at the token cap mid-sentence, or visibly cut: ending on "of", "the", "and", a
+    comma … (with `lettered` options, not on "a"/"an": "… is a" may name option A)."""
     if finish_reason == "length" and not text.rstrip().endswith((".", "!", "?", "。", ")", "}")):
         return True
-    return by_text and _DANGLING.search(text) is not None
+    if lettered and re.search(r"\b(?:a|an)\s*$", text, re.I):
+        return False
+    return _DANGLING.search(text) is not None
 
 
 def complete_part(text: str) -> str:

@@ -151,8 +151,13 @@ def readable(question: str) -> bool:
     return bool(question.strip()) and not _CJK.search(question)
 
 
+_THAN_NORMAL = re.compile(r"\b(?:than|from)\s+(?:normal|usual|expected)\b", re.I)
+""""wider than normal" compares with normal: the question asks about widening, not normality."""
+
+
 @functools.lru_cache(maxsize=4096)
 def parse_question(question: str) -> Question:
+    question = _THAN_NORMAL.sub(" ", question)
     found = terms_in(question)
     term = next((t for t in found if t not in _ASSERTION_TERMS), None)
     negation = _NEGATED.search(_double_negations(question))
@@ -282,6 +287,9 @@ def _read_term_clause(
     other_subject = bool(own) and bool(asked.words) and not words & asked.words
     if says_term and says_complement:
         return True, None
+    if term not in _GENERIC_TERMS and not named and not own and _ANAPHORA.search(clause):
+        # "It is not.", "This is not seen in the image." refer back to "Is the X fractured?"
+        return True, _answer(affirmed=not negated, question_negated=asked.negated)
     if (says_term or says_complement) and not other_subject:
         affirmed = (not negated) if says_term else negated
         return True, _answer(affirmed=affirmed, question_negated=asked.negated)
