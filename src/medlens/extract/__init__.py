@@ -61,7 +61,8 @@ def _read_committed(item: Item, text: str, finish_reason: str | None) -> Extract
         return nothing
     text = without_boilerplate(text)
     closed = item.kind in ("choice", "multi_choice", "classify") or bool(item.options)
-    if is_cut(text, finish_reason, lettered=closed):
+    by_text = item.kind in ("yes_no", "choice", "multi_choice")
+    if is_cut(text, finish_reason, lettered=closed, by_text=by_text):
         text = complete_part(text)
         if not text:
             return Extraction(None, "unparsed", "truncated")

@@ -40,7 +40,8 @@ def _word_set(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-_TOKEN = re.compile(r"[a-z0-9]+|[,;/]")
+_TOKEN = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?|[,;/]")
+"""Words, decimals kept whole ("2.5" is not "2" and "5"), and the punctuation that joins lists."""
 _ARTICLES = frozenset({"a", "an", "the"})
 _BOUNDARY = frozenset(",;") | {"but", "however", "whereas", "while", "although", "though", "yet"}
 _NEGATION = _word_set(
@@ -186,7 +187,7 @@ def _rejection(
     before, after = words[first:start], words[end:last]
     if _NEGATION & set(before) or _NEGATION_AFTER & set(after):
         return "negated"
-    if _COMPARATIVE & set(before) or _VERSUS & set(words[first:last]):
+    if _COMPARATIVE & set(before) or _VERSUS & set(before + after):
         return "comparison"
     gold_at = {i for s, e, _ in gold_spans for i in range(s, e)}
     if _coordinated(words, start, end, gold_at):

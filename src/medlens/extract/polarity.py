@@ -176,13 +176,17 @@ def concepts_in(text: str) -> frozenset[tuple[str, str]]:
     """(axis, canonical) of every vocabulary value named in `text` (1–4-word phrases)."""
     vocabulary = active_vocabulary()
     words = [w for w in _NGRAM_WORD.findall(text.lower()) if w not in ("a", "an", "the")]
+    firsts = vocabulary.first_words
     found = set()
-    for width in (1, 2, 3, 4):
-        for start in range(len(words) - width + 1):
+    for start, word in enumerate(words):
+        if word not in firsts:  # most words start no vocabulary term: one set lookup
+            continue
+        for width in (1, 2, 3, 4):
             concept = vocabulary.by_key.get(" ".join(words[start : start + width]))
             if concept is not None and concept[0] in _ALTERNATIVE_AXES:
                 found.add(concept[:2])
     return frozenset(found)
+
 
 
 def _names_an_alternative(clause: str, asked: Question) -> bool:

@@ -72,6 +72,11 @@ class Vocabulary:
     forms: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     """(axis, canonical) → every normalised form, canonical first."""
 
+    @functools.cached_property
+    def first_words(self) -> frozenset[str]:
+        """First words of every normalised term: a text word outside it starts no term."""
+        return frozenset(key.split()[0] for key in self.by_key if key)
+
     def concept(self, text: str) -> tuple[str, str, Entry | None] | None:
         """(axis, canonical, entry) when the whole `text` names a concept, else None."""
         return self.by_key.get(normalize_answer(text))
