@@ -175,6 +175,7 @@ def prepare(
     settings = RunSettings(
         prompt=options.prompt, extract=options.extract, concurrency=options.concurrency,
         probe=options.probe, seed=options.seed, strategy=strategy, exemplars=exemplars,
+        vocab=options.vocab,
     )  # fmt: skip
     spec = {
         "benchmark": info.to_json(),
