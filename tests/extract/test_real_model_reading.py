@@ -33,6 +33,7 @@ OPEN_CREDITED = [
     ("vqa-rad", "809", "This CT image is in the transverse plane."),
     ("vqa-rad", "1108", "The cavitary lesion is located in the upper right lung."),
     ("vqa-rad", "2328", "The thoracic region is visualized."),
+    ("vqa-rad", "1265", "The abdomen is imaged here, including the liver and both kidneys."),
 ]
 
 # the careful reader refuses: lists, hedges, comparisons, less specific answers, negations

@@ -52,7 +52,8 @@ _NEGATION_AFTER = _word_set("not t absent excluded unlikely ruled negative")
 _COORDINATION = _word_set("and or nor plus versus vs / either both")
 _NOT_A_LIST = _word_set(
     "it its there this that is are was were shows show appears appear seems which they i we so "
-    "then also located seen visible contrast"
+    "then also located seen visible contrast including specifically particularly especially "
+    "namely such showing containing where"
 )
 _COMPARATIVE = frozenset({"than", "compared", "relative"})
 _VERSUS = frozenset({"versus", "vs"})
