@@ -60,6 +60,8 @@ def extract_command(
         shown: dict[str, Any] = extraction.to_json()
         if item.answer is not None:
             shown.update(_scores(item, extraction))
+            if str(shown.get("reading", "")).startswith("vocab:"):  # as a run's record names it
+                shown["method"] = f"{shown['method']}:{shown['reading']}"
         sys.stdout.write(json.dumps(shown, ensure_ascii=False) + "\n")
         sys.stdout.flush()
 
