@@ -113,6 +113,7 @@ CHOICE_CASES = [
         "on MacConkey agar fits best.\nFinal answer: D",
         "D",
     ),
+    ("medqa", "5", "The most appropriate treatment is drops of ketotifen for the eye.", "B"),
     (
         "medmcqa",
         "b64a9cd7-d076-4c55-8be1-f9c44fece6cc",
