@@ -13,6 +13,7 @@ SPECS = {
     "pathvqa": ("pathvqa", "pathvqa"),
     "pubmedqa": ("pubmedqa", "pubmedqa"),
     "medmcqa": ("medmcqa", "medmcqa/dev.json"),
+    "medqa": ("medqa", "medqa"),
 }
 
 

@@ -53,8 +53,9 @@ def test_report_score_is_rouge_l() -> None:
     assert score(item, _ok("left lower lobe mass")) == pytest.approx(0.6)
 
 
-EXACT = {"token_f1": 1.0, "token_recall": 1.0, "exact": 1.0, "contains": 1.0}
-OPEN_ZERO = {"token_f1": 0.0, "token_recall": 0.0, "bleu1": 0.0, "exact": 0.0, "contains": 0.0}
+EXACT = {"token_f1": 1.0, "token_recall": 1.0, "exact": 1.0, "contains": 1.0, "framed_match": 1.0}
+OPEN_ZERO = {"token_f1": 0.0, "token_recall": 0.0, "bleu1": 0.0, "exact": 0.0, "contains": 0.0,
+             "framed_match": 0.0}  # fmt: skip
 SECONDARY_CASES: list[tuple[str, Answer, Extraction, dict[str, float]]] = [
     ("choice", "C", _ok("C"), {}),
     ("yes_no", "yes", _ok("yes"), {}),

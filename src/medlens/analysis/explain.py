@@ -9,6 +9,8 @@ run's method, the other reading's method: ``leading_word`` vs ``medevalkit:both_
 and the score gap is attributed to the groups: a group's contribution is Σ(score − other) / n
 over its items, so the contributions sum to the gap exactly, and its net item count to
 n × gap. Under chain-of-thought only the final answer is read again, as the run read it.
+Against a peer mode, ``departures`` names what medlens's reimplementation still does not
+reproduce of the peer's own number (the exact cause, or nothing when it reproduces it).
 """
 
 from __future__ import annotations
@@ -77,7 +79,17 @@ def explain_run(run_dir: Path, against: str) -> dict[str, Any]:
             float(record["score"]), str(extraction.get("method")), extraction.get("answer")
         )
         theirs[item_id] = found
-    return _attribution(store.path.name, mode, label, mine, theirs, records)
+    result = _attribution(store.path.name, mode, label, mine, theirs, records)
+    result["departures"] = peer_departures(against)
+    return result
+
+
+def peer_departures(against: str) -> list[str]:
+    """What a peer mode still does not reproduce of the peer's own number (its module's
+    ``DEPARTURES``); empty for medlens's and VLMEvalKit's readings and for another run."""
+    from medlens.extract.peers import is_peer_mode, peer_module
+
+    return list(peer_module(against).DEPARTURES) if is_peer_mode(against) else []
 
 
 Reader = Callable[[Item, Record], Verdict | None]
@@ -106,10 +118,38 @@ def _mode_reader(store: RunStore, mode: str, items: list[Item]) -> Reader:
     if is_peer_mode(mode):
         check_supported(mode, items, "--against")
     final_only = _final_answer_reader(store.run["spec"])
+    if mode == "lmms-eval":
+        return _document_order_reader(store, items, final_only)
 
     def read(item: Item, record: Record) -> Verdict | None:
-        found, value = read_and_score(item, final_only(record.get("output")), mode)
+        output = final_only(record.get("output"))
+        found, value = read_and_score(item, output, mode, record.get("finish_reason"))
         return None if value is None else Verdict(float(value), found.method, found.answer)
+
+    return read
+
+
+def _document_order_reader(
+    store: RunStore, items: list[Item], final_only: Callable[[str | None], str | None]
+) -> Reader:
+    """lmms-eval's readings of every answered item at once, its random fallbacks drawn from
+    one stream in document order as lmms-eval draws them (``extract.peers.lmms_eval``)."""
+    from medlens.extract.peers.lmms_eval import read_in_document_order
+
+    records = store.records()
+    answered = [
+        (item, final_only(records[item.id].get("output")) or "")
+        for item in items
+        if item.id in records and records[item.id].get("error") is None
+    ]
+    readings = dict(zip([item.id for item, _ in answered], read_in_document_order(answered), strict=True))
+
+    def read(item: Item, record: Record) -> Verdict | None:
+        reading = readings.get(item.id)
+        if reading is None or reading.score is None:
+            return None
+        found = reading.extraction("lmms-eval", record.get("output"))
+        return Verdict(float(reading.score), found.method, found.answer)
 
     return read
 

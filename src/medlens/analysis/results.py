@@ -17,6 +17,7 @@ from medlens.analysis.score_table import (
     score_table,
     secondary_cells,
     value_codes,
+    vocabulary_decided,
 )
 from medlens.core.items import CANONICAL_AXES, READING_FIELDS, Item
 from medlens.core.records import Record
@@ -232,6 +233,7 @@ def build_results_and_table(
             "records": len(table.ids),
             "pending": len(items) - len(table.ids),
             "errors": int((table.status == "error").sum()),
+            "vocabulary": vocabulary_decided(records.values()),
         },
         "overall": overall,
         "rates": {k: overall[k] for k in ("unparsed", "refused", "empty", "error", "truncated")},
@@ -343,7 +345,8 @@ def medlens_reading(
         if record is None or record.get("error") is not None or record.get("score") is None:
             continue
         item = by_id[item_id]
-        value = score(item, extract(item, record.get("output"), "medlens"))
+        found = extract(item, record.get("output"), "medlens", record.get("finish_reason"))
+        value = score(item, found)
         if value is not None:
             values[row] = value
     return values

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -163,6 +163,16 @@ def truncated_rate(table: ScoreTable, answered: np.ndarray) -> float | None:
     known = answered & (table.finish != "")
     n_known = int(known.sum())
     return int((known & (table.finish == "length")).sum()) / n_known if n_known else None
+
+
+def vocabulary_decided(records: Iterable[Record]) -> int:
+    """Items whose verdict needed a vocabulary entry (``extraction.method`` names it:
+    ``…:vocab:AXIS:TERM``, ``extract.vocabulary``)."""
+    return sum(
+        1
+        for record in records
+        if ":vocab:" in f":{(record.get('extraction') or {}).get('method') or ''}"
+    )
 
 
 def _summary(spread: Spread, values: np.ndarray, chances: np.ndarray) -> dict[str, Any]:

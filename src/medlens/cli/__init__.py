@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "medlens.cli.check",
     "medlens.cli.audit",
     "medlens.cli.extract",
+    "medlens.cli.vocab",
     "medlens.cli.judge",
     "medlens.cli.ratings",
     "medlens.cli.agreement",

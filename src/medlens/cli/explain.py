@@ -62,4 +62,6 @@ def explain_lines(result: dict[str, Any]) -> list[str]:
     if hidden:
         rest = sum(group["contribution"] for group in hidden)
         lines.append(f"  {rest:+.3f} in {len(hidden)} more groups (see --json)")
+    for departure in result.get("departures", []):
+        lines.append(f"  {result['against']} mode departs from the peer: {departure}")
     return lines

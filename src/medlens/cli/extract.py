@@ -13,6 +13,7 @@ import json
 import sys
 from collections.abc import Iterable, Iterator
 from enum import Enum
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -46,13 +47,21 @@ def extract_command(
     maybe: Annotated[
         bool, typer.Option("--maybe", help="yes_no: accept 'maybe' as an answer (PubMedQA)")
     ] = False,
+    vocab: Annotated[
+        list[Path] | None, typer.Option("--vocab", help="Extra vocabulary file (medlens vocab)")
+    ] = None,
 ) -> None:
     """Read answers from JSON lines {"output": ..., "options": {...}} on stdin, one JSON line out each."""
+    from medlens.extract.vocabulary import use_vocabulary
+
+    use_vocabulary(tuple(str(path) for path in vocab or ()))
     for item, output in parse_lines(sys.stdin, kind.value, maybe):
         extraction = extract(item, output, _mode(mode))
         shown: dict[str, Any] = extraction.to_json()
         if item.answer is not None:
             shown.update(_scores(item, extraction))
+            if str(shown.get("reading", "")).startswith("vocab:"):  # as a run's record names it
+                shown["method"] = f"{shown['method']}:{shown['reading']}"
         sys.stdout.write(json.dumps(shown, ensure_ascii=False) + "\n")
         sys.stdout.flush()
 
@@ -61,6 +70,10 @@ def _scores(item: Item, extraction: Any) -> dict[str, Any]:
     from medlens.scoring.item_scores import item_scores, score
 
     found: dict[str, Any] = {"score": score(item, extraction)}
+    if item.kind == "open" and extraction.answer is not None:
+        from medlens.scoring.item_scores import open_assertion
+
+        found["reading"] = open_assertion(item, extraction.answer).rule
     if item.kind == "open":
         found["contains"] = item_scores(item, extraction)["contains"]
     return found

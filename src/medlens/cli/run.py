@@ -98,10 +98,14 @@ def run(
         str | None,
         typer.Option(help="With --dry-run: estimate the cost, input=USD_PER_1M,output=USD_PER_1M"),
     ] = None,
+    vocab: Annotated[
+        list[Path] | None,
+        typer.Option("--vocab", help="Extra vocabulary file (medlens vocab shows the layout)"),
+    ] = None,
 ) -> None:
     """Evaluate MODEL on BENCH; rerunning the same command resumes where it stopped.
 
-    Over 60 lines only because typer declares each of the 25 options in the signature; the
+    Over 60 lines only because typer declares each of the 26 options in the signature; the
     body merges the config file, then dry-runs, or runs (and judges) and summarises.
     """
     from medlens.cli.run_config import merged_options
@@ -110,6 +114,7 @@ def run(
     values = single_specs(merged_options(ctx, config))
     if values.get("exclude") is not None:
         values["exclude"] = str(values["exclude"])
+    values["vocab"] = tuple(str(path) for path in values.get("vocab") or ())
     options = run_options(values)
     if price is not None and not dry_run:
         raise SpecError("--price estimates a run before it starts: use it with --dry-run")

@@ -26,11 +26,14 @@ from medlens.execution.dispatch import check_order, dispatch_order
 from medlens.execution.execute import run_local
 from medlens.execution.exemplars import Exemplars, load_exemplars
 from medlens.execution.generation import generation_record
-from medlens.execution.prompts import PROMPT_STYLES
+from medlens.execution.prompts import PROMPT_STYLES, prompt_version
+from medlens.execution.replies import redraw_in_document_order
 from medlens.execution.requests import RunSettings
 from medlens.execution.selection import run_provenance, select_run_items
 from medlens.execution.strategies import ZERO_SHOT, Strategy
 from medlens.extract.extraction import EXTRACT_MODES
+from medlens.extract.vocabulary import provenance as vocab_provenance
+from medlens.extract.vocabulary import use_vocabulary
 from medlens.models import MODELS, ModelContext, load_model
 from medlens.runs.store import RECORD_INTERVAL, DeriveResults, RunStore, check_same_spec
 from medlens.sources import load_benchmark
@@ -73,6 +76,8 @@ class RunOptions:
     are sent in, not part of the spec (records and scores are the same; see ``dispatch``)."""
     yes: bool = False
     """Confirms a strategy of more than MAX_SAMPLES calls per item (not part of the spec)."""
+    vocab: tuple[str, ...] = ()
+    """User vocabulary files (``--vocab``) read with the built-in ones (``extract.vocabulary``)."""
 
 
 @dataclass(frozen=True)
@@ -170,6 +175,7 @@ def prepare(
     settings = RunSettings(
         prompt=options.prompt, extract=options.extract, concurrency=options.concurrency,
         probe=options.probe, seed=options.seed, strategy=strategy, exemplars=exemplars,
+        vocab=options.vocab,
     )  # fmt: skip
     spec = {
         "benchmark": info.to_json(),
@@ -183,6 +189,11 @@ def prepare(
     }
     if not strategy.is_zero_shot:  # zero-shot runs keep the spec (and hash) they always had
         spec["strategy"] = strategy_spec(strategy, exemplars)
+    if prompt_version(options.prompt) > 1:
+        spec["prompt_version"] = prompt_version(options.prompt)
+    use_vocabulary(options.vocab)  # read and validated before anything is written
+    if options.vocab:
+        spec["vocab"] = vocab_provenance(options.vocab)
     return spec, items, model, settings, probe
 
 
@@ -343,6 +354,8 @@ def _evaluate_locked(
     finally:
         store.close()
         store.compact_if_needed()  # retried items: keep each item's latest record once
+    if redraw_in_document_order(store.records(), items, options.extract):
+        store.compact()
     results = derive_results(store)
     store.write_results(results)
     return RunOutcome(store, results, done_before=len(done), ran=len(todo))

@@ -69,6 +69,16 @@ def vlmeval_yes_no_prompt(item: Item) -> str:
     return hint + item.question + VLMEVAL_YORN_THREE_WAY_TAIL
 
 
+PROMPT_VERSIONS = {"medlens": 2}
+"""Versions of medlens's own prompt texts, shown on the protocol card. 2: the answer
+instructions no longer end with a concrete example answer ("for example: Answer: B"), which
+anchors weak models on that letter or word; peers' prompts are theirs (version 1)."""
+
+
+def prompt_version(style: str) -> int:
+    return PROMPT_VERSIONS.get(style, 1)
+
+
 def medlens_prompt(item: Item) -> str:
     """Context, question and options, then an explicit answer-format instruction per item kind."""
     parts = [f"Context: {item.context}"] if item.context else []
@@ -82,16 +92,16 @@ def medlens_prompt(item: Item) -> str:
 def answer_instruction(item: Item) -> str:
     """The sentence telling the model how to write its answer."""
     if item.kind == "choice":
-        return "Answer with the letter of the single correct option (for example: Answer: B)."
+        return "Answer with the letter of the single correct option."
     if item.kind == "multi_choice":
         return (
             "One or more options may be correct. Answer with the letters of every correct option, "
-            "separated by commas (for example: Answer: A, C)."
+            "separated by commas."
         )
     if item.kind == "yes_no":
         if item.meta.get("answer_set") == "yes/no/maybe":
-            return "Answer with yes, no or maybe (for example: Answer: maybe)."
-        return "Answer with yes or no (for example: Answer: yes)."
+            return "Answer with yes, no or maybe."
+        return "Answer with yes or no."
     if item.kind == "classify":
         labels = item.meta.get("labels", "").replace("|", ", ")
         return (

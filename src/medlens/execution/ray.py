@@ -52,8 +52,10 @@ class ShardWorker:
     def __init__(
         self, model_spec: Spec, items: list[Item], settings: RunSettings, cache_dir: str | None
     ) -> None:
+        from medlens.extract.vocabulary import use_vocabulary
         from medlens.models import ModelContext, load_model
 
+        use_vocabulary(settings.vocab)  # the driver's --vocab files, read in this worker
         context = ModelContext(items=items, seed=settings.seed, params=dict(settings.params))
         model = load_model(model_spec, context)
         if cache_dir is not None:

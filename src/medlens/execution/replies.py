@@ -62,7 +62,7 @@ def make_record(
         from medlens.execution.strategies import final_answer_text
 
         text = final_answer_text(text)
-    extraction, main = read_and_score(item, text, extract_mode)
+    extraction, main = read_and_score(item, text, extract_mode, response.finish_reason)
     record["extraction"] = extraction.to_json()
     record["score"] = main
     record["scores"] = item_scores(item, extraction)
@@ -72,6 +72,30 @@ def make_record(
         compat = extract(item, text, "vlmeval")
         record["vlmeval"] = {**compat.to_json(), "score": score(item, compat)}
     return record
+
+
+def redraw_in_document_order(records: dict[str, Record], items: list[Item], mode: str) -> int:
+    """lmms-eval's random fallbacks drawn as lmms-eval draws them: one ``random.Random(0)``
+    stream over the unreadable answers in document order (``extract.peers.lmms_eval``). Records
+    are scored as answers arrive, in no fixed order, so the run redraws them when it finishes;
+    returns how many records changed (resumed runs redraw every fallback again, alike)."""
+    if mode != "lmms-eval":
+        return 0
+    from medlens.extract.peers.lmms_eval import FallbackStream, fallback_choices
+
+    stream, changed = FallbackStream(), 0
+    for item in items:
+        record = records.get(item.id)
+        extraction = (record or {}).get("extraction") or {}
+        if record is None or extraction.get("method") != "lmms-eval:random_fallback":
+            continue
+        letter = stream.choice(fallback_choices(item))
+        verdict = None if item.answer is None else float(letter == item.answer)
+        if extraction.get("answer") != letter or record.get("score") != verdict:
+            record["extraction"] = {**extraction, "answer": letter}
+            record["score"] = verdict
+            changed += 1
+    return changed
 
 
 async def timed_generate(model: Model, request: Request) -> tuple[Response, float]:

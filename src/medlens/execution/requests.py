@@ -31,6 +31,8 @@ class RunSettings:
     strategy: Strategy = ZERO_SHOT
     exemplars: Exemplars | None = None
     """Few-shot exemplars chosen for the run (None unless the strategy asks for them)."""
+    vocab: tuple[str, ...] = ()
+    """``--vocab`` files answers are read with (set again in each Ray worker)."""
 
 
 def build_request(

@@ -13,6 +13,13 @@ from __future__ import annotations
 from medlens.core.items import Item
 from medlens.extract.choice import extract_choice
 from medlens.extract.extraction import EXTRACT_MODES, STATUSES, Extraction, Mode, Status
+from medlens.extract.non_answer import (
+    complete_part,
+    is_cut,
+    non_answer,
+    without_boilerplate,
+    without_questions,
+)
 from medlens.extract.open import extract_boxes, extract_label, extract_open, extract_report
 from medlens.extract.vlmeval import extract_vlmeval
 from medlens.extract.vlmeval_yorn import extract_vlmeval_yes_no
@@ -26,14 +33,48 @@ def is_three_way(item: Item) -> bool:
     return item.meta.get("answer_set") == "yes/no/maybe"
 
 
-def extract(item: Item, text: str | None, mode: Mode = "medlens") -> Extraction:
-    """Read the answer to `item` from `text`."""
+def extract(
+    item: Item, text: str | None, mode: Mode = "medlens", finish_reason: str | None = None
+) -> Extraction:
+    """Read the answer to `item` from `text` (`finish_reason` ``length``: cut at the token cap)."""
     if mode not in ("medlens", "vlmeval"):
         from medlens.extract.peers import read_as
 
         return read_as(item, text, mode).extraction(mode, text)
     if text is None or not text.strip():
         return Extraction(None, "empty", "empty")
+    if mode == "medlens":
+        return _read_committed(item, text, finish_reason)
+    return _read(item, text, mode)
+
+
+_WEAK_CHOICE = ("option_mention", "option_text")
+"""Choice rules that read options mentioned while reasoning, not a commitment: a cut output
+read by them has not answered yet."""
+
+
+def _read_committed(item: Item, text: str, finish_reason: str | None) -> Extraction:
+    """medlens's reading: non-answers commit to nothing; a cut output is read without its
+    unfinished last sentence (``non_answer``)."""
+    nothing = non_answer(text)
+    if nothing is not None:
+        return nothing
+    text = without_boilerplate(text)
+    closed = item.kind in ("choice", "multi_choice", "classify") or bool(item.options)
+    by_text = item.kind in ("yes_no", "choice", "multi_choice")
+    if is_cut(text, finish_reason, lettered=closed, by_text=by_text):
+        text = complete_part(text)
+        if not text:
+            return Extraction(None, "unparsed", "truncated")
+        found = _read(item, text, "medlens")
+        weak = found.method.split(":")[0] in _WEAK_CHOICE
+        if (found.status == "unparsed" or weak) and found.status != "refused":
+            return Extraction(None, "unparsed", "truncated")
+        return found
+    return _read(item, text if closed else without_questions(text), "medlens")
+
+
+def _read(item: Item, text: str, mode: Mode) -> Extraction:
     if item.kind in ("choice", "multi_choice"):
         if mode == "vlmeval":
             return extract_vlmeval(item.options, text)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from medlens.extract.containers import container_levels, normalize_output, sentences
 from medlens.extract.extraction import Extraction
 from medlens.extract.mentions import find_mentions, negated_after, positive_letters
+from medlens.extract.propositions import _stem
 from medlens.extract.refusal import is_refusal
 
 
@@ -80,8 +81,10 @@ _CONCLUSION = re.compile(
     re.I,
 )
 _BULLET = re.compile(r"^(?:[-*•]\s+|\d+[.)]\s+)")
-_CLOSING_LETTER = re.compile(r"[:：]\s*[(\[]?([A-Z])[)\]]?[.!。]?\s*$")
-"""A closing "…based on the image: B" states the answer last."""
+_CLOSING_LETTER = re.compile(
+    r"(?:[:：]|\b(?:is|be|was|are)\b)\s*[(\[]?([A-Z])[)\]]?[.!。]?\s*$"
+)
+"""A closing "…based on the image: B" or "… so the treatment is B." states the answer last."""
 _LINE_REF = re.compile(
     r"^\s*(?:[-*•]\s*|\d+[.)]\s*)?(?:options?\s+|选项\s*)?[(\[]?([A-Za-z])[)\]]?"
     r"(?=[.):：]|\s*[-–—]|\s*$|\s+\S)(.*)$",
@@ -140,7 +143,34 @@ def read_span(span: str, options: Mapping[str, str]) -> Reading | None:
         return listed
     first_sentence = sentences(body)[0] if sentences(body) else body
     letters = positive_letters(find_mentions(first_sentence, options))
-    return Reading(tuple(sorted(letters))) if letters else None
+    if letters:
+        return Reading(tuple(sorted(letters)))
+    paraphrased = paraphrased_option(first_sentence, options)
+    return Reading((paraphrased,)) if paraphrased else None
+
+
+_OPTION_WORD = re.compile(r"[a-z0-9]+")
+_FILLER = frozenset(
+    re.findall(r"\w+", "the and for with from that this into onto than its their is are")
+)
+
+
+def _content_stems(text: str) -> set[str]:
+    words = _OPTION_WORD.findall(text.lower())
+    return {_stem(word) for word in words if word not in _FILLER and len(word) > 2}
+
+
+def paraphrased_option(committed: str, options: Mapping[str, str]) -> str | None:
+    """The one option whose every content word (two or more) the committed answer says, in any
+    order or form ("the answer is stiffness of the ventricular wall, increased" → the option
+    "Increased wall stiffness"); None when no option or several fit."""
+    said = _content_stems(committed)
+    fitting = [
+        letter
+        for letter, text in options.items()
+        if len(wanted := _content_stems(text)) >= 2 and wanted <= said
+    ]
+    return fitting[0] if len(fitting) == 1 else None
 
 
 def _option_with_text(candidate: str, options: Mapping[str, str]) -> str | None:

@@ -44,7 +44,8 @@ class Span:
 
     method: str
     """Container rule: ``boxed``, ``answer_tag``, ``json``, ``final_answer``, ``answer_phrase``,
-    ``choose_phrase`` or ``zh_answer``."""
+    ``commitment`` ("the most likely cause is", "that leaves"), ``choose_phrase`` or
+    ``zh_answer``."""
     text: str
     start: int
 
@@ -76,6 +77,14 @@ _CHOOSE_PHRASE = re.compile(
     r"I'd\s+say|I\s+(?:think|believe)\s+it(?:'s|’s|\s+is))\s+(?=(?-i:\(?[A-Z])\b)",
     re.I,
 )
+_COMMITMENT = re.compile(
+    # "the most likely cause is: C)", "the best explanation is option C", "that leaves C": a
+    # reasoning output's closing commitment, read like "the answer is".
+    r"\b(?:most\s+(?:likely|probable|appropriate|accurate|consistent)|best|likeliest|correct|"
+    r"underlying)\s+(?:[\w-]+\s+){0,3}?(?:is|are|would\s+be|=)\b\s*:?"
+    r"|\b(?:that|this|which)\s+leaves(?:\s+(?:us\s+with|only))?\b\s*:?",
+    re.I,
+)
 _ZH_ANSWER = re.compile(
     r"(?:最终|正确|最佳)?答案\s*(?:应该|应)?\s*(?:是|为|:|选)\s*"
     r"|(?:最终|正确|最佳)?答案\s*(?=[(\[]?[A-Za-z](?![A-Za-z]))"  # "答案C"
@@ -91,6 +100,7 @@ _PHRASE_RULES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
         _ANSWER_PHRASE,
         ("answer", "ans", "option", "choice", "diagnosis", "response", "selection"),
     ),
+    ("commitment", _COMMITMENT, ("most", "best", "likeliest", "correct", "underlying", "leaves")),
     (
         "choose_phrase",
         _CHOOSE_PHRASE,

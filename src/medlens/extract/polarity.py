@@ -37,6 +37,7 @@ import re
 from dataclasses import dataclass
 
 from medlens.extract.propositions import _CLAUSE, _content_words, _stem
+from medlens.extract.vocabulary import active_vocabulary
 
 COMPLEMENTARY_PAIRS: tuple[tuple[str, str], ...] = (
     ("normal", "abnormal"),
@@ -44,10 +45,11 @@ COMPLEMENTARY_PAIRS: tuple[tuple[str, str], ...] = (
     ("present", "absent"),
     ("benign", "malignant"),
     ("enlarged", "normal-sized"),
+    ("fractured", "intact"),
 )
 """The question's term and the term whose negation affirms it (in both directions)."""
 
-_SENSE = {"healthy": "normal", "diseased": "abnormal"}
+_SENSE = {"healthy": "normal", "diseased": "abnormal", "affected": "abnormal", "unaffected": "normal"}
 """Terms read alike: a healthy organ is a normal one."""
 
 _TERMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
@@ -69,6 +71,10 @@ _TERMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("malignant", r"\bmalignan(?:t|cy|cies)\b|\bcancerous\b"),
         ("benign", r"\bbenign\b|\bnon-?cancerous\b"),
         ("enlarged", r"\benlarge(?:d|ment)?\b|\benlarging\b|\bdilated\b|\bdilatation\b"),
+        ("fractured", r"\bfractur(?:e|ed|es|ing)\b|\bbroken\b"),
+        ("intact", r"\bintact\b|\bunbroken\b"),
+        ("unaffected", r"\bunaffected\b|\bspared\b"),
+        ("affected", r"\baffected\b"),
     )
 )
 _ANY_TERM = re.compile(
@@ -114,6 +120,7 @@ _GENERIC = _stems(
     certainly clearly definitely obvious obviously overall entire whole also only just
     anything everything something nothing limit limits
     normal abnormal healthy diseased benign malignant enlarged sized size
+    anatomy anatomical structure structures
     """
 )
 """Words a clause may add without naming another subject ("It is seen in this image.")."""
@@ -135,6 +142,8 @@ class Question:
     words: frozenset[str]
     """Stemmed content words, without the polar term and its side words."""
     sides: frozenset[str]
+    concepts: frozenset[tuple[str, str]] = frozenset()
+    """(axis, canonical) of the vocabulary values the question names (modality, region …)."""
 
 
 def readable(question: str) -> bool:
@@ -142,15 +151,52 @@ def readable(question: str) -> bool:
     return bool(question.strip()) and not _CJK.search(question)
 
 
+_THAN_NORMAL = re.compile(r"\b(?:than|from)\s+(?:normal|usual|expected)\b", re.I)
+""""wider than normal" compares with normal: the question asks about widening, not normality."""
+
+
 @functools.lru_cache(maxsize=4096)
 def parse_question(question: str) -> Question:
+    question = _THAN_NORMAL.sub(" ", question)
     found = terms_in(question)
     term = next((t for t in found if t not in _ASSERTION_TERMS), None)
     negation = _NEGATED.search(_double_negations(question))
     negated = bool(negation) != ("absent" in found and term is None)
     words = frozenset(_words_without_terms(question)) - _QUESTION_FILLER - _GENERIC
     sides = frozenset(w for w in words if w in _SIDES)
-    return Question(_sense(term), negated, words - sides, sides)
+    return Question(_sense(term), negated, words - sides, sides, concepts_in(question))
+
+
+_ALTERNATIVE_AXES = ("modality", "plane", "body_region", "organ", "sex")
+"""Axes whose values exclude each other: "a CT of the head" is not about the abdomen."""
+_NGRAM_WORD = re.compile(r"[a-z0-9]+")
+
+
+def concepts_in(text: str) -> frozenset[tuple[str, str]]:
+    """(axis, canonical) of every vocabulary value named in `text` (1–4-word phrases)."""
+    vocabulary = active_vocabulary()
+    words = [w for w in _NGRAM_WORD.findall(text.lower()) if w not in ("a", "an", "the")]
+    firsts = vocabulary.first_words
+    found = set()
+    for start, word in enumerate(words):
+        if word not in firsts:  # most words start no vocabulary term: one set lookup
+            continue
+        for width in (1, 2, 3, 4):
+            concept = vocabulary.by_key.get(" ".join(words[start : start + width]))
+            if concept is not None and concept[0] in _ALTERNATIVE_AXES:
+                found.add(concept[:2])
+    return frozenset(found)
+
+
+
+def _names_an_alternative(clause: str, asked: Question) -> bool:
+    """The clause names another value of an axis the question names ("No, this is a CT of the
+    head." to "Is this a CT of the abdomen?"): it is about another proposition."""
+    if not asked.concepts:
+        return False
+    said = concepts_in(clause)
+    axes = {axis for axis, _ in asked.concepts}
+    return any(axis in axes and (axis, value) not in asked.concepts for axis, value in said)
 
 
 def terms_in(text: str) -> list[str]:
@@ -215,6 +261,8 @@ def read_clause(clause: str, asked: Question) -> tuple[bool, str | None]:
     words = set(_words_without_terms(clause))
     if words & ({_SIDES[side] for side in asked.sides} - asked.sides):
         return False, None  # the other side: another proposition
+    if _names_an_alternative(clause, asked):
+        return False, None  # another modality, region, organ …: another proposition
     negated = bool(_NEGATED.search(_double_negations(clause)))
     own = words - asked.words - _GENERIC - asked.sides
     if asked.term is not None:
@@ -243,6 +291,9 @@ def _read_term_clause(
     other_subject = bool(own) and bool(asked.words) and not words & asked.words
     if says_term and says_complement:
         return True, None
+    if term not in _GENERIC_TERMS and not named and not own and _ANAPHORA.search(clause):
+        # "It is not.", "This is not seen in the image." refer back to "Is the X fractured?"
+        return True, _answer(affirmed=not negated, question_negated=asked.negated)
     if (says_term or says_complement) and not other_subject:
         affirmed = (not negated) if says_term else negated
         return True, _answer(affirmed=affirmed, question_negated=asked.negated)

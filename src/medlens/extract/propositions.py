@@ -117,6 +117,8 @@ def _stem(word: str) -> str:
     for suffix in ("'s", "es", "s", "ed", "ing"):
         if len(word) > len(suffix) + 3 and word.endswith(suffix):
             return word[: -len(suffix)]
+    if len(word) == 4 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]  # "ribs" restates "rib"
     return word
 
 

@@ -89,7 +89,7 @@ def _rows(run: dict[str, Any], run_dir: Path, n_records: int) -> tuple[tuple[str
         ("items", f"{bench.get('n_items')} in the benchmark, {n_records} with a record"),
         ("subset / sampling", _recipe(spec)),
         ("model", str(spec.get("model"))),
-        ("prompt style", str(spec.get("prompt"))),
+        ("prompt style", _prompt_style(spec)),
         ("prompting strategy", _strategy(spec)),
         ("extraction", str(spec.get("extract"))),
         ("judges", _judges(run_dir)),
@@ -100,6 +100,17 @@ def _rows(run: dict[str, Any], run_dir: Path, n_records: int) -> tuple[tuple[str
         *_limit_rows(spec),
         *_self_consistency(run),
     )
+
+
+def _prompt_style(spec: dict[str, Any]) -> str:
+    """The style, and for medlens's own prompts their version (``execution.prompts``): 2 has no
+    example answer in its instructions; runs made before versions were recorded had version 1."""
+    style = str(spec.get("prompt"))
+    if style != "medlens":
+        return style
+    version = int(spec.get("prompt_version", 1))
+    change = "no example answer" if version >= 2 else "instructions end with an example answer"
+    return f"{style} (prompt version {version}: {change})"
 
 
 def _limit_rows(spec: dict[str, Any]) -> tuple[tuple[str, str], ...]:

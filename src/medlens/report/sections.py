@@ -255,6 +255,9 @@ def deficiency_rows(
         ("empty-answer rate", percent(rates.get("empty"))),
         ("error rate (no answer from the model)", percent(rates.get("error"))),
     ]
+    decided = results.get("counts", {}).get("vocabulary")
+    if decided:
+        rows.append(("decided by a vocabulary entry", f"{decided} items (medlens vocab)"))
     levels = {row.value: row for row in axes.get("granularity", [])}
     box, image = levels.get("box"), levels.get("image")
     gap = results.get("box_image_gap")

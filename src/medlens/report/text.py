@@ -108,6 +108,9 @@ def detail_lines(results: dict[str, Any]) -> list[str]:
     from medlens.report.sections import fmt_diff_ci, secondary_text
 
     lines = []
+    decided = results["counts"].get("vocabulary")
+    if decided:
+        lines.append(f"decided by a vocabulary entry: {decided} items (medlens vocab)")
     corrected = results["overall"].get("chance_corrected")
     if corrected is not None:
         lines.append(f"chance-corrected score (score − chance)/(1 − chance): {corrected:+.3f}")

@@ -4,8 +4,10 @@ Main score (``score``), None when the item has no gold answer:
 
 - ``choice``, ``yes_no``: 1/0 letter or word equality; ``multi_choice``: 1/0 exact set.
 - ``classify``: 1/0 label equality after normalisation (a gold letter is read as its option text).
-- ``open``: 1/0 exact match after SQuAD-style normalisation, or the gold inside a sentence
-  frame ("The image shows X.") without a hedge or an extra finding (``extract.framing``).
+- ``open``: 1/0, whether the answer asserts the gold concept as a careful reader reads it
+  (``extract.assertion``: exact match, or a sentence stating the gold or a vocabulary name of
+  it, without a negation, hedge, list, comparison or other candidate). The stricter framed
+  exact match (``extract.framing``) is the secondary score ``framed_match``.
 - ``report``: ROUGE-L F-measure in [0, 1] (exact match of a report is meaningless), of the
   report as written, prediction and reference normalised alike (``report_text``).
 - ``detect``: 1/0 hit, i.e. IoU ≥ 0.5 between the first predicted box and a gold box.
@@ -19,6 +21,7 @@ from collections.abc import Callable
 
 from medlens.core.items import Item
 from medlens.extract import Extraction
+from medlens.extract.assertion import Assertion, asserts_gold
 from medlens.extract.framing import gold_in_frame
 from medlens.extract.open import boxes_from_text
 from medlens.scoring import metrics
@@ -43,18 +46,29 @@ def score(item: Item, extraction: Extraction) -> float | None:
         said = report_text(predicted)
         return max(metrics.rouge_l(said, report_text(ref)) for ref in reference_answers(item, gold))
     if item.kind == "open":
-        return framed_match(predicted, gold, item.question)
+        return 1.0 if open_assertion(item, predicted).credited else 0.0
     if item.kind == "classify":
         return metrics.exact_match(predicted, _gold_text(item, gold))
     return 1.0 if predicted.strip().lower() == gold.strip().lower() else 0.0
 
 
+def open_assertion(item: Item, predicted: str) -> Assertion:
+    """The careful reader's verdict on an open answer, against every reference answer."""
+    gold = item.answer
+    assert isinstance(gold, str)
+    verdicts = [asserts_gold(predicted, ref) for ref in reference_answers(item, gold)]
+    return next((v for v in verdicts if v.credited), verdicts[0])
+
+
 def item_scores(item: Item, extraction: Extraction) -> dict[str, float]:
     """Secondary per-item metrics: multi_choice → jaccard, recall; open → token_f1,
-    token_recall, bleu1, exact, contains (substring containment of the normalised gold, looser
-    than the main score); report → rouge_l, bleu4; detect → iou, hit50; other kinds (or no
+    token_recall, bleu1, exact, contains (substring containment of the normalised gold),
+    framed_match (the gold inside a sentence frame, the stricter main score papers before
+    medlens 0.x used); report → rouge_l, bleu4; detect → iou, hit50; other kinds (or no
     gold) → {}."""
     names = _DETECT_SCORES if item.kind == "detect" else tuple(_SECONDARY.get(item.kind, ()))
+    if item.kind == "open":
+        names = (*names, "framed_match")
     if item.answer is None or not names:
         return {}
     if extraction.answer is None:
@@ -68,7 +82,10 @@ def item_scores(item: Item, extraction: Extraction) -> dict[str, float]:
     said = extraction.answer
     if item.kind == "report":
         said, refs = report_text(said), [report_text(ref) for ref in refs]
-    return {name: max(fn(said, ref) for ref in refs) for name, fn in _SECONDARY[item.kind].items()}
+    found = {name: max(fn(said, ref) for ref in refs) for name, fn in _SECONDARY[item.kind].items()}
+    if item.kind == "open":
+        found["framed_match"] = max(framed_match(said, ref, item.question) for ref in refs)
+    return found
 
 
 def reference_answers(item: Item, gold: str) -> list[str]:
@@ -83,8 +100,8 @@ def reference_answers(item: Item, gold: str) -> list[str]:
 
 
 def framed_match(predicted: str, gold: str, question: str) -> float:
-    """The main score of an open answer: 1.0 for an exact match or the gold inside a sentence
-    frame (hedges, extra findings: 0). Not the ``contains`` metric (``metrics.contains``)."""
+    """The secondary ``framed_match`` score of an open answer: 1.0 for an exact match or the
+    gold inside a sentence frame (hedges, extra findings: 0). Not the ``contains`` metric."""
     if metrics.exact_match(predicted, gold):
         return 1.0
     return 1.0 if gold_in_frame(predicted, gold, question) else 0.0
@@ -122,13 +139,20 @@ def _detect_iou(item: Item, predicted: str) -> float:
     return metrics.best_iou(boxes_from_text(predicted), boxes)
 
 
-def read_and_score(item: Item, text: str | None, mode: str) -> tuple[Extraction, float | None]:
+def read_and_score(
+    item: Item, text: str | None, mode: str, finish_reason: str | None = None
+) -> tuple[Extraction, float | None]:
     """The extraction and main score of one output under a reading mode: medlens's and
     VLMEvalKit's score the extraction; a peer mode gives its own verdict (``extract.peers``)."""
     from medlens.extract import extract
 
     if mode in ("medlens", "vlmeval"):
-        found = extract(item, text, mode)  # type: ignore[arg-type]
+        found = extract(item, text, mode, finish_reason)  # type: ignore[arg-type]
+        if item.kind == "open" and item.answer is not None and found.answer is not None:
+            verdict = open_assertion(item, found.answer)
+            if verdict.rule.startswith("vocab:"):  # the vocabulary entry that decided
+                found = Extraction(found.answer, found.status, f"{found.method}:{verdict.rule}")
+            return found, 1.0 if verdict.credited else 0.0
         return found, score(item, found)
     from medlens.extract.peers import read_as
 

@@ -4,11 +4,17 @@
 ``test_ground_truth.json`` when present); ``train`` = the other 500 labelled questions of
 ``ori_pqal.json``. The abstract (without its conclusion, ``LONG_ANSWER``, which gives the answer
 away) is the item's context unless ``?context=none`` (the reasoning-free setting).
+
+``?format=choice`` asks the questions as Med-PaLM does: lettered options "(A) yes (B) no
+(C) maybe", kind ``choice``, the gold as its letter; ids, questions and contexts are the same
+(``meta["raw_answer"]`` keeps the word). The default ``format=yes_no`` is the three-way yes/no
+item.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +26,10 @@ from medlens.sources import native
 SPLITS = ("train", "test")
 EXEMPLAR_SPLIT = "train"
 CONTEXTS = ("abstract", "none")
+FORMATS = ("yes_no", "choice")
 ANSWERS = ("yes", "no", "maybe")
+LETTERS = {"yes": "A", "no": "B", "maybe": "C"}
+"""Med-PaLM's lettered options (Singhal et al. 2023, PubMedQA prompt): (A) yes (B) no (C) maybe."""
 _NOT_META = (
     "QUESTION",
     "CONTEXTS",
@@ -33,10 +42,11 @@ _NOT_META = (
 
 
 def load_pubmedqa(spec: Spec) -> Benchmark:
-    """``pubmedqa:DIR[?split=test|train&context=abstract|none]``."""
-    root = native.open_spec(spec, {"split", "context"})
+    """``pubmedqa:DIR[?split=test|train&context=abstract|none&format=yes_no|choice]``."""
+    root = native.open_spec(spec, {"split", "context", "format"})
     split = native.choose_option(spec, "split", SPLITS, "test")
     context = native.choose_option(spec, "context", CONTEXTS, "abstract")
+    lettered = native.choose_option(spec, "format", FORMATS, "yes_no") == "choice"
     every = native.first_existing([root / "ori_pqal.json"], "ori_pqal.json", root)
     test = root / "test_set.json"
     truth = root / "test_ground_truth.json"
@@ -52,10 +62,25 @@ def load_pubmedqa(spec: Spec) -> Benchmark:
             records = {k: v for k, v in _pmid_records(every).items() if k not in held_out}
         source = test if split == "test" else every
         for pmid, record in records.items():
-            yield _item(pmid, record, labels.get(pmid), source, split, context == "abstract")
+            item = _item(pmid, record, labels.get(pmid), source, split, context == "abstract")
+            yield as_choice(item) if lettered else item
 
+    shown = ", lettered options" if lettered else ""
     return native.make_benchmark(
-        spec, split, iter_items, description=f"PubMedQA PQA-L {split} (context: {context})"
+        spec, split, iter_items, description=f"PubMedQA PQA-L {split} (context: {context}{shown})"
+    )
+
+
+def as_choice(item: Item) -> Item:
+    """The item with Med-PaLM's lettered options: kind ``choice``, gold as its letter."""
+    answer = item.answer if isinstance(item.answer, str) else None
+    meta = {**item.meta, "raw_answer": answer} if answer else dict(item.meta)
+    return replace(
+        item,
+        kind="choice",
+        options={letter: word for word, letter in LETTERS.items()},
+        answer=LETTERS[answer] if answer else None,
+        meta=meta,
     )
 
 

@@ -50,6 +50,11 @@ def check_supported(mode: str, items: Iterable[Item], flag: str = "--extract") -
         if dataset not in module.SUPPORTED:
             problem = unsupported(mode, dataset, module.SUPPORTED)
             raise SpecError(f"{flag} {mode}: {problem}; item {item.id!r} is from {dataset or '?'}")
+        if dataset == "pubmedqa" and item.kind == "choice":
+            raise SpecError(
+                f"{flag} {mode}: the peer reads PubMedQA as yes/no/maybe, not as lettered "
+                f"options; item {item.id!r} is from pubmedqa:…?format=choice (drop format=choice)"
+            )
         if mode == "multimedeval" and dataset == "slake" and lang_of(item) != "en":
             raise SpecError(
                 f"{flag} {mode}: MultiMedEval reads SLAKE's English questions only "

@@ -30,6 +30,11 @@ from medlens.extract.peers.common import PeerReading, lang_of, raw_gold, scored
 
 COMMIT = "fde259d2a32ab8a4cdb3af44dc8b18f504f1e277"
 SUPPORTED = {"slake": "slake", "pubmedqa": "pubmedqa", "medmcqa": "med_mcqa"}
+DEPARTURES: tuple[str, ...] = (
+    "PubMedQA's context is medlens's abstract with section labels, not EvalScope's join: prompts "
+    "differ, the reading of a replayed output does not",
+)
+"""Where a replay can still differ from EvalScope's own number (``medlens explain`` prints them)."""
 SLAKE_SUFFIX = {
     "en": "\nAnswer the question with a single word or phrase in English.\nThe last line of your "
     'response must be of the form "ANSWER: <answer>" (without quotes).',

@@ -11,9 +11,17 @@ Reimplemented (not copied) from EvolvingLMMs-Lab/lmms-eval at commit
 - MedQA (``tasks/medqa/utils.py``): prompt l.6-26 (it always names A–E); reading
   ``_parse_multi_choice_response`` l.83-113: ``(X)``, else `` X `` , else ``X.``; several
   candidates → the one whose `` X `` comes last (ties: the first in A–E order); none →
-  **a random letter** (l.107-108). lmms-eval draws it from the run's global ``random`` stream,
-  which cannot be reproduced item by item; medlens draws it from a stream seeded by the item id
-  and records ``random_fallback``, so the count of guessed items is visible.
+  **a random letter** (l.107-108), recorded as ``random_fallback``.
+
+The random letter, to the digit: lmms-eval's CLI seeds Python's global ``random`` once with 0
+(``--seed 0,1234,1234,1234``, ``evaluator.py`` ``random.seed(random_seed)``) and its
+``process_results`` runs over the documents in order, so the k-th unreadable answer in document
+order gets the k-th ``random.choice`` of a ``random.Random(0)`` stream
+(:class:`FallbackStream`). A run draws them so when it finishes (``execution.replies.
+redraw_in_document_order``) and ``explain`` the same way (:func:`read_in_document_order`); a
+single output read on its own (no document order) draws from a stream seeded by its item id.
+Checked against lmms-eval 0.7.3's own ``tasks/medqa/utils.py`` (sha256 a88234cb…, the file of
+the commit above) in ``tests/extract/fixtures/lmms_eval_medqa_0.7.3.json``.
 """
 
 from __future__ import annotations
@@ -27,6 +35,14 @@ from medlens.extract.peers.common import PeerReading, lang_of, raw_gold, scored
 
 COMMIT = "75571cfe0fa36ca5ec2e6aa2bb268f9d38295af3"
 SUPPORTED = {"slake": "slake_en, slake_zh", "medqa": "medqa"}
+DEPARTURES: tuple[str, ...] = (
+    "an item whose request failed has no output and draws no fallback letter; lmms-eval reads "
+    "an empty reply and draws one, so each such item before an unreadable answer shifts the "
+    "stream",
+    "one task per lmms-eval process is assumed: several tasks in one invocation, or several "
+    "ranks, share or split lmms-eval's global random stream differently",
+)
+"""Where a replay can still differ from lmms-eval's own number (``medlens explain`` prints them)."""
 REASONING_TAGS = (("<think>", "</think>"), ("<analysis>", "</analysis>"))
 SLAKE_SUFFIX = {
     "en": "\nAnswer the question using a single word or phrase.",
@@ -57,10 +73,20 @@ def prompt(item: Item) -> str:
     return item.question.strip() + SLAKE_SUFFIX["zh" if lang_of(item) == "zh" else "en"]
 
 
-def read(item: Item, text: str) -> PeerReading:
+class FallbackStream:
+    """lmms-eval's global ``random`` after ``random.seed(0)``: one draw per unreadable answer."""
+
+    def __init__(self, seed: int | str = 0) -> None:
+        self._random = random.Random(seed)
+
+    def choice(self, choices: list[str]) -> str:
+        return self._random.choice(choices)
+
+
+def read(item: Item, text: str, stream: FallbackStream | None = None) -> PeerReading:
     reply = strip_reasoning(text)
     if item.meta.get("source") == "medqa":
-        return _medqa(item, reply)
+        return _medqa(item, reply, stream)
     said, gold = normalize_answer(reply), normalize_answer(raw_gold(item))
     rule = "exact_match" if said == gold else ("empty" if not said else "no_match")
     return PeerReading(scored(item, said == gold), said, rule)
@@ -100,13 +126,26 @@ def _keys(item: Item) -> list[str]:
     return [key for key in _CHOICES if key in item.options]
 
 
-def _medqa(item: Item, reply: str) -> PeerReading:
+def _medqa(item: Item, reply: str, stream: FallbackStream | None) -> PeerReading:
     choices = _keys(item)
-    letter, rule = parse_choice(reply, choices, item.id)
+    letter, rule = parse_choice(reply, choices, item.id, stream)
     return PeerReading(scored(item, letter == item.answer), letter, rule)
 
 
-def parse_choice(reply: str, choices: list[str], item_id: str) -> tuple[str, str]:
+def fallback_choices(item: Item) -> list[str]:
+    """The letters a random fallback draws from (lmms-eval's ``medqa_doc_to_choice``)."""
+    return _keys(item)
+
+
+def read_in_document_order(pairs: list[tuple[Item, str]]) -> list[PeerReading]:
+    """Each output's reading, the random fallbacks drawn from one stream in this order."""
+    stream = FallbackStream()
+    return [read(item, text, stream) for item, text in pairs]
+
+
+def parse_choice(
+    reply: str, choices: list[str], item_id: str, stream: FallbackStream | None = None
+) -> tuple[str, str]:
     """(letter, rule) as ``_parse_multi_choice_response`` reads it."""
     response = reply.strip()
     for char in ",.!?;:'":
@@ -116,7 +155,8 @@ def parse_choice(reply: str, choices: list[str], item_id: str) -> tuple[str, str
     if not found:
         if not choices:
             return "", "no_options"
-        return random.Random(f"lmms-eval:{item_id}").choice(choices), "random_fallback"
+        draw = stream or FallbackStream(f"lmms-eval:{item_id}")
+        return draw.choice(choices), "random_fallback"
     if len(found) == 1:
         return found[0], rule
     last = [padded.rfind(f" {c} ") for c in found]

@@ -34,6 +34,11 @@ from medlens.extract.peers.common import PeerReading, is_open, lang_of, raw_gold
 COMMIT = "9b12e3b34232a8779cc1275417bf4f72f03d28e0"
 SUPPORTED = {"slake": "SLAKE", "vqa-rad": "VQA_RAD", "pathvqa": "PATH_VQA",
              "pubmedqa": "PubMedQA", "medqa": "MedQA_USMLE", "medmcqa": "MedMCQA"}  # fmt: skip
+DEPARTURES: tuple[str, ...] = (
+    "MedEvalKit's optional GPT judge (use_llm_judge True) is not reproduced; its rule-based "
+    "default is, item by item",
+)
+"""Where a replay can still differ from MedEvalKit's own number (``medlens explain`` prints them)."""
 SUFFIX = {
     ("open", "en"): "\nPlease answer the question concisely.",
     ("open", "zh"): "\n请简要回答该问题。",

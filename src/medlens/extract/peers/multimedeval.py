@@ -36,6 +36,13 @@ from medlens.extract.peers.vqa_words import ARTICLES, CONTRACTIONS, NUMBER_WORDS
 COMMIT = "d9ac283f5ad989d4f78b709f7076f432de4aa69e"
 SUPPORTED = {"slake": "SLAKE (English)", "vqa-rad": "VQA-Rad", "pathvqa": "VQA-Path",
              "pubmedqa": "PubMedQA", "medqa": "MedQA", "medmcqa": "MedMCQA"}  # fmt: skip
+DEPARTURES: tuple[str, ...] = (
+    "MultiMedEval reports no overall VQA accuracy (closed and open apart): medlens's overall is "
+    "the item mean of the same verdicts",
+    "the <img> marker is dropped from the prompt (the image goes first); replayed outputs are "
+    "read as MultiMedEval reads them",
+)
+"""Where a replay can still differ from MultiMedEval's own number (``medlens explain``)."""
 YES_NO_PREFIX = "Answer the following question with yes or no. "
 CLOSED_RECALL, OPEN_RECALL = 0.4, 0.75
 _COMMA_DIGITS = re.compile(r"(\d)(,)(\d)")
