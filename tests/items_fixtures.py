@@ -4,7 +4,7 @@ written straight to disk whose answers follow a known item response model."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,8 +49,10 @@ def write_runs(
     seed: int = 0,
     prefix: str = "r",
     spec_extra: dict[str, Any] | None = None,
+    overrides: Mapping[str, Callable[[int], str]] | None = None,
 ) -> list[Path]:
-    """Runs on `bench` whose right/wrong answers follow a 2PL with chance 1/4 (seeded)."""
+    """Runs on `bench` whose right/wrong answers follow a 2PL with chance 1/4 (seeded);
+    `overrides`: item id → the answer run k gives (scored against the key)."""
     benchmark = load_benchmark(Spec("jsonl", str(bench)))
     items = list(benchmark.items())
     info = describe(benchmark, items)
@@ -67,6 +69,9 @@ def write_runs(
         for item, ok in zip(items, right, strict=True):
             wrong = LETTERS[(LETTERS.index(str(item.answer)) + 1 + int(rng.integers(3))) % 4]
             answer = str(item.answer) if ok else wrong
+            if overrides and item.id in overrides:
+                answer = overrides[item.id](k)
+                ok = answer == item.answer
             store.append({"id": item.id, "output": answer, "error": None,
                           "extraction": {"answer": answer, "status": "ok", "method": "t"},
                           "score": float(ok), "scores": {}})  # fmt: skip

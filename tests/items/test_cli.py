@@ -24,7 +24,7 @@ def calibrated(tmp_path: Path) -> tuple[Path, list[Path], Path]:
 
 
 def test_fit_writes_the_bank_with_the_issues_keys(calibrated: tuple[Path, list[Path], Path]) -> None:
-    bench, runs, bank_path = calibrated
+    _, runs, bank_path = calibrated
     bank = json.loads(bank_path.read_text())
     assert set(bank["benchmark"]) >= {"content_hash", "spec", "n_items"}
     assert bank["benchmark"]["n_items"] == 90

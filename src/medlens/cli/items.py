@@ -88,3 +88,47 @@ def sample(
         f"design in {output.parent / 'subset.json'})",
         highlight=False, markup=False,
     )  # fmt: skip
+
+
+@subcommand("audit")
+def audit(
+    runs: Annotated[list[Path], typer.Argument(help="At least 5 run directories on one benchmark")],
+    bank: Annotated[Path | None, typer.Option("--bank", help="BANK.json (default: fit one on these runs)")] = None,
+    probe_runs: Annotated[list[Path] | None, typer.Option("--probe-runs", help="`run --probe no-image` runs (repeat the option)")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="The audit as one JSON object (subset --drop-flagged reads it)")] = False,
+    fmt: Annotated[str, typer.Option("--format", help="text|md|html")] = "text",
+    top: Annotated[int, typer.Option("--top", help="How many items the text, md and html show")] = 30,
+) -> None:  # fmt: skip
+    """Find suspicious items: wrong keys, ambiguous, solved without image, saturated, at chance, misfit."""
+    from medlens.core.errors import SpecError
+    from medlens.items.audit import audit as run_audit
+
+    if fmt not in ("text", "md", "html"):
+        raise SpecError(f"--format {fmt}: expected text, md or html")
+    content = run_audit(runs, bank, probe_runs or [])
+    if as_json:
+        sys.stdout.write(json.dumps(content, ensure_ascii=False) + "\n")
+    elif fmt == "md":
+        from medlens.report.items_audit import audit_markdown
+
+        sys.stdout.write(audit_markdown(content, top))
+    elif fmt == "html":
+        from medlens.report.items_audit import audit_html
+        from medlens.runs.store import RunStore
+
+        sys.stdout.write(audit_html(content, RunStore.open(runs[0]).items(), [str(r) for r in runs], top))
+    else:
+        _audit_text(content, top)
+
+
+def _audit_text(content: dict[str, Any], top: int) -> None:
+    from medlens.report.items_audit import summary_lines
+
+    for line in summary_lines(content):
+        console.print(line, highlight=False, markup=False)
+    for row in content["items"][:top]:
+        if not row["flags"]:
+            break
+        suggested = f", suggested {row['suggested_answer']}" if row["suggested_answer"] else ""
+        console.print(f"  {row['id']}: suspicion {row['suspicion']:.2f} [{', '.join(row['flags'])}] "
+                      f"key {row['key']}{suggested}", highlight=False, markup=False)  # fmt: skip

@@ -59,14 +59,18 @@ class Bank:
 def fit_bank(paths: Sequence[Path]) -> dict[str, Any]:
     """Fit the item model on the runs; the content of ``BANK.json``."""
     responses = load_responses(paths)
-    probes = [(p, s["probe"]) for p, s in zip(responses.paths, responses.specs, strict=True) if s.get("probe")]
-    if probes:
-        path, probe = probes[0]
-        raise MedlensError(
-            f"{path}: made with --probe {probe}, not the model's own answers; give probe runs to "
-            "`medlens items audit --probe-runs`, not to the item model"
-        )
+    refuse_probe_runs(responses)
     return bank_content(responses)
+
+
+def refuse_probe_runs(responses: Responses) -> None:
+    """A probed run (no image, shuffled options …) is not the model's own answer to the items."""
+    for path, spec in zip(responses.paths, responses.specs, strict=True):
+        if spec.get("probe"):
+            raise MedlensError(
+                f"{path}: made with --probe {spec['probe']}, not the model's own answers; give "
+                "no-image probe runs to `medlens items audit --probe-runs`"
+            )
 
 
 def bank_content(responses: Responses) -> dict[str, Any]:
