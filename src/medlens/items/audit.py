@@ -3,12 +3,15 @@ items, items solved without their image, saturated, at-chance and misfitting ite
 
 Runs are weighted by ability (from the bank, or from a bank fitted on the spot): a run's weight
 is σ(2(θ − median θ)), so the stronger half of the runs speaks loudest. Per item and option:
-the share of runs that chose it, their mean ability and the ability-weighted share (``evidence``).
+the share of runs that chose it, their mean ability, the ability-weighted share and the
+correlation of choosing it with ability (``evidence``).
 Flags (``FLAGS`` documents each; thresholds are module constants):
 
-- ``key``: the strong runs agree on another option (its weighted share ≥ 0.5 while the key's is
-  ≤ 0.25), or the item discriminates negatively (a < −0.3) and another option's runs are abler
-  than the key's; ``suggested_answer`` is that option.
+- ``key``: the strong runs prefer another option (its weighted share exceeds the key's by ≥ 0.4)
+  and choosing it correlates with ability (point-biserial r ≥ 0.1: on a hard item with a tempting
+  distractor the distractor's choosers are the weaker runs), or the item discriminates negatively
+  (a < −0.3) and another option's runs are abler than the key's; ``suggested_answer`` is that
+  option.
 - ``ambiguous``: the key and another option split the strong runs (each ≥ 0.25 weighted).
 - ``solved_without_image``: ≥ half of the ``--probe-runs`` (``run --probe no-image``) are right,
   their share right exceeds chance by 0.25 and a one-sided binomial test against chance gives
@@ -19,8 +22,8 @@ Flags (``FLAGS`` documents each; thresholds are module constants):
 - ``misfit``: the item's infit mean square (Σ(y − p)² / Σ p(1 − p) under the bank) exceeds 2.
 
 ``suspicion`` in [0, 1]: the largest of the key evidence (weighted share of the best other option
-minus the key's), 0.8 × the ambiguity (the smaller of the two split shares, doubled), 0.6 × the
-no-image share above chance and 0.6 × the misfit excess ((infit − 1) / 3, at most 1).
+minus the key's), 0.5 × the smaller of two split shares (ambiguous items), 0.4 × the no-image share
+above chance and 0.4 × the misfit excess ((infit − 1) / 3, at most 1): a wrong key ranks first.
 ``flagged`` (read by ``medlens subset --drop-flagged``) is true for the defect flags
 (key, ambiguous, solved_without_image, misfit), not for saturated or at-chance items.
 """
@@ -48,7 +51,7 @@ FLAGS = {
     "misfit": "answers do not follow the item model (infit mean square above 2)",
 }
 DEFECTS = ("key", "ambiguous", "solved_without_image", "misfit")
-KEY_OTHER, KEY_OWN, NEGATIVE_A = 0.5, 0.25, -0.3
+KEY_MARGIN, KEY_CORRELATION, NEGATIVE_A = 0.4, 0.1, -0.3
 SPLIT = 0.25
 NO_IMAGE_ABOVE = 0.25
 NO_IMAGE_ALPHA = 0.05
@@ -69,34 +72,45 @@ def audit(paths: Sequence[Path], bank_path: Path | None, probe_paths: Sequence[P
     """The audit's content (``--json``), items sorted by suspicion."""
     responses = load_responses(paths)
     refuse_probe_runs(responses)
-    model = _model(responses, bank_path)
-    probes = _probe_share(responses, probe_paths)
+    return audit_responses(responses, _model(responses, bank_path), _probe_share(responses, probe_paths),
+                           [str(p) for p in probe_paths])  # fmt: skip
+
+
+def audit_responses(
+    responses: Responses, model: Model, probes: np.ndarray | None, probe_runs: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The audit of responses already read (and of an item model already fitted)."""
     weights = 1 / (1 + np.exp(-2 * (model.theta - np.median(model.theta))))
     rows = [_item_row(responses, model, weights, probes, j) for j in range(len(responses.items))]
     rows.sort(key=lambda row: (-row["suspicion"], row["id"]))
     return {
         "benchmark": {k: responses.benchmark.get(k) for k in ("name", "spec", "split", "n_items", "content_hash")},
         "runs": {name: round(float(t), 4) for name, t in zip(responses.runs, model.theta, strict=True)},
-        "probe_runs": [str(p) for p in probe_paths],
+        "probe_runs": list(probe_runs),
         "flags": FLAGS,
         "summary": _summary(responses, rows, probes is not None),
         "items": rows,
     }
 
 
+def fitted_model(responses: Responses) -> Model:
+    """Abilities and item parameters from a bank fitted on the responses themselves."""
+    content = bank_content(responses)
+    items, runs = content["items"], content["runs"]
+    ids = [item.id for item in responses.items]
+    return Model(
+        theta=np.array([runs[r]["ability"] for r in responses.runs]),
+        a=np.array([items[i]["discrimination"] for i in ids]),
+        b=np.array([items[i]["difficulty"] for i in ids]),
+        c=np.array([items[i]["guess"] for i in ids]),
+    )
+
+
 def _model(responses: Responses, bank_path: Path | None) -> Model:
     """Item parameters and abilities from the bank (runs it lacks fitted against it), or from a
     bank fitted on these runs."""
     if bank_path is None:
-        content = bank_content(responses)
-        items, runs = content["items"], content["runs"]
-        ids = [item.id for item in responses.items]
-        return Model(
-            theta=np.array([runs[r]["ability"] for r in responses.runs]),
-            a=np.array([items[i]["discrimination"] for i in ids]),
-            b=np.array([items[i]["difficulty"] for i in ids]),
-            c=np.array([items[i]["guess"] for i in ids]),
-        )
+        return fitted_model(responses)
     bank = read_bank(bank_path)
     if bank.benchmark.get("content_hash") != responses.benchmark.get("content_hash"):
         raise MedlensError(
@@ -133,14 +147,20 @@ def _probe_share(responses: Responses, probe_paths: Sequence[Path]) -> np.ndarra
 def _evidence(answers: np.ndarray, theta: np.ndarray, weights: np.ndarray) -> dict[str, dict[str, Any]]:
     given = answers != ""
     total = max(float(weights[given].sum()), 1e-12)
+    spread = float(theta.std())
     out = {}
     for option in sorted(set(answers[given].tolist())):
         chose = answers == option
+        share = float(chose.mean())
+        # point-biserial correlation of choosing the option with ability
+        r = 0.0 if spread == 0 or share in (0.0, 1.0) else float(
+            (theta[chose].mean() - theta.mean()) / spread * np.sqrt(share / (1 - share)))
         out[option] = {
             "n": int(chose.sum()),
             "share": round(float(chose.sum() / max(given.sum(), 1)), 4),
             "mean_ability": round(float(theta[chose].mean()), 4),
             "weighted_share": round(float(weights[chose].sum() / total), 4),
+            "ability_correlation": round(r, 4),
         }
     return out
 
@@ -194,11 +214,12 @@ def _signals(
     others = {o: e for o, e in evidence.items() if o != key}
     best = max(others, key=lambda o: (others[o]["weighted_share"], o)) if others else None
     other = others[best]["weighted_share"] if best else 0.0
+    other_r = others[best]["ability_correlation"] if best else 0.0
     abler = best is not None and others[best]["mean_ability"] > evidence.get(key, {}).get("mean_ability", -np.inf)
     chance, n = float(model.c[j]), len(scores)
     share = float(scores.mean()) if n else 0.0
     flags = {
-        "key": (other >= KEY_OTHER and own <= KEY_OWN) or (model.a[j] < NEGATIVE_A and abler),
+        "key": (other - own >= KEY_MARGIN and other_r >= KEY_CORRELATION) or (model.a[j] < NEGATIVE_A and abler),
         "ambiguous": other >= SPLIT and own >= SPLIT,
         "solved_without_image": _solved_without_image(no_image, chance),
         "saturated": n > 0 and bool(np.all(scores >= 1.0)),
@@ -211,9 +232,9 @@ def _signals(
     no_image_excess = 0.0 if no_image is None else max(no_image[0] / no_image[1] - chance, 0.0)
     suspicion = max(
         max(other - own, 0.0),
-        0.8 * 2 * min(other, own) if flags["ambiguous"] else 0.0,
-        0.6 * min(no_image_excess / max(1 - chance, 1e-9), 1.0),
-        0.6 * min(max((infit or 1.0) - 1.0, 0.0) / 3.0, 1.0),
+        0.5 * min(other, own) if flags["ambiguous"] else 0.0,
+        0.4 * min(no_image_excess / max(1 - chance, 1e-9), 1.0),
+        0.4 * min(max((infit or 1.0) - 1.0, 0.0) / 3.0, 1.0),
     )
     suggested = best if (flags["key"] or flags["ambiguous"]) else None
     return {"flags": flags, "suspicion": min(float(suspicion), 1.0), "suggested": suggested}
