@@ -42,7 +42,6 @@ from medlens.items.bank import Bank
 from medlens.items.estimate import RunDesign, _estimate
 from medlens.items.responses import Responses
 from medlens.items.sample import _design
-from medlens.stats.intervals import wilson
 
 LETTERS = "ABCD"
 DEPARTMENTS = ("radiology", "pathology", "dermatology")
@@ -125,7 +124,7 @@ def coverage(args: argparse.Namespace) -> None:
 def audit_world(n_items: int, rng: np.random.Generator, n_models: int = 30) -> tuple[float, float, float]:
     world = make_world(n_items, rng)
     truth = np.array([LETTERS.index(str(i.answer)) for i in world.items])
-    flipped = rng.choice(n_items, int(round(0.02 * n_items)), replace=False)
+    flipped = rng.choice(n_items, round(0.02 * n_items), replace=False)
     key = truth.copy()
     key[flipped] = (truth[flipped] + rng.integers(1, 4, len(flipped))) % 4
     items = [Item(id=i.id, question="q", kind="choice", options=dict(i.options), answer=LETTERS[key[j]], meta=dict(i.meta))
