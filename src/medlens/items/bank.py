@@ -8,7 +8,7 @@
 
 The held-out log loss comes from a first fit with a fixed 10% of the observed (run, item) cells
 hidden (seeded, so the same runs give the same bytes); the bank's parameters come from a second
-fit on every cell. ``held_out_baseline_log_loss`` is the same cells predicted by each item's
+fit on every cell, started from the first (a few rounds). ``held_out_baseline_log_loss`` is the same cells predicted by each item's
 observed share right (what an item model must beat).
 """
 
@@ -79,17 +79,18 @@ def bank_content(responses: Responses) -> dict[str, Any]:
     guess = responses.guess()
     scores = np.clip(np.nan_to_num(responses.scores), 0.0, 1.0)
     hidden = observed & (np.random.default_rng(0).random(observed.shape) < HELD_OUT_SHARE)
-    held_out = _held_out(scores, observed, hidden, guess)
-    fit = irt.fit_items(scores, observed, guess)
+    held_out, first = _held_out(scores, observed, hidden, guess)
+    fit = irt.fit_items(scores, observed, guess, start=first)
     return _layout(responses, fit, held_out, scores, observed)
 
 
 def _held_out(
     scores: np.ndarray, observed: np.ndarray, hidden: np.ndarray, guess: np.ndarray
-) -> dict[str, Any]:
-    """Log loss of the hidden cells under a fit without them, and under items' shares right."""
+) -> tuple[dict[str, Any], irt.ItemFit | None]:
+    """Log loss of the hidden cells under a fit without them, and under items' shares right;
+    and that fit (the full fit starts from it)."""
     if not hidden.any():
-        return {"held_out_log_loss": None, "held_out_baseline_log_loss": None, "held_out_cells": 0}
+        return {"held_out_log_loss": None, "held_out_baseline_log_loss": None, "held_out_cells": 0}, None
     train = observed & ~hidden
     fit = irt.fit_items(scores, train, guess)
     p = irt.probability(fit.theta, fit.discrimination, fit.difficulty, guess)
@@ -100,7 +101,7 @@ def _held_out(
         "held_out_log_loss": _round(-irt.log_likelihood(scores, hidden, p) / cells),
         "held_out_baseline_log_loss": _round(-irt.log_likelihood(scores, hidden, baseline) / cells),
         "held_out_cells": cells,
-    }
+    }, fit
 
 
 def _round(value: float) -> float:

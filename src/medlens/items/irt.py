@@ -188,6 +188,7 @@ def fit_items(
     guess: np.ndarray,
     max_iterations: int = MAX_ITERATIONS,
     tolerance: float = TOLERANCE,
+    start: ItemFit | None = None,
 ) -> ItemFit:
     """Joint MAP fit of abilities and item parameters on a (runs × items) score matrix.
 
@@ -199,7 +200,10 @@ def fit_items(
     w = mask.astype(np.float64)
     y = np.where(mask, np.nan_to_num(np.asarray(y, dtype=np.float64)), 0.0)
     c = np.asarray(guess, dtype=np.float64)
-    theta, a, b = _start(y, w, c)
+    if start is None:
+        theta, a, b = _start(y, w, c)
+    else:  # warm start, e.g. from the fit without the held-out cells
+        theta, a, b = start.theta.copy(), start.discrimination.copy(), start.difficulty.copy()
     converged, iterations, previous = False, 0, -np.inf
     limit = tolerance * max(float(w.sum()), 1.0)
     while iterations < max_iterations:

@@ -83,6 +83,10 @@ def summary_blocks(results: dict[str, Any], run_dir: Path | None = None) -> list
         blocks.extend(single_multi_line(results))
         return blocks
     blocks.append(overall_table(results))
+    if run_dir is not None:
+        from medlens.report.estimated import estimate_rows
+
+        blocks += [Text(f"{name}: {value}") for name, value in estimate_rows(run_dir, spec)]
     blocks.extend(detail_lines(results))
     if results.get("leakage_suspects") is not None:
         from medlens.report.sections import suspect_summary
