@@ -111,3 +111,25 @@ def test_bad_bank_file_is_one_line(tmp_path: Path, calibrated: tuple[Path, list[
     bad.write_text('{"items": {}}')
     line = one_error_line(invoke("items", "sample", f"jsonl:{bench}", "--bank", bad, "--n", 20, "--output", tmp_path / "o" / "s.jsonl"))
     assert str(bad) in line
+
+
+def test_report_and_board_show_the_estimate(calibrated: tuple[Path, list[Path], Path], tmp_path: Path) -> None:
+    bench, runs, bank = calibrated
+    subset = tmp_path / "sub" / "s.jsonl"
+    assert invoke("items", "sample", f"jsonl:{bench}", "--bank", bank, "--n", 30, "--output", subset).exit_code == 0
+    run = named_run(f"jsonl:{subset}", "first", tmp_path / "new", "first")
+    found = json.loads(invoke("estimate", run, "--bank", bank, "--json").stdout)
+    report = invoke("report", run)
+    assert report.exit_code == 0, report.output
+    assert "full-benchmark estimate" in report.stdout and f"{found['estimate']:.3f}" in report.stdout
+    md = invoke("report", run, "--format", "md").stdout
+    assert "full-benchmark estimate" in md
+    board = invoke("board", *runs, run, "--json")
+    assert board.exit_code == 0, board.output
+    data = json.loads(board.stdout)
+    assert [m["run"] for m in data["models"]] and "first" not in [m["run"] for m in data["models"]]
+    (row,) = data["estimated"]
+    assert row["label"] == f"estimated from {found['n']} items"
+    assert row["estimate"] == pytest.approx(found["estimate"], abs=1e-6)
+    text = invoke("board", *runs, run).stdout
+    assert f"estimated from {found['n']}" in text
