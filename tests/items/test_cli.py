@@ -133,3 +133,10 @@ def test_report_and_board_show_the_estimate(calibrated: tuple[Path, list[Path], 
     assert row["estimate"] == pytest.approx(found["estimate"], abs=1e-6)
     text = invoke("board", *runs, run).stdout
     assert f"estimated from {found['n']}" in text
+
+
+def test_fit_refuses_an_output_folder_that_does_not_exist(calibrated: tuple[Path, list[Path], Path], tmp_path: Path) -> None:
+    _, runs, _ = calibrated
+    out = tmp_path / "missing" / "bank.json"
+    assert str(out) in one_error_line(invoke("items", "fit", *runs, "--output", out))
+    assert not out.parent.exists()

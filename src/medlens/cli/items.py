@@ -37,9 +37,12 @@ def fit(
     as_json: Annotated[bool, typer.Option("--json", help="Print the bank's fit summary as JSON")] = False,
 ) -> None:
     """Fit an item response model (2PL, chance as guessing floor) from many runs' answers."""
+    from medlens.core.errors import SpecError
     from medlens.items.bank import fit_bank
     from medlens.runs.files import write_atomic
 
+    if not output.parent.is_dir():
+        raise SpecError(f"--output {output}: the folder {output.parent} does not exist")
     content = fit_bank(runs)
     write_atomic(output, json.dumps(content, ensure_ascii=False, indent=1) + "\n")
     summary = {"output": str(output), "benchmark": content["benchmark"], "fit": content["fit"],
