@@ -121,7 +121,7 @@ def coverage(args: argparse.Namespace) -> None:
               f"{wil.mean():.4f} (ratio {half.mean() / wil.mean():.2f}), flagged extrapolating {extra.mean():.0%}")  # fmt: skip
 
 
-def audit_world(n_items: int, rng: np.random.Generator, n_models: int = 30) -> tuple[float, float, float]:
+def audit_world(n_items: int, rng: np.random.Generator, n_models: int = 30) -> tuple[float, float, float, float]:
     world = make_world(n_items, rng)
     truth = np.array([LETTERS.index(str(i.answer)) for i in world.items])
     flipped = rng.choice(n_items, round(0.02 * n_items), replace=False)
@@ -147,13 +147,13 @@ def audit_world(n_items: int, rng: np.random.Generator, n_models: int = 30) -> t
     recall = len(top & flipped_ids) / len(flipped_ids)
     rows = {row["id"]: row for row in found["items"]}
     suggested = np.mean([rows[f"q{j}"]["suggested_answer"] == LETTERS[truth[j]] for j in flipped])
-    return precision, recall, float(suggested)
+    return precision, recall, float(suggested), len(flagged_key & flipped_ids) / len(flipped_ids)
 
 
 def audit_figures(args: argparse.Namespace) -> None:
     rows = np.array([audit_world(args.items, np.random.default_rng(5000 + r)) for r in range(args.audit_reps)])
     print(f"audit: {args.audit_reps} worlds of {args.items} items, 30 models, 2% keys flipped")
-    for name, col in zip(("precision (flag key)", "recall (top 2×flipped)", "suggested = true key"), rows.T, strict=True):
+    for name, col in zip(("precision (flag key)", "recall (top 2×flipped)", "suggested = true key", "flipped flagged key"), rows.T, strict=True):
         print(f"  {name}: {col.mean():.1%} ± {col.std(ddof=1) / math.sqrt(len(col)) if len(col) > 1 else 0:.1%} (s.e. over worlds)")
 
 

@@ -7,11 +7,11 @@ the share of runs that chose it, their mean ability, the ability-weighted share 
 correlation of choosing it with ability (``evidence``).
 Flags (``FLAGS`` documents each; thresholds are module constants):
 
-- ``key``: the strong runs prefer another option (its weighted share exceeds the key's by ≥ 0.4)
-  and choosing it correlates with ability (point-biserial r ≥ 0.1: on a hard item with a tempting
+- ``key``: the strong runs prefer another option (its weighted share exceeds the key's by ≥ 0.5)
+  and choosing it correlates with ability (point-biserial r ≥ 0.15: on a hard item with a tempting
   distractor the distractor's choosers are the weaker runs), or the item discriminates negatively
-  (a < −0.3) and another option's runs are abler than the key's; ``suggested_answer`` is that
-  option.
+  (a < −0.3) and another option's runs are abler than the key's. ``suggested_answer``: that
+  option, for every item whose strong runs prefer another option to the key (flagged or not).
 - ``ambiguous``: the key and another option split the strong runs (each ≥ 0.25 weighted).
 - ``solved_without_image``: ≥ half of the ``--probe-runs`` (``run --probe no-image``) are right,
   their share right exceeds chance by 0.25 and a one-sided binomial test against chance gives
@@ -51,7 +51,7 @@ FLAGS = {
     "misfit": "answers do not follow the item model (infit mean square above 2)",
 }
 DEFECTS = ("key", "ambiguous", "solved_without_image", "misfit")
-KEY_MARGIN, KEY_CORRELATION, NEGATIVE_A = 0.4, 0.1, -0.3
+KEY_MARGIN, KEY_CORRELATION, NEGATIVE_A = 0.5, 0.15, -0.3
 SPLIT = 0.25
 NO_IMAGE_ABOVE = 0.25
 NO_IMAGE_ALPHA = 0.05
@@ -236,7 +236,7 @@ def _signals(
         0.4 * min(no_image_excess / max(1 - chance, 1e-9), 1.0),
         0.4 * min(max((infit or 1.0) - 1.0, 0.0) / 3.0, 1.0),
     )
-    suggested = best if (flags["key"] or flags["ambiguous"]) else None
+    suggested = best if (flags["key"] or flags["ambiguous"] or other > own) else None
     return {"flags": flags, "suspicion": min(float(suspicion), 1.0), "suggested": suggested}
 
 
