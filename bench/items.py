@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import resource
 import subprocess
 import sys
@@ -176,7 +177,8 @@ def fit_only(n_runs: int, n_items: int) -> None:
     print(f"fit (held-out pass + full fit, as `items fit`): {n_runs} runs × {n_items} items: {seconds:.1f} s, "
           f"{content['fit']['iterations']} rounds in the full fit, converged {content['fit']['converged']}; "
           f"peak RSS {peak / 1024:.0f} MB (before the fit {before / 1024:.0f} MB); "
-          f"corr(θ̂, θ) {np.corrcoef(fitted, theta)[0, 1]:.3f}, corr(b̂, b) {np.corrcoef(b_hat, b)[0, 1]:.3f}")  # fmt: skip
+          f"corr(θ̂, θ) {np.corrcoef(fitted, theta)[0, 1]:.3f}, corr(b̂, b) {np.corrcoef(b_hat, b)[0, 1]:.3f}; "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")  # fmt: skip
 
 
 def main() -> None:

@@ -100,25 +100,18 @@ def _cell_loglik(
     return np.asarray(w * (y * np.log(p) + (1 - y) * np.log1p(-p)))
 
 
-def _item_objective(
-    theta: np.ndarray, a: np.ndarray, b: np.ndarray, y: np.ndarray, w: np.ndarray, c: np.ndarray
-) -> np.ndarray:
-    prior = (a - PRIOR_A_MEAN) ** 2 / PRIOR_A_SD**2 + b**2 / PRIOR_B_SD**2
-    return np.asarray(_cell_loglik(theta, a, b, y, w, c).sum(axis=0) - 0.5 * prior)
-
-
-def _run_objective(
-    theta: np.ndarray, a: np.ndarray, b: np.ndarray, y: np.ndarray, w: np.ndarray, c: np.ndarray
-) -> np.ndarray:
-    prior = theta**2 / PRIOR_THETA_SD**2
-    return np.asarray(_cell_loglik(theta, a, b, y, w, c).sum(axis=1) - 0.5 * prior)
+def _item_prior(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.asarray(0.5 * ((a - PRIOR_A_MEAN) ** 2 / PRIOR_A_SD**2 + b**2 / PRIOR_B_SD**2))
 
 
 def _item_step(
-    theta: np.ndarray, a: np.ndarray, b: np.ndarray, y: np.ndarray, w: np.ndarray, c: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+    theta: np.ndarray, a: np.ndarray, b: np.ndarray, y: np.ndarray, w: np.ndarray, c: np.ndarray,
+    cells: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One Fisher-scoring step on every item's (a, b) at once (2 × 2 systems, vectorised), halved
-    for the items whose log posterior it would lower (up to HALVINGS times, else no move)."""
+    for the items whose log posterior it would lower (up to HALVINGS times, else no move).
+    `cells`: the cell log likelihoods at (θ, a, b); returned for the new point (no pass spent
+    recomputing what the accepted trial already computed)."""
     r, weight = _scores(theta, a, b, y, w, c)
     centred = theta[:, None] - b[None, :]
     g_a = np.sum(r * centred, axis=0) - (a - PRIOR_A_MEAN) / PRIOR_A_SD**2
@@ -130,44 +123,48 @@ def _item_step(
     det = i_aa * i_bb - i_ab * i_ab
     step_a = np.clip((i_bb * g_a - i_ab * g_b) / det, -MAX_STEP, MAX_STEP)
     step_b = np.clip((i_aa * g_b - i_ab * g_a) / det, -MAX_STEP, MAX_STEP)
-    before = _item_objective(theta, a, b, y, w, c)
-    new_a, new_b = a, b
+    before = cells.sum(axis=0) - _item_prior(a, b)
+    new_a, new_b, cells = a, b, cells.copy()
     pending = np.ones_like(a, dtype=bool)
     for _ in range(HALVINGS):
         trial_a = np.where(pending, np.clip(a + step_a, *A_BOUNDS), new_a)
         trial_b = np.where(pending, np.clip(b + step_b, -B_BOUND, B_BOUND), new_b)
-        better = _item_objective(theta, trial_a, trial_b, y, w, c) >= before
-        accept = pending & better
+        trial = _cell_loglik(theta, trial_a, trial_b, y, w, c)
+        accept = pending & (trial.sum(axis=0) - _item_prior(trial_a, trial_b) >= before)
         new_a, new_b = np.where(accept, trial_a, new_a), np.where(accept, trial_b, new_b)
-        pending &= ~better
+        cells[:, accept] = trial[:, accept]
+        pending &= ~accept
         if not pending.any():
             break
         step_a, step_b = step_a / 2, step_b / 2
-    return new_a, new_b
+    return new_a, new_b, cells
 
 
 def _run_step(
-    theta: np.ndarray, a: np.ndarray, b: np.ndarray, y: np.ndarray, w: np.ndarray, c: np.ndarray
-) -> tuple[np.ndarray, float]:
+    theta: np.ndarray, a: np.ndarray, b: np.ndarray, y: np.ndarray, w: np.ndarray, c: np.ndarray,
+    cells: np.ndarray,
+) -> tuple[np.ndarray, float, np.ndarray]:
     """One Fisher-scoring step on every run's ability at once (halved as items' are); also the
-    log likelihood plus the abilities' log prior at the new point."""
+    log likelihood plus the abilities' log prior at the new point, and its cell log likelihoods."""
     r, weight = _scores(theta, a, b, y, w, c)
     gradient = r @ a - theta / PRIOR_THETA_SD**2
     information = weight @ (a * a) + 1 / PRIOR_THETA_SD**2
     step = np.clip(gradient / information, -MAX_STEP, MAX_STEP)
-    best = _run_objective(theta, a, b, y, w, c)
-    new = theta
+    best = cells.sum(axis=1) - 0.5 * theta**2 / PRIOR_THETA_SD**2
+    new, cells = theta, cells.copy()
     pending = np.ones_like(theta, dtype=bool)
     for _ in range(HALVINGS):
         trial = np.where(pending, np.clip(theta + step, -THETA_BOUND, THETA_BOUND), new)
-        value = _run_objective(trial, a, b, y, w, c)
+        trial_cells = _cell_loglik(trial, a, b, y, w, c)
+        value = trial_cells.sum(axis=1) - 0.5 * trial**2 / PRIOR_THETA_SD**2
         accept = pending & (value >= best)
         new, best = np.where(accept, trial, new), np.where(accept, value, best)
+        cells[accept] = trial_cells[accept]
         pending &= ~accept
         if not pending.any():
             break
         step = step / 2
-    return np.asarray(new), float(best.sum())
+    return np.asarray(new), float(best.sum()), cells
 
 
 def _start(y: np.ndarray, w: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -204,12 +201,13 @@ def fit_items(
         theta, a, b = _start(y, w, c)
     else:  # warm start, e.g. from the fit without the held-out cells
         theta, a, b = start.theta.copy(), start.discrimination.copy(), start.difficulty.copy()
+    cells = _cell_loglik(theta, a, b, y, w, c)
     converged, iterations, previous = False, 0, -np.inf
     limit = tolerance * max(float(w.sum()), 1.0)
     while iterations < max_iterations:
         iterations += 1
-        a, b = _item_step(theta, a, b, y, w, c)
-        theta, value = _run_step(theta, a, b, y, w, c)
+        a, b, cells = _item_step(theta, a, b, y, w, c, cells)
+        theta, value, cells = _run_step(theta, a, b, y, w, c, cells)
         value -= 0.5 * float(np.sum((a - PRIOR_A_MEAN) ** 2) / PRIOR_A_SD**2 + np.sum(b**2) / PRIOR_B_SD**2)
         if value - previous < limit:
             converged = True
