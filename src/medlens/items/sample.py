@@ -47,6 +47,8 @@ def sample_subset(
     info = describe(benchmark, items)
     _check_bank(bank, info.content_hash, items, str(source))
     check_axes(axes, (*info.axes, "kind"), "--stratify")
+    if n > len(items):
+        raise SpecError(f"--n {n}: larger than {source} ({len(items)} items)")
     layout = _design(bank, items, n, seed, tuple(axes))
     recipe = Recipe(sample=n, stratify=tuple(axes), seed=seed)
     ids = {i for stratum in layout["strata"].values() for u in stratum["sampled"] for i in stratum["units"][u]}
