@@ -140,3 +140,11 @@ def test_fit_refuses_an_output_folder_that_does_not_exist(calibrated: tuple[Path
     out = tmp_path / "missing" / "bank.json"
     assert str(out) in one_error_line(invoke("items", "fit", *runs, "--output", out))
     assert not out.parent.exists()
+
+
+def test_sample_refuses_n_above_the_benchmark(calibrated: tuple[Path, list[Path], Path], tmp_path: Path) -> None:
+    bench, _, bank = calibrated
+    out = tmp_path / "big" / "s.jsonl"
+    line = one_error_line(invoke("items", "sample", f"jsonl:{bench}", "--bank", bank, "--n", 500, "--output", out))
+    assert "--n 500" in line and "90 items" in line
+    assert not out.exists()
