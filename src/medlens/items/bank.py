@@ -60,6 +60,11 @@ def fit_bank(paths: Sequence[Path]) -> dict[str, Any]:
     """Fit the item model on the runs; the content of ``BANK.json``."""
     responses = load_responses(paths)
     refuse_probe_runs(responses)
+    if not responses.observed.any():
+        raise MedlensError(
+            f"{responses.paths[0]}: the runs have no scored items (a split without answers?); "
+            "an item model needs scores"
+        )
     return bank_content(responses)
 
 
