@@ -59,6 +59,9 @@ def build_board(options: BoardOptions) -> dict[str, Any]:
     runs = open_runs(options.runs, options.labels, label_runs=not options.across)
     if options.across:
         return _across_board(runs, options)
+    from medlens.board.estimated import estimated_rows, split_estimated
+
+    runs, designed = split_estimated(runs)
     aligned = align_runs(runs, options.align, options.where, source)
     if options.layout is not None:
         from medlens.board.layouts import check_layout
@@ -69,7 +72,10 @@ def build_board(options: BoardOptions) -> dict[str, Any]:
     published = board_published(
         aligned, options.reference, options.layout, options.where, options.allow_partial
     )
-    return _board(aligned, options, published)
+    board = _board(aligned, options, published)
+    if designed:
+        board["estimated"] = estimated_rows(designed)
+    return board
 
 
 def board_source(options: BoardOptions) -> ScoreSource:

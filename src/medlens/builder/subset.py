@@ -59,9 +59,17 @@ class Population:
     tsv_path: str = ""
 
 
-def subset(source: Spec, output: Path, recipe: Recipe, force: bool = False) -> dict[str, Any]:
+def subset(
+    source: Spec,
+    output: Path,
+    recipe: Recipe,
+    force: bool = False,
+    drawn: Drawn | None = None,
+) -> dict[str, Any]:
     """Write the subset and its sidecar; returns the sidecar's content (with ``"note"``: the
-    folder made outside the working folder, if any). An existing output needs `force`."""
+    folder made outside the working folder, if any). An existing output needs `force`.
+    `drawn`: ids chosen by a design of the caller's (``medlens items sample``) instead of the
+    recipe's sample, and the design, recorded in the sidecar as ``design``."""
     fmt = output_format(output)
     recipe.check()
     if output.resolve() == Path(source.argument).expanduser().resolve():
@@ -75,7 +83,12 @@ def subset(source: Spec, output: Path, recipe: Recipe, force: bool = False) -> d
     else:
         population = _scan_items(benchmark, recipe)
     _check_runs(recipe, population.info)
-    chosen = sample_ids(population.strata, recipe, spec)
+    chosen = sample_ids(population.strata, recipe, spec) if drawn is None else drawn.ids
+    if drawn is not None and drawn.content_hash != population.info.content_hash:
+        raise SpecError(
+            f"{spec}: the benchmark changed while the sample was drawn (content "
+            f"{population.info.content_hash[:12]}, not {drawn.content_hash[:12]})"
+        )
     ids = population.order if chosen is None else [i for i in population.order if i in chosen]
     if not ids:
         raise SpecError(f"{spec}: the selection keeps no items (nothing to write)")
@@ -95,10 +108,21 @@ def subset(source: Spec, output: Path, recipe: Recipe, force: bool = False) -> d
         written = load_benchmark(Spec(loader, str(staged)))
         out_info = describe(written, written.items())
         content.update(_sidecar(output, loader, out_info, population, spec, recipe, set(ids)))
+        if drawn is not None:
+            content["design"] = drawn.design
         return content
 
     write_benchmark(output, write, sidecar)
     return {**content, "note": note} if note else content
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """A sample drawn by a design outside the recipe, on the source with `content_hash`."""
+
+    ids: set[str]
+    design: dict[str, Any]
+    content_hash: str
 
 
 def _sidecar(

@@ -33,6 +33,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "medlens.cli.runs",
     "medlens.cli.study",
     "medlens.cli.view",
+    "medlens.cli.items",
+    "medlens.cli.estimate",
 )
 
 for _module in COMMAND_MODULES:

@@ -166,7 +166,7 @@ def solved_by_all(runs: Sequence[str]) -> set[str]:
 
 
 def flagged_ids(path: Path) -> set[str]:
-    """Items flagged in a ``medlens audit --json`` report."""
+    """Items flagged in a ``medlens audit --json`` or ``medlens items audit --json`` report."""
     import json
 
     try:
@@ -174,7 +174,8 @@ def flagged_ids(path: Path) -> set[str]:
         items = data["items"]
         return {str(item["id"]) for item in items if item.get("flagged")}
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        problem = f"not a `medlens audit --json` report ({type(exc).__name__}: {exc})"
+        problem = (f"not a `medlens audit --json` or `medlens items audit --json` report "
+                   f"({type(exc).__name__}: {exc})")  # fmt: skip
         raise InputError(path, None, problem) from None
 
 

@@ -111,6 +111,10 @@ def models_table(board: dict[str, Any]) -> BoardTable:
     chance = board["chance"]
     rows.append([t("chance (random guess)"), t(""), t("unranked"), t(""), num(chance["n"]),
                  t(""), pct(chance["score"]), t("– (expectation)"), t("")])  # fmt: skip
+    for e in board.get("estimated") or []:
+        extra = " (extrapolating)" if e.get("extrapolating") else ""
+        rows.append([t(f"{e['name']} — {e['label']}{extra}", e["name"]), t(e["run"]), t("unranked"),
+                     t(""), num(e["n"]), t(""), pct(e["estimate"]), ci_cell(e["ci"]), t("")])  # fmt: skip
     footnotes = []  # provenance of published rows below the table, not squeezed into its cells
     for number, ref in enumerate(board["references"], start=1):
         mark = f"‡{number}"
@@ -125,6 +129,11 @@ def models_table(board: dict[str, Any]) -> BoardTable:
         RANK_GROUP_NOTE,
     ]
     notes += [f"{run}: {label}" for run, label in (board.get("not_comparable") or {}).items()]
+    if board.get("estimated"):
+        notes.append("estimated from N items: a run on a designed subset (medlens items sample), "
+                     "its full-benchmark score estimated by AIPW with a design-based 95% interval; "
+                     "unranked (not on the same items)")  # fmt: skip
+        notes += [f"{e['run']}: {e['note']}" for e in board["estimated"] if e.get("note")]
     dropped = {run: k for run, k in board["align"]["dropped"].items() if k}
     if dropped:
         listing = ", ".join(f"{run} {k}" for run, k in dropped.items())

@@ -223,7 +223,8 @@ def _templates(items: list[Any], spec: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-RUN_ROWS = frozenset({"benchmark", "items", "medlens version", "date", "subset", "selection"})
+RUN_ROWS = frozenset({"benchmark", "items", "medlens version", "date", "subset", "selection",
+                      "full-benchmark estimate"})
 """Rows of the report's run summary that the card lacks or says less well (the benchmark's
 description, item counts with errors and pending, version, date, a subset's or selection's
 source): merged into the card, so that a report has one protocol table."""

@@ -117,6 +117,7 @@ def build_report(run_dir: Path, score: ScoreSource | None = None) -> ReportData:
     import json
 
     from medlens.report import load_results
+    from medlens.report.estimated import estimate_rows
 
     results = load_results(run_dir, score)
     run_json = json.loads((Path(run_dir) / "run.json").read_text(encoding="utf-8"))
@@ -128,7 +129,7 @@ def build_report(run_dir: Path, score: ScoreSource | None = None) -> ReportData:
     return ReportData(
         run=str(run_dir),
         results=results,
-        protocol=protocol_rows(results, run_json),
+        protocol=protocol_rows(results, run_json) + estimate_rows(run_dir, results["spec"]),
         axes=axes,
         worst=worst,
         heatmap=heatmap,

@@ -86,6 +86,10 @@ def summary_blocks(results: dict[str, Any], run_dir: Path | None = None) -> list
         return blocks
     blocks.append(overall_table(results))
     blocks.extend(Text(line) for line in medcmr_lines(results))
+    if run_dir is not None:
+        from medlens.report.estimated import estimate_rows
+
+        blocks += [Text(f"{name}: {value}") for name, value in estimate_rows(run_dir, spec)]
     blocks.extend(detail_lines(results))
     if results.get("leakage_suspects") is not None:
         from medlens.report.sections import suspect_summary

@@ -31,4 +31,4 @@ def recorded_subset(spec: Spec, content_hash: str) -> dict[str, Any] | None:
         return None
     if content.get("content_hash") != content_hash:
         return None
-    return {k: content[k] for k in ("n_items", "source", "recipe") if k in content}
+    return {k: content[k] for k in ("n_items", "source", "recipe", "design") if k in content}

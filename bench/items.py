@@ -1,0 +1,208 @@
+"""Item science by simulation with a known truth (issue 31): estimate coverage, error and width,
+audit precision and recall, and the item model's fit time and memory.
+
+    .venv/bin/python bench/items.py [--worlds 10] [--reps 100] [--items 2000] [--n 300]
+                                    [--audit-reps 10] [--fit-items 26000] [--fit-runs 50]
+
+A world: a benchmark of `--items` four-option items on images (1–4 questions each, an image
+effect shared by its questions), three skills (each item loads mostly on its department's skill)
+and model *families* with different skill profiles. The bank is fitted on 20 calibration models
+of families 1–3 (abilities in [−1, 1]). Per repetition a new model answers every item (its
+realised full-benchmark score is the truth), `items sample` draws `--n` items (stratified by
+department and predicted difficulty, images as units) and `estimate` runs on them:
+
+- interpolating: a family 1–3 model inside the calibration range;
+- extrapolating: a family-4 model (another skill profile) stronger than every calibration model.
+
+Coverage of the 95% interval (± Monte Carlo standard error), mean absolute error, and mean
+half-width against the Wilson interval on the same n are printed per cell. The audit flips 2% of
+keys to another letter in a world answered by 30 models and reports precision among the items
+flagged ``key``, recall within the top 2 × (number flipped) by suspicion, and the share of
+flipped items whose ``suggested_answer`` is the true key. The fit figure runs in a child
+process (its peak resident memory is the fit's).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import resource
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from medlens.core.items import Item
+from medlens.items import irt
+from medlens.items.audit import audit_responses, fitted_model
+from medlens.items.bank import Bank, bank_content
+from medlens.items.estimate import RunDesign, _estimate
+from medlens.items.responses import Responses
+from medlens.items.sample import _design
+
+LETTERS = "ABCD"
+DEPARTMENTS = ("radiology", "pathology", "dermatology")
+PROFILES = np.array([[1.0, 0.6, 0.4], [0.5, 1.0, 0.6], [0.6, 0.5, 1.0], [1.0, 1.0, 0.2]])
+"""Skill profile per family (family 4: a different mix, used only for the new strong model)."""
+
+
+@dataclass(frozen=True)
+class World:
+    items: list[Item]
+    department: np.ndarray
+    image: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    image_effect: np.ndarray
+
+    def p_correct(self, strength: float, family: int, rng: np.random.Generator) -> np.ndarray:
+        """A model's probability of being right on every item (its skills per department)."""
+        skills = strength + 0.5 * (PROFILES[family] - PROFILES[family].mean()) + rng.normal(0, 0.15, 3)
+        theta = skills[self.department]
+        return 0.25 + 0.75 / (1 + np.exp(-self.a * (theta - self.b + self.image_effect[self.image])))
+
+
+def make_world(n_items: int, rng: np.random.Generator) -> World:
+    sizes = rng.integers(1, 5, n_items)
+    image = np.repeat(np.arange(n_items), sizes)[:n_items]
+    department = rng.integers(0, 3, n_items)
+    items = [
+        Item(id=f"q{j}", question="q", kind="choice", options={k: k for k in LETTERS},
+             answer=LETTERS[j % 4], meta={"department": DEPARTMENTS[department[j]], "image_id": f"i{image[j]}"})
+        for j in range(n_items)
+    ]  # fmt: skip
+    return World(items, department, image, rng.lognormal(0.2, 0.35, n_items), rng.normal(0, 1.3, n_items),
+                 rng.normal(0, 0.6, n_items))  # fmt: skip
+
+
+def calibrate(world: World, rng: np.random.Generator, n_models: int = 20) -> Bank:
+    strengths = np.linspace(-1.0, 1.0, n_models)
+    y = np.array([rng.random(len(world.items)) < world.p_correct(s, k % 3, rng) for k, s in enumerate(strengths)], float)
+    fit = irt.fit_items(y, np.ones_like(y, bool), np.full(len(world.items), 0.25))
+    return Bank(
+        path=Path("bank.json"), benchmark={"content_hash": "sim"}, ids=[i.id for i in world.items],
+        difficulty=fit.difficulty, discrimination=fit.discrimination, guess=fit.guess,
+        p_correct=y.mean(axis=0), abilities={f"m{k}": (float(t), 0.1) for k, t in enumerate(fit.theta)}, sha256="",
+    )  # fmt: skip
+
+
+def one_estimate(world: World, bank: Bank, y: np.ndarray, n: int, seed: int) -> tuple[float, float, float, float, bool]:
+    """(estimate − truth, covered, half-width, Wilson half-width, extrapolating)."""
+    layout = _design(bank, world.items, n, seed, ("department",))
+    scores = {item.id: float(v) for item, v in zip(world.items, y, strict=True)}
+    found = _estimate(bank, RunDesign(Path("run"), layout, scores), None)
+    truth = float(y.mean())
+    lo, hi = found.ci
+    return found.estimate - truth, float(lo <= truth <= hi), (hi - lo) / 2, (found.wilson_ci[1] - found.wilson_ci[0]) / 2, found.extrapolating
+
+
+def coverage(args: argparse.Namespace) -> None:
+    cells: dict[str, list[tuple[float, float, float, float, bool]]] = {"interpolating": [], "extrapolating": []}
+    for w in range(args.worlds):
+        rng = np.random.default_rng(1000 + w)
+        world = make_world(args.items, rng)
+        bank = calibrate(world, rng)
+        for rep in range(args.reps):
+            inside = world.p_correct(float(rng.uniform(-0.8, 0.8)), int(rng.integers(0, 3)), rng)
+            outside = world.p_correct(2.5, 3, rng)
+            for cell, p in (("interpolating", inside), ("extrapolating", outside)):
+                y = (rng.random(len(p)) < p).astype(float)
+                cells[cell].append(one_estimate(world, bank, y, args.n, seed=rep))
+    reps = args.worlds * args.reps
+    print(f"estimate: {args.worlds} worlds × {args.reps} reps = {reps} per cell; {args.items} items, n ≈ {args.n}")
+    for cell, rows in cells.items():
+        err, hit, half, wil, extra = (np.array(col) for col in zip(*rows, strict=True))
+        c = hit.mean()
+        print(f"  {cell:>13}: coverage {c:.1%} ± {math.sqrt(c * (1 - c) / len(hit)):.1%} (MC s.e.), "
+              f"MAE {np.abs(err).mean():.4f}, mean half-width {half.mean():.4f} vs Wilson "
+              f"{wil.mean():.4f} (ratio {half.mean() / wil.mean():.2f}), flagged extrapolating {extra.mean():.0%}")  # fmt: skip
+
+
+def audit_world(n_items: int, rng: np.random.Generator, n_models: int = 30) -> tuple[float, float, float, float]:
+    world = make_world(n_items, rng)
+    truth = np.array([LETTERS.index(str(i.answer)) for i in world.items])
+    flipped = rng.choice(n_items, round(0.02 * n_items), replace=False)
+    key = truth.copy()
+    key[flipped] = (truth[flipped] + rng.integers(1, 4, len(flipped))) % 4
+    items = [Item(id=i.id, question="q", kind="choice", options=dict(i.options), answer=LETTERS[key[j]], meta=dict(i.meta))
+             for j, i in enumerate(world.items)]  # fmt: skip
+    attract = rng.dirichlet(np.ones(3), n_items)  # distractors are not equally tempting
+    answers = np.empty((n_models, n_items), dtype=object)
+    for m, strength in enumerate(np.linspace(-1.5, 2.0, n_models)):
+        right = rng.random(n_items) < world.p_correct(float(strength), m % 3, rng)
+        pick = np.array([rng.choice(3, p=attract[j]) for j in range(n_items)])
+        wrong = (truth + 1 + pick) % 4
+        answers[m] = [LETTERS[k] for k in np.where(right, truth, wrong)]
+    scores = (answers == np.array([LETTERS[k] for k in key], dtype=object)[None, :]).astype(float)
+    responses = Responses([f"m{k}" for k in range(n_models)], [Path(f"m{k}") for k in range(n_models)],
+                          [{} for _ in range(n_models)], items, scores, answers)  # fmt: skip
+    found = audit_responses(responses, fitted_model(responses), None)
+    flagged_key = {row["id"] for row in found["items"] if "key" in row["flags"]}
+    flipped_ids = {f"q{j}" for j in flipped}
+    precision = len(flagged_key & flipped_ids) / max(len(flagged_key), 1)
+    top = {row["id"] for row in found["items"][: 2 * len(flipped)]}
+    recall = len(top & flipped_ids) / len(flipped_ids)
+    rows = {row["id"]: row for row in found["items"]}
+    suggested = np.mean([rows[f"q{j}"]["suggested_answer"] == LETTERS[truth[j]] for j in flipped])
+    return precision, recall, float(suggested), len(flagged_key & flipped_ids) / len(flipped_ids)
+
+
+def audit_figures(args: argparse.Namespace) -> None:
+    rows = np.array([audit_world(args.items, np.random.default_rng(5000 + r)) for r in range(args.audit_reps)])
+    print(f"audit: {args.audit_reps} worlds of {args.items} items, 30 models, 2% keys flipped")
+    for name, col in zip(("precision (flag key)", "recall (top 2×flipped)", "suggested = true key", "flipped flagged key"), rows.T, strict=True):
+        print(f"  {name}: {col.mean():.1%} ± {col.std(ddof=1) / math.sqrt(len(col)) if len(col) > 1 else 0:.1%} (s.e. over worlds)")
+
+
+def fit_only(n_runs: int, n_items: int) -> None:
+    rng = np.random.default_rng(0)
+    theta, a, b = rng.normal(0, 1, n_runs), rng.lognormal(0, 0.3, n_items), rng.normal(0, 1.2, n_items)
+    c = np.full(n_items, 0.25)
+    y = (rng.random((n_runs, n_items)) < irt.probability(theta, a, b, c)).astype(float)
+    items = [Item(id=f"q{j}", question="q", kind="choice", options={k: k for k in LETTERS}, answer="A")
+             for j in range(n_items)]  # fmt: skip
+    responses = Responses([f"m{k}" for k in range(n_runs)], [Path(f"m{k}") for k in range(n_runs)],
+                          [{} for _ in range(n_runs)], items, y, np.full(y.shape, "", dtype=object))  # fmt: skip
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    content = bank_content(responses)  # what `items fit` does after reading the runs
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    fitted = np.array([content["runs"][f"m{k}"]["ability"] for k in range(n_runs)])
+    b_hat = np.array([content["items"][f"q{j}"]["difficulty"] for j in range(n_items)])
+    print(f"fit (held-out pass + full fit, as `items fit`): {n_runs} runs × {n_items} items: {seconds:.1f} s, "
+          f"{content['fit']['iterations']} rounds in the full fit, converged {content['fit']['converged']}; "
+          f"peak RSS {peak / 1024:.0f} MB (before the fit {before / 1024:.0f} MB); "
+          f"corr(θ̂, θ) {np.corrcoef(fitted, theta)[0, 1]:.3f}, corr(b̂, b) {np.corrcoef(b_hat, b)[0, 1]:.3f}; "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--worlds", type=int, default=10)
+    parser.add_argument("--reps", type=int, default=100)
+    parser.add_argument("--items", type=int, default=2000)
+    parser.add_argument("--n", type=int, default=300)
+    parser.add_argument("--audit-reps", type=int, default=10)
+    parser.add_argument("--fit-items", type=int, default=26000)
+    parser.add_argument("--fit-runs", type=int, default=50)
+    parser.add_argument("--only", choices=("estimate", "audit", "fit", "fit-child"), default=None)
+    args = parser.parse_args()
+    if args.only == "fit-child":
+        fit_only(args.fit_runs, args.fit_items)
+        return
+    if args.only in (None, "fit"):
+        subprocess.run([sys.executable, __file__, "--only", "fit-child", "--fit-runs", str(args.fit_runs),
+                        "--fit-items", str(args.fit_items)], check=True)  # fmt: skip
+    if args.only in (None, "estimate"):
+        coverage(args)
+    if args.only in (None, "audit"):
+        audit_figures(args)
+
+
+if __name__ == "__main__":
+    main()

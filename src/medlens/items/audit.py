@@ -1,0 +1,281 @@
+"""``medlens items audit``: suspicious items from many runs' answers (wrong keys, ambiguous
+items, items solved without their image, saturated, at-chance and misfitting items).
+
+Runs are weighted by ability (from the bank, or from a bank fitted on the spot): a run's weight
+is σ(2(θ − median θ)), so the stronger half of the runs speaks loudest. Per item and option:
+the share of runs that chose it, their mean ability, the ability-weighted share and the
+correlation of choosing it with ability (``evidence``).
+Flags (``FLAGS`` documents each; thresholds are module constants):
+
+- ``key``: the strong runs prefer another option (its weighted share exceeds the key's by ≥ 0.5)
+  and choosing it correlates with ability (point-biserial r ≥ 0.15: on a hard item with a tempting
+  distractor the distractor's choosers are the weaker runs), or the item discriminates negatively
+  (a < −0.3) and another option's runs are abler than the key's. ``suggested_answer``: that
+  option, for every item whose strong runs prefer another option to the key (flagged or not).
+- ``ambiguous``: the key and another option split the strong runs (each ≥ 0.25 weighted).
+- ``solved_without_image``: ≥ half of the ``--probe-runs`` (``run --probe no-image``) are right,
+  their share right exceeds chance by 0.25 and a one-sided binomial test against chance gives
+  p < 0.05 (so at least 3 probe runs are needed at chance 1/4).
+- ``saturated``: every run is right. ``at_chance``: the share right is within two binomial
+  standard errors of chance, and so is the stronger runs' weighted share right (two standard
+  errors of half the runs): nobody beats guessing on it.
+- ``misfit``: the item's infit mean square (Σ(y − p)² / Σ p(1 − p) under the bank) exceeds 2.
+
+``suspicion`` in [0, 1]: the largest of the key evidence (weighted share of the best other option
+minus the key's), 0.5 × the smaller of two split shares (ambiguous items), 0.4 × the no-image share
+above chance and 0.4 × the misfit excess ((infit − 1) / 3, at most 1): a wrong key ranks first.
+``flagged`` (read by ``medlens subset --drop-flagged``) is true for the defect flags
+(key, ambiguous, solved_without_image, misfit), not for saturated or at-chance items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from medlens.core.errors import MedlensError
+from medlens.items import irt
+from medlens.items.bank import bank_content, read_bank, refuse_probe_runs
+from medlens.items.responses import Responses, answer_text, load_responses
+
+FLAGS = {
+    "key": "the stronger runs agree on another option (or the item discriminates negatively): the key may be wrong",
+    "ambiguous": "the key and another option split the stronger runs",
+    "solved_without_image": "runs without the image (run --probe no-image) answer it right well above chance",
+    "saturated": "every run answers it right (it no longer separates models)",
+    "at_chance": "runs score it at chance level, the stronger runs too",
+    "misfit": "answers do not follow the item model (infit mean square above 2)",
+}
+DEFECTS = ("key", "ambiguous", "solved_without_image", "misfit")
+KEY_MARGIN, KEY_CORRELATION, NEGATIVE_A = 0.5, 0.15, -0.3
+SPLIT = 0.25
+NO_IMAGE_ABOVE = 0.25
+NO_IMAGE_ALPHA = 0.05
+INFIT_LIMIT = 2.0
+
+
+@dataclass(frozen=True)
+class Model:
+    """Abilities of the audited runs and the item parameters, in the responses' order."""
+
+    theta: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    c: np.ndarray
+
+
+def audit(paths: Sequence[Path], bank_path: Path | None, probe_paths: Sequence[Path]) -> dict[str, Any]:
+    """The audit's content (``--json``), items sorted by suspicion."""
+    responses = load_responses(paths)
+    refuse_probe_runs(responses)
+    return audit_responses(responses, _model(responses, bank_path), _probe_share(responses, probe_paths),
+                           [str(p) for p in probe_paths])  # fmt: skip
+
+
+def audit_responses(
+    responses: Responses, model: Model, probes: np.ndarray | None, probe_runs: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The audit of responses already read (and of an item model already fitted)."""
+    weights = 1 / (1 + np.exp(-2 * (model.theta - np.median(model.theta))))
+    rows = [_item_row(responses, model, weights, probes, j) for j in range(len(responses.items))]
+    rows.sort(key=lambda row: (-row["suspicion"], row["id"]))
+    return {
+        "benchmark": {k: responses.benchmark.get(k) for k in ("name", "spec", "split", "n_items", "content_hash")},
+        "runs": {name: round(float(t), 4) for name, t in zip(responses.runs, model.theta, strict=True)},
+        "probe_runs": list(probe_runs),
+        "flags": FLAGS,
+        "summary": _summary(responses, rows, probes is not None),
+        "items": rows,
+    }
+
+
+def fitted_model(responses: Responses) -> Model:
+    """Abilities and item parameters from a bank fitted on the responses themselves."""
+    content = bank_content(responses)
+    items, runs = content["items"], content["runs"]
+    ids = [item.id for item in responses.items]
+    return Model(
+        theta=np.array([runs[r]["ability"] for r in responses.runs]),
+        a=np.array([items[i]["discrimination"] for i in ids]),
+        b=np.array([items[i]["difficulty"] for i in ids]),
+        c=np.array([items[i]["guess"] for i in ids]),
+    )
+
+
+def _model(responses: Responses, bank_path: Path | None) -> Model:
+    """Item parameters and abilities from the bank (runs it lacks fitted against it), or from a
+    bank fitted on these runs."""
+    if bank_path is None:
+        return fitted_model(responses)
+    bank = read_bank(bank_path)
+    if bank.benchmark.get("content_hash") != responses.benchmark.get("content_hash"):
+        raise MedlensError(
+            f"{bank_path}: a bank of {bank.benchmark.get('spec')} (content "
+            f"{str(bank.benchmark.get('content_hash'))[:12]}), not of the runs' benchmark "
+            f"{responses.benchmark.get('spec')} (content {str(responses.benchmark.get('content_hash'))[:12]})"
+        )
+    column = {item_id: j for j, item_id in enumerate(bank.ids)}
+    order = np.array([column[item.id] for item in responses.items])
+    a, b, c = bank.discrimination[order], bank.difficulty[order], bank.guess[order]
+    theta = []
+    for name, scores in zip(responses.runs, responses.scores, strict=True):
+        if name in bank.abilities:
+            theta.append(bank.abilities[name][0])
+        else:
+            seen = ~np.isnan(scores)
+            theta.append(irt.ability(scores[seen], a[seen], b[seen], c[seen])[0])
+    return Model(np.array(theta), a, b, c)
+
+
+def _probe_share(responses: Responses, probe_paths: Sequence[Path]) -> np.ndarray | None:
+    """Per item: (probe runs right, probe runs scored); None without probe runs."""
+    if not probe_paths:
+        return None
+    probes = load_responses(probe_paths, min_runs=1)
+    if probes.benchmark.get("content_hash") != responses.benchmark.get("content_hash"):
+        raise MedlensError(f"{probe_paths[0]}: a probe run on another benchmark content than the audited runs")
+    for path, spec in zip(probes.paths, probes.specs, strict=True):
+        if spec.get("probe") != "no-image":
+            raise MedlensError(f"{path}: not a `run --probe no-image` run (probe {spec.get('probe')!r})")
+    return np.stack([np.nansum(probes.scores, axis=0), probes.observed.sum(axis=0)], axis=1)
+
+
+def _evidence(answers: np.ndarray, theta: np.ndarray, weights: np.ndarray) -> dict[str, dict[str, Any]]:
+    given = answers != ""
+    total = max(float(weights[given].sum()), 1e-12)
+    spread = float(theta.std())
+    out = {}
+    for option in sorted(set(answers[given].tolist())):
+        chose = answers == option
+        share = float(chose.mean())
+        # point-biserial correlation of choosing the option with ability
+        r = 0.0 if spread == 0 or share in (0.0, 1.0) else float(
+            (theta[chose].mean() - theta.mean()) / spread * np.sqrt(share / (1 - share)))
+        out[option] = {
+            "n": int(chose.sum()),
+            "share": round(float(chose.sum() / max(given.sum(), 1)), 4),
+            "mean_ability": round(float(theta[chose].mean()), 4),
+            "weighted_share": round(float(weights[chose].sum() / total), 4),
+            "ability_correlation": round(r, 4),
+        }
+    return out
+
+
+def _item_row(
+    responses: Responses, model: Model, weights: np.ndarray, probes: np.ndarray | None, j: int
+) -> dict[str, Any]:
+    item = responses.items[j]
+    key = answer_text(item.answer)
+    scores = responses.scores[:, j]
+    seen = ~np.isnan(scores)
+    evidence = _evidence(responses.answers[:, j], model.theta, weights)
+    p = irt.probability(model.theta[seen], model.a[j : j + 1], model.b[j : j + 1], model.c[j : j + 1])[:, 0]
+    expected = float(np.sum(p * (1 - p)))
+    infit = float(np.sum((scores[seen] - p) ** 2) / expected) if expected >= 1.0 else None
+    no_image = None if probes is None or probes[j, 1] == 0 else (float(probes[j, 0]), int(probes[j, 1]))
+    signals = _signals(key, evidence, model, j, scores[seen], infit, no_image)
+    flags = [name for name in FLAGS if signals["flags"].get(name)]
+    return {
+        "id": item.id,
+        "suspicion": round(signals["suspicion"], 4),
+        "flags": flags,
+        "flagged": any(f in DEFECTS for f in flags),
+        "key": key,
+        "suggested_answer": signals["suggested"],
+        "p_correct": round(float(scores[seen].mean()), 4) if seen.any() else None,
+        "n_runs": int(seen.sum()),
+        "chance": round(float(model.c[j]), 4),
+        "difficulty": round(float(model.b[j]), 4),
+        "discrimination": round(float(model.a[j]), 4),
+        "infit": None if infit is None else round(infit, 3),
+        "no_image_share": None if no_image is None else round(no_image[0] / no_image[1], 4),
+        "no_image_n": 0 if no_image is None else no_image[1],
+        "modality": item.meta.get("modality", ""),
+        "evidence": evidence,
+        "answers": dict(zip(responses.runs, responses.answers[:, j].tolist(), strict=True)) if flags else {},
+    }
+
+
+def _signals(
+    key: str,
+    evidence: dict[str, dict[str, Any]],
+    model: Model,
+    j: int,
+    scores: np.ndarray,
+    infit: float | None,
+    no_image: tuple[float, int] | None,
+) -> dict[str, Any]:
+    """Flags, suspicion and suggested answer of one item (the module docstring's rules)."""
+    own = evidence.get(key, {}).get("weighted_share", 0.0)
+    others = {o: e for o, e in evidence.items() if o != key}
+    best = max(others, key=lambda o: (others[o]["weighted_share"], o)) if others else None
+    other = others[best]["weighted_share"] if best else 0.0
+    other_r = others[best]["ability_correlation"] if best else 0.0
+    abler = best is not None and others[best]["mean_ability"] > evidence.get(key, {}).get("mean_ability", -np.inf)
+    chance, n = float(model.c[j]), len(scores)
+    share = float(scores.mean()) if n else 0.0
+    flags = {
+        "key": (other - own >= KEY_MARGIN and other_r >= KEY_CORRELATION) or (model.a[j] < NEGATIVE_A and abler),
+        "ambiguous": other >= SPLIT and own >= SPLIT,
+        "solved_without_image": _solved_without_image(no_image, chance),
+        "saturated": n > 0 and bool(np.all(scores >= 1.0)),
+        "at_chance": n > 1 and chance > 0
+        and abs(share - chance) <= 2 * np.sqrt(chance * (1 - chance) / n)
+        and own <= chance + 2 * np.sqrt(chance * (1 - chance) / (n / 2)),
+        "misfit": infit is not None and infit > INFIT_LIMIT,
+    }  # fmt: skip
+    flags["ambiguous"] = flags["ambiguous"] and not flags["key"]
+    no_image_excess = 0.0 if no_image is None else max(no_image[0] / no_image[1] - chance, 0.0)
+    suspicion = max(
+        max(other - own, 0.0),
+        0.5 * min(other, own) if flags["ambiguous"] else 0.0,
+        0.4 * min(no_image_excess / max(1 - chance, 1e-9), 1.0),
+        0.4 * min(max((infit or 1.0) - 1.0, 0.0) / 3.0, 1.0),
+    )
+    suggested = best if (flags["key"] or flags["ambiguous"] or other > own) else None
+    return {"flags": flags, "suspicion": min(float(suspicion), 1.0), "suggested": suggested}
+
+
+def _solved_without_image(no_image: tuple[float, int] | None, chance: float) -> bool:
+    """Half the probe runs or more right, beyond chance by 0.25 and by a one-sided binomial test
+    at 5% (one lucky no-image run flags nothing)."""
+    if no_image is None:
+        return False
+    from scipy.stats import binom
+
+    right, n = no_image
+    share = right / n
+    p_value = float(binom.sf(round(right) - 1, n, chance)) if chance > 0 else 0.0
+    return share >= 0.5 and share >= chance + NO_IMAGE_ABOVE and p_value < NO_IMAGE_ALPHA
+
+
+def _summary(responses: Responses, rows: list[dict[str, Any]], probed: bool) -> dict[str, Any]:
+    """Per benchmark: flag counts, saturated share, board signal-to-noise, no-image share by modality."""
+    from medlens.stats.intervals import wilson
+
+    counts = {name: sum(name in row["flags"] for row in rows) for name in FLAGS}
+    seen = responses.observed
+    right = np.nansum(responses.scores, axis=1)
+    n = seen.sum(axis=1)
+    lo, hi = wilson(right, n)
+    half = float(np.mean((hi - lo) / 2))
+    scores = right / np.maximum(n, 1)
+    summary: dict[str, Any] = {
+        "n_items": len(rows),
+        "flag_counts": counts,
+        "n_flagged": sum(row["flagged"] for row in rows),
+        "saturated_share": round(counts["saturated"] / max(len(rows), 1), 4),
+        "signal_to_noise": round(float(np.std(scores, ddof=1)) / half, 3) if half > 0 and len(scores) > 1 else None,
+        "signal_to_noise_note": "spread (sd) of the runs' scores over their mean 95% half-width",
+    }
+    if probed:
+        by: dict[str, list[bool]] = {}
+        for row in rows:
+            if row["no_image_share"] is not None:
+                by.setdefault(row["modality"] or "(none)", []).append("solved_without_image" in row["flags"])
+        summary["solved_without_image_share"] = {m: {"share": round(sum(v) / len(v), 4), "n": len(v)} for m, v in sorted(by.items())}
+    return summary

@@ -1,0 +1,236 @@
+"""``medlens estimate``: the full-benchmark score of a run made on a subset drawn by
+``medlens items sample``, from its design (recorded in its run.json) and an item bank.
+
+The run's ability is fitted on its sampled items against the bank (weak prior, so a model
+stronger than every calibration run is not pulled back); the bank predicts every population item
+at that ability; :func:`medlens.items.aipw.design_estimate` corrects the predictions with the
+sampled residuals. ``extrapolating`` is true when the ability lies outside the calibration runs'
+range or the residual check fails (the λ = 1 residual mean differs from 0 at the 1% level); the
+estimate stays design-unbiased and its interval design-based then, the item model just helps less.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from medlens.core.errors import MedlensError
+from medlens.items import aipw, irt
+from medlens.items.bank import Bank, read_bank
+from medlens.items.responses import run_spec
+from medlens.runs.store import RunStore
+from medlens.stats.intervals import wilson
+
+METHOD = "aipw"
+RESIDUAL_Z = 2.576
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One estimated score; :meth:`to_json` is the command's JSON (issue 31's keys)."""
+
+    estimate: float
+    ci: tuple[float, float]
+    n: int
+    population_n: int
+    wilson_ci: tuple[float, float]
+    subset_score: float
+    extrapolating: bool
+    reasons: list[str]
+    ability: float
+    ability_se: float
+    tuning: float
+    n_units: int
+    by: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def method_text(self) -> str:
+        """How the estimate was made, in a few words (text outputs)."""
+        return (f"AIPW, λ={self.tuning:.2f}, {self.n_units} sampled units, "
+                "finite-population corrected")  # fmt: skip
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "estimate": round(self.estimate, 6),
+            "ci": [round(self.ci[0], 6), round(self.ci[1], 6)],
+            "n": self.n,
+            "population_n": self.population_n,
+            "method": METHOD,
+            "wilson_ci": [round(self.wilson_ci[0], 6), round(self.wilson_ci[1], 6)],
+            "extrapolating": self.extrapolating,
+            "reasons": self.reasons,
+            "subset_score": round(self.subset_score, 6),
+            "ability": round(self.ability, 4),
+            "ability_se": round(self.ability_se, 4),
+            "lambda": round(self.tuning, 4),
+            "n_units": self.n_units,
+        }
+        if self.by:
+            out["by"] = self.by
+        return out
+
+
+@dataclass(frozen=True)
+class RunDesign:
+    """A run's design (from its run.json) and its scores on the sampled items."""
+
+    path: Path
+    design: dict[str, Any]
+    scores: dict[str, float]
+
+
+def read_run_design(path: Path, bank: Bank) -> RunDesign:
+    """The run's recorded design, checked against the bank; refused naming the run."""
+    spec = run_spec(path)
+    recorded = spec.get("subset") or {}
+    layout = recorded.get("design")
+    if not isinstance(layout, dict):
+        raise MedlensError(
+            f"{path}: not a run on a subset drawn by `medlens items sample` (its run.json "
+            "records no design)"
+        )
+    source = (recorded.get("source") or {}).get("content_hash")
+    if source != bank.benchmark.get("content_hash"):
+        raise MedlensError(
+            f"{path}: its subset was drawn from content {str(source)[:12]}, but {bank.path} is a "
+            f"bank of {bank.benchmark.get('spec')} (content {str(bank.benchmark.get('content_hash'))[:12]})"
+        )
+    records = RunStore.open(path).records()
+    scores = {i: float(r["score"]) for i, r in records.items() if r.get("error") is None and r.get("score") is not None}
+    sampled = [i for s in layout["strata"].values() for u in s["sampled"] for i in s["units"][u]]
+    missing = [i for i in sampled if i not in scores]
+    if missing:
+        raise MedlensError(
+            f"{path}: {len(missing)} of {len(sampled)} sampled items have no score (first: "
+            f"{missing[0]!r}); finish the run (running it again resumes) before estimating"
+        )
+    return RunDesign(path, layout, scores)
+
+
+def estimate_run(path: Path, bank_path: Path, by: str | None = None) -> Estimate:
+    """The estimate of the run at `path` (the ``medlens estimate`` command)."""
+    bank = read_bank(bank_path)
+    run = read_run_design(path, bank)
+    if by is not None and by not in run.design.get("stratify", []):
+        axes = ", ".join(run.design.get("stratify", [])) or "no axes"
+        raise MedlensError(
+            f"--by {by}: the design of {path} was stratified by {axes}; an estimate by an axis "
+            "needs the axis among the design's strata (items sample --stratify)"
+        )
+    return _estimate(bank, run, by)
+
+
+def _estimate(bank: Bank, run: RunDesign, by: str | None) -> Estimate:
+    column = {item_id: j for j, item_id in enumerate(bank.ids)}
+    strata: Mapping[str, Any] = run.design["strata"]
+    sampled = [i for s in strata.values() for u in s["sampled"] for i in s["units"][u]]
+    rows = np.array([column[i] for i in sampled])
+    y = np.array([run.scores[i] for i in sampled])
+    theta, se = irt.ability(y, bank.discrimination[rows], bank.difficulty[rows], bank.guess[rows])
+    predicted = dict(zip(bank.ids, bank.predict(theta).tolist(), strict=True))
+    whole = _domain(strata, predicted, run.scores, None)
+    reasons = _extrapolation(bank, theta, strata, predicted, run.scores)
+    lo, hi = wilson(np.array([y.sum()]), np.array([len(y)]))
+    by_values = {} if by is None else _by_axis(strata, predicted, run.scores, run.design["stratify"].index(by))
+    return Estimate(
+        estimate=whole.estimate, ci=whole.interval(), n=len(sampled),
+        population_n=sum(s["population_items"] for s in strata.values()),
+        wilson_ci=(float(lo[0]), float(hi[0])), subset_score=float(y.mean()),
+        extrapolating=bool(reasons), reasons=reasons, ability=theta, ability_se=se,
+        tuning=whole.tuning, n_units=sum(len(s["sampled"]) for s in strata.values()), by=by_values,
+    )  # fmt: skip
+
+
+def _samples(
+    strata: Mapping[str, Any], predicted: Mapping[str, float], scores: Mapping[str, float]
+) -> tuple[list[aipw.StratumSample], float, int]:
+    """Per stratum its drawn units' totals; the population's predicted total and size."""
+    out, total, size = [], 0.0, 0
+    for stratum in strata.values():
+        units = stratum["units"]
+        drawn = stratum["sampled"]
+        out.append(aipw.StratumSample(
+            population_units=len(units),
+            observed=np.array([sum(scores[i] for i in units[u]) for u in drawn]),
+            predicted=np.array([sum(predicted[i] for i in units[u]) for u in drawn]),
+        ))  # fmt: skip
+        total += sum(predicted[i] for ids in units.values() for i in ids)
+        size += sum(len(ids) for ids in units.values())
+    return out, total, size
+
+
+def _domain(
+    strata: Mapping[str, Any],
+    predicted: Mapping[str, float],
+    scores: Mapping[str, float],
+    tuning: float | None,
+) -> aipw.DesignEstimate:
+    samples, total, size = _samples(strata, predicted, scores)
+    return aipw.design_estimate(size, total, samples, tuning)
+
+
+def _extrapolation(
+    bank: Bank,
+    theta: float,
+    strata: Mapping[str, Any],
+    predicted: Mapping[str, float],
+    scores: Mapping[str, float],
+) -> list[str]:
+    """Why the item model may not describe this run (empty: it interpolates)."""
+    reasons = []
+    low, high = bank.ability_range
+    if not low <= theta <= high:
+        side = "above" if theta > high else "below"
+        reasons.append(f"ability {theta:.2f} is {side} the bank's calibration range [{low:.2f}, {high:.2f}]")
+    plain = _domain(strata, predicted, scores, 1.0)
+    prediction_only = sum(predicted.values()) / len(predicted)
+    residual = plain.estimate - prediction_only
+    if plain.se > 0 and abs(residual) > RESIDUAL_Z * plain.se:
+        reasons.append(
+            f"residual check failed: the sampled items' residual mean is {residual:+.3f} "
+            f"({abs(residual) / plain.se:.1f} standard errors from 0)"
+        )
+    return reasons
+
+
+def _by_axis(
+    strata: Mapping[str, Any],
+    predicted: Mapping[str, float],
+    scores: Mapping[str, float],
+    position: int,
+) -> dict[str, dict[str, Any]]:
+    """Estimates per value of a stratification axis (its strata form the domain)."""
+    groups: dict[str, dict[str, Any]] = {}
+    for key, stratum in strata.items():
+        value = key.rsplit("#", 1)[0].split("|")[position]
+        groups.setdefault(value, {})[key] = stratum
+    out = {}
+    for value, members in sorted(groups.items()):
+        found = _domain(members, predicted, scores, None)
+        lo, hi = found.interval()
+        out[value] = {
+            "estimate": round(found.estimate, 6),
+            "ci": [round(lo, 6), round(hi, 6)],
+            "n": sum(len(s["units"][u]) for s in members.values() for u in s["sampled"]),
+            "population_n": sum(s["population_items"] for s in members.values()),
+        }
+    return out
+
+
+def recorded_estimate(path: Path, spec: Mapping[str, Any]) -> Estimate | str | None:
+    """For report and board: the estimate of a run on a designed subset, from the bank its
+    design names (None: no design; a string: why there is no estimate)."""
+    layout = (spec.get("subset") or {}).get("design")
+    if not isinstance(layout, dict):
+        return None
+    bank_path = Path(str((layout.get("bank") or {}).get("path", "")))
+    if not bank_path.is_file():
+        return f"bank {bank_path} not found (medlens estimate {path} --bank BANK.json)"
+    try:
+        bank = read_bank(bank_path)
+        return _estimate(bank, read_run_design(path, bank), None)
+    except MedlensError as exc:
+        return str(exc)

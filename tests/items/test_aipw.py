@@ -1,0 +1,49 @@
+"""The estimator and its interval against a hand computation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from medlens.items import aipw
+
+
+def test_estimate_and_interval_by_hand() -> None:
+    # stratum 1: 10 units, 3 drawn; stratum 2: 5 units, 2 drawn; 20 items in all
+    s1 = aipw.StratumSample(10, np.array([1.0, 0.0, 2.0]), np.array([0.8, 0.3, 1.5]))
+    s2 = aipw.StratumSample(5, np.array([1.0, 1.0]), np.array([0.6, 0.9]))
+    found = aipw.design_estimate(20, 11.0, [s1, s2], tuning=1.0)
+    # residuals: s1 (0.2, −0.3, 0.5), s2 (0.4, 0.1)
+    total = 11.0 + 10 / 3 * 0.4 + 5 / 2 * 0.5
+    assert found.estimate == pytest.approx(total / 20)
+    var1 = np.var([0.2, -0.3, 0.5], ddof=1)
+    var2 = np.var([0.4, 0.1], ddof=1)
+    variance = 10**2 * (1 - 3 / 10) * var1 / 3 + 5**2 * (1 - 2 / 5) * var2 / 2
+    assert found.se == pytest.approx(np.sqrt(variance) / 20)
+    assert found.df == 3
+    half = stats.t.ppf(0.975, 3) * found.se
+    lo, hi = found.interval()
+    assert lo == pytest.approx(max(0.0, total / 20 - half))
+    assert hi == pytest.approx(min(1.0, total / 20 + half))
+
+
+def test_tuning_minimises_the_estimated_variance() -> None:
+    rng = np.random.default_rng(0)
+    f = rng.random(40)
+    y = (rng.random(40) < f).astype(float)
+    strata = [aipw.StratumSample(400, y, f)]
+    best = aipw.tuned(strata)
+    se = {lam: aipw.design_estimate(400, 200.0, strata, lam).se for lam in np.linspace(0, 1, 101)}
+    assert aipw.design_estimate(400, 200.0, strata, best).se <= min(se.values()) + 1e-12
+    # useless predictions: λ falls to 0 and the estimate is the plain weighted mean
+    noise = [aipw.StratumSample(400, y, -y + 1.0)]
+    assert aipw.tuned(noise) == 0.0
+    assert aipw.design_estimate(400, 123.0, noise).estimate == pytest.approx(y.mean())
+
+
+def test_a_census_stratum_adds_no_variance() -> None:
+    whole = aipw.StratumSample(3, np.array([1.0, 0.0, 1.0]), np.array([0.5, 0.5, 0.5]))
+    found = aipw.design_estimate(3, 1.5, [whole], tuning=1.0)
+    assert found.estimate == pytest.approx(2 / 3)
+    assert found.se == 0.0

@@ -1,0 +1,105 @@
+"""`medlens items audit` flags on constructed cases, its outputs, and subset --drop-flagged."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from items_fixtures import LETTERS, invoke, one_error_line, write_bench, write_runs
+
+ABILITIES = (-2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 2.5)
+STRONG = 5  # runs 5… are the stronger half
+
+
+def key_of(i: int) -> str:
+    return LETTERS[i % 4]
+
+
+def other(i: int, shift: int = 1) -> str:
+    return LETTERS[(i + shift) % 4]
+
+
+OVERRIDES = {
+    # q0: every strong run agrees on another letter than the key (a wrong key)
+    "q0": lambda k: other(0) if k >= STRONG else LETTERS[k % 4],
+    # q1: the strong runs split between the key and another letter
+    "q1": lambda k: (key_of(1) if k % 2 else other(1)) if k >= STRONG else LETTERS[k % 4],
+    # q2: every run right
+    "q2": lambda k: key_of(2),
+    # q3: everyone guesses evenly over the four letters
+    "q3": lambda k: LETTERS[k % 4],
+}
+
+
+@pytest.fixture
+def audited(tmp_path: Path) -> tuple[Path, list[Path], list[Path]]:
+    bench = write_bench(tmp_path / "bench", 80)
+    runs = write_runs(tmp_path / "runs", bench, ABILITIES, overrides=OVERRIDES)
+    probes = write_runs(
+        tmp_path / "probes", bench, (-2.0, -2.0, -2.0), prefix="p", seed=5,
+        spec_extra={"probe": "no-image"}, overrides={"q4": lambda k: key_of(4)},
+    )  # fmt: skip
+    return bench, runs, probes
+
+
+def audit_json(*args: object) -> dict:
+    result = invoke("items", "audit", *args, "--json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_flags_on_constructed_items(audited: tuple[Path, list[Path], list[Path]]) -> None:
+    _, runs, probes = audited
+    found = audit_json(*runs, *[x for p in probes for x in ("--probe-runs", p)])
+    by_id = {row["id"]: row for row in found["items"]}
+    assert "key" in by_id["q0"]["flags"] and by_id["q0"]["suggested_answer"] == other(0)
+    assert by_id["q0"]["flagged"]
+    assert found["items"][0]["id"] == "q0"  # sorted by suspicion
+    assert by_id["q0"]["evidence"][other(0)]["mean_ability"] > by_id["q0"]["evidence"].get(key_of(0), {"mean_ability": -9})["mean_ability"]
+    assert "ambiguous" in by_id["q1"]["flags"] and "key" not in by_id["q1"]["flags"]
+    assert by_id["q2"]["flags"] == ["saturated"] and not by_id["q2"]["flagged"]
+    assert "at_chance" in by_id["q3"]["flags"]
+    assert "solved_without_image" in by_id["q4"]["flags"]
+    assert found["summary"]["saturated_share"] == pytest.approx(sum("saturated" in r["flags"] for r in found["items"]) / 80)
+    assert set(found["summary"]["solved_without_image_share"]) == {"CT", "MR", "US"}
+    assert found["items"] == sorted(found["items"], key=lambda r: (-r["suspicion"], r["id"]))
+    for row in found["items"]:
+        assert set(row["flags"]) <= set(found["flags"])
+
+
+def test_drop_flagged_reads_the_audit(audited: tuple[Path, list[Path], list[Path]], tmp_path: Path) -> None:
+    bench, runs, _ = audited
+    report = tmp_path / "audit.json"
+    report.write_text(json.dumps(audit_json(*runs)))
+    flagged = {r["id"] for r in json.loads(report.read_text())["items"] if r["flagged"]}
+    out = tmp_path / "clean" / "c.jsonl"
+    result = invoke("subset", f"jsonl:{bench}", "--drop-flagged", report, "--output", out)
+    assert result.exit_code == 0, result.output
+    kept = {json.loads(line)["id"] for line in out.read_text().splitlines()}
+    assert "q0" in flagged and kept == {f"q{i}" for i in range(80)} - flagged
+
+
+def test_markdown_and_html_escape_model_text(audited: tuple[Path, list[Path], list[Path]], tmp_path: Path) -> None:
+    bench, _, _ = audited
+    evil = {"q0": lambda k: "<script>alert(1)</script>" if k >= STRONG else "A"}
+    runs = write_runs(tmp_path / "evil", bench, ABILITIES, overrides=evil, prefix="e")
+    page = invoke("items", "audit", *runs, "--format", "html")
+    assert page.exit_code == 0, page.output
+    assert "<script>alert" not in page.stdout and "&lt;script&gt;" in page.stdout
+    assert "http://127.0.0.1:8765/item/q0" in page.stdout
+    md = invoke("items", "audit", *runs, "--format", "md")
+    assert md.exit_code == 0 and "<script>" not in md.stdout
+
+
+def test_audit_refusals(audited: tuple[Path, list[Path], list[Path]], tmp_path: Path) -> None:
+    _, runs, probes = audited
+    assert str(runs[0]) in one_error_line(invoke("items", "audit", *runs[:3]))
+    line = one_error_line(invoke("items", "audit", *runs, probes[0]))
+    assert str(probes[0]) in line and "--probe" in line
+    other_bench = write_bench(tmp_path / "other", 50)
+    other_runs = write_runs(tmp_path / "o", other_bench, ABILITIES[:5], prefix="o")
+    bank = tmp_path / "bank.json"
+    assert invoke("items", "fit", *other_runs, "--output", bank).exit_code == 0
+    assert str(bank) in one_error_line(invoke("items", "audit", *runs, "--bank", bank))
