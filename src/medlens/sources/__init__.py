@@ -176,6 +176,14 @@ SOURCES.add(
     "pileup:DIR",
     "variant calling from pileup images (labels.csv: hom-ref/het/hom-alt, SNV/indel F1)",
 )
+SOURCES.add(
+    "hfds",
+    "medlens.sources.hfds:load_hfds",
+    "hfds:REPO_OR_DIR[?split=&config=&revision=&preset=&download=1&question=&answer=&image=&options=&id=]",
+    "a Hugging Face dataset: a repo id from the local Hub cache (offline; ?download=1 fetches), "
+    "a cloned dataset folder (parquet, the card's configs:) or a save_to_disk folder; presets "
+    "for VQA-RAD, PathVQA, SLAKE, OmniMedVQA, MedXpertQA, MMBU, GMAI-MMBench",
+)
 
 
 def load_benchmark(spec: Spec, *, lenient: bool = False) -> Benchmark:
