@@ -31,6 +31,9 @@ class RunSettings:
     strategy: Strategy = ZERO_SHOT
     exemplars: Exemplars | None = None
     """Few-shot exemplars chosen for the run (None unless the strategy asks for them)."""
+    benchmark_source: Mapping[str, Any] = field(default_factory=dict)
+    """Where the benchmark's files came from (``Benchmark.provenance``): written to run.json as
+    ``benchmark_source``, never part of the spec or of a request."""
 
 
 def build_request(

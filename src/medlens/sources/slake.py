@@ -45,7 +45,9 @@ def _item(
 ) -> Item:
     image_name = native.text(record, "img_name", path, where)
     image = native.file_image(images, image_name, path, where)
-    folder = str(Path(image.path).parent)
+    # The image's folder as named, not as resolved: in a Hub-cache snapshot the image is a
+    # symlink into blobs/, and detection.json sits beside the link.
+    folder = str(images / Path(image_name.replace("\\", "/")).parent)
     if folder not in boxes:
         boxes[folder] = json.dumps(organ_boxes(Path(folder)), separators=(",", ":"))
     axes = {"source": "slake", "lang": native.text(record, "q_lang", path, where), "split": split,
