@@ -28,7 +28,9 @@ def vqarad_table(root: Path, *, native_fields: bool = True, split: str = "test")
         rows[key] = []
     for record in records:
         name = record["image_name"]
-        rows["image"].append({"bytes": (images / name).read_bytes(), "path": name if native_fields else None})
+        rows["image"].append(
+            {"bytes": (images / name).read_bytes(), "path": name if native_fields else None}
+        )
         rows["question"].append(record["question"])
         rows["answer"].append(str(record["answer"]))
         for key in extra if native_fields else ():
@@ -56,7 +58,9 @@ def pathvqa_table(root: Path, *, native_fields: bool = True, limit: int | None =
 
 
 def _table(rows: Mapping[str, list[Any]]) -> pa.Table:
-    arrays = {k: pa.array(v, type=IMAGE_TYPE) if k == "image" else pa.array(v) for k, v in rows.items()}
+    arrays = {
+        k: pa.array(v, type=IMAGE_TYPE) if k == "image" else pa.array(v) for k, v in rows.items()
+    }
     return pa.table(arrays)
 
 
@@ -70,7 +74,9 @@ def write_repo(folder: Path, tables: Mapping[str, pa.Table], *, row_group_size: 
         pq.write_table(table, folder / name, row_group_size=row_group_size)
         lines += [f"  - split: {split}", f"    path: {name}"]
     if card:
-        (folder / "README.md").write_text("\n".join([*lines, "---", "# a dataset", ""]), encoding="utf-8")
+        (folder / "README.md").write_text(
+            "\n".join([*lines, "---", "# a dataset", ""]), encoding="utf-8"
+        )
     return folder
 
 
@@ -88,12 +94,17 @@ def write_snapshot(cache: Path, repo: str, commit: str, tables: Mapping[str, pa.
 def write_saved(folder: Path, tables: Mapping[str, pa.Table], *, batch_rows: int = 100) -> Path:
     """A ``datasets.save_to_disk`` DatasetDict: ``dataset_dict.json`` + one Arrow stream per split."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "dataset_dict.json").write_text(json.dumps({"splits": list(tables)}), encoding="utf-8")
+    (folder / "dataset_dict.json").write_text(
+        json.dumps({"splits": list(tables)}), encoding="utf-8"
+    )
     for split, table in tables.items():
         part = folder / split
         part.mkdir()
         name = "data-00000-of-00001.arrow"
-        with pa.OSFile(str(part / name), "wb") as sink, pa.ipc.new_stream(sink, table.schema) as writer:
+        with (
+            pa.OSFile(str(part / name), "wb") as sink,
+            pa.ipc.new_stream(sink, table.schema) as writer,
+        ):
             for batch in table.to_batches(max_chunksize=batch_rows):
                 writer.write_batch(batch)
         state = {"_data_files": [{"filename": name}], "_split": split, "_fingerprint": "0"}

@@ -51,7 +51,10 @@ def same_images(a: list[Item], b: list[Item]) -> None:
 
 def test_cloned_repo_with_native_fields_equals_the_native_loader(tmp_path: Path) -> None:
     root = realdata_dir("vqa_rad")
-    fx.write_repo(tmp_path / "repo", {"test": fx.vqarad_table(root), "train": fx.vqarad_table(root, split="train")})
+    fx.write_repo(
+        tmp_path / "repo",
+        {"test": fx.vqarad_table(root), "train": fx.vqarad_table(root, split="train")},
+    )
     native, native_hash = hashed(f"vqa-rad:{root}")
     hub, hub_hash = hashed(f"hfds:{tmp_path / 'repo'}?preset=vqa-rad")
     assert len(hub) == 451
@@ -68,7 +71,9 @@ def test_hub_layout_without_native_fields_keeps_items_but_not_ids(hub_cache: Pat
     native = list(load_benchmark(f"pathvqa:{root}").items())[:300]
     hub, hub_hash = hashed("hfds:flaviagiammarino/path-vqa")
     assert [i.id for i in hub] == [str(n) for n in range(300)]
-    assert [(i.question, i.kind, i.answer) for i in hub] == [(i.question, i.kind, i.answer) for i in native]
+    assert [(i.question, i.kind, i.answer) for i in hub] == [
+        (i.question, i.kind, i.answer) for i in native
+    ]
     assert {i.meta["modality"] for i in hub} == {"pathology"}
     assert hub[0].meta["convert_rgb"] == "1"
     same_images(native, hub)
@@ -105,7 +110,10 @@ def test_repo_id_resolves_offline_at_two_revisions(hub_cache: Path) -> None:
 
 def test_save_to_disk_folder_reads_arrow_lazily(tmp_path: Path) -> None:
     root = realdata_dir("vqa_rad")
-    fx.write_saved(tmp_path / "saved", {"train": fx.vqarad_table(root, split="train"), "test": fx.vqarad_table(root)})
+    fx.write_saved(
+        tmp_path / "saved",
+        {"train": fx.vqarad_table(root, split="train"), "test": fx.vqarad_table(root)},
+    )
     native, native_hash = hashed(f"vqa-rad:{root}")
     saved, saved_hash = hashed(f"hfds:{tmp_path / 'saved'}?preset=vqa-rad")
     assert saved_hash == native_hash
@@ -116,18 +124,23 @@ def test_save_to_disk_folder_reads_arrow_lazily(tmp_path: Path) -> None:
 
 
 def test_one_split_save_to_disk_and_generic_roles(tmp_path: Path) -> None:
-    table = pa.table({
-        "uid": ["q1", "q2", "q3"],
-        "Query": ["Which organ?", "Is it normal?", "Which two?"],
-        "choices": [["liver", "spleen"], None, ["a", "b", "c"]],
-        "gold": ["spleen", "Yes", "A, C"],
-        "site": ["x", "y", "z"],
-    })
+    table = pa.table(
+        {
+            "uid": ["q1", "q2", "q3"],
+            "Query": ["Which organ?", "Is it normal?", "Which two?"],
+            "choices": [["liver", "spleen"], None, ["a", "b", "c"]],
+            "gold": ["spleen", "Yes", "A, C"],
+            "site": ["x", "y", "z"],
+        }
+    )
     saved = fx.write_saved(tmp_path / "s", {"test": table})
     spec = f"hfds:{saved / 'test'}?question=Query&answer=gold&options=choices&id=uid"
     items = list(load_benchmark(spec).items())
     assert [(i.id, i.kind, i.answer) for i in items] == [
-        ("q1", "choice", "B"), ("q2", "yes_no", "yes"), ("q3", "multi_choice", "AC")]
+        ("q1", "choice", "B"),
+        ("q2", "yes_no", "yes"),
+        ("q3", "multi_choice", "AC"),
+    ]
     assert items[0].meta["site"] == "x" and items[0].meta["split"] == "test"
     assert items[0].images == ()
 
@@ -177,9 +190,18 @@ def test_a_link_out_of_the_snapshot_repo_is_refused(hub_cache: Path) -> None:
     ("spec", "message"),
     [
         ("hfds:someone/missing", "not in the Hugging Face cache"),
-        ("hfds:flaviagiammarino/vqa-rad?revision=v9", "cached but not at revision 'v9' (cached: main"),
-        ("hfds:flaviagiammarino/vqa-rad?split=dev", "no split 'dev' in config 'default' (known splits: test)"),
-        ("hfds:flaviagiammarino/vqa-rad?question=prompt", "?question=prompt: no such column (columns: image, question, answer"),
+        (
+            "hfds:flaviagiammarino/vqa-rad?revision=v9",
+            "cached but not at revision 'v9' (cached: main",
+        ),
+        (
+            "hfds:flaviagiammarino/vqa-rad?split=dev",
+            "no split 'dev' in config 'default' (known splits: test)",
+        ),
+        (
+            "hfds:flaviagiammarino/vqa-rad?question=prompt",
+            "?question=prompt: no such column (columns: image, question, answer",
+        ),
         ("hfds:flaviagiammarino/vqa-rad?preset=nope", "preset='nope' is not one of"),
     ],
 )
@@ -204,7 +226,9 @@ def test_a_table_without_a_question_column_names_what_was_searched(tmp_path: Pat
     assert "columns: prompt_text, answer" in str(caught.value)
 
 
-def test_run_from_the_cli_records_provenance_and_oracle_scores_1(hub_cache: Path, tmp_path: Path) -> None:
+def test_run_from_the_cli_records_provenance_and_oracle_scores_1(
+    hub_cache: Path, tmp_path: Path
+) -> None:
     fx.write_snapshot(hub_cache, "flaviagiammarino/vqa-rad", COMMIT_A,
                       {"test": fx.vqarad_table(realdata_dir("vqa_rad"), native_fields=False)})  # fmt: skip
     run = named_run("hfds:flaviagiammarino/vqa-rad", "oracle", tmp_path / "runs", "r")
@@ -243,5 +267,21 @@ def test_benchmarks_lists_hfds_and_its_presets() -> None:
     listing = json.loads(CliRunner().invoke(app, ["benchmarks", "--json"]).stdout)
     hfds = next(row for row in listing if row["name"] == "hfds")
     presets = {p["name"]: p for p in hfds["presets"]}
-    assert {"vqa-rad", "pathvqa", "slake", "omnimedvqa", "medxpertqa", "mmbu", "gmai"} <= set(presets)
+    assert {"vqa-rad", "pathvqa", "slake", "omnimedvqa", "medxpertqa", "mmbu", "gmai"} <= set(
+        presets
+    )
     assert "hash differs" in presets["vqa-rad"]["parity"]
+
+
+def test_gmai_preset_reads_the_tsv_in_the_hub_repo(hub_cache: Path, tmp_path: Path) -> None:
+    from gmai_fixture import write_gmai_tsv
+
+    snapshot = hub_cache / "datasets--OpenGVLab--GMAI-MMBench" / "snapshots" / COMMIT_A
+    snapshot.mkdir(parents=True)
+    write_gmai_tsv(snapshot / "GMAI_mm_bench_VAL.tsv", n_rows=12)
+    native, native_hash = hashed(f"gmai:{snapshot / 'GMAI_mm_bench_VAL.tsv'}")
+    hub, hub_hash = hashed(f"hfds:OpenGVLab/GMAI-MMBench?revision={COMMIT_A}")
+    assert len(hub) == 12 and hub_hash == native_hash
+    same_images(native, hub)
+    with pytest.raises(InputError, match="no GMAI-MMBench TEST TSV"):
+        load_benchmark(f"hfds:OpenGVLab/GMAI-MMBench?revision={COMMIT_A}&split=test")

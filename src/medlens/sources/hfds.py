@@ -81,7 +81,9 @@ def _row_item(
         row_axes["image_id"] = image.name
     if preset is not None and preset.image_field and image is not None:
         record = {**record, preset.image_field: image.name}
-    item_id = str(record[roles.id]) if roles.id and record.get(roles.id) is not None else str(number)
+    item_id = (
+        str(record[roles.id]) if roles.id and record.get(roles.id) is not None else str(number)
+    )
     if preset is not None and image is not None and "answer_type" in record and roles.answer:
         named = _native_names(record, roles)
         return native.vqa_record_item(
@@ -118,7 +120,10 @@ def _native_preset(spec: Spec, location: Location, preset: Preset) -> Benchmark:
     options = {k: v for k, v in spec.options.items() if k in preset.native_options}
     argument = _native_argument(location.root, preset, spec.option("split"))
     inner = Spec(preset.native, str(argument), options)
-    unknown = set(spec.options) - set(preset.native_options) - {"preset", "revision", "download"}
+    consumed = {"preset", "revision", "download"} | (
+        {"split"} if preset.native == "gmai" else set()
+    )
+    unknown = set(spec.options) - set(preset.native_options) - consumed
     if unknown:
         raise SpecError(f"hfds preset {preset.name}: option(s) {', '.join(sorted(unknown))} not "
                         f"used (it takes {', '.join(preset.native_options) or 'none'})")  # fmt: skip

@@ -102,7 +102,11 @@ def cached_revisions(repo: str) -> list[str]:
     """Branch names under ``refs/`` and commits under ``snapshots/`` of a cached repo."""
     folder = cache_folder(repo)
     refs = folder / "refs"
-    names = sorted(p.relative_to(refs).as_posix() for p in refs.rglob("*") if p.is_file()) if refs.is_dir() else []
+    names = (
+        sorted(p.relative_to(refs).as_posix() for p in refs.rglob("*") if p.is_file())
+        if refs.is_dir()
+        else []
+    )
     snapshots = folder / "snapshots"
     commits = sorted(p.name for p in snapshots.iterdir()) if snapshots.is_dir() else []
     return names + [c[:12] for c in commits]
@@ -130,7 +134,9 @@ def not_cached(repo: str, revision: str | None, download: bool) -> str:
         found = f"{repo} is cached but not at {wanted} (cached: {held})"
     else:
         others = ", ".join(cached_repos()) or "none"
-        found = f"dataset repo {repo} is not in the Hugging Face cache (cached dataset repos: {others})"
+        found = (
+            f"dataset repo {repo} is not in the Hugging Face cache (cached dataset repos: {others})"
+        )
     if download:
         return f"{found}; the Hub cannot be reached (HF_HUB_OFFLINE is set or no network)"
     return f"{found}; download it with `medlens fetch {repo}` or add ?download=1"

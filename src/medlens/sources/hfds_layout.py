@@ -23,7 +23,10 @@ from typing import Any
 from medlens.core.errors import InputError, SpecError
 
 TABLE_SUFFIXES = (".parquet", ".arrow")
-SPLIT_WORDS = ("train", "test", "validation", "valid", "val", "dev", "eval")
+SPLIT_WORDS = {"train": "train", "training": "train", "test": "test", "testing": "test",
+               "eval": "test", "evaluation": "test", "validation": "validation",
+               "valid": "validation", "val": "validation", "dev": "validation"}  # fmt: skip
+"""File-name words the Hub reads as a split, and the split each names (the Hub's own rule)."""
 _WORD = re.compile(r"[A-Za-z]+")
 
 
@@ -61,7 +64,9 @@ def choose(layout: Layout, root: Path, config: str | None, split: str | None,
             raise SpecError(f"hfds:{root}: several configs, choose one with ?config= "
                             f"(known configs: {', '.join(sorted(configs))})")  # fmt: skip
     if config not in configs:
-        raise SpecError(f"hfds:{root}: no config {config!r} (known configs: {', '.join(sorted(configs))})")
+        raise SpecError(
+            f"hfds:{root}: no config {config!r} (known configs: {', '.join(sorted(configs))})"
+        )
     splits = configs[config]
     if split is None:
         split = default_split if default_split in splits else next(iter(splits))
@@ -100,12 +105,16 @@ def card_header(root: Path) -> dict[str, Any]:
     try:
         header = yaml.safe_load(match.group(1))
     except yaml.YAMLError as exc:
-        raise InputError(card, None, f"YAML header cannot be read ({str(exc).splitlines()[0]})") from None
+        raise InputError(
+            card, None, f"YAML header cannot be read ({str(exc).splitlines()[0]})"
+        ) from None
     return header if isinstance(header, dict) else {}
 
 
 def _card_data_files(root: Path, spec: Any) -> dict[str, list[Path]]:
-    if isinstance(spec, (str, list)) and not (isinstance(spec, list) and spec and isinstance(spec[0], dict)):
+    if isinstance(spec, (str, list)) and not (
+        isinstance(spec, list) and spec and isinstance(spec[0], dict)
+    ):
         patterns = [spec] if isinstance(spec, str) else [str(p) for p in spec]
         return {"train": _glob(root, patterns)}
     splits: dict[str, list[Path]] = {}
@@ -143,7 +152,7 @@ def _split_word(parts: tuple[str, ...]) -> str | None:
     for part in parts:
         for word in _WORD.findall(Path(part).stem if part == parts[-1] else part):
             if word.lower() in SPLIT_WORDS:
-                return word.lower()
+                return SPLIT_WORDS[word.lower()]
     return None
 
 
@@ -151,7 +160,9 @@ def _saved_splits(root: Path) -> dict[str, list[Path]]:
     try:
         names = json.loads((root / "dataset_dict.json").read_text(encoding="utf-8"))["splits"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise InputError(root / "dataset_dict.json", None, f"expected {{\"splits\": [...]}} ({exc})") from None
+        raise InputError(
+            root / "dataset_dict.json", None, f'expected {{"splits": [...]}} ({exc})'
+        ) from None
     return {str(name): _saved_files(root / str(name)) for name in names}
 
 
@@ -170,7 +181,9 @@ def _read_state(root: Path) -> dict[str, Any]:
 
 def _saved_files(folder: Path) -> list[Path]:
     state = _read_state(folder)
-    names = [entry.get("filename") for entry in state.get("_data_files") or [] if isinstance(entry, dict)]
+    names = [
+        entry.get("filename") for entry in state.get("_data_files") or [] if isinstance(entry, dict)
+    ]
     files = [folder / str(name) for name in names if name]
     if not files:
         files = sorted(folder.glob("*.arrow"))

@@ -46,56 +46,72 @@ PRESETS: dict[str, Preset] = {
     p.name: p
     for p in (
         Preset(
-            "vqa-rad", ("flaviagiammarino/vqa-rad",),
+            "vqa-rad",
+            ("flaviagiammarino/vqa-rad",),
             "VQA-RAD parquet (image, question, answer; splits train 1,793 / test 451)",
             "same items, ids and content hash as vqa-rad:DIR (MEVF) when the table carries "
             "qid, answer_type and the image file name as the image path; flaviagiammarino/vqa-rad "
             "has none of these, so its ids are row numbers, its answer_type is derived from "
             "yes/no (either/or CLOSED answers count as open) and its hash differs",
-            axes={"source": "vqa-rad", "lang": "en"}, id_column="qid",
+            axes={"source": "vqa-rad", "lang": "en"},
+            id_column="qid",
         ),
         Preset(
-            "pathvqa", ("flaviagiammarino/path-vqa",),
+            "pathvqa",
+            ("flaviagiammarino/path-vqa",),
             "PathVQA parquet (image, question, answer; train 19,654 / validation 6,259 / test 6,719)",
             "same items, ids and content hash as pathvqa:DIR when the table carries source_row, "
             "answer_type, question_type and the image path (images/test/…); "
             "flaviagiammarino/path-vqa has only image, question and answer, so its ids are row "
             "numbers and its hash differs (the native set is the 5,564-row aligned subset)",
             axes={"modality": "pathology", "source": "pathvqa", "lang": "en", "convert_rgb": "1"},
-            id_column="source_row", image_field="image",
+            id_column="source_row",
+            image_field="image",
         ),
         Preset(
-            "slake", ("BoKelvin/SLAKE",),
+            "slake",
+            ("BoKelvin/SLAKE",),
             "SLAKE release files (train/validate/test.json, imgs/ unpacked); ?lang=en|zh|all",
             "same items, ids and content hash as slake:DIR (the repo holds the release files)",
-            native="slake", native_options=("split", "lang"), question_files=("*.json", "imgs.zip"),
+            native="slake",
+            native_options=("split", "lang"),
+            question_files=("*.json", "imgs.zip"),
         ),
         Preset(
-            "omnimedvqa", ("foreverbeliever/OmniMedVQA",),
+            "omnimedvqa",
+            ("foreverbeliever/OmniMedVQA",),
             "OmniMedVQA release (QA_information/, Images/ unpacked); ?access=&dataset=",
             "same items, ids and content hash as omnimedvqa:DIR (the repo holds the release files)",
-            native="omnimedvqa", native_options=("access", "dataset"),
+            native="omnimedvqa",
+            native_options=("access", "dataset"),
             question_files=("QA_information/*/*.json",),
         ),
         Preset(
-            "medxpertqa", ("TsinghuaC3I/MedXpertQA",),
+            "medxpertqa",
+            ("TsinghuaC3I/MedXpertQA",),
             "MedXpertQA release (MM/ and Text/ JSONL, images/ unpacked); ?config=mm|text",
             "same items, ids and content hash as medxpertqa:DIR (the repo holds the release files)",
-            native="medxpertqa", native_options=("config", "split"),
+            native="medxpertqa",
+            native_options=("config", "split"),
             question_files=("*/*.jsonl", "*.jsonl"),
         ),
         Preset(
-            "mmbu", (),
+            "mmbu",
+            (),
             "MMBU public split (?preset=mmbu); its options are the judge's label set, never sent",
             "same items, ids and content hash as mmbu:DIR (the native loader reads the folder)",
-            native="mmbu", native_options=("template", "mode"),
+            native="mmbu",
+            native_options=("template", "mode"),
             question_files=("*.jsonl", "*.tsv", "*/*.jsonl", "*/*.tsv"),
         ),
         Preset(
-            "gmai", ("OpenGVLab/GMAI-MMBench",),
+            "gmai",
+            ("OpenGVLab/GMAI-MMBench",),
             "GMAI-MMBench TSVs in its Hub repo (?split=val|test); streaming reader, MD5 recognition",
             "same items, ids and content hash as gmai:FILE.tsv (the same TSV reader)",
-            native="gmai", native_options=(), question_files=("**/*.tsv",),
+            native="gmai",
+            native_options=(),
+            question_files=("**/*.tsv",),
         ),
     )
 }

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from medlens.core.errors import InputError, SpecError
-from medlens.core.items import ImageRef, Item
+from medlens.core.items import ImageRef, Item, ItemKind
 from medlens.sources import native
 
 ROLE_ALIASES: dict[str, tuple[str, ...]] = {
@@ -62,7 +62,9 @@ def find_roles(
     if found["question"] is None:
         raise SpecError(_missing("question", columns, where))
     if found["answer"] is None and "answer" not in overrides:
-        raise SpecError(_missing("answer", columns, where) + "; ?answer= (empty) reads a split without answers")
+        raise SpecError(
+            _missing("answer", columns, where) + "; ?answer= (empty) reads a split without answers"
+        )
     letters = {}
     if found["options"] is None:
         for column in columns:
@@ -82,7 +84,9 @@ def _column_for(
         if not wanted:
             return None
         if wanted not in columns:
-            raise SpecError(f"{where}: ?{role}={wanted}: no such column (columns: {', '.join(columns)})")
+            raise SpecError(
+                f"{where}: ?{role}={wanted}: no such column (columns: {', '.join(columns)})"
+            )
         return wanted
     folded = {fold(c): c for c in columns}
     for alias in (defaults.get(role, ""), *ROLE_ALIASES[role]):
@@ -121,9 +125,15 @@ def generic_item(
     meta.update(axes)
     if options:
         meta.setdefault("answer_type", "closed")
-        answer = None if raw is None else choice_answer(raw, options, path, f"{where}, field {roles.answer!r}")
-        kind = "multi_choice" if answer is not None and len(answer) > 1 else "choice"
-        return Item(item_id, question, kind, options=options, answer=answer, images=images, meta=meta)
+        answer = (
+            None
+            if raw is None
+            else choice_answer(raw, options, path, f"{where}, field {roles.answer!r}")
+        )
+        kind: ItemKind = "multi_choice" if answer is not None and len(answer) > 1 else "choice"
+        return Item(
+            item_id, question, kind, options=options, answer=answer, images=images, meta=meta
+        )
     answer_text = None if raw is None or not str(raw).strip() else str(raw).strip()
     if "answer_type" in meta:
         meta["answer_type"] = native.answer_type(meta["answer_type"], path, where)
