@@ -23,7 +23,7 @@ from typing import Any
 
 from medlens.core.errors import ItemError
 
-CHUNKS_KEPT = 4
+CHUNKS_KEPT = 2
 """Decoded parquet column chunks kept (one per row group); the oldest is dropped first."""
 
 _lock = threading.Lock()
@@ -69,7 +69,10 @@ def _parquet_cell(path: str, row: int, column: str) -> Any:
     key = (path, group, column)
     chunk = _chunks.get(key)
     if chunk is None:
-        chunk = handle.read_row_group(group, columns=[column]).column(0)
+        struct = handle.schema_arrow.field(column).type
+        only_bytes = getattr(struct, "num_fields", 0) and struct.get_field_index("bytes") >= 0
+        wanted = f"{column}.bytes" if only_bytes else column  # never the struct's other fields
+        chunk = handle.read_row_group(group, columns=[wanted]).column(0)
         _chunks[key] = chunk
         while len(_chunks) > CHUNKS_KEPT:
             _chunks.popitem(last=False)
