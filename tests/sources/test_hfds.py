@@ -285,3 +285,60 @@ def test_gmai_preset_reads_the_tsv_in_the_hub_repo(hub_cache: Path, tmp_path: Pa
     same_images(native, hub)
     with pytest.raises(InputError, match="no GMAI-MMBench TEST TSV"):
         load_benchmark(f"hfds:OpenGVLab/GMAI-MMBench?revision={COMMIT_A}&split=test")
+
+
+def _medlens(args: list[str], env: dict[str, str]) -> Any:
+    import os
+    import subprocess
+    import sys
+
+    full = {**os.environ, **env, "PYTHONPATH": os.pathsep.join(sys.path)}
+    return subprocess.run([sys.executable, "-m", "medlens", *args], capture_output=True, text=True,
+                          env=full, timeout=120, check=False)  # fmt: skip
+
+
+def _hub_files() -> dict[str, bytes]:
+    import io
+
+    import pyarrow.parquet as pq
+
+    buffer = io.BytesIO()
+    pq.write_table(
+        fx.vqarad_table(realdata_dir("vqa_rad"), native_fields=False).slice(0, 12), buffer
+    )
+    card = b"---\nconfigs:\n- config_name: default\n  data_files:\n  - split: test\n    path: data/test.parquet\n---\n"
+    return {"README.md": card, "data/test.parquet": buffer.getvalue()}
+
+
+def test_fetch_downloads_from_a_loopback_hub_verifies_and_then_reads_offline(
+    tmp_path: Path,
+) -> None:
+    from hub_server import COMMIT, serve_hub
+
+    cache = tmp_path / "cache"
+    with serve_hub(_hub_files()) as endpoint:
+        env = {"HF_ENDPOINT": endpoint, "HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "0"}
+        assert _medlens(["run", "--bench", "hfds:o/n", "--model", "oracle", "--out", str(tmp_path / "runs")],
+                        env).returncode == 2  # nothing downloads unless asked  # fmt: skip
+        fetched = _medlens(["fetch", "o/n"], env)
+    assert fetched.returncode == 0, fetched.stderr
+    provenance = json.loads(fetched.stdout)
+    assert provenance["commit"] == COMMIT and provenance["verified_files"] == 2
+    offline = {"HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
+    run = _medlens(["run", "--bench", "hfds:o/n", "--model", "oracle", "--out", str(tmp_path / "runs"),
+                    "--name", "r"], offline)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    source = json.loads((tmp_path / "runs" / "r" / "run.json").read_text())["benchmark_source"]
+    assert source["commit"] == COMMIT and source["repo"] == "o/n"
+
+
+def test_a_file_that_does_not_match_the_hubs_etag_is_refused(tmp_path: Path) -> None:
+    from hub_server import serve_hub
+
+    with serve_hub(_hub_files(), bad_etag="data/test.parquet") as endpoint:
+        env = {"HF_ENDPOINT": endpoint, "HF_HUB_CACHE": str(tmp_path / "c"), "HF_HUB_OFFLINE": "0"}
+        result = _medlens(["run", "--bench", "hfds:o/n?download=1", "--model", "oracle",
+                           "--out", str(tmp_path / "runs")], env)  # fmt: skip
+    assert result.returncode == 2
+    assert "sha256" in result.stderr or "download failed" in result.stderr
+    assert not (tmp_path / "runs").exists()

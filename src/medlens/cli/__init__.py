@@ -32,6 +32,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "medlens.cli.runs",
     "medlens.cli.study",
     "medlens.cli.view",
+    "medlens.cli.fetch",
 )
 
 for _module in COMMAND_MODULES:

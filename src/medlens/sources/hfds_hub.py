@@ -10,6 +10,7 @@ what it does hold.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,8 @@ class Location:
     commit: str | None = None
     """The commit the snapshot belongs to (the snapshot folder's name)."""
     downloaded: bool = False
+    verified: int | None = None
+    """Files whose sha256 was checked against the Hub's ETag after a download."""
 
     def provenance(self) -> dict[str, Any]:
         out: dict[str, Any] = {"root": str(self.root)}
@@ -42,7 +45,7 @@ class Location:
         elif self.commit is not None:
             out["commit"] = self.commit
         if self.downloaded:
-            out["downloaded"] = True
+            out.update(downloaded=True, verified_files=self.verified)
         return out
 
 
@@ -84,11 +87,36 @@ def _from_cache(repo: str, revision: str | None, download: bool) -> Location:
         raise InputError(cache_folder(repo), None, not_cached(repo, revision, download)) from None
     except (HfHubHTTPError, OSError, ValueError) as exc:
         raise InputError(repo, None, f"download failed ({_first_line(exc)})") from None
-    root = Path(folder).resolve() if not Path(folder).is_symlink() else Path(folder)
-    return Location(
-        root=Path(folder), repo=repo, revision=revision, commit=_snapshot_commit(root) or
-        Path(folder).name, downloaded=download,
-    )  # fmt: skip
+    except Exception as exc:  # a malformed Hub answer fails inside huggingface_hub
+        raise InputError(
+            repo, None, f"download failed ({type(exc).__name__}: {_first_line(exc)})"
+        ) from None
+    root = Path(folder)
+    verified = verify_snapshot(root, repo) if download else None
+    return Location(root=root, repo=repo, revision=revision, commit=_snapshot_commit(root) or root.name,
+                    downloaded=download, verified=verified)  # fmt: skip
+
+
+def verify_snapshot(root: Path, repo: str) -> int:
+    """Check every file of a downloaded snapshot against what the Hub reported: huggingface_hub
+    names each blob by the ETag the Hub sent, which is the file's sha256 for LFS files; a blob
+    named by a sha256 must hash to it. Returns the number of files checked."""
+    import hashlib
+
+    checked = 0
+    for link in sorted(p for p in root.rglob("*") if p.is_file()):
+        blob = Path(os.path.realpath(link))
+        if not re.fullmatch(r"[0-9a-f]{64}", blob.name):
+            continue
+        digest = hashlib.sha256()
+        with open(blob, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+        if digest.hexdigest() != blob.name:
+            raise InputError(link, None, f"downloaded from {repo} but its sha256 is not the "
+                             f"{blob.name[:12]}… the Hub reported; delete it and fetch again")  # fmt: skip
+        checked += 1
+    return checked
 
 
 def cache_folder(repo: str) -> Path:
