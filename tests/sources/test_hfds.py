@@ -342,3 +342,24 @@ def test_a_file_that_does_not_match_the_hubs_etag_is_refused(tmp_path: Path) -> 
     assert result.returncode == 2
     assert "sha256" in result.stderr or "download failed" in result.stderr
     assert not (tmp_path / "runs").exists()
+
+
+def test_slake_hub_copy_with_zipped_images_equals_the_unpacked_release(hub_cache: Path) -> None:
+    """BoKelvin/SLAKE ships imgs.zip; images are read from the zip, items equal slake:DIR's."""
+    import zipfile
+
+    root = realdata_dir("slake")
+    snapshot = hub_cache / "datasets--BoKelvin--SLAKE" / "snapshots" / COMMIT_A
+    snapshot.mkdir(parents=True)
+    shutil.copyfile(root / "test.json", snapshot / "test.json")
+    test = json.loads((root / "test.json").read_text(encoding="utf-8"))
+    folders = sorted({Path(r["img_name"]).parent.as_posix() for r in test})
+    with zipfile.ZipFile(snapshot / "imgs.zip", "w") as archive:
+        for folder in folders:
+            for name in ("source.jpg", "detection.json"):
+                archive.write(root / "imgs" / folder / name, f"imgs/{folder}/{name}")
+    native, native_hash = hashed(f"slake:{root}")
+    hub, hub_hash = hashed(f"hfds:BoKelvin/SLAKE?revision={COMMIT_A}")
+    assert len(hub) == 1061 and hub_hash == native_hash
+    assert hub[0].images[0].source == "zip"
+    same_images(native[::40], hub[::40])

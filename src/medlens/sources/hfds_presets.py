@@ -71,7 +71,7 @@ PRESETS: dict[str, Preset] = {
         Preset(
             "slake",
             ("BoKelvin/SLAKE",),
-            "SLAKE release files (train/validate/test.json, imgs/ unpacked); ?lang=en|zh|all",
+            "SLAKE release files (train/validate/test.json, imgs/ or the Hub's imgs.zip); ?lang=en|zh|all",
             "same items, ids and content hash as slake:DIR (the repo holds the release files)",
             native="slake",
             native_options=("split", "lang"),
