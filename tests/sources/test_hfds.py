@@ -267,9 +267,16 @@ def test_benchmarks_lists_hfds_and_its_presets() -> None:
     listing = json.loads(CliRunner().invoke(app, ["benchmarks", "--json"]).stdout)
     hfds = next(row for row in listing if row["name"] == "hfds")
     presets = {p["name"]: p for p in hfds["presets"]}
-    assert {"vqa-rad", "pathvqa", "slake", "omnimedvqa", "medxpertqa", "mmbu", "gmai"} <= set(
-        presets
-    )
+    assert {
+        "vqa-rad",
+        "pathvqa",
+        "slake",
+        "pmc-vqa",
+        "omnimedvqa",
+        "medxpertqa",
+        "mmbu",
+        "gmai",
+    } <= set(presets)
     assert "hash differs" in presets["vqa-rad"]["parity"]
 
 
@@ -363,3 +370,53 @@ def test_slake_hub_copy_with_zipped_images_equals_the_unpacked_release(hub_cache
     assert len(hub) == 1061 and hub_hash == native_hash
     assert hub[0].images[0].source == "zip"
     same_images(native[::40], hub[::40])
+
+
+def _pmcvqa_release(folder: Path, zipped: bool) -> list[dict[str, str]]:
+    """A PMC-VQA-format release (the Hub's CSV columns) over real VQA-RAD images."""
+    import csv
+    import zipfile
+
+    root = realdata_dir("vqa_rad")
+    names = sorted(p.name for p in (root / "VQA_RAD Image Folder").glob("*.jpg"))[:6]
+    choices = ["Diffuse uptake", "Focal uptake", "No uptake", "Cannot determine"]
+    rows = []
+    for number, name in enumerate(names):
+        label = "ABCD"[number % 4]
+        rows.append({"Figure_path": name, "Question": f"What pattern is seen ({number})?",
+                     "Answer": choices[number % 4], **{f"Choice {k}": f"{k}:{choices[i]}" for i, k in enumerate("ABCD")},
+                     "Answer_label": label, "split": "test"})  # fmt: skip
+    folder.mkdir(parents=True)
+    with open(folder / "test_clean.csv", "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    if zipped:
+        with zipfile.ZipFile(folder / "images.zip", "w") as archive:
+            for name in names:
+                archive.write(root / "VQA_RAD Image Folder" / name, f"images/{name}")
+    else:
+        (folder / "images").mkdir()
+        for name in names:
+            shutil.copyfile(root / "VQA_RAD Image Folder" / name, folder / "images" / name)
+    return rows
+
+
+def test_pmcvqa_hub_copy_with_zipped_images_equals_the_unpacked_release(
+    hub_cache: Path, tmp_path: Path
+) -> None:
+    snapshot = hub_cache / "datasets--xmcmic--PMC-VQA" / "snapshots" / COMMIT_A
+    rows = _pmcvqa_release(snapshot, zipped=True)
+    _pmcvqa_release(tmp_path / "unpacked", zipped=False)
+    native, native_hash = hashed(f"pmc-vqa:{tmp_path / 'unpacked'}")
+    hub, hub_hash = hashed(f"hfds:xmcmic/PMC-VQA?revision={COMMIT_A}")
+    assert hub_hash == native_hash and len(hub) == 6
+    assert [i.answer for i in hub] == [r["Answer_label"] for r in rows]
+    assert hub[0].options == {
+        "A": "Diffuse uptake",
+        "B": "Focal uptake",
+        "C": "No uptake",
+        "D": "Cannot determine",
+    }
+    assert {i.kind for i in hub} == {"choice"} and hub[0].images[0].source == "zip"
+    same_images(native, hub)

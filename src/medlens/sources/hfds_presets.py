@@ -78,6 +78,15 @@ PRESETS: dict[str, Preset] = {
             question_files=("*.json", "imgs.zip"),
         ),
         Preset(
+            "pmc-vqa",
+            ("xmcmic/PMC-VQA",),
+            "PMC-VQA release (test_clean.csv …, images.zip or images/); ?file=",
+            "same items, ids and content hash as pmc-vqa:DIR (the repo holds the release files)",
+            native="pmc-vqa",
+            native_options=("file",),
+            question_files=("*.csv",),
+        ),
+        Preset(
             "omnimedvqa",
             ("foreverbeliever/OmniMedVQA",),
             "OmniMedVQA release (QA_information/, Images/ unpacked); ?access=&dataset=",
