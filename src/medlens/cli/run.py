@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from medlens.cli.common import command, console, err_console, progress_bar
+from medlens.cli.tracking_option import LOG_HELP, log_after, log_target
 
 if TYPE_CHECKING:
     from medlens.execution.evaluate import RunOptions, RunOutcome
@@ -98,6 +99,7 @@ def run(
         str | None,
         typer.Option(help="With --dry-run: estimate the cost, input=USD_PER_1M,output=USD_PER_1M"),
     ] = None,
+    log: Annotated[str | None, typer.Option("--log", help=LOG_HELP)] = None,
 ) -> None:
     """Evaluate MODEL on BENCH; rerunning the same command resumes where it stopped.
 
@@ -111,6 +113,7 @@ def run(
     if values.get("exclude") is not None:
         values["exclude"] = str(values["exclude"])
     options = run_options(values)
+    tracking = log_target(values.get("log"))
     if price is not None and not dry_run:
         raise SpecError("--price estimates a run before it starts: use it with --dry-run")
     if dry_run:
@@ -129,7 +132,7 @@ def run(
             parse_spec(values["judge"]), values["judge_protocol"], options.concurrency,
             options.cache, bool(values.get("allow_self_judge")), options.model,
         )  # fmt: skip
-    run_and_summarise(options, float(values["max_error_rate"]), judging)
+    run_and_summarise(options, float(values["max_error_rate"]), judging, tracking)
 
 
 def single_specs(values: dict[str, Any]) -> dict[str, Any]:
@@ -169,8 +172,11 @@ def run_options(values: Mapping[str, Any]) -> RunOptions:
     return RunOptions(**parsed_run_values({k: v for k, v in values.items() if k in names}))
 
 
-def run_and_summarise(options: RunOptions, max_error_rate: float, judging: Any = None) -> None:
-    """Run, print the summary, judge the answers when asked, and exit 1 above the error rate."""
+def run_and_summarise(
+    options: RunOptions, max_error_rate: float, judging: Any = None, tracking: Any = None
+) -> None:
+    """Run, print the summary, judge the answers when asked, log to a tracker when asked, and
+    exit 1 above the error rate."""
     from medlens.report.text import summary_blocks
 
     outcome = evaluate_with_progress(options)
@@ -184,6 +190,7 @@ def run_and_summarise(options: RunOptions, max_error_rate: float, judging: Any =
 
         judged = judge_with_progress(replace(judging, run_dir=outcome.store.path))
         print_judge_summary(judged)
+    log_after(tracking, [outcome.store.path])
     error_rate = outcome.results["rates"]["error"]
     if error_rate > max_error_rate:
         from medlens.runs.retry import retry_hint
