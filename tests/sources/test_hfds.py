@@ -420,3 +420,19 @@ def test_pmcvqa_hub_copy_with_zipped_images_equals_the_unpacked_release(
     }
     assert {i.kind for i in hub} == {"choice"} and hub[0].images[0].source == "zip"
     same_images(native, hub)
+
+
+def test_unpack_writes_table_images_with_their_own_suffix(tmp_path: Path) -> None:
+    from medlens.cli import app
+
+    table = fx.vqarad_table(realdata_dir("vqa_rad")).slice(0, 5)
+    fx.write_repo(tmp_path / "repo", {"test": table})
+    result = CliRunner().invoke(
+        app, ["unpack", f"hfds:{tmp_path / 'repo'}", "--output", str(tmp_path / "out")]
+    )
+    assert result.exit_code == 0, result.output
+    written = sorted(p.suffix for p in (tmp_path / "out" / "images").iterdir())
+    assert written and set(written) == {".jpg"}
+    items = list(load_benchmark(f"jsonl:{tmp_path / 'out' / 'items.jsonl'}").items())
+    source = list(load_benchmark(f"hfds:{tmp_path / 'repo'}").items())
+    same_images(source, items)
