@@ -55,6 +55,7 @@ def image_bytes_of(value: Any, where: str) -> bytes:
 
 
 def _parquet_cell(path: str, row: int, column: str) -> Any:
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     if path not in _parquet_starts:
@@ -72,10 +73,11 @@ def _parquet_cell(path: str, row: int, column: str) -> Any:
         struct = handle.schema_arrow.field(column).type
         only_bytes = getattr(struct, "num_fields", 0) and struct.get_field_index("bytes") >= 0
         wanted = f"{column}.bytes" if only_bytes else column  # never the struct's other fields
-        chunk = handle.read_row_group(group, columns=[wanted]).column(0)
+        chunk = handle.read_row_group(group, columns=[wanted], use_threads=False).column(0)
         _chunks[key] = chunk
         while len(_chunks) > CHUNKS_KEPT:
             _chunks.popitem(last=False)
+            pa.default_memory_pool().release_unused()  # hand the dropped chunk's pages back
     _chunks.move_to_end(key)
     return chunk[row - starts[group]].as_py()
 
