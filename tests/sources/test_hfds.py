@@ -436,3 +436,9 @@ def test_unpack_writes_table_images_with_their_own_suffix(tmp_path: Path) -> Non
     items = list(load_benchmark(f"jsonl:{tmp_path / 'out' / 'items.jsonl'}").items())
     source = list(load_benchmark(f"hfds:{tmp_path / 'repo'}").items())
     same_images(source, items)
+
+
+def test_a_native_preset_option_on_a_table_is_refused(tmp_path: Path) -> None:
+    fx.write_repo(tmp_path / "r", {"test": pa.table({"question": ["q"], "answer": ["yes"]})})
+    with pytest.raises(SpecError, match="option\\(s\\) lang are for native presets"):
+        load_benchmark(f"hfds:{tmp_path / 'r'}?lang=zh")

@@ -24,8 +24,9 @@ from medlens.sources.hfds_layout import Layout, choose, read_layout
 from medlens.sources.hfds_presets import Preset, preset_for
 from medlens.sources.hfds_roles import ROLES, Roles, find_roles, generic_item
 
-OPTIONS = {"split", "config", "revision", "preset", "download", *ROLES,
-           "lang", "access", "dataset", "template", "mode"}  # fmt: skip
+NATIVE_OPTIONS = {"lang", "access", "dataset", "template", "mode", "file"}
+"""Options only native presets use (each passes its own on to its loader)."""
+OPTIONS = {"split", "config", "revision", "preset", "download", *ROLES, *NATIVE_OPTIONS}
 SPLITS = ("test", "validation", "train")
 
 
@@ -42,6 +43,11 @@ def load_hfds(spec: Spec) -> Benchmark:
 
 def _table_benchmark(spec: Spec, location: Location, preset: Preset | None) -> Benchmark:
     root = location.root
+    unused = sorted(NATIVE_OPTIONS & set(spec.options))
+    if unused:
+        raise SpecError(f"hfds:{spec.argument}: option(s) {', '.join(unused)} are for native "
+                        "presets; this dataset is read as a table (split, config, question, "
+                        "answer, image, options, id)")  # fmt: skip
     layout = read_layout(root)
     config, split, files = choose(layout, root, spec.option("config"), spec.option("split"))
     if not files:
