@@ -15,6 +15,13 @@ from medlens.cli import app
 pytest.importorskip("mlflow")
 
 
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Trackers write defaults (mlruns/, wandb/) under the working folder: keep it the test's."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+
+
 def _mlflow_runs(uri: str) -> list[object]:
     from mlflow import MlflowClient
 
