@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import re
 import shutil
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -290,20 +290,6 @@ def evaluate(
         raise
 
 
-def record_benchmark_source(
-    run: dict[str, Any], source: Mapping[str, Any], created: bool
-) -> None:
-    """Put where the benchmark's files came from into run.json: on creation, and on a resume
-    from other files (another revision, folder or loader) appended to
-    ``resumed_benchmark_sources`` so the first stays."""
-    if not source:
-        return
-    if created or "benchmark_source" not in run:
-        run["benchmark_source"] = dict(source)
-    elif run["benchmark_source"] != source:
-        run.setdefault("resumed_benchmark_sources", []).append(dict(source))
-
-
 def _remove_unstarted(path: Path, out: Path, out_existed: bool) -> None:
     """Bad input met by the first request (a rejected API key): leave no run behind."""
     records = path / "records.jsonl"
@@ -325,14 +311,14 @@ def _evaluate_locked(
     ],
     derive_results: DeriveResults,
 ) -> RunOutcome:
-    from medlens.runs.provenance import stamp_run
+    from medlens.runs.provenance import record_benchmark_source, stamp_run
 
     model, settings, probe = backend
     on_start, on_progress, note = callbacks
     created = not (path / "run.json").is_file()
     store = RunStore.open_or_create(path, spec, items)
     store.run["generation"] = generation_record(model, settings)  # what requests carry
-    record_benchmark_source(store.run, settings.benchmark_source, created)
+    record_benchmark_source(store.run, settings.benchmark_source, created)  # runs.provenance
     stamp_run(store, options.model, created)  # environment is not part of the spec hash
     for message in store.damaged:
         note(f"{message}; its item is run again")
