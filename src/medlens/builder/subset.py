@@ -36,7 +36,7 @@ from medlens.builder.output import (
     write_tsv,
 )
 from medlens.core.errors import InputError, ItemError, SpecError
-from medlens.core.items import Benchmark, BenchmarkInfo, ImageRef, Item, describe
+from medlens.core.items import CONTAINER_SOURCES, Benchmark, BenchmarkInfo, ImageRef, Item, describe
 from medlens.core.specs import Spec
 from medlens.execution.selection import Filter, Recipe, sample_ids
 from medlens.sources import load_benchmark
@@ -316,6 +316,9 @@ def _extension(ref: ImageRef) -> str:
 
     if ref.source in ("file", "dicom") and (suffix := Path(ref.path).suffix.lower()):
         return suffix
+    if ref.source in CONTAINER_SOURCES:  # a table cell or zip member: its name, else its bytes
+        suffix = Path(ref.name).suffix.lower()
+        return suffix if suffix else _sniffed(ref.read_bytes()[:132])
     head = ref.data[:132]
     if ref.source == "tsv" and ref.length:
         try:
@@ -324,6 +327,11 @@ def _extension(ref: ImageRef) -> str:
                 head = base64.b64decode(handle.read(min(ref.length, 176) // 4 * 4))
         except (OSError, binascii.Error, ValueError):
             return ".img"
+    return _sniffed(head)
+
+
+def _sniffed(head: bytes) -> str:
+    """The suffix the first bytes of an image say (``.img`` if unknown)."""
     if head[128:132] == b"DICM":
         return ".dcm"
     return next((suffix for magic, suffix in _MAGIC if head.startswith(magic)), ".img")

@@ -35,6 +35,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "medlens.cli.view",
     "medlens.cli.items",
     "medlens.cli.estimate",
+    "medlens.cli.fetch",
 )
 
 for _module in COMMAND_MODULES:

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from medlens.cli.common import SCORE_HELP, command, print_warnings
+from medlens.cli.tracking_option import LOG_HELP, log_after, log_target
 
 HELP = "Rank runs with rank intervals and tied groups; per-axis tables, pairs, correlations."
 
@@ -71,6 +72,7 @@ def board(
         Path | None, typer.Option("--output", "-o", help="Write to this file")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object")] = False,
+    log: Annotated[str | None, typer.Option("--log", help=LOG_HELP)] = None,
 ) -> None:
     """`medlens board` (help: HELP).
 
@@ -88,6 +90,7 @@ def board(
         raise MedlensError("--format xlsx is binary: give --output FILE")
     if base is not None and not across:
         raise SpecError("--base goes with --across (gains across benchmarks); use --pairs here")
+    tracking = log_target(log)
     options = BoardOptions(
         runs=list(runs), by=[a.strip() for a in by.split(",") if a.strip()], where=where,
         pairs=pairs, meta=meta, reference=reference, across=across, base=base, align=align,
@@ -120,6 +123,7 @@ def board(
 
         ids = result["difficulty"]["solved_by_all_ids"]
         _write(solved_by_all, solved_ids_text(ids).encode("utf-8"))
+    log_after(tracking, list(runs))
 
 
 def _warn_on_mixed_environments(result: dict[str, Any], runs: list[Path]) -> None:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from medlens.cli.common import command, console, err_console, progress_bar
+from medlens.cli.tracking_option import LOG_HELP, log_after, log_target
 
 if TYPE_CHECKING:
     from medlens.judges.options import JudgeOptions
@@ -67,6 +68,7 @@ def judge(
             "--retry-errors", help="Ask again every judgement without a verdict (unparseable too)"
         ),
     ] = False,
+    log: Annotated[str | None, typer.Option("--log", help=LOG_HELP)] = None,
 ) -> None:
     """`medlens judge` (help: HELP).
 
@@ -81,6 +83,7 @@ def judge(
         flag = "--allow-self-judge needs a judge: " if allow_self_judge else ""
         raise SpecError(f"{flag}give --judge SPEC (several --judge for a panel)")
     specs = tuple(parse_spec(text) for text in judge)
+    tracking = log_target(log)
     options = JudgeOptions(
         run_dir=run,
         judge=specs[0],
@@ -104,6 +107,7 @@ def judge(
     )
     outcome = judge_with_progress(options)
     print_judge_summary(outcome)
+    log_after(tracking, [run])
 
 
 def judge_with_progress(options: JudgeOptions) -> JudgeOutcome:

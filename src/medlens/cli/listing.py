@@ -38,6 +38,21 @@ def benchmarks(
         print(json.dumps(benchmark_listing(), indent=2, ensure_ascii=False))
         return
     _print_registry(SOURCES, "benchmarks (--bench SPEC)")
+    _print_hfds_presets()
+
+
+def _print_hfds_presets() -> None:
+    """The hfds: presets: which repo ids choose them, and whether they equal the native loader."""
+    from medlens.sources.hfds_presets import PRESETS
+
+    table = Table(title="hfds: presets (chosen by repo id, or ?preset=NAME)", title_justify="left")
+    table.add_column("preset")
+    table.add_column("repo ids", overflow="fold")
+    table.add_column("layout", overflow="fold")
+    table.add_column("same as the native loader?", overflow="fold")
+    for preset in PRESETS.values():
+        table.add_row(preset.name, ", ".join(preset.repos) or "-", preset.summary, preset.parity)
+    console.print(table)
 
 
 @command("models")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from medlens.cli.common import command, console, err_console, progress_bar
+from medlens.cli.tracking_option import LOG_HELP, log_after, log_target
 
 if TYPE_CHECKING:
     from medlens.execution.evaluate import RunOptions, RunOutcome
@@ -102,6 +103,7 @@ def run(
         list[Path] | None,
         typer.Option("--vocab", help="Extra vocabulary file (medlens vocab shows the layout)"),
     ] = None,
+    log: Annotated[str | None, typer.Option("--log", help=LOG_HELP)] = None,
 ) -> None:
     """Evaluate MODEL on BENCH; rerunning the same command resumes where it stopped.
 
@@ -116,6 +118,7 @@ def run(
         values["exclude"] = str(values["exclude"])
     values["vocab"] = tuple(str(path) for path in values.get("vocab") or ())
     options = run_options(values)
+    tracking = log_target(values.get("log"))
     if price is not None and not dry_run:
         raise SpecError("--price estimates a run before it starts: use it with --dry-run")
     if dry_run:
@@ -134,7 +137,7 @@ def run(
             parse_spec(values["judge"]), values["judge_protocol"], options.concurrency,
             options.cache, bool(values.get("allow_self_judge")), options.model,
         )  # fmt: skip
-    run_and_summarise(options, float(values["max_error_rate"]), judging)
+    run_and_summarise(options, float(values["max_error_rate"]), judging, tracking)
 
 
 def single_specs(values: dict[str, Any]) -> dict[str, Any]:
@@ -174,8 +177,11 @@ def run_options(values: Mapping[str, Any]) -> RunOptions:
     return RunOptions(**parsed_run_values({k: v for k, v in values.items() if k in names}))
 
 
-def run_and_summarise(options: RunOptions, max_error_rate: float, judging: Any = None) -> None:
-    """Run, print the summary, judge the answers when asked, and exit 1 above the error rate."""
+def run_and_summarise(
+    options: RunOptions, max_error_rate: float, judging: Any = None, tracking: Any = None
+) -> None:
+    """Run, print the summary, judge the answers when asked, log to a tracker when asked, and
+    exit 1 above the error rate."""
     from medlens.report.text import summary_blocks
 
     outcome = evaluate_with_progress(options)
@@ -189,6 +195,7 @@ def run_and_summarise(options: RunOptions, max_error_rate: float, judging: Any =
 
         judged = judge_with_progress(replace(judging, run_dir=outcome.store.path))
         print_judge_summary(judged)
+    log_after(tracking, [outcome.store.path])
     error_rate = outcome.results["rates"]["error"]
     if error_rate > max_error_rate:
         from medlens.runs.retry import retry_hint

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from medlens.cli.common import command, console, err_console
+from medlens.cli.tracking_option import LOG_HELP, log_after, log_target
 
 if TYPE_CHECKING:
     from medlens.study.conduct import PreparedStudy, StudyResult
@@ -48,6 +49,7 @@ def study(
     reports: Annotated[
         bool, typer.Option(help="Write each finished run's report.html (the index links them)")
     ] = True,
+    log: Annotated[str | None, typer.Option("--log", help=LOG_HELP)] = None,
 ) -> None:
     """Run every model on every benchmark of FILE, judge and board them; rerun to resume."""
     from medlens.study.conduct import prepare_study
@@ -59,6 +61,7 @@ def study(
         concurrency=concurrency, executor=executor, ray_address=ray_address, cache=cache,
         order=order, budget=budget, max_error_rate=max_error_rate, reports=reports,
     )  # fmt: skip
+    tracking = log_target(log)
     prepared = prepare_study(load_study(file), settings)
     for addition in prepared.additions:
         err_console.print(f"note: added since the study began: {addition}", highlight=False)
@@ -68,7 +71,17 @@ def study(
         print_dry_run(prepared)
         return
     result = conduct_with_progress(prepared)
+    log_after(tracking, finished_runs(prepared, result))
     finish(prepared, result)
+
+
+def finished_runs(prepared: PreparedStudy, result: StudyResult) -> list[Path]:
+    """The run folders of the runs that finished (with or without errored items)."""
+    from medlens.execution.evaluate import run_dir_of
+
+    states = {key: r.state for key, r in result.outcome.results.items()}
+    return [run_dir_of(job.options) for job in prepared.plan.selected_runs
+            if states.get(job.key) in ("done", "errors")]  # fmt: skip
 
 
 def conduct_with_progress(prepared: PreparedStudy) -> StudyResult:

@@ -55,7 +55,9 @@ READING_FIELDS: frozenset[str] = frozenset({"raw_answer", "options_text", "label
 folded yes/no gold, an options cell as written (``--prompt mmbu``), a judge's label set."""
 GRANULARITIES: tuple[str, ...] = ("image", "box", "mask", "contour")
 
-ImageSource = Literal["file", "dicom", "tsv", "bytes"]
+ImageSource = Literal["file", "dicom", "tsv", "bytes", "parquet", "arrow", "zip"]
+CONTAINER_SOURCES: tuple[str, ...] = ("parquet", "arrow", "zip")
+"""Sources read through :mod:`medlens.core.container_images` (a cell of a table, a zip member)."""
 
 
 @dataclass(frozen=True)
@@ -73,12 +75,19 @@ class ImageRef:
     """``bytes``: the encoded image itself."""
     name: str = ""
     """Stable identity of the image within its benchmark (file name, TSV index of the owning row)."""
+    entry: str = ""
+    """``parquet``/``arrow``: the image column (``offset`` is the row in the file); ``zip``: the
+    member name."""
 
     def read_bytes(self) -> bytes:
         """The encoded image bytes (PNG, JPEG, DICOM …); raises ItemError if unreadable."""
         try:
             if self.source == "bytes":
                 return self.data
+            if self.source in CONTAINER_SOURCES:
+                from medlens.core.container_images import read_container_image
+
+                return read_container_image(self.source, self.path, self.offset, self.entry)
             if self.source == "tsv":
                 if self.length == 0:
                     raise ItemError("image", f"image {self.name or self.path}: empty image cell")
@@ -101,6 +110,10 @@ class ImageRef:
             out["offset"], out["length"] = self.offset, self.length
         if self.source == "bytes":
             out["data"] = base64.b64encode(self.data).decode("ascii")
+        if self.source in CONTAINER_SOURCES:
+            out["entry"] = self.entry
+            if self.source != "zip":
+                out["offset"] = self.offset
         return out
 
     @classmethod
@@ -113,6 +126,7 @@ class ImageRef:
             length=int(data.get("length", 0)),
             data=base64.b64decode(raw) if raw else b"",
             name=data.get("name", ""),
+            entry=data.get("entry", ""),
         )
 
 
@@ -234,6 +248,9 @@ class Benchmark:
     description: str = ""
     source: Spec | None = field(default=None, repr=False)
     """The parsed spec it was loaded from (None for a benchmark built in code)."""
+    provenance: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    """Where its files came from, when the loader knows more than the spec says (``hfds:``:
+    repo, revision, commit, files and sizes); recorded in run.json, not in the run's spec."""
 
     def items(self) -> Iterator[Item]:
         return self.iter_items()

@@ -97,4 +97,8 @@ def describe_image(image: ImageRef) -> str:
     """Where an image is read from, as a person would look for it."""
     if image.source == "tsv":
         return f"{image.path} (base64 cell of row index {image.name})"
+    if image.source in ("parquet", "arrow"):
+        return f"{image.path} (row {image.offset}, column {image.entry}: {image.name})"
+    if image.source == "zip":
+        return f"{image.path} (member {image.entry})"
     return image.path or image.name or f"<{image.source} image>"

@@ -176,6 +176,7 @@ def prepare(
         prompt=options.prompt, extract=options.extract, concurrency=options.concurrency,
         probe=options.probe, seed=options.seed, strategy=strategy, exemplars=exemplars,
         vocab=options.vocab,
+        benchmark_source=benchmark.provenance,
     )  # fmt: skip
     spec = {
         "benchmark": info.to_json(),
@@ -321,13 +322,14 @@ def _evaluate_locked(
     ],
     derive_results: DeriveResults,
 ) -> RunOutcome:
-    from medlens.runs.provenance import stamp_run
+    from medlens.runs.provenance import record_benchmark_source, stamp_run
 
     model, settings, probe = backend
     on_start, on_progress, note = callbacks
     created = not (path / "run.json").is_file()
     store = RunStore.open_or_create(path, spec, items)
     store.run["generation"] = generation_record(model, settings)  # what requests carry
+    record_benchmark_source(store.run, settings.benchmark_source, created)  # runs.provenance
     stamp_run(store, options.model, created)  # environment is not part of the spec hash
     for message in store.damaged:
         note(f"{message}; its item is run again")

@@ -33,6 +33,9 @@ class RunSettings:
     """Few-shot exemplars chosen for the run (None unless the strategy asks for them)."""
     vocab: tuple[str, ...] = ()
     """``--vocab`` files answers are read with (set again in each Ray worker)."""
+    benchmark_source: Mapping[str, Any] = field(default_factory=dict)
+    """Where the benchmark's files came from (``Benchmark.provenance``): written to run.json as
+    ``benchmark_source``, never part of the spec or of a request."""
 
 
 def build_request(

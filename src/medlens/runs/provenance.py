@@ -274,6 +274,20 @@ def summary_lines(run: Mapping[str, Any], records: Iterable[Mapping[str, Any]]) 
     return lines
 
 
+def record_benchmark_source(
+    run: dict[str, Any], source: Mapping[str, Any], created: bool
+) -> None:
+    """Put where the benchmark's files came from into run.json: on creation, and on a resume
+    from other files (another revision, folder or loader) appended to
+    ``resumed_benchmark_sources`` so the first stays."""
+    if not source:
+        return
+    if created or "benchmark_source" not in run:
+        run["benchmark_source"] = dict(source)
+    elif run["benchmark_source"] != source:
+        run.setdefault("resumed_benchmark_sources", []).append(dict(source))
+
+
 def stamp_run(store: Any, model_spec: Spec, created: bool) -> None:
     """Record the environment in the run's run.json; warn about a changed one, and print a
     non-open source's access note once (when the run is created)."""

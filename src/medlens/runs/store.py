@@ -194,11 +194,29 @@ def check_same_spec(path: Path, spec: Mapping[str, Any]) -> None:
     if not (path / "run.json").is_file():
         return
     run = read_run_file(path)
-    if run.get("spec_hash") != spec_hash(spec):
+    if run.get("spec_hash") != spec_hash(spec) and not same_items_elsewhere(run["spec"], spec):
         raise RunMismatchError(
             f"{path} holds a run with a different spec "
             f"({describe_difference(run['spec'], spec)}); use another --name or delete the directory"
         )
+
+
+BENCHMARK_LOCATION = ("name", "spec", "description")
+"""Keys of a spec's benchmark that say where the items were read from, not what they are."""
+
+
+def same_items_elsewhere(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """True when two specs differ only in where the benchmark was read from: the same items
+    (content hash, count, split, axes) through another loader or folder, e.g. ``vqa-rad:DIR``
+    and ``hfds:REPO`` of the same release, or a data folder that moved. Such a run resumes."""
+    rest_old = {k: v for k, v in old.items() if k != "benchmark"}
+    rest_new = {k: v for k, v in new.items() if k != "benchmark"}
+    bench_old, bench_new = old.get("benchmark"), new.get("benchmark")
+    if rest_old != rest_new or not isinstance(bench_old, Mapping) or not isinstance(bench_new, Mapping):
+        return False
+    kept_old = {k: v for k, v in bench_old.items() if k not in BENCHMARK_LOCATION}
+    kept_new = {k: v for k, v in bench_new.items() if k not in BENCHMARK_LOCATION}
+    return bool(kept_old.get("content_hash")) and kept_old == kept_new
 
 
 def describe_difference(old: Mapping[str, Any], new: Mapping[str, Any], prefix: str = "") -> str:

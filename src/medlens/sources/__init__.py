@@ -176,6 +176,20 @@ SOURCES.add(
     "pileup:DIR",
     "variant calling from pileup images (labels.csv: hom-ref/het/hom-alt, SNV/indel F1)",
 )
+SOURCES.add(
+    "pmc-vqa",
+    "medlens.sources.pmcvqa:load_pmcvqa",
+    "pmc-vqa:DIR[?file=test_clean.csv|test.csv|test_2.csv|train.csv]",
+    "PMC-VQA 4-option MCQ (test_clean 2,000); images/ or images.zip as on the Hub",
+)
+SOURCES.add(
+    "hfds",
+    "medlens.sources.hfds:load_hfds",
+    "hfds:REPO_OR_DIR[?split=&config=&revision=&preset=&download=1&question=&answer=&image=&options=&id=]",
+    "a Hugging Face dataset: a repo id from the local Hub cache (offline; ?download=1 fetches), "
+    "a cloned dataset folder (parquet, the card's configs:) or a save_to_disk folder; presets "
+    "for VQA-RAD, PathVQA, SLAKE, PMC-VQA, OmniMedVQA, MedXpertQA, MMBU, GMAI-MMBench",
+)
 
 
 def load_benchmark(spec: Spec, *, lenient: bool = False) -> Benchmark:

@@ -70,9 +70,23 @@ def benchmark_listing() -> list[dict[str, str]]:
                 "access": card["access"],
                 "citation": card["citation"],
                 "homepage": card["homepage"],
+                **_extra_listing(entry.name),
             }
         )
     return rows
+
+
+def _extra_listing(name: str) -> dict[str, Any]:
+    """``hfds`` lists its presets (name, repo ids, layout, parity with the native loader)."""
+    if name != "hfds":
+        return {}
+    from medlens.sources.hfds_presets import PRESETS
+
+    return {"presets": [
+        {"name": p.name, "repos": list(p.repos), "layout": p.summary, "parity": p.parity,
+         "native": p.native}
+        for p in PRESETS.values()
+    ]}  # fmt: skip
 
 
 def access_note(card: Mapping[str, str]) -> str | None:

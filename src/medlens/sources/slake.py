@@ -16,6 +16,7 @@ from medlens.core.errors import InputError
 from medlens.core.items import Benchmark, Item
 from medlens.core.specs import Spec
 from medlens.sources import native
+from medlens.sources.zip_images import ZipImages
 
 SPLITS = ("train", "validate", "test")
 EXEMPLAR_SPLIT = "train"
@@ -28,7 +29,9 @@ def load_slake(spec: Spec) -> Benchmark:
     split = native.choose_option(spec, "split", SPLITS, "test")
     lang = native.choose_option(spec, "lang", LANGS, "en")
     path = native.first_existing([root / f"{split}.json"], f"SLAKE {split} file", root)
-    images = native.first_existing([root / "imgs"], "image folder", root)
+    found = native.first_existing([root / "imgs", root / "imgs.zip"], "image folder", root)
+    # The Hub copy (BoKelvin/SLAKE) ships the images zipped.
+    images: Path | ZipImages = ZipImages(found, "imgs") if found.suffix == ".zip" else found
 
     def iter_items() -> Iterator[Item]:
         boxes: dict[str, str] = {}
@@ -41,13 +44,28 @@ def load_slake(spec: Spec) -> Benchmark:
 
 
 def _item(
-    record: native.Record, path: Path, where: str, images: Path, split: str, boxes: dict[str, str]
+    record: native.Record,
+    path: Path,
+    where: str,
+    images: Path | ZipImages,
+    split: str,
+    boxes: dict[str, str],
 ) -> Item:
     image_name = native.text(record, "img_name", path, where)
-    image = native.file_image(images, image_name, path, where)
-    folder = str(Path(image.path).parent)
-    if folder not in boxes:
-        boxes[folder] = json.dumps(organ_boxes(Path(folder)), separators=(",", ":"))
+    # The image's folder as named, not as resolved: in a Hub-cache snapshot the image is a
+    # symlink into blobs/, and detection.json sits beside the link.
+    folder = Path(image_name.replace("\\", "/")).parent.as_posix()
+    if isinstance(images, ZipImages):
+        image = images.image(image_name, path, where)
+        if folder not in boxes:
+            found = images.read_json(f"{folder}/detection.json")
+            parsed = {} if found is None else parse_organ_boxes(found, images.path)
+            boxes[folder] = json.dumps(parsed, separators=(",", ":"))
+    else:
+        image = native.file_image(images, image_name, path, where)
+        if folder not in boxes:
+            parsed = organ_boxes(images / folder)
+            boxes[folder] = json.dumps(parsed, separators=(",", ":"))
     axes = {"source": "slake", "lang": native.text(record, "q_lang", path, where), "split": split,
             "image_id": image_name, "organ_boxes": boxes[folder]}  # fmt: skip
     return native.vqa_record_item(
@@ -60,7 +78,11 @@ def organ_boxes(image_folder: Path) -> dict[str, list[float]]:
     path = image_folder / "detection.json"
     if not path.is_file():
         return {}
-    data = native.read_json(path)
+    return parse_organ_boxes(native.read_json(path), path)
+
+
+def parse_organ_boxes(data: object, path: Path) -> dict[str, list[float]]:
+    """Organ → ``[x, y, w, h]`` from the parsed content of a ``detection.json``."""
     if not isinstance(data, list):
         raise InputError(path, None, "expected a list of {organ: [x, y, w, h]} objects")
     boxes: dict[str, list[float]] = {}
