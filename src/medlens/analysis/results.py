@@ -341,12 +341,15 @@ def add_strategy_results(
     results: dict[str, Any], spec: dict[str, Any], records: dict[str, Record]
 ) -> None:
     """The prompting strategy, self-consistency agreement, and why a split has no scores."""
-    from medlens.execution.strategies import consistency_summary
+    from medlens.execution.strategies import consistency_summary, refinement_summary
 
     results["strategy"] = (spec.get("strategy") or {}).get("name", "zero-shot")
     votes = consistency_summary(list(records.values()))
     if votes is not None:
         results["self_consistency"] = votes
+    refined = refinement_summary(list(records.values()))
+    if refined is not None:
+        results["ensemble_refinement"] = refined
     if not results["has_answers"]:
         results["no_answers_reason"] = no_answers_reason(spec["benchmark"]["name"])
 

@@ -24,7 +24,7 @@ from medlens.core.specs import Spec
 from medlens.execution.cache import with_cache
 from medlens.execution.dispatch import check_order, dispatch_order
 from medlens.execution.execute import run_local
-from medlens.execution.exemplars import Exemplars, load_exemplars
+from medlens.execution.exemplars import Exemplars, load_exemplars, require_reasoning
 from medlens.execution.generation import generation_record
 from medlens.execution.prompts import PROMPT_STYLES
 from medlens.execution.requests import RunSettings
@@ -59,7 +59,7 @@ class RunOptions:
     ray_address: str | None = None
     cache: bool = True
     strategy: Strategy = ZERO_SHOT
-    """``zero-shot|few-shot:K|cot|self-consistency:K``, joined by ``+``, parsed."""
+    """``zero-shot|few-shot:K|cot|self-consistency:K|ensemble-refinement:K``, joined by ``+``."""
     exemplars: Spec | None = None
     """Benchmark spec of few-shot exemplars (default: the split the loader names)."""
     where: str | None = None
@@ -108,7 +108,9 @@ def validate(options: RunOptions) -> None:
         raise SpecError(
             f"--concurrency {options.concurrency}: at most {MAX_CONCURRENCY} requests in flight"
         )
-    check_calls_per_item(f"--strategy {options.strategy.text}", options.strategy.samples, options.yes)
+    check_calls_per_item(
+        f"--strategy {options.strategy.text}", options.strategy.requests_per_item, options.yes
+    )
     check_run_path(options.out, options.name)
     if options.limit is not None and options.limit < 0:
         raise SpecError("--limit must not be negative")
@@ -222,7 +224,7 @@ def prepare_strategy(
     strategy = options.strategy
     if options.exemplars and not strategy.few_shot:
         raise SpecError("--exemplars is only used with --strategy few-shot:K")
-    if strategy.samples > 1 and not getattr(model, "honours_sampling", False):
+    if strategy.samples_answers and not getattr(model, "honours_sampling", False):
         raise SpecError(
             f"--strategy {strategy.text}: {options.model.name} cannot draw "
             "samples with their own temperature and seed (use an openai: backend)"
@@ -232,6 +234,8 @@ def prepare_strategy(
         exemplars = load_exemplars(
             options.bench, options.exemplars, items, strategy.few_shot, options.seed
         )
+        if strategy.cot:
+            require_reasoning(exemplars, strategy.text)
     return strategy, exemplars
 
 

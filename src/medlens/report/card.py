@@ -121,7 +121,8 @@ def _limit_rows(spec: dict[str, Any]) -> tuple[tuple[str, str], ...]:
 
 def _self_consistency(run: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     text = self_consistency_text(run.get("generation"))
-    return (("self-consistency", text),) if text else ()
+    refined = bool((run.get("generation") or {}).get("ensemble_refinement"))
+    return (("ensemble refinement" if refined else "self-consistency", text),) if text else ()
 
 
 def _recipe(spec: dict[str, Any]) -> str:

@@ -186,6 +186,14 @@ def strategy_text(results: dict[str, Any]) -> str:
             f"n={votes['n']}, unanimous {votes['unanimous']}, ties {votes.get('ties', 0)} "
             "(a tie goes to the answer drawn first)"
         )
+    refined = results.get("ensemble_refinement")
+    if refined:
+        low, high = refined["ci"]
+        text += (
+            f"; refined answer agrees with {refined['agreement']:.3f} [{low:.3f}, {high:.3f}] "
+            f"of its {refined['paths']} paths, n={refined['n']}, "
+            f"an answer no path gave: {refined['new_answer']}"
+        )
     return text
 
 
