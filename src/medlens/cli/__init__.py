@@ -16,6 +16,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "medlens.cli.slice",
     "medlens.cli.compare",
     "medlens.cli.explain",
+    "medlens.cli.chexpert",
     "medlens.cli.export",
     "medlens.cli.check",
     "medlens.cli.audit",

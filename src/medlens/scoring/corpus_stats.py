@@ -70,6 +70,31 @@ def _report_rows(rows: KindRows) -> None:
         rows.corpus[name] = (chexpert_stats(predicted, gold, chest, policy), f1_from_counts)
         rows.notes[name] = {"uncertain": policy, "labeller": "rule-based"}
         rows.only[name] = chest
+    add_label_f1_rows(rows, rule_labels(predicted, chest), rule_labels(gold, chest), chest)
+
+
+def rule_labels(texts: list[str], chest: np.ndarray) -> list[dict[str, int]]:
+    """The rule-based labeller's labels of the chest reports (no labels for the others)."""
+    from medlens.scoring.chexpert import chexpert_labels
+
+    return [chexpert_labels(t) if c else {} for t, c in zip(texts, chest.tolist(), strict=True)]
+
+
+def add_label_f1_rows(
+    rows: KindRows,
+    predicted: list[dict[str, int]],
+    gold: list[dict[str, int]],
+    chest: np.ndarray,
+    uncertain: str = "negative",
+    labeller: str = "rule-based",
+) -> None:
+    """The CheXpert-label F1s (``scoring.label_f1``: macro over 14, micro/macro over 5)."""
+    from medlens.scoring.label_f1 import label_f1_table, statistic_of
+
+    for name, (stats, average) in label_f1_table(predicted, gold, uncertain).items():
+        rows.corpus[name] = (stats, statistic_of(average))
+        rows.notes[name] = {"uncertain": uncertain, "labeller": labeller}
+        rows.only[name] = chest
 
 
 CHEXPERT_METRICS = {
