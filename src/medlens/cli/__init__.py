@@ -17,6 +17,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "medlens.cli.compare",
     "medlens.cli.explain",
     "medlens.cli.chexpert",
+    "medlens.cli.subgroups",
     "medlens.cli.export",
     "medlens.cli.check",
     "medlens.cli.audit",

@@ -199,6 +199,18 @@ def _cell(
     }
 
 
+def item_weights(
+    clusters: np.ndarray, n_resamples: int = N_RESAMPLES, seed: int = 0
+) -> list[np.ndarray]:
+    """(resamples × items) weights of cluster-bootstrap resamples (an item weighs as many times
+    as its cluster was drawn), in memory-bounded batches: the resamples every corpus statistic
+    and weighted metric here uses."""
+    codes = np.unique(clusters.astype(str), return_inverse=True)[1].ravel()
+    if codes.size == 0:
+        return []
+    return [counts[:, codes] for counts in _resample_counts(int(codes.max()) + 1, n_resamples, seed)]
+
+
 def _resample_counts(n_clusters: int, n_resamples: int, seed: int) -> list[np.ndarray]:
     """(rows × clusters) counts of each cluster in each resample, in memory-bounded batches."""
     rng = np.random.default_rng(seed)

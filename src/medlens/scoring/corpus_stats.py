@@ -136,6 +136,11 @@ def _label(text: str) -> str:
     return normalize_answer(text)
 
 
+def label_key(text: str) -> str:
+    """A class label as the classify metrics compare it (normalised)."""
+    return _label(text)
+
+
 def _classify_rows(rows: KindRows) -> None:
     labels = known_labels(rows.items)
     gold = [_label(gold_label(item)) for item in rows.items]
@@ -213,11 +218,14 @@ def weighted_auroc(
     """
     scores, labels = matrix[index], truth[index]
     classes = [1] if matrix.shape[1] == 2 else range(matrix.shape[1])
-    per_class = [_weighted_auc(scores[:, c], labels == c, weights) for c in classes]
+    per_class = [weighted_binary_auc(scores[:, c], labels == c, weights) for c in classes]
     return np.asarray(np.mean(per_class, axis=0))
 
 
-def _weighted_auc(score: np.ndarray, positive: np.ndarray, weights: np.ndarray) -> np.ndarray:
+def weighted_binary_auc(
+    score: np.ndarray, positive: np.ndarray, weights: np.ndarray
+) -> np.ndarray:
+    """AUROC of `score` for `positive` under each row of (resamples × items) `weights`."""
     order = np.argsort(score, kind="stable")
     sorted_score = score[order]
     starts = np.flatnonzero(np.r_[True, sorted_score[1:] != sorted_score[:-1]])
