@@ -64,10 +64,16 @@ def run(
     ] = False,
     strategy: Annotated[
         str,
-        typer.Option(help="zero-shot, few-shot:K, cot, self-consistency:K; combine with +"),
+        typer.Option(help="zero-shot, few-shot:K, cot, self-consistency:K, "
+                          "ensemble-refinement:K; combine with +"),
     ] = "zero-shot",
     exemplars: Annotated[
         str | None, typer.Option(help="Benchmark spec of few-shot exemplars (default: its own)")
+    ] = None,
+    model_info: Annotated[
+        str | None,
+        typer.Option(help="cutoff=YYYY-MM: the model's training cutoff, set beside the "
+                          "benchmark's release on the protocol card"),
     ] = None,
     where: Annotated[
         str | None, typer.Option(help="Only items matching, as in slice: 'modality=CT'")
@@ -101,7 +107,7 @@ def run(
 ) -> None:
     """Evaluate MODEL on BENCH; rerunning the same command resumes where it stopped.
 
-    Over 60 lines only because typer declares each of the 25 options in the signature; the
+    Over 60 lines only because typer declares each of the 26 options in the signature; the
     body merges the config file, then dry-runs, or runs (and judges) and summarises.
     """
     from medlens.cli.run_config import merged_options

@@ -18,6 +18,7 @@ from medlens.core.errors import MedlensError, SpecError
 from medlens.core.extras import check_run_extras
 from medlens.core.items import Benchmark, Item, describe
 from medlens.core.limits import check_calls_per_item
+from medlens.core.model_info import parse_model_info
 from medlens.core.names import check_folder_name
 from medlens.core.records import Record
 from medlens.core.specs import Spec
@@ -73,6 +74,8 @@ class RunOptions:
     are sent in, not part of the spec (records and scores are the same; see ``dispatch``)."""
     yes: bool = False
     """Confirms a strategy of more than MAX_SAMPLES calls per item (not part of the spec)."""
+    model_info: str | None = None
+    """``cutoff=YYYY-MM``: the model's training cutoff, kept in run.json (not the spec)."""
 
 
 @dataclass(frozen=True)
@@ -111,6 +114,8 @@ def validate(options: RunOptions) -> None:
     check_calls_per_item(
         f"--strategy {options.strategy.text}", options.strategy.requests_per_item, options.yes
     )
+    if options.model_info is not None:
+        parse_model_info(options.model_info)  # refused before anything is written
     check_run_path(options.out, options.name)
     if options.limit is not None and options.limit < 0:
         raise SpecError("--limit must not be negative")
@@ -321,6 +326,8 @@ def _evaluate_locked(
     created = not (path / "run.json").is_file()
     store = RunStore.open_or_create(path, spec, items)
     store.run["generation"] = generation_record(model, settings)  # what requests carry
+    if options.model_info:  # describes the model, not the run: outside the spec hash
+        store.run["model_info"] = parse_model_info(options.model_info)
     stamp_run(store, options.model, created)  # environment is not part of the spec hash
     for message in store.damaged:
         note(f"{message}; its item is run again")

@@ -124,6 +124,7 @@ def models_table(board: dict[str, Any]) -> BoardTable:
         f"{SMALL}: n < 50 or items from under 10 images",
     ]
     notes += [f"{run}: {label}" for run, label in (board.get("not_comparable") or {}).items()]
+    notes += list(board.get("near_ceiling") or [])
     dropped = {run: k for run, k in board["align"]["dropped"].items() if k}
     if dropped:
         listing = ", ".join(f"{run} {k}" for run, k in dropped.items())

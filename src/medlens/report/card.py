@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from medlens.checks.contamination import cutoff_text, isolation_text
 from medlens.execution.generation import generation_text, self_consistency_text
 from medlens.judges.identity import fingerprint_lines
 from medlens.runs.recorded import run_card
@@ -101,6 +102,8 @@ def _rows(run: dict[str, Any], run_dir: Path, n_records: int) -> tuple[tuple[str
         ("generation parameters", generation_text(run.get("generation"), spec.get("params") or {})),
         *_limit_rows(spec),
         *_self_consistency(run),
+        ("training cutoff vs release", cutoff_text(run)),
+        ("isolation", isolation_text(spec)),
     )
 
 

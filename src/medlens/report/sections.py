@@ -370,9 +370,11 @@ def _dynamic_limitations(results: dict[str, Any], axes: dict[str, list[AxisRow]]
         )
     if counts["pending"]:
         notes.append(f"{counts['pending']} items have not been run yet.")
+    from medlens.checks.contamination import near_ceiling
     from medlens.runs.health import health_lines
 
     notes.extend(f"{line}." for line in health_lines(results.get("health")))
+    notes.extend(f"{line}." for line in near_ceiling((results.get("by") or {}).get("source", {})))
     return notes
 
 
