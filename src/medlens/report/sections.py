@@ -331,6 +331,10 @@ def closed_open_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]
             f"{percent(cell.get('open'))} ({cell.get('n_open', 0)})",
             "–" if delta is None else f"{100 * delta:+.1f} [{ci}]",
         ))  # fmt: skip
+    across = results.get("closed_open_task_mean")
+    if across:
+        rows.append((f"mean over {across['tasks']} tasks (each weighs the same)", "–", "–",
+                     f"{100 * across['delta']:+.1f} [{fmt_diff_ci(across['ci'], 100)}]"))  # fmt: skip
     return rows
 
 

@@ -124,6 +124,10 @@ def detail_lines(results: dict[str, Any]) -> list[str]:
             f"closed {gap['closed']:.3f} (n={gap['n_closed']}) vs open {gap['open']:.3f} "
             f"(n={gap['n_open']}): Δ {gap['delta']:+.3f}, 95% CI {fmt_diff_ci(gap.get('delta_ci'))}"
         )
+    if results.get("closed_open_task_mean"):
+        from medlens.analysis.task_mean import task_mean_text
+
+        lines.append(task_mean_text(results["closed_open_task_mean"]))
     box = results.get("box_image_gap")
     if box:
         lines.append(
