@@ -33,7 +33,7 @@ def test_the_watch_calls_out_once_above_five_percent_and_stops_above_the_limit()
     quiet = RetryWatch()
     assert not any(quiet.add({"retries": {"rate_limit": 1} if i % 25 == 24 else {}}) for i in range(50))
     strict = RetryWatch(limit=0.05)
-    with pytest.raises(RetryRateExceeded, match="--max-retry-rate 0.05"):
+    with pytest.raises(RetryRateExceeded, match=r"--max-retry-rate 0\.05"):
         for i in range(40):
             strict.add({"retries": {"server": 1} if i % 5 == 0 else {}})
     assert retry_rate_line(5, 100) is None and retry_rate_line(6, 100) is not None
