@@ -18,6 +18,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "medlens.cli.explain",
     "medlens.cli.chexpert",
     "medlens.cli.subgroups",
+    "medlens.cli.overlap",
     "medlens.cli.export",
     "medlens.cli.check",
     "medlens.cli.audit",
