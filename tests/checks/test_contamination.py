@@ -105,3 +105,10 @@ def test_the_ceiling_needs_n_50_and_98_percent() -> None:
 def test_a_refused_run_option_changes_nothing(tmp_path: Path) -> None:
     result = invoke_run("demo", "first", tmp_path, "x", "--model-info", "vendor=acme")
     assert result.exit_code == 2 and not (tmp_path / "x").exists()
+
+
+def test_the_oracle_which_reads_the_gold_is_never_flagged(tmp_path: Path) -> None:
+    run = named_run(_two_sources(tmp_path), "oracle", tmp_path / "runs", "oracle")
+    assert "near the ceiling" not in _report(run)
+    board = CliRunner().invoke(app, ["board", str(run), "--json"])
+    assert "near_ceiling" not in json.loads(board.stdout)

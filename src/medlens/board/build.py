@@ -169,13 +169,15 @@ def near_ceiling_sources(
 ) -> list[str]:
     """Each run's sources scored ≥ 98% with n ≥ 50 (``checks.contamination``), as notes."""
     from medlens.board import axes as axes_module
-    from medlens.checks.contamination import near_ceiling
+    from medlens.checks.contamination import near_ceiling, reads_gold
 
     if "source" not in aligned.meta:
         return []
     table = by.get("source") or axes_module.by_axis(aligned, ["source"], min_n)["source"]
     notes = []
     for index, run in enumerate(aligned.runs):
+        if reads_gold(str(run.spec.get("model", ""))):
+            continue
         cells = {value: cells[index] for value, cells in table.items()}
         notes += [f"{run.run}: {note}" for note in near_ceiling(cells)]
     return notes

@@ -11,7 +11,8 @@ the run's exemplars came from the evaluated split, and sources scored near the c
   that; questions equal to an evaluated one are dropped in every case).
 - A source (``meta["source"]``) scored ≥ :data:`CEILING` with n ≥ :data:`CEILING_MIN_N` is
   flagged in reports and boards: a score that high on a public source is what memorised items
-  look like, and worth a look before it is read as skill.
+  look like, and worth a look before it is read as skill (``oracle``, which answers from the
+  gold, is never flagged).
 """
 
 from __future__ import annotations
@@ -22,7 +23,10 @@ from typing import Any
 
 from medlens.core.model_info import parse_model_info
 
-__all__ = ["CEILING", "RELEASES", "cutoff_text", "isolation_text", "near_ceiling", "parse_model_info"]
+__all__ = [
+    "CEILING", "RELEASES", "cutoff_text", "isolation_text", "near_ceiling", "parse_model_info",
+    "reads_gold",
+]  # fmt: skip
 
 CEILING = 0.98
 CEILING_MIN_N = 50
@@ -79,6 +83,15 @@ def isolation_text(spec: Mapping[str, Any]) -> str:
         f"exemplars came from {where}, not the evaluated split {evaluated!r}; any exemplar whose "
         "question equals an evaluated one was dropped"
     )
+
+
+GOLD_READERS = ("oracle",)
+"""Baselines that answer from the gold: their ceiling is by construction, never flagged."""
+
+
+def reads_gold(model_spec: str) -> bool:
+    """Whether a run's model is a baseline that answers from the gold (``oracle``)."""
+    return str(model_spec).split(":", 1)[0].split("?", 1)[0] in GOLD_READERS
 
 
 def near_ceiling(cells: Mapping[str, Mapping[str, Any]], score_key: str = "score") -> list[str]:

@@ -374,11 +374,13 @@ def _dynamic_limitations(results: dict[str, Any], axes: dict[str, list[AxisRow]]
         )
     if counts["pending"]:
         notes.append(f"{counts['pending']} items have not been run yet.")
-    from medlens.checks.contamination import near_ceiling
+    from medlens.checks.contamination import near_ceiling, reads_gold
     from medlens.runs.health import health_lines
 
     notes.extend(f"{line}." for line in health_lines(results.get("health")))
-    notes.extend(f"{line}." for line in near_ceiling((results.get("by") or {}).get("source", {})))
+    if not reads_gold(str(results["spec"].get("model", ""))):
+        sources = (results.get("by") or {}).get("source", {})
+        notes.extend(f"{line}." for line in near_ceiling(sources))
     return notes
 
 
