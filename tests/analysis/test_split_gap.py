@@ -55,3 +55,16 @@ def test_a_gap_beyond_two_points_is_called_out(tmp_path: Path) -> None:
     assert "warning: val/test gap of 10.0 points" in text.output
     close = named_run(_split_file(tmp_path / "runs", "test", 79), "first", tmp_path / "r2", "t")
     assert _compare(val, close)["alert"] is None
+
+
+def test_an_across_board_calls_out_one_models_split_gap(tmp_path: Path) -> None:
+    val = named_run(_split_file(tmp_path, "val", 80), "first", tmp_path / "runs", "val")
+    test = named_run(_split_file(tmp_path, "test", 70), "first", tmp_path / "runs", "test")
+    board = CliRunner().invoke(app, ["board", str(val), str(test), "--across", "--json"])
+    assert board.exit_code == 0, board.output
+    gaps = json.loads(board.stdout)["across"]["split_gaps"]
+    assert len(gaps) == 1 and gaps[0]["splits"] == ["val", "test"]
+    assert gaps[0]["gap"] == pytest.approx(0.10) and "beyond 2 points" in gaps[0]["alert"]
+    assert gaps[0]["ci"] == pytest.approx(_compare(val, test)["ci"])
+    text = CliRunner().invoke(app, ["board", str(val), str(test), "--across"])
+    assert "val − test +10.0 points" in text.output and "beyond 2 points" in text.output

@@ -41,18 +41,33 @@ def split_gap(run_a: Path, run_b: Path) -> dict[str, Any]:
         "scores": [c.get("score") for c in cells], "n": [c.get("n") for c in cells],
         "cis": [c.get("ci") for c in cells], "gap": None, "ci": None, "alert": None,
     }  # fmt: skip
-    if any(c.get("score") is None or not c.get("ci") for c in cells):
+    found = unpaired_gap(cells[0], cells[1])
+    if found is None:
         return out
-    gap = float(cells[0]["score"]) - float(cells[1]["score"])
-    se = math.sqrt(sum(((c["ci"][1] - c["ci"][0]) / (2 * Z95)) ** 2 for c in cells))
-    out.update(gap=gap, ci=[gap - Z95 * se, gap + Z95 * se])
-    if abs(gap) > GAP_ALERT:
-        out["alert"] = (
-            f"{splits[0]}/{splits[1]} gap of {100 * abs(gap):.1f} points between two runs of one "
-            f"model is beyond {100 * GAP_ALERT:.0f} points: the splits differ in difficulty or "
-            "mix, or the model may have seen one; a score on one split does not stand for the other"
-        )
+    out.update(gap=found[0], ci=found[1], alert=gap_alert(splits, found[0]))
     return out
+
+
+def unpaired_gap(
+    a: Mapping[str, Any], b: Mapping[str, Any], score_key: str = "score"
+) -> tuple[float, list[float]] | None:
+    """A − B of two independent cells (score, ci) with a normal interval; None without both."""
+    if any(c.get(score_key) is None or not c.get("ci") for c in (a, b)):
+        return None
+    gap = float(a[score_key]) - float(b[score_key])
+    se = math.sqrt(sum(((c["ci"][1] - c["ci"][0]) / (2 * Z95)) ** 2 for c in (a, b)))
+    return gap, [gap - Z95 * se, gap + Z95 * se]
+
+
+def gap_alert(splits: list[str], gap: float) -> str | None:
+    """The call-out of a gap beyond GAP_ALERT between one model's two splits, else None."""
+    if abs(gap) <= GAP_ALERT:
+        return None
+    return (
+        f"{splits[0]}/{splits[1]} gap of {100 * abs(gap):.1f} points between two runs of one "
+        f"model is beyond {100 * GAP_ALERT:.0f} points: the splits differ in difficulty or "
+        "mix, or the model may have seen one; a score on one split does not stand for the other"
+    )
 
 
 def split_gap_lines(result: Mapping[str, Any]) -> list[str]:

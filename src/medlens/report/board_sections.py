@@ -291,6 +291,13 @@ def across_table(matrix: dict[str, Any]) -> BoardTable:
         rows.append(row)
     base = matrix["base"]
     notes = ["score [95% CI], n" + (f"; gain vs {base} in points [paired 95% CI]" if base else "")]
+    for gap in matrix.get("split_gaps") or []:
+        low, high = gap["ci"]
+        notes.append(
+            f"{gap['model']}: {gap['splits'][0]} − {gap['splits'][1]} {100 * gap['gap']:+.1f} "
+            f"points [{100 * low:+.1f}, {100 * high:+.1f}] (unpaired)"
+            + (f" — {gap['alert']}" if gap["alert"] else "")
+        )
     return BoardTable("across", "Models × benchmarks", headers, rows, notes)
 
 
