@@ -151,6 +151,9 @@ class ServerConfig:
     """Alternatives offered in ``top_logprobs`` when a request asks for ``logprobs``."""
     answer_probability: float = 0.6
     """Probability the answer token gets among its alternatives; the rest share what is left."""
+    probability: Callable[[ChatRequest], float] | None = None
+    """When set, the answer token's probability per request (in place of `answer_probability`):
+    scores that vary from item to item, for ROC operating points."""
     served_model: str | None = None
     """The ``model`` the answers name (None: the requested one), e.g. a new checkpoint."""
     system_fingerprint: str | None = None
@@ -320,8 +323,9 @@ def token_logprobs(answer: str, request: ChatRequest, config: ServerConfig) -> d
 
     top = int(request.body.get("top_logprobs") or 1)
     others = [t for t in config.logprob_tokens if t != answer][: max(0, top - 1)]
-    rest = (1.0 - config.answer_probability) / max(1, len(others))
-    alternatives = [{"token": answer, "logprob": math.log(config.answer_probability)}]
+    chosen = config.probability(request) if config.probability else config.answer_probability
+    rest = (1.0 - chosen) / max(1, len(others))
+    alternatives = [{"token": answer, "logprob": math.log(chosen)}]
     alternatives += [{"token": t, "logprob": math.log(rest)} for t in others]
     first = {"token": answer, "logprob": alternatives[0]["logprob"], "top_logprobs": alternatives}
     return {"content": [first]}

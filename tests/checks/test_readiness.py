@@ -101,3 +101,19 @@ def test_check_json_on_real_slake_reports_readiness() -> None:
     assert by_number[18]["status"] == "fail"  # the Chinese half of SLAKE
     assert by_number[18]["evidence"].startswith("1033 item(s) hold non-Latin script")
     assert readiness["data"]["computed"] == 13
+
+
+def test_readiness_is_printed_out_of_24_with_the_items_that_need_a_human() -> None:
+    folder = realdata_dir("vqa_rad")
+    proc = subprocess.run(
+        [sys.executable, "-m", "medlens", "check", f"vqa-rad:{folder}", "--sample", "4", "--json"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    readiness = next(c for c in json.loads(proc.stdout)["checks"] if c["name"] == "readiness")
+    passed = sum(1 for entry in readiness["data"]["items"] if entry["status"] == "pass")
+    assert readiness["data"]["score"] == f"{passed}/24"
+    assert readiness["summary"].startswith(
+        f"DAIMS data readiness {passed}/24 ({passed} of 13 computable items pass; "
+        "items 1, 5, 6, 10, 11, 14, 15, 16, 19, 22, 23 need a human)")  # fmt: skip
+    human = [d for d in readiness["details"] if "[needs a human]" in d]
+    assert len(human) == 11 and human[0] == " 1. [needs a human] " + DAIMS_ITEMS[0]

@@ -326,12 +326,12 @@ def test_dry_run_shows_the_exemplar_turns_and_estimates_the_cost(tmp_path: Path)
     bench = f"mmlu:{realdata_dir('mmlu_medical')}?subjects=anatomy"
     model = "openai:m?base_url=http://127.0.0.1:9/v1&max_tokens=16"
     args = ["run", "--bench", bench, "--model", model, "--out", str(tmp_path / "runs"),
-            "--strategy", "few-shot:2+cot", "--dry-run", "--price", "input=2,output=10"]  # fmt: skip
+            "--strategy", "few-shot:2", "--dry-run", "--price", "input=2,output=10"]  # fmt: skip
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     first = result.output.split("--- item")[1]
     assert first.count("[exemplar") == 4  # two solved user/assistant pairs before the item
-    assert first.count("step by step") == 1  # exemplar turns carry no reasoning request
+    assert first.count("step by step") == 0
     assert "estimated cost of 135 items" in result.output
     assert "16 output tokens per answer" in result.output
     assert not (tmp_path / "runs").exists()

@@ -56,6 +56,8 @@ def test_health_lines_state_shares_of_requests_and_errors_per_type() -> None:
         "model again)",
         "errored: 2 (server 1, timeout 1)",
         "faults over 11 requests (retried): 27% server errors, 18% rate-limited, 9% timed out",
+        "retry rate 54.5% (6 of 11 requests were retries) is above 5%: stop and look at the "
+        "server before trusting the run's latency, cost or completeness",
         "the server-reported model changed within this run: m1 (1 answers), m2 (1 answers)",
         "damaged record line: records.jsonl, line 3: damaged",
     ]

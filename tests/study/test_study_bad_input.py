@@ -72,6 +72,12 @@ CASES = [
     (replace("rand = ", "r--x = "), 3, "models.r--x", "'--' joins model and benchmark"),
     (replace("limit = 5", "limit = -1"), 6, "benchmarks.demo.limit", "expected at least 0"),
     (replace("concurrency = 4", "concurrency = 0"), 4, "models.first.concurrency", "at least 1"),
+    (
+        replace("concurrency = 4", 'concurrency = 4, training_cutoff = "2024"'),
+        4,
+        "models.first.training_cutoff",
+        "not a month YYYY-MM",
+    ),
     (replace('"random"', '"random?seed=1&seed=2"'), 3, "models.rand", "given more than once"),
     (
         replace('"random"', '"random?seed=x"'),

@@ -160,3 +160,15 @@ def test_a_rerun_of_a_finished_study_touches_no_run_and_calls_no_judge(tmp_path:
     assert '<a href="runs/replayed--open/report.html">report</a>' in (
         tmp_path / "studies" / "j" / "study.html"
     ).read_text(encoding="utf-8")
+
+
+def test_a_models_training_cutoff_reaches_its_runs_but_not_their_identity(tmp_path: Path) -> None:
+    models = {"first": {"spec": "first", "training_cutoff": "2025-03"}, "rand": "random"}
+    result = study(tmp_path, models=models, benchmarks={"demo": {"spec": "demo", "limit": 5}},
+                   boards=[])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    runs = tmp_path / "studies" / "s" / "runs"
+    assert read(runs / "first--demo" / "run.json")["model_info"] == {"training_cutoff": "2025-03"}
+    assert "model_info" not in read(runs / "rand--demo" / "run.json")
+    record = read(tmp_path / "studies" / "s" / "study.json")
+    assert record["identity"]["models"]["first"] == {"spec": "first"}

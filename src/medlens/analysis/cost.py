@@ -302,6 +302,19 @@ def estimate_prompt_cost(
     }
 
 
+def strategy_estimate(estimate: Mapping[str, Any], requests: int, paths_read: int) -> dict[str, Any]:
+    """`estimate` (one request per item) scaled to a strategy's `requests` per item, where the
+    last request also reads `paths_read` earlier answers as input (ensemble refinement's K
+    paths, each assumed as long as an answer)."""
+    tokens, items = estimate["tokens"], estimate["items"]
+    answer = float(estimate["assumptions"]["output_tokens_per_item"])
+    scaled = {
+        "input": tokens["input"] * requests + answer * paths_read * items,
+        "output": tokens["output"] * requests,
+    }
+    return {**estimate, "tokens": scaled, "requests_per_item": requests}
+
+
 def cost_lines(result: Mapping[str, Any]) -> list[str]:
     """What `medlens cost` prints."""
     model = result["tokens"]["model"]

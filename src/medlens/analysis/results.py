@@ -296,6 +296,11 @@ def add_run_sections(
     if spec.get("probe"):
         results["leakage_suspects"] = probe_suspects(spec["probe"], results)
     add_strategy_results(results, spec, records)
+    from medlens.analysis.task_mean import task_mean_delta  # MMBU's across-task mean Δ
+
+    across = task_mean_delta(results.get("closed_open"))
+    if across is not None:
+        results["closed_open_task_mean"] = across
     from medlens.runs.provenance import served_summary  # issue 16: what ran, beside what it scored
 
     results["environment"] = store.run.get("environment")
@@ -306,12 +311,15 @@ def add_strategy_results(
     results: dict[str, Any], spec: dict[str, Any], records: dict[str, Record]
 ) -> None:
     """The prompting strategy, self-consistency agreement, and why a split has no scores."""
-    from medlens.execution.strategies import consistency_summary
+    from medlens.execution.strategies import consistency_summary, refinement_summary
 
     results["strategy"] = (spec.get("strategy") or {}).get("name", "zero-shot")
     votes = consistency_summary(list(records.values()))
     if votes is not None:
         results["self_consistency"] = votes
+    refined = refinement_summary(list(records.values()))
+    if refined is not None:
+        results["ensemble_refinement"] = refined
     if not results["has_answers"]:
         results["no_answers_reason"] = no_answers_reason(spec["benchmark"]["name"])
 

@@ -53,7 +53,35 @@ def across(
         if base_run is not None and base_run is not run:
             cell["gain"] = _gain(base_run, run, n_resamples, seed, where)
         cells.append(cell)
-    return {"benchmarks": benchmarks, "models": models, "base": base_model, "cells": cells}
+    matrix = {"benchmarks": benchmarks, "models": models, "base": base_model, "cells": cells}
+    gaps = split_gaps(run_of, cells)
+    if gaps:  # one model on two splits of one benchmark: the VAL/TEST gap
+        matrix["split_gaps"] = gaps
+    return matrix
+
+
+def split_gaps(
+    run_of: dict[tuple[str, str], BoardRun], cells: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Per model, every pair of its runs on two splits of one benchmark: the unpaired gap
+    (``analysis.split_gap``), with the call-out beyond 2 points."""
+    from medlens.analysis.split_gap import gap_alert, unpaired_gap
+
+    cell_of = {(c["model"], c["benchmark"]): c for c in cells}
+    out = []
+    keys = list(run_of)
+    for i, (model, bench_a) in enumerate(keys):
+        for model_b, bench_b in keys[i + 1 :]:
+            a, b = run_of[(model, bench_a)].benchmark, run_of[(model_b, bench_b)].benchmark
+            if model_b != model or a.get("name") != b.get("name") or a.get("split") == b.get("split"):
+                continue
+            found = unpaired_gap(cell_of[(model, bench_a)], cell_of[(model, bench_b)])
+            if found is None:
+                continue
+            splits = [str(a.get("split")), str(b.get("split"))]
+            out.append({"model": model, "splits": splits, "gap": found[0], "ci": found[1],
+                        "alert": gap_alert(splits, found[0])})  # fmt: skip
+    return out
 
 
 def _base_model(base: str | None, runs: Sequence[BoardRun], models: list[str]) -> str | None:

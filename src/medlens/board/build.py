@@ -145,6 +145,9 @@ def _board(aligned: Aligned, options: BoardOptions, published: Published) -> dic
     }  # fmt: skip
     if published.table is not None and options.layout is None and not published.models:
         board["reference_table"] = reference_table_json(published.table)
+    flagged = near_ceiling_sources(aligned, by, options.min_n)
+    if flagged:  # only when a source is at the ceiling, so ordinary boards keep their shape
+        board["near_ceiling"] = flagged
     if meta is not None:
         _add_meta(board, aligned, meta, options)
     if options.layout is not None:
@@ -165,6 +168,25 @@ def _layout(
                             options.n_resamples, options.seed)  # fmt: skip
     assert options.layout is not None
     return build_layout(options.layout, aligned, context, options.min_n)
+
+
+def near_ceiling_sources(
+    aligned: Aligned, by: dict[str, dict[str, list[dict[str, Any]]]], min_n: int
+) -> list[str]:
+    """Each run's sources scored ≥ 98% with n ≥ 50 (``checks.contamination``), as notes."""
+    from medlens.board import axes as axes_module
+    from medlens.checks.contamination import near_ceiling, reads_gold
+
+    if "source" not in aligned.meta:
+        return []
+    table = by.get("source") or axes_module.by_axis(aligned, ["source"], min_n)["source"]
+    notes = []
+    for index, run in enumerate(aligned.runs):
+        if reads_gold(str(run.spec.get("model", ""))):
+            continue
+        cells = {value: cells[index] for value, cells in table.items()}
+        notes += [f"{run.run}: {note}" for note in near_ceiling(cells)]
+    return notes
 
 
 def _read_meta(path: Path | None) -> Any:

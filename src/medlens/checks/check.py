@@ -22,6 +22,7 @@ from typing import Any
 
 from medlens.checks.leakage import _ContentHashes, _leakage_check
 from medlens.checks.result import SHOWN, CheckResult, Status
+from medlens.checks.vocabulary import Vocabulary, shipped_vocabulary, vocabulary_check
 from medlens.core.errors import ItemError
 from medlens.core.items import (
     CANONICAL_AXES,
@@ -160,11 +161,13 @@ def run_checks(
     sample_size: int = DEFAULT_SAMPLE,
     seed: int = 0,
     on_item: Callable[[], None] | None = None,
+    vocabulary: Vocabulary | None = None,
 ) -> CheckReport:
     """Stream the benchmark once and return its checklist; ``others`` are checked for leakage.
 
     ``skipped`` names other splits that could not be opened (reported, not failed);
-    ``on_item`` is called after each item (progress).
+    ``on_item`` is called after each item (progress); ``vocabulary`` (default: the one that
+    ships for the loader, GMAI-MMBench's) names axis values outside it.
     """
     from medlens.checks.protocol import ProtocolTally
     from medlens.checks.readiness import ReadinessTally, readiness_check
@@ -204,6 +207,9 @@ def run_checks(
     official = gmai_file_check(benchmark, tally.axes, tally.count)  # issue 23
     if official is not None:
         checks.append(official)
+    vocabulary = vocabulary or shipped_vocabulary(benchmark.name)
+    if vocabulary is not None:
+        checks.append(vocabulary_check(tally.axes, vocabulary))
     checks.append(readiness_check(readiness, checks))  # DAIMS items, scored from the data
     return CheckReport(benchmark.spec, benchmark.split, tally.count, tuple(checks))
 

@@ -253,9 +253,12 @@ def readiness_check(tally: ReadinessTally, checks: Sequence[Any]) -> Any:
         if i.status != "manual"
     ]
     manual = ", ".join(map(str, summary["manual"]))
-    details = (*computed, f"manual (not computable from the items): items {manual}")
+    needs_human = [f"{n:2}. [needs a human] {DAIMS_ITEMS[n - 1]}" for n in summary["manual"]]
+    details = (*computed, f"manual (not computable from the items): items {manual}", *needs_human)
+    summary["score"] = f"{summary['passed']}/{len(DAIMS_ITEMS)}"
     text = (
-        f"DAIMS data readiness {summary['passed']}/{summary['computed']} computable items pass, "
-        f"{len(summary['manual'])} of 24 left for manual review ({DAIMS_SOURCE})"
+        f"DAIMS data readiness {summary['score']} ({summary['passed']} of "
+        f"{summary['computed']} computable items pass; items {manual} need a human) "
+        f"({DAIMS_SOURCE})"
     )
     return CheckResult("readiness", "info", text, details, summary)

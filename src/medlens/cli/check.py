@@ -33,6 +33,11 @@ def check(
     ] = 32,
     strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too")] = False,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the image sample")] = 0,
+    vocabulary: Annotated[
+        str | None,
+        typer.Option(help="A vocabulary JSON file ({'axes': {axis: [values]}}) the axis values "
+                          "must come from (default for gmai: GMAI-MMBench's own)"),
+    ] = None,
 ) -> None:
     """Check a benchmark's integrity: counts, answers, images, gold in options, ids, axes, leakage."""
     from medlens.api import load_benchmark
@@ -41,6 +46,9 @@ def check(
 
     # Lenient: whole-file problems a loader can tolerate become failed checks listing every
     # offending row, not an error at the first (`medlens run` still refuses such a file).
+    from medlens.checks.vocabulary import load_vocabulary
+
+    vocab = load_vocabulary(vocabulary) if vocabulary is not None else None  # before any work
     benchmark = load_benchmark(spec, lenient=True)
     if against:
         others = [load_benchmark(text, lenient=True) for text in against]
@@ -56,6 +64,7 @@ def check(
             sample_size=sample,
             seed=seed,
             on_item=lambda: bar.advance(task),
+            vocabulary=vocab,
         )
     if as_json:
         sys.stdout.write(json.dumps(report.to_json(strict), ensure_ascii=False) + "\n")

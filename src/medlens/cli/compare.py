@@ -41,6 +41,16 @@ def compare(
             f"compare {run_a} {run_b}: that compares a run with itself (every difference is 0); "
             "give two runs"
         )
+    if _split_pair(run_a, run_b):  # one model on VAL and TEST: different items, an unpaired gap
+        from medlens.analysis.split_gap import split_gap, split_gap_lines
+
+        gap = split_gap(run_a, run_b)
+        if as_json:
+            sys.stdout.write(json.dumps({"split_gap": gap}, ensure_ascii=False) + "\n")
+            return
+        for line in split_gap_lines(gap):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+        return
     axes = [a.strip() for a in by.split(",") if a.strip()]
     from medlens.analysis.derived import fresh_served
     from medlens.runs.provenance import run_notes
@@ -56,6 +66,13 @@ def compare(
         sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
         return
     _print_text(result)
+
+
+def _split_pair(run_a: Path, run_b: Path) -> bool:
+    from medlens.analysis.split_gap import is_split_pair
+    from medlens.runs.store import read_run_file
+
+    return is_split_pair(read_run_file(run_a), read_run_file(run_b))
 
 
 def _print_text(result: Comparison) -> None:

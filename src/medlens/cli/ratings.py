@@ -44,9 +44,20 @@ def export(
     output: Output,
     seed: Seed = 0,
     judge: Annotated[str | None, typer.Option("--judge", help="Rate only items this judge judged")] = None,
-    protocol: Annotated[str | None, typer.Option("--protocol", help="equivalence|rubric|medcmr|multimedqa|file:PATH (default: the judge's, else equivalence)")] = None,
+    protocol: Annotated[str | None, typer.Option("--protocol", help="equivalence|rubric|medcmr|multimedqa|answer|file:PATH (default: the judge's, else equivalence); answer: experts answer the questions")] = None,
 ) -> None:  # fmt: skip
-    """Write a blinded rating sheet (model hidden, items shuffled) plus its instructions."""
+    """Write a blinded rating sheet (model hidden, items shuffled) plus its instructions;
+    ``--protocol answer``: an answer sheet for experts (the human upper bound)."""
+    if protocol == "answer":
+        from medlens.ratings.answers import export_answer_sheet
+
+        if judge is not None:
+            from medlens.core.errors import SpecError
+
+            raise SpecError("--protocol answer asks people the questions: it takes no --judge")
+        study, written = export_answer_sheet(run, output, sample, seed)
+        _wrote(study.id, len(study.items), "answer", written, sample)
+        return
     from medlens.ratings.export import export_ratings
 
     study, written = export_ratings(run, output, sample, seed, protocol, judge)
@@ -110,9 +121,16 @@ def import_(
     file: Annotated[Path, typer.Argument(help="Filled sheet (.xlsx or .csv)")],
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout")] = False,
 ) -> None:  # fmt: skip
-    """Store a filled sheet's ratings in the run and report them with CIs and agreement."""
+    """Store a filled sheet's ratings in the run and report them with CIs and agreement; an
+    answer sheet becomes a run of its own, model "human", that boards and compares."""
+    from medlens.ratings.answers import answer_study
     from medlens.ratings.importing import import_sheet
     from medlens.ratings.summary import summarise
+
+    study = answer_study(run, file)
+    if study is not None:
+        _import_answers(run, file, study, as_json)
+        return
 
     result = import_sheet(run, file)
     summary = summarise(run, result.study)
@@ -125,6 +143,34 @@ def import_(
         highlight=False, soft_wrap=True,
     )  # fmt: skip
     print_summary(summary)
+
+
+def _import_answers(run: Path, file: Path, study: Any, as_json: bool) -> None:
+    """The human run: records stored, then results derived as for any run."""
+    from medlens.analysis.derived import derive_and_save
+    from medlens.ratings.answers import import_answers
+
+    derived: dict[str, Any] = {}
+
+    def finish(store: Any) -> None:
+        derived.update(derive_and_save(store))
+        store.write_results(derived)
+
+    store, answered, added = import_answers(run, file, study, finish)
+    results = derived
+    overall = results["overall"]
+    data = {"run": str(store.path), "model": "human", "answered": answered, "added": added,
+            "overall": overall}  # fmt: skip
+    if as_json:
+        sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+        return
+    score = "–" if overall["score"] is None else f"{overall['score']:.3f}"
+    ci = overall.get("ci") or None
+    console.print(
+        f"{file}: {answered} answered rows, {added} new → run {store.path} (model human): "
+        f"score {score}{f' [{ci[0]:.3f}, {ci[1]:.3f}]' if ci else ''} (n={overall['n']})",
+        highlight=False, soft_wrap=True,
+    )  # fmt: skip
 
 
 def print_summary(summary: dict[str, Any]) -> None:

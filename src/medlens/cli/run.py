@@ -13,6 +13,7 @@ from medlens.cli.common import command, console, err_console, progress_bar
 from medlens.cli.tracking_option import LOG_HELP, log_after, log_target
 
 if TYPE_CHECKING:
+    from medlens.core.records import Record
     from medlens.execution.evaluate import RunOptions, RunOutcome
 
 EXIT_TOO_MANY_ERRORS = 1
@@ -65,10 +66,21 @@ def run(
     ] = False,
     strategy: Annotated[
         str,
-        typer.Option(help="zero-shot, few-shot:K, cot, self-consistency:K; combine with +"),
+        typer.Option(help="zero-shot, few-shot:K, cot, self-consistency:K, "
+                          "ensemble-refinement:K; combine with +"),
     ] = "zero-shot",
     exemplars: Annotated[
         str | None, typer.Option(help="Benchmark spec of few-shot exemplars (default: its own)")
+    ] = None,
+    max_retry_rate: Annotated[
+        float | None,
+        typer.Option(help="Stop the run when more than this share of requests are retries "
+                          "(a retry rate above 0.05 is always called out)"),
+    ] = None,
+    model_info: Annotated[
+        str | None,
+        typer.Option(help="cutoff=YYYY-MM: the model's training cutoff, set beside the "
+                          "benchmark's release on the protocol card"),
     ] = None,
     where: Annotated[
         str | None, typer.Option(help="Only items matching, as in slice: 'modality=CT'")
@@ -107,7 +119,7 @@ def run(
 ) -> None:
     """Evaluate MODEL on BENCH; rerunning the same command resumes where it stopped.
 
-    Over 60 lines only because typer declares each of the 26 options in the signature; the
+    Over 60 lines only because typer declares each of the 28 options in the signature; the
     body merges the config file, then dry-runs, or runs (and judges) and summarises.
     """
     from medlens.cli.run_config import merged_options
@@ -137,7 +149,8 @@ def run(
             parse_spec(values["judge"]), values["judge_protocol"], options.concurrency,
             options.cache, bool(values.get("allow_self_judge")), options.model,
         )  # fmt: skip
-    run_and_summarise(options, float(values["max_error_rate"]), judging, tracking)
+    run_and_summarise(options, float(values["max_error_rate"]), judging, tracking,
+                      values.get("max_retry_rate"))  # fmt: skip
 
 
 def single_specs(values: dict[str, Any]) -> dict[str, Any]:
@@ -171,6 +184,9 @@ def run_options(values: Mapping[str, Any]) -> RunOptions:
     rate = float(values["max_error_rate"])
     if not 0.0 <= rate <= 1.0:
         raise SpecError(f"--max-error-rate {rate:g}: expected a rate from 0 to 1")
+    retry = values.get("max_retry_rate")
+    if retry is not None and not 0.0 <= float(retry) < 1.0:
+        raise SpecError(f"--max-retry-rate {float(retry):g}: expected a rate from 0 to below 1")
     from medlens.api import parsed_run_values
 
     names = {f.name for f in fields(RunOptions)}
@@ -178,13 +194,20 @@ def run_options(values: Mapping[str, Any]) -> RunOptions:
 
 
 def run_and_summarise(
-    options: RunOptions, max_error_rate: float, judging: Any = None, tracking: Any = None
-) -> None:
+    options: RunOptions, max_error_rate: float, judging: Any = None, tracking: Any = None,
+    max_retry_rate: float | None = None,
+) -> None:  # fmt: skip
     """Run, print the summary, judge the answers when asked, log to a tracker when asked, and
-    exit 1 above the error rate."""
+    exit 1 above the error rate (or when the retry rate passed `max_retry_rate` and the run
+    stopped)."""
     from medlens.report.text import summary_blocks
+    from medlens.runs.health import RetryRateExceeded
 
-    outcome = evaluate_with_progress(options)
+    try:
+        outcome = evaluate_with_progress(options, max_retry_rate)
+    except RetryRateExceeded as exc:
+        err_console.print(str(exc), highlight=False, markup=False, soft_wrap=True)
+        raise typer.Exit(EXIT_TOO_MANY_ERRORS) from None
     for block in summary_blocks(outcome.results, outcome.store.path):
         console.print(block)
     err_console.print(f"run directory: {outcome.store.path}", highlight=False)
@@ -223,10 +246,14 @@ def error_lines(records: Iterable[Mapping[str, Any]]) -> list[str]:
     return [f"{kind} errors: {n} (e.g. {examples[kind]})" for kind, n in counts.most_common()]
 
 
-def evaluate_with_progress(options: RunOptions) -> RunOutcome:
-    """Run the evaluation under a progress bar that appears only once loading succeeded."""
+def evaluate_with_progress(options: RunOptions, max_retry_rate: float | None = None) -> RunOutcome:
+    """Run the evaluation under a progress bar that appears only once loading succeeded; a
+    retry rate above 5% is called out as it happens (``runs.health.RetryWatch``)."""
     from medlens.analysis.derived import derive_and_save
     from medlens.execution.evaluate import evaluate
+    from medlens.runs.health import RetryWatch
+
+    watch = RetryWatch(max_retry_rate)
 
     bar = progress_bar("medlens run")
     task = bar.add_task("evaluating", total=None)
@@ -240,10 +267,14 @@ def evaluate_with_progress(options: RunOptions) -> RunOutcome:
     def on_note(message: str) -> None:
         err_console.print(f"note: {message}", highlight=False, markup=False, soft_wrap=True)
 
+    def on_progress(record: Record) -> None:
+        bar.advance(task)
+        alert = watch.add(record)
+        if alert is not None:
+            bar.console.print(f"warning: {alert}", highlight=False, markup=False, soft_wrap=True)
+
     try:
-        return evaluate(
-            options, on_start, lambda record: bar.advance(task), on_note, derive_results=derive_and_save
-        )
+        return evaluate(options, on_start, on_progress, on_note, derive_results=derive_and_save)
     finally:
         if bar.live.is_started:
             bar.stop()

@@ -30,8 +30,8 @@ def print_dry_run(options: RunOptions, price_text: str | None = None) -> None:
     console.print(
         Text(
             f"dry run: {plan.run_dir} × {plan.model_spec}: {plan.selected} items, "
-            f"{len(plan.todo)} to send ({plan.selected - len(plan.todo)} already answered); "
-            "no model was called"
+            f"{len(plan.todo)} to send ({plan.selected - len(plan.todo)} already answered)"
+            f"{requests_note(plan)}; no model was called"
         ),
         soft_wrap=True,
     )
@@ -40,13 +40,31 @@ def print_dry_run(options: RunOptions, price_text: str | None = None) -> None:
         for image in () if prompt.inline else prompt.images:  # few-shot: named in its turn
             console.print(Text(f"[image] {image}"), soft_wrap=True)
         console.print(Text(prompt.text.rstrip("\n")), soft_wrap=True)
+    if plan.settings.strategy.refine:
+        from medlens.execution.refinement import REFINE_INSTRUCTION
+
+        instruction = REFINE_INSTRUCTION.format(k=plan.settings.strategy.refine)
+        console.print(Text(f"--- then, per item, the refining request: the prompt above + "
+                           f"<path 1>…</path {plan.settings.strategy.refine}> + {instruction!r}"),
+                      soft_wrap=True)  # fmt: skip
     if price is not None:
         print_estimate(plan, price)
 
 
+def requests_note(plan: RunPlan) -> str:
+    """``, N requests (K per item: …)`` when a strategy sends more than one request per item."""
+    strategy = plan.settings.strategy
+    calls = strategy.requests_per_item
+    if calls == 1:
+        return ""
+    how = (f"{strategy.refine} reasoning paths + 1 refining request" if strategy.refine
+           else f"{calls} self-consistency draws")  # fmt: skip
+    return f", {len(plan.todo) * calls:,} requests ({calls} per item: {how})"
+
+
 def print_estimate(plan: RunPlan, price: Price) -> None:
     """The cost of the prompts still to send, from characters, images and max_tokens."""
-    from medlens.analysis.cost import TOKENS_PER_IMAGE, estimate_prompt_cost
+    from medlens.analysis.cost import TOKENS_PER_IMAGE, estimate_prompt_cost, strategy_estimate
     from medlens.execution.dry_run import planned_prompts
 
     prompts = list(planned_prompts(plan.todo, plan.settings))
@@ -57,17 +75,22 @@ def print_estimate(plan: RunPlan, price: Price) -> None:
         tokens_per_image=TOKENS_PER_IMAGE,
         images_per_prompt=[p.sent_images for p in prompts],
     )
-    samples = plan.settings.strategy.samples
+    strategy = plan.settings.strategy
+    calls = strategy.requests_per_item
+    estimate = strategy_estimate(estimate, calls, strategy.refine)
     tokens, assumed = estimate["tokens"], estimate["assumptions"]
     console.print(
         Text(
-            f"estimated cost of {estimate['items']} items: ${estimate['cost'] * samples:.4f} "
-            f"(input ≈ {tokens['input'] * samples:,.0f} tokens, output ≈ "
-            f"{tokens['output'] * samples:,.0f}; assumed {assumed['chars_per_token']:g} "
+            f"estimated cost of {estimate['items']} items: "
+            f"${price.of(tokens['input'], tokens['output']):.4f} "
+            f"(input ≈ {tokens['input']:,.0f} tokens, output ≈ "
+            f"{tokens['output']:,.0f}; assumed {assumed['chars_per_token']:g} "
             f"characters per token, {assumed['tokens_per_image']:g} tokens per image, "
             f"{assumed['output_tokens_per_item']:g} output tokens per answer"
             + (" (a reasoning answer)" if plan.settings.strategy.cot else "")
-            + (f", {samples} draws per item" if samples > 1 else "")
+            + (f", {strategy.samples} draws per item" if strategy.samples > 1 else "")
+            + (f", {calls} requests per item ({strategy.refine} reasoning paths and one "
+               "refining request that reads them)" if strategy.refine else "")
             + "; not a tokenizer count)"
         ),
         soft_wrap=True,

@@ -29,7 +29,11 @@ ALL_ERRORED = "no scored items: every matching item errored (see `medlens report
 @command("slice")
 def slice_run(
     run: Annotated[Path, typer.Argument(help="Run directory")],
-    by: Annotated[str, typer.Option("--by", help="Axes to group by, comma-separated (at most 4)")],
+    by: Annotated[
+        str,
+        typer.Option("--by", help="Axes to group by, comma-separated (at most 4); tree:LEVEL "
+                                  "adds its parent levels (tree:l2-category = category,l2-category)"),
+    ],
     where: Annotated[
         str, typer.Option("--where", help="Filter: a=v, a!=v, a in (v|w); ',' = AND")
     ] = "",
@@ -52,7 +56,9 @@ def slice_run(
     source = parse_score_source(score)
     table = load_slice_table(run, source)
     has_answers = table.has_answers
-    axes = [a.strip() for a in by.split(",") if a.strip()]
+    from medlens.checks.vocabulary import expand_levels
+
+    axes = expand_levels([a.strip() for a in by.split(",") if a.strip()], table.axes)
     conditions = parse_where(where, table.axes)
     cells = cube(apply_where(table, conditions), axes, min_n=min_n)
     ranked = worst_cells(cells, worst, min_n) if worst else []

@@ -47,17 +47,17 @@ async def answer_by_vote(
         for sampled, (response, latency) in draws
     ]
     failed = next((r for r in records if r["error"] is not None), None)
-    vote = majority_vote([_vote_key(item, r) for r in records])
+    vote = majority_vote([vote_key(item, r) for r in records])
     chosen = dict(failed or records[vote.winner or 0])
-    chosen.update(_totals(records))
-    chosen["samples"] = [_sample(sampled, r) for (sampled, _), r in zip(draws, records, strict=True)]
+    chosen.update(draw_totals(records))
+    chosen["samples"] = [draw_summary(sampled, r) for (sampled, _), r in zip(draws, records, strict=True)]
     chosen["votes"] = vote.votes
     chosen["agreement"] = round(vote.agreement, 6)
     chosen["tie"] = vote.tie
     return chosen
 
 
-def _vote_key(item: Item, record: Record) -> str | None:
+def vote_key(item: Item, record: Record) -> str | None:
     """What a draw votes for: its read answer (free text normalised); None when unread."""
     extraction = record.get("extraction")
     if not extraction or extraction["status"] != "ok" or extraction["answer"] is None:
@@ -66,7 +66,8 @@ def _vote_key(item: Item, record: Record) -> str | None:
     return normalize_answer(answer) if item.kind in FREE_TEXT_KINDS else answer
 
 
-def _totals(records: list[Record]) -> dict[str, Any]:
+def draw_totals(records: list[Record]) -> dict[str, Any]:
+    """Usage and latency summed over several requests of one item; cached when all were."""
     usage: Counter[str] = Counter()
     for record in records:
         usage.update({k: int(v) for k, v in (record.get("usage") or {}).items()})
@@ -77,7 +78,8 @@ def _totals(records: list[Record]) -> dict[str, Any]:
     }
 
 
-def _sample(request: Request, record: Record) -> dict[str, Any]:
+def draw_summary(request: Request, record: Record) -> dict[str, Any]:
+    """One draw as recorded beside the item: seed, output, read answer, status, error."""
     extraction = record.get("extraction") or {}
     return {
         "seed": request.params.get("seed"),

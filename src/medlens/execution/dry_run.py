@@ -15,7 +15,7 @@ from pathlib import Path
 from medlens.core.items import ImageRef, Item
 from medlens.execution.dispatch import dispatch_order
 from medlens.execution.evaluate import LoadedBenchmark, RunOptions, prepare, run_dir_of
-from medlens.execution.requests import RunSettings, exemplar_settings, prompt_text
+from medlens.execution.requests import RunSettings, prompt_text
 from medlens.runs.store import RunStore, check_same_spec
 
 
@@ -86,8 +86,10 @@ def conversation_text(item: Item, settings: RunSettings) -> str:
         images = "".join(f"[image] {describe_image(i)}\n" for i in exemplar.images)
         origin = f"{exemplar.meta['split']} " if exemplar.meta.get("split") else ""
         turns.append(f"[exemplar {number} ({origin}{exemplar.id}): user]\n{images}")
-        turns.append(prompt_text(exemplar, exemplar_settings(settings)))
-        turns.append(f"[exemplar {number}: assistant]\n{answer_turn(exemplar)}\n")
+        turns.append(prompt_text(exemplar, settings))
+        turns.append(
+            f"[exemplar {number}: assistant]\n{answer_turn(exemplar, settings.strategy.cot)}\n"
+        )
     images = "".join(f"[image] {describe_image(i)}\n" for i in item.images)
     turns.append(f"[item {item.id}: user]\n{images}{prompt_text(item, settings)}")
     return "".join(turns)

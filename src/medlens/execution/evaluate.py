@@ -18,13 +18,14 @@ from medlens.core.errors import MedlensError, SpecError
 from medlens.core.extras import check_run_extras
 from medlens.core.items import Benchmark, Item, describe
 from medlens.core.limits import check_calls_per_item
+from medlens.core.model_info import parse_model_info
 from medlens.core.names import check_folder_name
 from medlens.core.records import Record
 from medlens.core.specs import Spec
 from medlens.execution.cache import CacheChecks, with_cache
 from medlens.execution.dispatch import check_order, dispatch_order
 from medlens.execution.execute import run_local
-from medlens.execution.exemplars import Exemplars, load_exemplars
+from medlens.execution.exemplars import Exemplars, load_exemplars, require_reasoning
 from medlens.execution.generation import generation_record
 from medlens.execution.prompts import PROMPT_STYLES, prompt_version
 from medlens.execution.replies import redraw_in_document_order
@@ -62,7 +63,7 @@ class RunOptions:
     ray_address: str | None = None
     cache: bool = True
     strategy: Strategy = ZERO_SHOT
-    """``zero-shot|few-shot:K|cot|self-consistency:K``, joined by ``+``, parsed."""
+    """``zero-shot|few-shot:K|cot|self-consistency:K|ensemble-refinement:K``, joined by ``+``."""
     exemplars: Spec | None = None
     """Benchmark spec of few-shot exemplars (default: the split the loader names)."""
     where: str | None = None
@@ -78,6 +79,8 @@ class RunOptions:
     """Confirms a strategy of more than MAX_SAMPLES calls per item (not part of the spec)."""
     vocab: tuple[str, ...] = ()
     """User vocabulary files (``--vocab``) read with the built-in ones (``extract.vocabulary``)."""
+    model_info: str | None = None
+    """``cutoff=YYYY-MM``: the model's training cutoff, kept in run.json (not the spec)."""
 
 
 @dataclass(frozen=True)
@@ -113,7 +116,11 @@ def validate(options: RunOptions) -> None:
         raise SpecError(
             f"--concurrency {options.concurrency}: at most {MAX_CONCURRENCY} requests in flight"
         )
-    check_calls_per_item(f"--strategy {options.strategy.text}", options.strategy.samples, options.yes)
+    check_calls_per_item(
+        f"--strategy {options.strategy.text}", options.strategy.requests_per_item, options.yes
+    )
+    if options.model_info is not None:
+        parse_model_info(options.model_info)  # refused before anything is written
     check_run_path(options.out, options.name)
     if options.limit is not None and options.limit < 0:
         raise SpecError("--limit must not be negative")
@@ -234,7 +241,7 @@ def prepare_strategy(
     strategy = options.strategy
     if options.exemplars and not strategy.few_shot:
         raise SpecError("--exemplars is only used with --strategy few-shot:K")
-    if strategy.samples > 1 and not getattr(model, "honours_sampling", False):
+    if strategy.samples_answers and not getattr(model, "honours_sampling", False):
         raise SpecError(
             f"--strategy {strategy.text}: {options.model.name} cannot draw "
             "samples with their own temperature and seed (use an openai: backend)"
@@ -244,6 +251,8 @@ def prepare_strategy(
         exemplars = load_exemplars(
             options.bench, options.exemplars, items, strategy.few_shot, options.seed
         )
+        if strategy.cot:
+            require_reasoning(exemplars, strategy.text)
     return strategy, exemplars
 
 
@@ -330,6 +339,8 @@ def _evaluate_locked(
     store = RunStore.open_or_create(path, spec, items)
     store.run["generation"] = generation_record(model, settings)  # what requests carry
     record_benchmark_source(store.run, settings.benchmark_source, created)  # runs.provenance
+    if options.model_info:  # describes the model, not the run: outside the spec hash
+        store.run["model_info"] = parse_model_info(options.model_info)
     stamp_run(store, options.model, created)  # environment is not part of the spec hash
     for message in store.damaged:
         note(f"{message}; its item is run again")

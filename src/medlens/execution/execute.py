@@ -16,6 +16,7 @@ from medlens.core.errors import ItemError
 from medlens.core.items import Item
 from medlens.core.records import Record
 from medlens.execution.consistency import answer_by_vote
+from medlens.execution.refinement import answer_by_refinement
 from medlens.execution.replies import make_record, timed_generate
 from medlens.execution.requests import RunSettings, build_request
 from medlens.models.base import Model, Response
@@ -38,6 +39,8 @@ async def process_item(
     except ItemError as exc:
         failed = Response(text=None, error=ModelError(exc.kind, str(exc)))  # type: ignore[arg-type]
         return make_record(item, None, failed, settings.extract)
+    if settings.strategy.refine:
+        return await answer_by_refinement(item, request, model, settings)
     if settings.strategy.samples > 1:
         return await answer_by_vote(item, request, model, settings)
     response, latency = await timed_generate(model, request)

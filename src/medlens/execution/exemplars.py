@@ -106,14 +106,36 @@ def load_exemplars(
     return choose_exemplars(pool, evaluated, k, seed, str(spec) if override else spec.canonical())
 
 
-def answer_turn(item: Item) -> str:
-    """The solved exemplar's answer, written in the format the instruction asks for."""
+REASONING_FIELD = "reasoning"
+"""The exemplar's worked reasoning (``meta["reasoning"]``; a top-level ``reasoning`` field of a
+jsonl exemplar file lands there), shown before its answer under chain-of-thought."""
+
+
+def answer_turn(item: Item, with_reasoning: bool = False) -> str:
+    """The solved exemplar's answer, written in the format the instruction asks for; under
+    chain-of-thought (`with_reasoning`) its worked reasoning comes first."""
     gold = item.answer
     if item.kind == "multi_choice" and isinstance(gold, str):
-        return "Answer: " + ", ".join(gold)
-    if isinstance(gold, tuple):
-        return "Answer: " + ", ".join(str(list(box)) for box in gold)
-    return f"Answer: {gold}"
+        answer = "Answer: " + ", ".join(gold)
+    elif isinstance(gold, tuple):
+        answer = "Answer: " + ", ".join(str(list(box)) for box in gold)
+    else:
+        answer = f"Answer: {gold}"
+    reasoning = item.meta.get(REASONING_FIELD, "").strip()
+    return f"{reasoning}\n{answer}" if with_reasoning and reasoning else answer
+
+
+def require_reasoning(exemplars: Exemplars, strategy: str) -> None:
+    """Chain-of-thought exemplars must carry worked reasoning: bare ones are refused, not sent."""
+    chosen = {e.id: e for group in exemplars.by_group.values() for e in group}
+    bare = sorted(i for i, e in chosen.items() if not e.meta.get(REASONING_FIELD, "").strip())
+    if bare:
+        shown = ", ".join(bare[:3]) + (f" and {len(bare) - 3} more" if len(bare) > 3 else "")
+        raise SpecError(
+            f"--strategy {strategy}: exemplars of {exemplars.spec} carry no worked reasoning "
+            f"(item {shown}); chain-of-thought exemplars need it: give --exemplars jsonl:FILE "
+            f"whose items have a {REASONING_FIELD!r} field, or drop cot"
+        )
 
 
 def exemplars_of_run(recorded: dict[str, Any]) -> Exemplars | None:

@@ -20,10 +20,11 @@ def generation_record(model: Any, settings: RunSettings) -> dict[str, Any]:
         "sent": {**dict(sent), **dict(settings.params)} if sent is not None else None,
         "note": "" if sent is not None else str(getattr(model, "generation_note", "not known")),
     }
-    draws = settings.strategy.samples
-    if draws > 1:
+    draws = settings.strategy.refine or settings.strategy.samples
+    if draws > 1 or settings.strategy.refine:
         seeds = [sample_params({}, settings.seed, k)["seed"] for k in (0, draws - 1)]
-        record["self_consistency"] = {
+        key = "ensemble_refinement" if settings.strategy.refine else "self_consistency"
+        record[key] = {
             "draws": draws, "temperature": SELF_CONSISTENCY_TEMPERATURE, "seeds": seeds,
         }  # fmt: skip
     return record
@@ -46,11 +47,17 @@ def generation_text(record: dict[str, Any] | None, params: dict[str, Any]) -> st
 
 def self_consistency_text(record: dict[str, Any] | None) -> str | None:
     """The card's "self-consistency" row (None when the run drew one answer per item)."""
-    drawn = (record or {}).get("self_consistency")
+    refined = (record or {}).get("ensemble_refinement")
+    drawn: dict[str, Any] | None = refined or (record or {}).get("self_consistency")
     if not drawn:
         return None
     first, last = drawn["seeds"]
-    return (
-        f"{drawn['draws']} draws per item at temperature {drawn['temperature']:g}, "
-        f"seeds {first}–{last} (run seed × 1000 + draw)"
+    sampled = (
+        f"at temperature {drawn['temperature']:g}, seeds {first}–{last} (run seed × 1000 + draw)"
     )
+    if refined:
+        return (
+            f"ensemble refinement: {drawn['draws']} reasoning paths per item {sampled}, then "
+            "one refining request at the run's own parameters that reads them"
+        )
+    return f"{drawn['draws']} draws per item {sampled}"

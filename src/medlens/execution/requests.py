@@ -55,22 +55,15 @@ def build_request(
     if settings.exemplars is not None:
         from medlens.execution.exemplars import answer_turn
 
-        solved = exemplar_settings(settings)
-        for exemplar in settings.exemplars.for_item(item):
-            messages.append(Message("user", _user_parts(exemplar, solved, None, read_images)))
-            messages.append(Message("assistant", (TextPart(answer_turn(exemplar)),)))
+        for exemplar in settings.exemplars.for_item(item):  # asked as the item is (cot too)
+            answer = answer_turn(exemplar, settings.strategy.cot)
+            messages.append(Message("user", _user_parts(exemplar, settings, None, read_images)))
+            messages.append(Message("assistant", (TextPart(answer),)))
     messages.append(Message("user", _user_parts(item, settings, probe, read_images)))
     return Request(
         item, tuple(messages), settings.params,
         fingerprint(model_spec, messages, settings.params),
     )  # fmt: skip
-
-
-def exemplar_settings(settings: RunSettings) -> RunSettings:
-    """Exemplar turns are asked without the reasoning request: their answers carry none."""
-    from dataclasses import replace
-
-    return replace(settings, strategy=replace(settings.strategy, cot=False))
 
 
 def prompt_text(item: Item, settings: RunSettings) -> str:

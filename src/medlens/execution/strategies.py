@@ -1,7 +1,10 @@
-"""Prompting strategies: zero-shot, few-shot exemplars, chain-of-thought, self-consistency.
+"""Prompting strategies: zero-shot, few-shot exemplars, chain-of-thought, self-consistency,
+ensemble refinement.
 
-``--strategy`` joins parts with ``+`` (``few-shot:5+cot``, ``cot+self-consistency:5``). A strategy
-is part of the run spec: a few-shot run and a zero-shot run of one model are different runs.
+``--strategy`` joins parts with ``+`` (``few-shot:5+cot``, ``cot+self-consistency:5``,
+``few-shot:5+ensemble-refinement:3``). A strategy is part of the run spec: a few-shot run and a
+zero-shot run of one model are different runs. Ensemble refinement (Med-PaLM 2) implies
+chain-of-thought: its K paths are sampled reasoning, and the refining request reasons too.
 """
 
 from __future__ import annotations
@@ -35,14 +38,28 @@ class Strategy:
     """Ask for reasoning before a final 'Answer:' line, and read only that line."""
     samples: int = 1
     """Self-consistency: answers drawn per item (temperature > 0, distinct seeds); 1: one."""
+    refine: int = 0
+    """Ensemble refinement: K sampled reasoning paths, then one request conditioned on them;
+    0: none. Implies ``cot``."""
 
     @property
     def text(self) -> str:
         """The canonical ``--strategy`` text (``zero-shot`` when nothing is set)."""
         parts = [f"few-shot:{self.few_shot}"] if self.few_shot else []
-        parts += ["cot"] if self.cot else []
+        parts += ["cot"] if self.cot and not self.refine else []
         parts += [f"self-consistency:{self.samples}"] if self.samples > 1 else []
+        parts += [f"ensemble-refinement:{self.refine}"] if self.refine else []
         return "+".join(parts) or "zero-shot"
+
+    @property
+    def requests_per_item(self) -> int:
+        """Model calls per item: K draws (self-consistency), K paths + 1 (refinement), else 1."""
+        return self.refine + 1 if self.refine else self.samples
+
+    @property
+    def samples_answers(self) -> bool:
+        """Whether the strategy needs sampled answers (a backend honouring temperature/seed)."""
+        return self.samples > 1 or self.refine > 0
 
     @property
     def is_zero_shot(self) -> bool:
@@ -53,7 +70,8 @@ ZERO_SHOT = Strategy()
 
 
 def parse_strategy(text: str) -> Strategy:
-    """``zero-shot|few-shot:K|cot|self-consistency:K`` joined by ``+`` → a :class:`Strategy`."""
+    """``zero-shot|few-shot:K|cot|self-consistency:K|ensemble-refinement:K`` joined by ``+`` →
+    a :class:`Strategy`."""
     values: dict[str, Any] = {}
     for part in (p.strip() for p in text.split("+")):
         name, _, count = part.partition(":")
@@ -61,17 +79,24 @@ def parse_strategy(text: str) -> Strategy:
             raise SpecError(f"--strategy {text!r}: {name!r} given twice or combined with zero-shot")
         if name in ("zero-shot", "cot") and not count:
             values[name] = True
-        elif name in ("few-shot", "self-consistency"):
+        elif name in ("few-shot", "self-consistency", "ensemble-refinement"):
             values[name] = _count(text, part, count)
         else:
             raise SpecError(
-                f"--strategy {text!r}: unknown part {part!r} "
-                "(expected zero-shot, few-shot:K, cot, self-consistency:K, joined by +)"
+                f"--strategy {text!r}: unknown part {part!r} (expected zero-shot, few-shot:K, "
+                "cot, self-consistency:K, ensemble-refinement:K, joined by +)"
             )
+    if "self-consistency" in values and "ensemble-refinement" in values:
+        raise SpecError(
+            f"--strategy {text!r}: self-consistency and ensemble-refinement both sample "
+            "answers; choose one"
+        )
+    refine = values.get("ensemble-refinement", 0)
     return Strategy(
         few_shot=values.get("few-shot", 0),
-        cot=bool(values.get("cot")),
+        cot=bool(values.get("cot")) or refine > 0,
         samples=values.get("self-consistency", 1),
+        refine=refine,
     )
 
 
@@ -125,11 +150,30 @@ def majority_vote(answers: Sequence[str | None]) -> Vote:
     return Vote(winner, dict(counts.most_common()), top / len(answers), tie)
 
 
+def refinement_summary(records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """Ensemble refinement: mean share of the K paths the refined answer agrees with (t
+    interval), and how many refined answers no path gave; None without refined records."""
+    refined = [r for r in records if r.get("path_agreement") is not None]
+    if not refined:
+        return None
+    summary = _mean_share([float(r["path_agreement"]) for r in refined])
+    summary["paths"] = int(refined[0].get("refined_from") or 0)
+    summary["new_answer"] = sum(1 for r in refined if float(r["path_agreement"]) == 0.0)
+    return summary
+
+
 def consistency_summary(records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     """Mean agreement of self-consistency votes with a t interval; None without votes."""
     shares = [float(r["agreement"]) for r in records if r.get("agreement") is not None]
     if not shares:
         return None
+    summary = _mean_share(shares)
+    summary["ties"] = sum(1 for r in records if r.get("tie"))
+    return summary
+
+
+def _mean_share(shares: list[float]) -> dict[str, Any]:
+    """n, mean, t interval (a point when every share is equal) and count of shares of 1."""
     import numpy as np
     from scipy import stats
 
@@ -145,5 +189,4 @@ def consistency_summary(records: Sequence[Mapping[str, Any]]) -> dict[str, Any] 
         "agreement": mean,
         "ci": [max(0.0, float(low)), min(1.0, float(high))],
         "unanimous": unanimous,
-        "ties": sum(1 for r in records if r.get("tie")),
     }

@@ -21,7 +21,7 @@ from medlens.ratings.sheets import write_json_atomic
 from medlens.runs.files import canonical_json
 from medlens.runs.store import RunStore
 
-StudyKind = Literal["rating", "pairwise", "errors"]
+StudyKind = Literal["rating", "pairwise", "errors", "answer"]
 
 
 @dataclass(frozen=True)

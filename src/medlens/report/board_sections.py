@@ -134,6 +134,7 @@ def models_table(board: dict[str, Any]) -> BoardTable:
                      "its full-benchmark score estimated by AIPW with a design-based 95% interval; "
                      "unranked (not on the same items)")  # fmt: skip
         notes += [f"{e['run']}: {e['note']}" for e in board["estimated"] if e.get("note")]
+    notes += list(board.get("near_ceiling") or [])
     dropped = {run: k for run, k in board["align"]["dropped"].items() if k}
     if dropped:
         listing = ", ".join(f"{run} {k}" for run, k in dropped.items())
@@ -313,6 +314,13 @@ def across_table(matrix: dict[str, Any]) -> BoardTable:
         rows.append(row)
     base = matrix["base"]
     notes = ["score [95% CI], n" + (f"; gain vs {base} in points [paired 95% CI]" if base else "")]
+    for gap in matrix.get("split_gaps") or []:
+        low, high = gap["ci"]
+        notes.append(
+            f"{gap['model']}: {gap['splits'][0]} − {gap['splits'][1]} {100 * gap['gap']:+.1f} "
+            f"points [{100 * low:+.1f}, {100 * high:+.1f}] (unpaired)"
+            + (f" — {gap['alert']}" if gap["alert"] else "")
+        )
     return BoardTable("across", "Models × benchmarks", headers, rows, notes)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from medlens.analysis.references import READING_PROTOCOLS
+from medlens.checks.contamination import cutoff_text, isolation_text
 from medlens.execution.generation import generation_text, self_consistency_text
 from medlens.judges.identity import fingerprint_lines
 from medlens.runs.recorded import run_card
@@ -99,6 +100,8 @@ def _rows(run: dict[str, Any], run_dir: Path, n_records: int) -> tuple[tuple[str
         ("generation parameters", generation_text(run.get("generation"), spec.get("params") or {})),
         *_limit_rows(spec),
         *_self_consistency(run),
+        ("training cutoff vs release", cutoff_text(run)),
+        ("isolation", isolation_text(spec)),
     )
 
 
@@ -130,7 +133,8 @@ def _limit_rows(spec: dict[str, Any]) -> tuple[tuple[str, str], ...]:
 
 def _self_consistency(run: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     text = self_consistency_text(run.get("generation"))
-    return (("self-consistency", text),) if text else ()
+    refined = bool((run.get("generation") or {}).get("ensemble_refinement"))
+    return (("ensemble refinement" if refined else "self-consistency", text),) if text else ()
 
 
 def _recipe(spec: dict[str, Any]) -> str:

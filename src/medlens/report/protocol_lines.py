@@ -13,6 +13,9 @@ _NOTES = {
     "chexpert_f1": "rule-based labeller, uncertain = negative",
     "chexpert_f1_uncertain_positive": "uncertain = positive",
     "chexpert_f1_uncertain_ignore": "uncertain findings left out",
+    "chexpert_macro_f1_14": "rule-based labeller, macro over 14 labels, uncertain = negative",
+    "chexpert_micro_f1_5": "rule-based labeller, micro over 5 major findings",
+    "chexpert_macro_f1_5": "rule-based labeller, macro over 5 major findings",
 }
 
 

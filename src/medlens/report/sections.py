@@ -191,6 +191,14 @@ def strategy_text(results: dict[str, Any]) -> str:
             f"n={votes['n']}, unanimous {votes['unanimous']}, ties {votes.get('ties', 0)} "
             "(a tie goes to the answer drawn first)"
         )
+    refined = results.get("ensemble_refinement")
+    if refined:
+        low, high = refined["ci"]
+        text += (
+            f"; refined answer agrees with {refined['agreement']:.3f} [{low:.3f}, {high:.3f}] "
+            f"of its {refined['paths']} paths, n={refined['n']}, "
+            f"an answer no path gave: {refined['new_answer']}"
+        )
     return text
 
 
@@ -332,6 +340,10 @@ def closed_open_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]
             f"{percent(cell.get('open'))} ({cell.get('n_open', 0)})",
             "–" if delta is None else f"{100 * delta:+.1f} [{ci}], {pairing_text(cell)}",
         ))  # fmt: skip
+    across = results.get("closed_open_task_mean")
+    if across:
+        rows.append((f"mean over {across['tasks']} tasks (each weighs the same)", "–", "–",
+                     f"{100 * across['delta']:+.1f} [{fmt_diff_ci(across['ci'], 100)}]"))  # fmt: skip
     return rows
 
 
@@ -371,9 +383,13 @@ def _dynamic_limitations(results: dict[str, Any], axes: dict[str, list[AxisRow]]
         )
     if counts["pending"]:
         notes.append(f"{counts['pending']} items have not been run yet.")
+    from medlens.checks.contamination import near_ceiling, reads_gold
     from medlens.runs.health import health_lines
 
     notes.extend(f"{line}." for line in health_lines(results.get("health")))
+    if not reads_gold(str(results["spec"].get("model", ""))):
+        sources = (results.get("by") or {}).get("source", {})
+        notes.extend(f"{line}." for line in near_ceiling(sources))
     return notes
 
 

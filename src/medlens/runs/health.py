@@ -11,6 +11,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from medlens.core.errors import MedlensError
+
 Record = Mapping[str, Any]
 
 # How a fault type reads in "x% of requests were …".
@@ -54,6 +56,57 @@ def run_health(records: Mapping[str, Record], damaged: Sequence[str] = ()) -> di
     }
 
 
+RETRY_ALERT = 0.05
+"""Retried share of requests above which a run is called out ("stop and look")."""
+RETRY_MIN_REQUESTS = 20
+"""Requests a run makes before its retry rate is judged during the run (a few early 429s of a
+warming server are not a pattern)."""
+
+
+def retry_rate_line(retried: int, requests: int) -> str | None:
+    """The call-out when more than RETRY_ALERT of the requests were retries, else None."""
+    if not requests or retried / requests <= RETRY_ALERT:
+        return None
+    return (
+        f"retry rate {100 * retried / requests:.1f}% ({retried} of {requests} requests were "
+        f"retries) is above {100 * RETRY_ALERT:.0f}%: stop and look at the server before "
+        "trusting the run's latency, cost or completeness"
+    )
+
+
+class RetryWatch:
+    """Counts retries as records arrive; says once when the rate passes RETRY_ALERT, and
+    raises :class:`RetryRateExceeded` above `limit` (``run --max-retry-rate``)."""
+
+    def __init__(self, limit: float | None = None) -> None:
+        self.limit = limit
+        self.requests = 0
+        self.retried = 0
+        self.warned = False
+
+    def add(self, record: Record) -> str | None:
+        """Count one record; the call-out the first time the rate passes the alert level."""
+        retried = sum(int(n) for n in (record.get("retries") or {}).values())
+        self.retried += retried
+        self.requests += retried + (0 if record.get("cached") else 1)
+        if self.requests < RETRY_MIN_REQUESTS:
+            return None
+        rate = self.retried / self.requests
+        if self.limit is not None and rate > self.limit:
+            raise RetryRateExceeded(
+                f"stopped: retry rate {100 * rate:.1f}% ({self.retried} of {self.requests} "
+                f"requests) is above --max-retry-rate {self.limit:g}; the answers so far are "
+                "kept: rerun the same command to resume"
+            )
+        line = None if self.warned else retry_rate_line(self.retried, self.requests)
+        self.warned = self.warned or line is not None
+        return line
+
+
+class RetryRateExceeded(MedlensError):
+    """A run stopped because its requests were retried more than ``--max-retry-rate``."""
+
+
 def health_lines(health: Mapping[str, Any] | None) -> list[str]:
     """One line per fact worth a reader's attention (nothing when the run went plainly)."""
     if not health:
@@ -75,6 +128,8 @@ def health_lines(health: Mapping[str, Any] | None) -> list[str]:
             for kind, n in retries.items()
         ]
         lines.append(f"faults over {requests} requests (retried): " + ", ".join(shares))
+        alert = retry_rate_line(sum(retries.values()), requests)
+        lines += [alert] if alert else []
     for key, what in (("served_models", "model"), ("system_fingerprints", "system_fingerprint")):
         values = health.get(key) or {}
         if len(values) > 1:

@@ -15,7 +15,10 @@
   IU-Xray, a chest X-ray modality; ``n`` counts those), ``None`` ("–") when their references
   name no finding. Uncertain mentions count as negative (the "U-zeros" policy, stated in the
   cell as ``"uncertain": "negative"``); ``chexpert_f1_uncertain_positive`` (U-ones) and
-  ``chexpert_f1_uncertain_ignore`` (uncertain findings left out) stand beside it.
+  ``chexpert_f1_uncertain_ignore`` (uncertain findings left out) stand beside it; and the
+  CheXpert-label F1s of the Med-PaLM M papers (``scoring.label_f1``): ``chexpert_macro_f1_14``,
+  ``chexpert_micro_f1_5``, ``chexpert_macro_f1_5`` (rule-based labeller, U-zeros; ``medlens
+  chexpert RUN`` recomputes them under another policy or a learned labeller).
 - ``open``: means of ``exact``, ``contains``, ``token_f1``, ``token_recall``, ``bleu1``.
 - ``detect``: ``f1_50`` (micro over boxes: a predicted box is a hit when it matches a distinct
   gold box at IoU ≥ 0.5, greedily by IoU) and ``mean_iou`` (first box, as the item score).
@@ -52,6 +55,9 @@ KIND_METRICS: dict[str, tuple[str, ...]] = {
         "chexpert_f1",
         "chexpert_f1_uncertain_positive",
         "chexpert_f1_uncertain_ignore",
+        "chexpert_macro_f1_14",
+        "chexpert_micro_f1_5",
+        "chexpert_macro_f1_5",
     ),
     "open": ("exact", "contains", "token_f1", "token_recall", "bleu1"),
     "detect": ("f1_50", "mean_iou"),
@@ -147,6 +153,13 @@ def _resampled_cells(
 KIND_METRICS_ORDER = tuple(name for names in KIND_METRICS.values() for name in names)
 
 
+def corpus_cells(rows: KindRows) -> dict[str, dict[str, Any]]:
+    """Every corpus statistic of `rows` over all its items, each with n, images and its
+    cluster-bootstrap CI (what ``results["metrics"]`` holds), for a table built elsewhere."""
+    chosen = np.ones(len(rows.items), dtype=bool)
+    return _resampled_cells(rows, chosen, _clusters(rows))
+
+
 def _mean_cells(
     rows: KindRows, groups: np.ndarray, clusters: np.ndarray
 ) -> dict[Any, dict[str, dict[str, Any]]]:
@@ -184,6 +197,18 @@ def _cell(
         "value": value if finite else None,
         "ci": [lo_f, hi_f] if finite and np.isfinite(lo_f) and np.isfinite(hi_f) else None,
     }
+
+
+def item_weights(
+    clusters: np.ndarray, n_resamples: int = N_RESAMPLES, seed: int = 0
+) -> list[np.ndarray]:
+    """(resamples × items) weights of cluster-bootstrap resamples (an item weighs as many times
+    as its cluster was drawn), in memory-bounded batches: the resamples every corpus statistic
+    and weighted metric here uses."""
+    codes = np.unique(clusters.astype(str), return_inverse=True)[1].ravel()
+    if codes.size == 0:
+        return []
+    return [counts[:, codes] for counts in _resample_counts(int(codes.max()) + 1, n_resamples, seed)]
 
 
 def _resample_counts(n_clusters: int, n_resamples: int, seed: int) -> list[np.ndarray]:

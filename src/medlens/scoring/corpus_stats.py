@@ -70,6 +70,31 @@ def _report_rows(rows: KindRows) -> None:
         rows.corpus[name] = (chexpert_stats(predicted, gold, chest, policy), f1_from_counts)
         rows.notes[name] = {"uncertain": policy, "labeller": "rule-based"}
         rows.only[name] = chest
+    add_label_f1_rows(rows, rule_labels(predicted, chest), rule_labels(gold, chest), chest)
+
+
+def rule_labels(texts: list[str], chest: np.ndarray) -> list[dict[str, int]]:
+    """The rule-based labeller's labels of the chest reports (no labels for the others)."""
+    from medlens.scoring.chexpert import chexpert_labels
+
+    return [chexpert_labels(t) if c else {} for t, c in zip(texts, chest.tolist(), strict=True)]
+
+
+def add_label_f1_rows(
+    rows: KindRows,
+    predicted: list[dict[str, int]],
+    gold: list[dict[str, int]],
+    chest: np.ndarray,
+    uncertain: str = "negative",
+    labeller: str = "rule-based",
+) -> None:
+    """The CheXpert-label F1s (``scoring.label_f1``: macro over 14, micro/macro over 5)."""
+    from medlens.scoring.label_f1 import label_f1_table, statistic_of
+
+    for name, (stats, average) in label_f1_table(predicted, gold, uncertain).items():
+        rows.corpus[name] = (stats, statistic_of(average))
+        rows.notes[name] = {"uncertain": uncertain, "labeller": labeller}
+        rows.only[name] = chest
 
 
 CHEXPERT_METRICS = {
@@ -109,6 +134,11 @@ def gold_label(item: Item) -> str:
 @functools.lru_cache(maxsize=4096)
 def _label(text: str) -> str:
     return normalize_answer(text)
+
+
+def label_key(text: str) -> str:
+    """A class label as the classify metrics compare it (normalised)."""
+    return _label(text)
 
 
 def _classify_rows(rows: KindRows) -> None:
@@ -188,11 +218,14 @@ def weighted_auroc(
     """
     scores, labels = matrix[index], truth[index]
     classes = [1] if matrix.shape[1] == 2 else range(matrix.shape[1])
-    per_class = [_weighted_auc(scores[:, c], labels == c, weights) for c in classes]
+    per_class = [weighted_binary_auc(scores[:, c], labels == c, weights) for c in classes]
     return np.asarray(np.mean(per_class, axis=0))
 
 
-def _weighted_auc(score: np.ndarray, positive: np.ndarray, weights: np.ndarray) -> np.ndarray:
+def weighted_binary_auc(
+    score: np.ndarray, positive: np.ndarray, weights: np.ndarray
+) -> np.ndarray:
+    """AUROC of `score` for `positive` under each row of (resamples × items) `weights`."""
     order = np.argsort(score, kind="stable")
     sorted_score = score[order]
     starts = np.flatnonzero(np.r_[True, sorted_score[1:] != sorted_score[:-1]])

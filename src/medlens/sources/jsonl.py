@@ -90,6 +90,10 @@ def _parse_line(path: str, number: int, raw: bytes, root: str) -> Item:
     if not isinstance(images, list):
         raise InputError(path, f"line {number}, field 'images'", "expected a list of images")
     data["images"] = [_image(path, number, i, entry, root) for i, entry in enumerate(images)]
+    if "reasoning" in data:  # a chain-of-thought exemplar's worked reasoning
+        if not isinstance(data["reasoning"], str):
+            raise InputError(path, f"line {number}, field 'reasoning'", "expected a string")
+        data["meta"] = {**(data.get("meta") or {}), "reasoning": data["reasoning"]}
     try:
         return Item.from_json(data)
     except (TypeError, ValueError, KeyError, AttributeError) as exc:

@@ -29,6 +29,7 @@ from medlens.analysis.cost import (
     estimate_prompt_cost,
     judgement_lines,
     mean_interval,
+    strategy_estimate,
     usage_tokens,
 )
 from medlens.core.errors import InputError, MedlensError
@@ -156,7 +157,7 @@ class StudyCosts:
 
     def project_run(self, job: RunJob) -> Projection:
         preview = self.previews[job.key]
-        samples = preview.settings.strategy.samples
+        samples = preview.settings.strategy.requests_per_item
         price = self.price(job)
         if price == FREE:
             return Projection(0.0, 0.0, len(preview.todo) * samples, 0)
@@ -185,4 +186,6 @@ def estimate_run(preview: RunPreview, price: Price, job: RunJob) -> float:
         output_tokens_per_item=answer_tokens(job.options.model.option("max_tokens"), reasoning),
         tokens_per_image=TOKENS_PER_IMAGE, images_per_prompt=[len(p.images) for p in prompts],
     )  # fmt: skip
-    return float(estimate["cost"]) * preview.settings.strategy.samples
+    strategy = preview.settings.strategy
+    scaled = strategy_estimate(estimate, strategy.requests_per_item, strategy.refine)
+    return price.of(scaled["tokens"]["input"], scaled["tokens"]["output"])

@@ -164,7 +164,7 @@ def dry_run(prepared: PreparedStudy) -> list[PlannedJob]:
     rows = []
     for job in plan.selected_runs:
         preview = prepared.previews[job.key]
-        samples = preview.settings.strategy.samples
+        samples = preview.settings.strategy.requests_per_item
         state = "done" if preview.complete else ("new" if preview.selected == len(preview.todo)
                                                  else "partial")  # fmt: skip
         rows.append(PlannedJob(job.key, "run", job.model, job.benchmark, preview.selected,

@@ -25,6 +25,8 @@ class ModelEntry:
     """Requests in flight on this model's endpoint (None: the study's default)."""
     price: Price | None = None
     line: int = 1
+    training_cutoff: str | None = None
+    """``YYYY-MM``: recorded in each of its runs' run.json (``run --model-info``), not its identity."""
 
     def identity(self) -> dict[str, Any]:
         return {"spec": str(self.spec)}

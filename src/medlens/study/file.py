@@ -8,7 +8,7 @@ benchmark load, does the backend accept its options) happen when the study is pl
 name the entry's line too.
 
 The file's keys (docs/studies.md): top level ``name``, ``seed``, ``concurrency``, ``budget``;
-``[models]`` label → spec or ``{spec, concurrency, price}``; ``[benchmarks]`` label → spec or
+``[models]`` label → spec or ``{spec, concurrency, price, training_cutoff}``; ``[benchmarks]`` label → spec or
 ``{spec, limit, where, sample, stratify, strategy, prompt, extract, probe, exemplars,
 exclude}``; ``[judges.LABEL]`` ``{spec, protocol, scope, benchmarks, repeats, weights, images,
 with_question, reports, concurrency, price}``; ``[[boards]]`` ``{benchmark, name, layout, judge,
@@ -28,6 +28,7 @@ from medlens.analysis.cost import Price, parse_price
 from medlens.analysis.paper_columns import LAYOUT_NAMES
 from medlens.analysis.score_source import parse_score_source
 from medlens.core.errors import InputError, MedlensError
+from medlens.core.model_info import parse_model_info
 from medlens.core.specs import Spec, parse_spec
 from medlens.core.tomlfile import tomllib
 from medlens.execution.evaluate import MAX_CONCURRENCY
@@ -37,7 +38,7 @@ from medlens.study.entries import BenchmarkEntry, BoardEntry, JudgeEntry, ModelE
 from medlens.study.tomlkeys import KeyLines, KeyPath, dotted
 
 TOP_KEYS = ("name", "seed", "concurrency", "budget", "models", "benchmarks", "judges", "boards")
-MODEL_KEYS = ("spec", "concurrency", "price")
+MODEL_KEYS = ("spec", "concurrency", "price", "training_cutoff")
 BENCHMARK_KEYS = ("spec", "limit", "where", "sample", "stratify", "strategy", "prompt", "extract",
                   "probe", "exemplars", "exclude")  # fmt: skip
 JUDGE_KEYS = ("spec", "protocol", "scope", "benchmarks", "repeats", "weights", "images",
@@ -186,9 +187,14 @@ def _entry(
 def _model(study: StudyFile, label: str, raw: Any) -> ModelEntry:
     key = ("models", label)
     table, spec = _entry(study, key, raw, MODEL_KEYS)
+    cutoff = table.get("training_cutoff")
+    if cutoff is not None:  # checked as run --model-info checks it, located at its key
+        study.parsed((*key, "training_cutoff"), parse_model_info,
+                     f"cutoff={_str(study, (*key, 'training_cutoff'), cutoff)}")  # fmt: skip
     return ModelEntry(
         label, spec, _concurrency(study, (*key, "concurrency"), table.get("concurrency")),
         _price(study, (*key, "price"), table.get("price")), study.line(key),
+        None if cutoff is None else str(cutoff),
     )  # fmt: skip
 
 

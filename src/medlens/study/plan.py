@@ -121,6 +121,7 @@ def make_plan(study: Study, settings: StudySettings) -> StudyPlan:
                 executor="local", cache=settings.cache, strategy=bench.strategy,
                 exemplars=bench.exemplars, where=bench.where, sample=bench.sample,
                 stratify=bench.stratify, exclude=bench.exclude, order=settings.order,
+                model_info=f"cutoff={model.training_cutoff}" if model.training_cutoff else None,
             )  # fmt: skip
             runs[key] = RunJob(key, model.label, bench.label, options, endpoint(model.spec))
             judges[key] = _judge_jobs(study, settings, key, bench.label, folder)

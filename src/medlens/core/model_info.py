@@ -1,0 +1,28 @@
+"""What a user states about a model that no spec can carry: its training cutoff
+(``run --model-info cutoff=YYYY-MM``), recorded in run.json beside the spec, read by the
+contamination rows of the protocol card (``checks.contamination``)."""
+
+from __future__ import annotations
+
+import re
+
+from medlens.core.errors import SpecError
+
+_MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
+MODEL_INFO_KEYS = {"cutoff": "training_cutoff"}
+
+
+def parse_model_info(text: str) -> dict[str, str]:
+    """``cutoff=YYYY-MM`` → ``{"training_cutoff": "YYYY-MM"}``; SpecError names the bad part."""
+    out: dict[str, str] = {}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        key, sep, value = part.partition("=")
+        if not sep or key.strip() not in MODEL_INFO_KEYS:
+            raise SpecError(f"--model-info {text!r}: expected cutoff=YYYY-MM, got {part!r}")
+        value = value.strip()
+        if not _MONTH.match(value):
+            raise SpecError(f"--model-info {text!r}: cutoff {value!r} is not a month YYYY-MM")
+        out[MODEL_INFO_KEYS[key.strip()]] = value
+    if not out:
+        raise SpecError(f"--model-info {text!r}: expected cutoff=YYYY-MM")
+    return out
