@@ -11,7 +11,7 @@ from medlens.core.items import ImageRef, Item, decode_image, rgb_image_bytes
 from medlens.execution.prompts import build_prompt
 from medlens.execution.strategies import ZERO_SHOT, Strategy
 from medlens.models.base import ImagePart, Message, Request, TextPart
-from medlens.runs.files import canonical_json
+from medlens.runs.files import canonical_bytes
 
 if TYPE_CHECKING:
     from medlens.execution.exemplars import Exemplars
@@ -121,4 +121,4 @@ def fingerprint(model_spec: str, messages: Iterable[Message], params: Mapping[st
         ],
         "params": dict(params),
     }
-    return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+    return hashlib.sha256(canonical_bytes(payload)).hexdigest()  # canonical_json's bytes, by orjson

@@ -89,7 +89,8 @@ class RunStore:
 
     def _write_items(self, items: Iterable[Item]) -> None:
         kept = list(items)
-        lines = (json.dumps(item.to_json(), ensure_ascii=False) for item in kept)
+        encode = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps's bytes, one encoder
+        lines = (encode(item.to_json()) for item in kept)
         write_atomic(self.path / "items.jsonl", "".join(line + "\n" for line in lines))
         self._items = kept  # what the file now holds: results need not parse it again
 

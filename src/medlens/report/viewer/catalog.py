@@ -89,7 +89,7 @@ class Group:
                 run.records.every() if isinstance(run.records, LazyRecords) else run.records
                 for run in self.runs
             ]
-            self.haystacks.extend(_haystack(row.item, records) for row in self.rows)
+            self.haystacks.extend(_haystack(row, records) for row in self.rows)
         return self.haystacks[index]
 
 
@@ -273,11 +273,21 @@ def _row(item_id: str, items: Mapping[str, Item], runs: Sequence[ViewedRun]) -> 
     )
 
 
-def _haystack(item: Item, by_run: Sequence[Mapping[str, Record]]) -> str:
-    records = [run_records.get(item.id) for run_records in by_run]
-    text = [item.question, item.context or "", *item.options.values(), str(item.answer or "")]
-    text += [str(record.get("output") or "") for record in records if record]
-    return "\n".join([item.id, *text]).casefold()
+def _haystack(row: Row, by_run: Sequence[Mapping[str, Record]]) -> str:
+    """Lower-cased id, question, context, options, gold and every run's answer of one row,
+    from its item's JSON object (no ``Item`` is built for the filter)."""
+    items = row.items
+    raw = items.raw[row.id] if isinstance(items, LazyItems) else items[row.id].to_json()
+    answer = raw.get("answer")
+    if row.kind == "detect" and answer is not None:  # as str(Item.answer) shows boxes
+        answer = tuple(tuple(float(v) for v in box) for box in answer)
+    text = [row.id, raw["question"], raw.get("context") or "", *(raw.get("options") or {}).values(),
+            str(answer or "")]  # fmt: skip
+    for run_records in by_run:
+        record = run_records.get(row.id)
+        if record:
+            text.append(str(record.get("output") or ""))
+    return "\n".join(text).casefold()
 
 
 def outcome(record: Record | None) -> str:

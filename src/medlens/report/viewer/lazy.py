@@ -119,8 +119,14 @@ class LazyRecords(Mapping[str, Record]):
     def every(self) -> dict[str, Record]:
         """Every record, parsed (the text filter reads them all once)."""
         if self._all is None:
-            self._all = {item_id: self[item_id] for item_id in list(self)}
-            self._whole = b""
+            assert self._spans is not None
+            read, whole, out = line_reader(self._whole), self._whole, {}
+            for item_id, (start, end) in self._spans.items():
+                record = self._parsed.get(item_id) or read(whole[start:end])
+                if not isinstance(record, dict) or record.get("id") != item_id:
+                    return self._read_whole()
+                out[item_id] = record
+            self._all, self._whole = out, b""
         return self._all
 
 
