@@ -90,3 +90,17 @@ def test_many_runs_and_many_values_are_cut_into_parts_of_columns() -> None:
     assert len(parts) >= 2 and parts[-1][1] == parts[-1][2] == "11"  # n, 9 runs, chance
     assert text.count("│ Department 00 of medicine") == len(parts)  # the label column repeats
     assert all(f"run{k}" in text for k in range(9))
+
+
+def test_columns_are_spread_evenly_over_the_parts() -> None:
+    from medlens.report.board_sections import BoardTable, t
+    from medlens.report.table_fit import split_wide
+
+    headers = ["run", *(f"c{k}" for k in range(9))]
+    rows = [[t("a run"), *(t("x" * 10) for _ in range(9))]]
+    table = BoardTable("wide", "Wide", headers, rows, ["a note"])
+    parts = split_wide(table, width=130)  # 8 columns fit, 9 do not
+    assert [len(part.headers) - 1 for part in parts] == [5, 4]
+    assert [part.title for part in parts] == ["Wide (columns 1–5 of 9)", "Wide (columns 6–9 of 9)"]
+    assert parts[0].notes == [] and parts[1].notes == ["a note"]
+    assert split_wide(table, width=200) == [table]

@@ -42,6 +42,7 @@ def split_wide(table: BoardTable, width: int = PAGE_WIDTH) -> list[BoardTable]:
         used += need
     if len(parts) == 1:
         return [table]
+    parts = _balanced(parts, widths, room)
     total = len(widths) - fixed
     out = []
     for k, columns in enumerate(parts):
@@ -57,3 +58,13 @@ def split_wide(table: BoardTable, width: int = PAGE_WIDTH) -> list[BoardTable]:
             )
         )
     return out
+
+
+def _balanced(parts: list[list[int]], widths: list[int], room: int) -> list[list[int]]:
+    """The same number of parts with the columns spread evenly (9 columns in two parts: 5 and
+    4, not 8 and 1), when every part still fits; else the greedy parts as they are."""
+    columns = [column for part in parts for column in part]
+    size = -(-len(columns) // len(parts))
+    even = [columns[k : k + size] for k in range(0, len(columns), size)]
+    fits = all(sum(widths[c] + CELL_PADDING for c in part) <= room for part in even)
+    return even if fits and len(even) == len(parts) else parts
