@@ -99,7 +99,7 @@ def test_columns_are_spread_evenly_over_the_parts() -> None:
     headers = ["run", *(f"c{k}" for k in range(9))]
     rows = [[t("a run"), *(t("x" * 10) for _ in range(9))]]
     table = BoardTable("wide", "Wide", headers, rows, ["a note"])
-    parts = split_wide(table, width=130)  # 8 columns fit, 9 do not
+    parts = split_wide(table, width=120)  # 8 columns fit, 9 do not
     assert [len(part.headers) - 1 for part in parts] == [5, 4]
     assert [part.title for part in parts] == ["Wide (columns 1–5 of 9)", "Wide (columns 6–9 of 9)"]
     assert parts[0].notes == [] and parts[1].notes == ["a note"]
