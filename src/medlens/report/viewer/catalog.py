@@ -89,7 +89,8 @@ class Group:
                 run.records.every() if isinstance(run.records, LazyRecords) else run.records
                 for run in self.runs
             ]
-            self.haystacks.extend(_haystack(row, records) for row in self.rows)
+            built = [_haystack(row, records) for row in self.rows]
+            self.haystacks[:] = built  # whole or not at all: pages run in several threads
         return self.haystacks[index]
 
 

@@ -104,7 +104,6 @@ class LazyRecords(Mapping[str, Record]):
 
         if self._all is None:
             self._all = dict(RunStore.open(self.run_dir).records())
-            self._whole = b""
         return self._all
 
     def __iter__(self) -> Iterator[str]:
@@ -126,7 +125,7 @@ class LazyRecords(Mapping[str, Record]):
                 if not isinstance(record, dict) or record.get("id") != item_id:
                     return self._read_whole()
                 out[item_id] = record
-            self._all, self._whole = out, b""
+            self._all = out  # the bytes stay: a page may be reading a line of them now
         return self._all
 
 
