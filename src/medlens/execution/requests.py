@@ -98,10 +98,26 @@ def _user_parts(
             data = pad_to_side(data, name=image.name or image.path)
         # decoded whole, as `check` does: a truncated PNG has a readable header and fails only
         # in its pixels, which the server would have met instead
-        decode_image(data, name=image.name or image.path)
-        parts.append(ImagePart(data=data, sha256=hashlib.sha256(data).hexdigest(), name=image.name))
+        digest = hashlib.sha256(data).hexdigest()
+        if digest not in _DECODED:  # questions sharing an image: its bytes are decoded once
+            decode_image(data, name=image.name or image.path)
+            _remember_decoded(digest)
+        parts.append(ImagePart(data=data, sha256=digest, name=image.name))
     parts.append(TextPart(prompt_text(item, settings)))
     return tuple(parts)
+
+
+DECODED_KEPT = 4096
+"""How many digests of images that decoded whole are remembered (oldest forgotten first)."""
+_DECODED: dict[str, None] = {}
+
+
+def _remember_decoded(digest: str) -> None:
+    """Bytes with this digest decoded whole; decoding is a pure function of the bytes, so the
+    same bytes again (another question on the image) need not be decoded to be checked."""
+    _DECODED[digest] = None
+    if len(_DECODED) > DECODED_KEPT:
+        del _DECODED[next(iter(_DECODED))]
 
 
 def _unread_image(image: ImageRef) -> ImagePart:
