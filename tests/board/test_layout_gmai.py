@@ -119,3 +119,18 @@ def test_pair_tests_never_pool_the_cells_of_two_axes(runs: dict[str, Path]) -> N
     nonzero = [d for d in differences if d != 0]
     assert tests["task"]["sign_p"] == pytest.approx(
         stats.binomtest(sum(d > 0 for d in nonzero), len(nonzero), 0.5).pvalue)  # fmt: skip
+
+
+def test_layout_with_by_prints_each_axis_once_and_names_rows_by_run(runs: dict[str, Path]) -> None:
+    args = (runs["good"], runs["fair"], runs["weak"], "--layout", "gmai", "--by", "task,department")
+    for fmt, title in (("text", "By task"), ("md", "## By task")):
+        out = invoke_board(*args, "--format", fmt).stdout
+        assert out.count(title) == 1 and out.count(title.replace("task", "department")) == 1
+        assert out.count(title.replace("task", "granularity")) == 1
+    md = invoke_board(*args, "--format", "md").stdout
+    layout = md[md.index("## GMAI-MMBench leaderboard") :]
+    layout = layout[: layout.index("\n## ", 5)]
+    assert "| good | run |" in layout and "replay:" not in layout
+    by_task = md[md.index("## By task") :]
+    by_task = by_task[: by_task.index("\n## ", 5)]
+    assert "| good |" in by_task and "replay:" not in by_task and "sha256" not in by_task

@@ -168,3 +168,29 @@ def _open_cache_and_write(path: Path, index: int, barrier: Any) -> None:
     cache = ResponseCache(path)
     cache.put(f"f{index}", Response(text="A"))
     cache.close()
+
+
+def test_an_image_shared_by_questions_is_decoded_once_and_a_broken_one_every_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from medlens.execution import requests
+
+    decoded: list[str] = []
+    real = requests.decode_image
+
+    def counting(data: bytes, *args: Any, **kwargs: Any) -> Any:
+        decoded.append(kwargs.get("name", ""))
+        return real(data, *args, **kwargs)
+
+    monkeypatch.setattr(requests, "decode_image", counting)
+    shared = png(77, size=9)  # bytes no other test decodes
+    settings = RunSettings()
+    first = [build_request(mcq(str(k), image=shared), "m", settings, None) for k in range(3)]
+    assert len(decoded) == 1
+    assert len({r.messages[0].parts[0].sha256 for r in first}) == 1  # type: ignore[union-attr]
+    for _ in range(2):
+        record = asyncio.run(
+            process_item(mcq("9", image=b"\x89PNG broken"), CountingModel(), settings, None)
+        )
+        assert record["error"]["type"] == "image"
+    assert len(decoded) == 3  # a failed decoding is never remembered

@@ -35,6 +35,9 @@ class BoardRun:
     name: str
     """The model spec the run recorded, with its probe if any (display name)."""
     spec: dict[str, Any]
+    label: str = ""
+    """What tables name the run by: its study label (with probe/strategy) where it has one,
+    else its run name (never the spec: two runs of one spec are two rows)."""
 
     @property
     def benchmark(self) -> dict[str, Any]:
@@ -96,7 +99,7 @@ def open_runs(
             name += f" (probe {spec['probe']})"
         if spec.get("strategy"):  # nor is a few-shot or self-consistency run its zero-shot one
             name += f" ({spec['strategy']['name']})"
-        runs.append(BoardRun(path, run, name, spec))
+        runs.append(BoardRun(path, run, name, spec, label=name if label else run))
     return runs
 
 

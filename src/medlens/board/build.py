@@ -210,7 +210,8 @@ def _models(
     models = []
     for r, run in enumerate(aligned.runs):
         models.append({
-            "run": run.run, "name": run.name, **cells[r], "rank": int(rank[r]),
+            "run": run.run, "name": run.name, "label": run.label or run.run, **cells[r],
+            "rank": int(rank[r]),
             "rank_ci": [int(interval[r, 0]), int(interval[r, 1])],
         })  # fmt: skip
     models.sort(key=lambda m: (m["rank"], m["run"]))

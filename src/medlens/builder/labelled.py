@@ -14,7 +14,9 @@ Rows become groups, each group one item (one per template):
 
 Closed classification: gold plus K−1 distractors drawn (seeded) from the labels of the same
 ``source``/``task``/``body_part``/``modality`` pool (a liver CT's distractors are other
-abdominal CT findings, never a fundus lesion), never a ``--confusable`` pair, texts distinct (case-insensitively);
+abdominal CT findings, never a fundus lesion), widened to the same modality, then the same
+source, when that pool is too small (``builder.pools``; the level is ``meta["distractor_pool"]``,
+``--strict-pool`` keeps the narrowest), never a ``--confusable`` pair, texts distinct (case-insensitively);
 single-answer gold letters are balanced: each run of K such items uses every letter once, in a
 seeded order. Open classification (``--options 0``): a ``classify`` item whose label set
 (``meta["labels"]``) is the pool.
@@ -36,6 +38,7 @@ from typing import TYPE_CHECKING
 
 from medlens.builder.labels import Box, LabelRow, LabelsFile
 from medlens.builder.output import Entry, Picture
+from medlens.builder.pools import POOL_META, Distractors, LabelPools, describe_key
 from medlens.builder.questions import LETTERS, BalancedLetters, choose_options, move_gold
 from medlens.builder.skips import SkipLog, Unbuildable
 from medlens.builder.wording import context_sentence, lint, stem, with_context
@@ -66,6 +69,8 @@ class BuildOptions:
     lint: tuple[str, ...] = ()
     strict: bool = False
     """Refuse at the first label that cannot become an item, instead of skipping it."""
+    strict_pool: bool = False
+    """Draw distractors from the narrowest pool only (same source/task/body part/modality)."""
 
     def check(self) -> None:
         if self.granularity not in GRANULARITIES:
@@ -107,7 +112,7 @@ class LabelledBuild:
         self.labels, self.options = labels, options
         self.warnings: list[str] = []
         self.groups = group_rows(labels, options)
-        self.pools = label_pools(labels.rows)
+        self.pools = LabelPools(labels.rows, strict=options.strict_pool)
         self._letters = BalancedLetters(options.options, random.Random(f"{options.seed}:letters"))
         self._names: dict[str, str] = {}
         """Source image path → its picture's file name (stable for the whole build)."""
@@ -129,7 +134,9 @@ class LabelledBuild:
 
     def meta_keys(self) -> list[str]:
         keys = [k for row in self.labels.rows for k in row.meta]
-        return [*keys, "granularity", "template", "answer_type", "perception_task"]
+        keys += ["granularity", "template", "answer_type", "perception_task"]
+        closed_labels = self.options.task == "classify" and self.options.options > 0
+        return [*keys, POOL_META] if closed_labels else keys
 
     def entries(self) -> Iterator[Entry]:
         built = 0
@@ -200,26 +207,23 @@ class LabelledBuild:
             if len(group.labels) > 1:
                 reason = "several labels: an open classify item takes one (use --options K)"
                 raise Unbuildable(self.labels.path, first.where, reason, reason, first.where)
-            pool = self.pools[pool_key(first)]
-            meta["labels"] = "|".join(pool)
+            meta["labels"] = "|".join(self.pools.labels(first))
             return Base("classify", {}, group.labels[0], meta, picture, group.labels[0])
-        options, answer = self._closed_options(group, group.labels, self._distractors(group), rng)
+        needed = self.options.options - len(group.labels)
+        pool = self.pools.distractors(first, group.labels, needed, self.options.confusable)
+        options, answer = self._closed_options(group, group.labels, pool.labels, rng, pool)
+        meta[POOL_META] = pool.level_name
+        self.pools.used[pool.level_name] += 1
         kind: ItemKind = "multi_choice" if len(answer) > 1 else "choice"
         return Base(kind, options, answer, meta, picture, group.labels[0])
 
-    def _distractors(self, group: Group) -> list[str]:
-        first = group.rows[0]
-        gold = {label.casefold() for label in group.labels}
-        confusable = self.options.confusable
-        return [
-            label
-            for label in self.pools[pool_key(first)]
-            if label.casefold() not in gold
-            and not any(frozenset((label.casefold(), g)) in confusable for g in gold)
-        ]
-
     def _closed_options(
-        self, group: Group, gold: Sequence[str], wrong: Sequence[str], rng: random.Random
+        self,
+        group: Group,
+        gold: Sequence[str],
+        wrong: Sequence[str],
+        rng: random.Random,
+        pool: Distractors | None = None,
     ) -> tuple[dict[str, str], str]:
         k = self.options.options
         first = group.rows[0]
@@ -231,11 +235,11 @@ class LabelledBuild:
                 problem += f"{len(wrong)} distractor boxes"
             else:
                 field_name = "label"
-                pool = "/".join(pool_key(first)).strip("/") or "all rows"
+                level = pool.level if pool is not None else 0
                 reason = f"label pool too small for {k} options"
                 problem = (
                     f"{reason}: {len(gold)} gold and {len(wrong)} usable distractors (pool of "
-                    f"source/task/body part/modality: {pool})"
+                    f"{describe_key(first, level)})"
                 )
             where = f"{first.where}, field {field_name!r}"
             raise Unbuildable(self.labels.path, where, problem, reason, first.where)
@@ -373,19 +377,3 @@ def group_rows(labels: LabelsFile, options: BuildOptions) -> list[Group]:
             group.labels.append(row.label)
     return list(groups.values())
 
-
-PoolKey = tuple[str, str, str, str]
-
-
-def pool_key(row: LabelRow) -> PoolKey:
-    """Distractors share the gold's source, task, body part and modality (where given)."""
-    meta = row.meta
-    return tuple(meta.get(k, "") for k in ("source", "task", "body_part", "modality"))  # type: ignore[return-value]
-
-
-def label_pools(rows: Sequence[LabelRow]) -> dict[PoolKey, list[str]]:
-    """Distinct labels (first spelling, case-insensitive) of each pool, in order."""
-    pools: dict[PoolKey, dict[str, str]] = {}
-    for row in rows:
-        pools.setdefault(pool_key(row), {}).setdefault(row.label.casefold(), row.label)
-    return {key: list(labels.values()) for key, labels in pools.items()}

@@ -47,11 +47,18 @@ def build(
     strict: Annotated[
         bool, typer.Option("--strict", help="Refuse a label that cannot become an item")
     ] = False,
+    strict_pool: Annotated[
+        bool,
+        typer.Option(
+            "--strict-pool",
+            help="Distractors only from the same body part and modality (no widening)",
+        ),
+    ] = False,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing output")] = False,
 ) -> None:
     """Build a benchmark from labelled images; same inputs and seed give identical bytes.
 
-    Over 60 lines only because typer declares each of the 15 options in the signature.
+    Over 60 lines only because typer declares each of the 16 options in the signature.
     """
     from medlens.builder.labelled import BuildOptions, LabelledBuild
     from medlens.builder.labels import read_confusable, read_labels
@@ -74,6 +81,7 @@ def build(
         confusable=frozenset(read_confusable(confusable)) if confusable else frozenset(),
         lint=lint_words(lint) if lint else (),
         strict=strict,
+        strict_pool=strict_pool,
     )
     settings.check()
     if fmt == "tsv" and options == 0:
@@ -100,6 +108,8 @@ def build(
             bar.stop()
     for warning in built.warnings:
         err_console.print(f"warning: {warning}", highlight=False, markup=False, soft_wrap=True)
+    if summary := built.pools.summary():
+        err_console.print(summary, highlight=False, markup=False, soft_wrap=True)
     if note:
         err_console.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
     err_console.print(f"wrote {count} items to {output}", highlight=False, soft_wrap=True)

@@ -297,6 +297,10 @@ class BenchmarkInfo:
         )
 
 
+_IDENTITY_ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+"""``json.dumps(..., sort_keys=True, ensure_ascii=False)`` without building an encoder per item."""
+
+
 def describe(benchmark: Benchmark, items: Iterable[Item]) -> BenchmarkInfo:
     """Summarise and fingerprint a benchmark from its items."""
     digest = hashlib.sha256()
@@ -305,7 +309,7 @@ def describe(benchmark: Benchmark, items: Iterable[Item]) -> BenchmarkInfo:
     for item in items:
         count += 1
         keys.update(item.meta)
-        line = json.dumps(_identity(item), sort_keys=True, ensure_ascii=False)
+        line = _IDENTITY_ENCODER.encode(_identity(item))
         digest.update(line.encode("utf-8") + b"\n")
     axes = [a for a in CANONICAL_AXES if a in keys] + sorted(keys - set(CANONICAL_AXES))
     return BenchmarkInfo(

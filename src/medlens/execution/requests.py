@@ -11,7 +11,7 @@ from medlens.core.items import ImageRef, Item, decode_image, rgb_image_bytes
 from medlens.execution.prompts import build_prompt
 from medlens.execution.strategies import ZERO_SHOT, Strategy
 from medlens.models.base import ImagePart, Message, Request, TextPart
-from medlens.runs.files import canonical_json
+from medlens.runs.files import canonical_bytes
 
 if TYPE_CHECKING:
     from medlens.execution.exemplars import Exemplars
@@ -96,10 +96,26 @@ def _user_parts(
             data = pad_to_side(data, name=image.name or image.path)
         # decoded whole, as `check` does: a truncated PNG has a readable header and fails only
         # in its pixels, which the server would have met instead
-        decode_image(data, name=image.name or image.path)
-        parts.append(ImagePart(data=data, sha256=hashlib.sha256(data).hexdigest(), name=image.name))
+        digest = hashlib.sha256(data).hexdigest()
+        if digest not in _DECODED:  # questions sharing an image: its bytes are decoded once
+            decode_image(data, name=image.name or image.path)
+            _remember_decoded(digest)
+        parts.append(ImagePart(data=data, sha256=digest, name=image.name))
     parts.append(TextPart(prompt_text(item, settings)))
     return tuple(parts)
+
+
+DECODED_KEPT = 4096
+"""How many digests of images that decoded whole are remembered (oldest forgotten first)."""
+_DECODED: dict[str, None] = {}
+
+
+def _remember_decoded(digest: str) -> None:
+    """Bytes with this digest decoded whole; decoding is a pure function of the bytes, so the
+    same bytes again (another question on the image) need not be decoded to be checked."""
+    _DECODED[digest] = None
+    if len(_DECODED) > DECODED_KEPT:
+        del _DECODED[next(iter(_DECODED))]
 
 
 def _unread_image(image: ImageRef) -> ImagePart:
@@ -119,4 +135,4 @@ def fingerprint(model_spec: str, messages: Iterable[Message], params: Mapping[st
         ],
         "params": dict(params),
     }
-    return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+    return hashlib.sha256(canonical_bytes(payload)).hexdigest()  # canonical_json's bytes, by orjson

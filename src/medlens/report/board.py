@@ -6,7 +6,8 @@ import io
 from typing import Any
 
 from medlens.report.board_layout import all_tables
-from medlens.report.board_sections import BoardTable, board_title
+from medlens.report.board_sections import PAGE_WIDTH, BoardTable, board_title
+from medlens.report.table_fit import split_wide
 
 FORMATS = ("text", "md", "html", "xlsx")
 
@@ -41,16 +42,16 @@ def render_board(board: dict[str, Any], format: str, width: int | None = None) -
 
 
 def render_text(board: dict[str, Any], width: int | None = None) -> str:
+    """Rich tables at `width` (120) columns; a wider table is cut into parts of columns."""
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
     buffer = io.StringIO()
-    sections = all_tables(board)
-    console = Console(file=buffer, width=width or text_width(board, sections), color_system=None,
-                      soft_wrap=False)  # fmt: skip
+    width = width or PAGE_WIDTH
+    console = Console(file=buffer, width=width, color_system=None, soft_wrap=False)
     console.print(Text(board_title(board)), soft_wrap=True)
-    for section in sections:
+    for section in fitted_tables(board, width):
         table = Table(title=Text(section.title), title_justify="left")
         for i, header in enumerate(section.headers):
             if i < section.text_columns:
@@ -65,25 +66,16 @@ def render_text(board: dict[str, Any], width: int | None = None) -> str:
     return buffer.getvalue()
 
 
-def text_width(board: dict[str, Any], sections: list[BoardTable]) -> int:
-    """120 columns, or as wide as a paper layout's tables need to keep each cell on one line
-    (MMBU's 12 columns of ``value [CI]`` do not fit 120)."""
-    if not board.get("layout"):
-        return 120
-    widths = [120]
-    for section in sections:
-        columns = [len(h) for h in section.headers]
-        for row in section.rows:
-            columns = [max(w, len(cell[0])) for w, cell in zip(columns, row, strict=False)]
-        widths.append(sum(columns) + 3 * len(columns) + 1)
-    return min(max(widths), 400)
+def fitted_tables(board: dict[str, Any], width: int = PAGE_WIDTH) -> list[BoardTable]:
+    """Every table of the board, the wide ones cut into parts that fit `width` characters."""
+    return [part for section in all_tables(board) for part in split_wide(section, width)]
 
 
 def render_markdown(board: dict[str, Any]) -> str:
     from medlens.report.md_format import md_text, table
 
     parts = [f"# {md_text(board_title(board))}"]
-    for section in all_tables(board):
+    for section in fitted_tables(board):
         rows = [[md_text(cell[0]) for cell in row] for row in section.rows]
         headers = [md_text(h) for h in section.headers]
         parts.append(

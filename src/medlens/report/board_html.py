@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from medlens.report.board_layout import all_tables
-from medlens.report.board_sections import BoardTable, board_title
+from medlens.report.board_sections import BoardTable, board_title, run_labels
 from medlens.report.html_assets import SCRIPT, STYLE
 from medlens.report.html_format import esc, table_html
 from medlens.report.viewer.links import VIEWER_URL, list_url
@@ -21,6 +21,8 @@ LABEL_WIDTH = 260
 CHAR_WIDTH = 7.5
 """A generous average width of one 12 px system-ui character."""
 PLOT_WIDTH = 520
+PAGE_PIXELS = 1000
+"""A heatmap wider than this turns so that the axis's values are its rows."""
 CELL_WIDTH = 64
 BOARD_SCRIPT = 'document.body.setAttribute("data-board", "1");'
 
@@ -42,7 +44,13 @@ def render_html(board: dict[str, Any]) -> str:
     )
 
 
-_EXTRA_STYLE = "svg { display: block; margin: 6px 0 16px; } svg text { font: 12px system-ui; }"
+_EXTRA_STYLE = (
+    "svg { display: block; margin: 6px 0 16px; max-width: 100%; height: auto; } "
+    "svg text { font: 12px system-ui; } "
+    "th { white-space: normal; } div.fit { max-width: 100%; overflow-x: auto; }"
+)
+"""Plots scale down to the page; table headers wrap, and a table still wider scrolls inside
+its own box instead of pushing the page sideways."""
 
 
 def viewer_note(board: dict[str, Any]) -> str:
@@ -60,7 +68,7 @@ def _section(section: BoardTable) -> str:
     rows = [[(cell[0], cell[1]) for cell in row] for row in section.rows]
     notes = "".join(f'<p class="note">{esc(note)}</p>' for note in section.notes)
     table = table_html(section.headers, rows, text_columns=section.text_columns)
-    return f'<h2 id="{esc(section.key)}">{esc(section.title)}</h2>{table}{notes}'
+    return f'<h2 id="{esc(section.key)}">{esc(section.title)}</h2><div class="fit">{table}</div>{notes}'
 
 
 def label_width(labels: list[str]) -> int:
@@ -76,7 +84,8 @@ def _x(value: float, left: int = LABEL_WIDTH) -> float:
 def forest_svg(board: dict[str, Any]) -> str:
     """One line per model: its score (dot) and 95% CI (bar); chance as a dashed line;
     published reference scores as hollow diamonds (unranked)."""
-    rows = [(f"{m['rank']}. {m['name']}", m["score"], m["ci"], False) for m in board["models"]]
+    labels = run_labels(board)
+    rows = [(f"{m['rank']}. {labels[m['run']]}", m["score"], m["ci"], False) for m in board["models"]]
     rows += [(f"{r['model']} (published)", r["score"], None, True) for r in board["references"]]
     height = ROW_HEIGHT * (len(rows) + 2)
     left = label_width([row[0] for row in rows])
@@ -101,8 +110,14 @@ def forest_svg(board: dict[str, Any]) -> str:
         else:
             parts.append(f'<circle cx="{x:.1f}" cy="{y}" r="4" fill="#2c5d8f"/>')
     width = left + PLOT_WIDTH + 20
-    return (f'<svg class="forest" xmlns="http://www.w3.org/2000/svg" width="{width}" '
-            f'height="{height}" role="img" aria-label="forest plot">{"".join(parts)}</svg>')  # fmt: skip
+    return _svg("forest", "forest plot", width, height, parts)
+
+
+def _svg(kind: str, label: str, width: float, height: float, parts: list[str]) -> str:
+    """An SVG that scales down to the page's width (its viewBox keeps the drawing whole)."""
+    return (f'<svg class="{kind}" xmlns="http://www.w3.org/2000/svg" width="{width:g}" '
+            f'height="{height:g}" viewBox="0 0 {width:g} {height:g}" role="img" '
+            f'aria-label="{label}">{"".join(parts)}</svg>')  # fmt: skip
 
 
 def _axis_ticks(height: int, left: int) -> str:
@@ -116,38 +131,53 @@ def _axis_ticks(height: int, left: int) -> str:
 
 
 def heatmap_svg(board: dict[str, Any], axis: str, values: dict[str, list[dict[str, Any]]]) -> str:
-    """Models (rows, ranked) × axis values (columns); colour and text give the score."""
-    names = {m["run"]: m["name"] for m in board["models"]}
+    """Runs (rows, ranked) × axis values (columns); colour and text give the score. With more
+    values than runs and a drawing wider than the page, values are the rows instead (a heatmap
+    of 18 departments × 3 runs reads down the page, not off its side)."""
+    labels = run_labels(board)
     order = [m["run"] for m in board["models"]]
     columns = list(values)
-    left = label_width([names[run] for run in order])
+    cells = {(run, value): next(c for c in values[value] if c["run"] == run)
+             for value in columns for run in order}  # fmt: skip
+    grid = [[(run, value) for value in columns] for run in order]
+    row_names, column_names = [labels[run] for run in order], columns
+    if len(columns) > len(order) and _heatmap_width(row_names, column_names) > PAGE_PIXELS:
+        grid = [[(run, value) for run in order] for value in columns]
+        row_names, column_names = columns, [labels[run] for run in order]
+    left = label_width(row_names)
     # column labels are turned 40°: their height is sin 40° × their length
-    header = max(90, round(0.65 * CHAR_WIDTH * max((len(c) for c in columns), default=0)) + 16)
+    header = max(90, round(0.65 * CHAR_WIDTH * max((len(c) for c in column_names), default=0)) + 16)
     parts = []
-    for j, value in enumerate(columns):
+    for j, name in enumerate(column_names):
         x = left + j * CELL_WIDTH + CELL_WIDTH / 2
         parts.append(f'<text transform="translate({x:.1f},{header - 6}) rotate(-40)">'
-                     f"{esc(value)}</text>")  # fmt: skip
-    for i, run in enumerate(order):
+                     f"{esc(name)}</text>")  # fmt: skip
+    for i, (name, line) in enumerate(zip(row_names, grid, strict=True)):
         y = header + i * ROW_HEIGHT
-        parts.append(f'<text x="{left - 8}" y="{y + 15}" text-anchor="end">'
-                     f"{esc(names[run])}</text>")  # fmt: skip
-        for j, value in enumerate(columns):
-            cell = next(c for c in values[value] if c["run"] == run)
-            x = left + j * CELL_WIDTH
-            tip = f"{names[run]} · {axis}={value}: n={cell['n']}, {100 * cell['score']:.1f}%"
-            weight = ' font-weight="bold"' if cell["best"] else ""
-            parts.append(
-                f'<a href="{esc(list_url({axis: value}, of=run))}">'
-                f'<rect x="{x}" y="{y}" width="{CELL_WIDTH - 2}" height="{ROW_HEIGHT - 2}" '
-                f'fill="{_colour(cell["score"])}"><title>{esc(tip)}</title></rect>'
-                f'<text x="{x + CELL_WIDTH / 2 - 1:.1f}" y="{y + 15}" text-anchor="middle"{weight}>'
-                f"{100 * cell['score']:.0f}</text></a>"
-            )
-    width = left + CELL_WIDTH * len(columns) + 40 + header
-    height = header + ROW_HEIGHT * len(order) + 10
-    return (f'<svg class="heatmap" xmlns="http://www.w3.org/2000/svg" width="{width}" '
-            f'height="{height}" role="img" aria-label="heatmap">{"".join(parts)}</svg>')  # fmt: skip
+        parts.append(f'<text x="{left - 8}" y="{y + 15}" text-anchor="end">{esc(name)}</text>')
+        for j, (run, value) in enumerate(line):
+            parts.append(_heat_cell(cells[run, value], left + j * CELL_WIDTH, y,
+                                    f"{labels[run]} · {axis}={value}", list_url({axis: value}, of=run)))  # fmt: skip
+    width = _heatmap_width(row_names, column_names)
+    height = header + ROW_HEIGHT * len(row_names) + 10
+    return _svg("heatmap", "heatmap", width, height, parts)
+
+
+def _heatmap_width(row_names: list[str], column_names: list[str]) -> int:
+    header = max(90, round(0.65 * CHAR_WIDTH * max((len(c) for c in column_names), default=0)) + 16)
+    return label_width(row_names) + CELL_WIDTH * len(column_names) + 40 + header
+
+
+def _heat_cell(cell: dict[str, Any], x: float, y: float, where: str, url: str) -> str:
+    tip = f"{where}: n={cell['n']}, {100 * cell['score']:.1f}%"
+    weight = ' font-weight="bold"' if cell["best"] else ""
+    return (
+        f'<a href="{esc(url)}">'
+        f'<rect x="{x}" y="{y}" width="{CELL_WIDTH - 2}" height="{ROW_HEIGHT - 2}" '
+        f'fill="{_colour(cell["score"])}"><title>{esc(tip)}</title></rect>'
+        f'<text x="{x + CELL_WIDTH / 2 - 1:.1f}" y="{y + 15}" text-anchor="middle"{weight}>'
+        f"{100 * cell['score']:.0f}</text></a>"
+    )
 
 
 def _colour(score: float) -> str:

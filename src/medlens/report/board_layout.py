@@ -20,6 +20,7 @@ from medlens.report.board_sections import (
     num,
     p_cell,
     pct,
+    run_labels,
     shown,
     signed,
     t,
@@ -32,9 +33,10 @@ def layout_tables(board: dict[str, Any]) -> list[BoardTable]:
     layout = board.get("layout")
     if not layout:
         return []
-    tables = [main_table(layout)]
+    labels = run_labels(board)
+    tables = [main_table(layout, labels)]
     if layout.get("dimensions"):
-        tables.append(dimension_table(layout["dimensions"]))
+        tables.append(dimension_table(layout["dimensions"], labels))
     pairs = layout.get("pairs")
     if pairs and layout["name"] == "medcmr":
         tables += medcmr_pair_tables(pairs)
@@ -65,7 +67,9 @@ def cell_text(layout: str, cell: dict[str, Any] | None) -> Cell:
     return (text, cell["value"], cell["value"] if not ci else text)
 
 
-def main_table(layout: dict[str, Any]) -> BoardTable:
+def main_table(layout: dict[str, Any], labels: dict[str, str] | None = None) -> BoardTable:
+    """The paper's table: a row per run (named as every board table names it), the chance row
+    and the published rows."""
     name, columns = layout["name"], layout["columns"]
     headers = ["run / model", "", *columns]
     runs = [row for row in layout["rows"] if not row.get("published") and not row.get("chance")]
@@ -77,7 +81,7 @@ def main_table(layout: dict[str, Any]) -> BoardTable:
     notes = [f"value [95% CI]; {_scale_note(name)}; scores: {layout['score_source']}; "
              "published rows are unranked (the models table maps runs to models)"]  # fmt: skip
     for row in layout["rows"]:
-        label = row.get("run") or row["model"]
+        label = (labels or {}).get(row.get("run") or "") or row.get("run") or row["model"]
         second = "published" if row.get("published") else ("run" if row.get("run") else "")
         rows.append(
             [
@@ -101,7 +105,9 @@ def _scale_note(name: str) -> str:
     return "micro-F1 (0–1)" if name == "mmbu" else "percent (0–100)"
 
 
-def dimension_table(dimensions: dict[str, Any]) -> BoardTable:
+def dimension_table(
+    dimensions: dict[str, Any], labels: dict[str, str] | None = None
+) -> BoardTable:
     columns = dimensions["columns"]
     weights = dimensions.get("weights") or {}
     headers = ["run", *[f"{c} (w {weights.get(c, 1):g})" for c in columns]]
@@ -117,7 +123,8 @@ def dimension_table(dimensions: dict[str, Any]) -> BoardTable:
                 else f"{value:.2f}" + (f" [{ci[0]:.2f}–{ci[1]:.2f}]" if ci else "")
             )
             cells.append((text + (f" n={cell['n']}" if value is not None else ""), value, value))
-        rows.append([t(row.get("run") or row["model"]), *cells])
+        run = row.get("run") or ""
+        rows.append([t((labels or {}).get(run) or run or row["model"]), *cells])
     notes = [
         "mean points on the rubric's 0–10 scale [95% CI inside 0–10]; open items with a verdict"
     ]
@@ -254,11 +261,21 @@ def all_tables(board: dict[str, Any]) -> list[BoardTable]:
     judged score source every title names it."""
     from dataclasses import replace
 
-    tables = [*layout_tables(board), *board_tables(board), *calibrated_tables(board)]
+    tables = [*layout_tables(board), *board_tables(_without_layout_axes(board)),
+              *calibrated_tables(board)]  # fmt: skip
     source = board.get("score_source", "rules")
     if source == "rules":
         return tables
     return [replace(table, title=f"{table.title} (scores: {source})") for table in tables]
+
+
+def _without_layout_axes(board: dict[str, Any]) -> dict[str, Any]:
+    """The board without the per-axis cells its layout already tabulates (GMAI's granularity,
+    task and department tables with ``--by task``: printed once, not twice)."""
+    shown = set((board.get("layout") or {}).get("by") or ())
+    if not shown or not board.get("by"):
+        return board
+    return {**board, "by": {axis: v for axis, v in board["by"].items() if axis not in shown}}
 
 
 def calibrated_tables(board: dict[str, Any]) -> list[BoardTable]:

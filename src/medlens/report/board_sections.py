@@ -18,6 +18,10 @@ Value = float | int | str | None
 Cell = tuple[str, Value, Value]
 BEST = "▲"
 SMALL = "†"
+PAGE_WIDTH = 120
+"""Characters a text or markdown table may take (the board's default console width)."""
+CELL_PADDING = 3
+"""Per column: rich's ``│ `` + `` `` (markdown's ``| `` + `` ``)."""
 
 
 @dataclass(frozen=True)
@@ -149,32 +153,59 @@ def _resampled(board: dict[str, Any]) -> str:
     return "items resampled"
 
 
+def run_labels(board: dict[str, Any]) -> dict[str, str]:
+    """Run → the name its rows show: the study label where it has one, else the run name
+    (never the model spec: two runs of one spec would be two identical rows)."""
+    return {m["run"]: m.get("label") or m["run"] for m in board.get("models", [])}
+
+
 def axis_table(
     axis: str, values: dict[str, list[dict[str, Any]]], board: dict[str, Any]
 ) -> BoardTable:
+    """Runs × the axis's values; transposed (values × runs) when that is what fits the page:
+    18 departments as columns run off it, as 18 rows they do not."""
     order = [m["run"] for m in board["models"]]
-    names = {m["run"]: m["name"] for m in board["models"]}
+    labels = run_labels(board)
     columns = list(values)
-    headers = ["model", *columns]
-    counts = [t("n (images)")] + [
-        t(f"{cells[0]['n']} ({cells[0]['images']}){' ' + SMALL if cells[0]['small'] else ''}",
-          cells[0]["n"])
-        for cells in values.values()
-    ]  # fmt: skip
-    rows = [counts]
-    for run in order:
-        row = [t(names[run], names[run])]
-        for value in columns:
-            cell = next(c for c in values[value] if c["run"] == run)
-            mark = f" {BEST}" if cell["best"] else ""
-            row.append(
-                t(f"{percent(cell['score'])} [{percent_ci(cell['ci'])}]{mark}", cell["score"])
-            )
-        rows.append(row)
+    counts = {
+        value: t(f"{cells[0]['n']} ({cells[0]['images']}){' ' + SMALL if cells[0]['small'] else ''}",
+                 cells[0]["n"])
+        for value, cells in values.items()
+    }  # fmt: skip
     chance = board.get("by_chance", {}).get(axis, {})
-    rows.append([t("chance (random guess)")] + [pct(chance.get(v)) for v in columns])
+    grid = {(run, value): _axis_cell(values[value], run) for run in order for value in columns}
     notes = [f"{BEST}: best score in the column; [95% CI]; {SMALL}: small cell"]
-    return BoardTable(f"by {axis}", f"By {axis}", headers, rows, notes)
+    headers = ["run", *columns]
+    rows = [[t("n (images)"), *(counts[v] for v in columns)]]
+    rows += [[t(labels[run], labels[run]), *(grid[run, v] for v in columns)] for run in order]
+    rows.append([t("chance (random guess)")] + [pct(chance.get(v)) for v in columns])
+    wide = BoardTable(f"by {axis}", f"By {axis}", headers, rows, notes)
+    if len(columns) <= len(order) or table_width(column_widths(wide)) <= PAGE_WIDTH:
+        return wide
+    best = f"{BEST}: best score in the row; [95% CI]; {SMALL}: small cell"
+    headers = [axis, "n (images)", *(labels[run] for run in order), "chance (random guess)"]
+    rows = [[t(v, v), counts[v], *(grid[run, v] for run in order), pct(chance.get(v))]
+            for v in columns]  # fmt: skip
+    return BoardTable(f"by {axis}", f"By {axis}", headers, rows, [best])
+
+
+def _axis_cell(cells: list[dict[str, Any]], run: str) -> Cell:
+    cell = next(c for c in cells if c["run"] == run)
+    mark = f" {BEST}" if cell["best"] else ""
+    return t(f"{percent(cell['score'])} [{percent_ci(cell['ci'])}]{mark}", cell["score"])
+
+
+def column_widths(table: BoardTable) -> list[int]:
+    """Each column's widest shown text (header included), in characters."""
+    widths = [len(header) for header in table.headers]
+    for row in table.rows:
+        widths = [max(w, len(cell[0])) for w, cell in zip(widths, row, strict=False)]
+    return widths
+
+
+def table_width(widths: Sequence[int]) -> int:
+    """Characters a table of these column widths takes (rich's and markdown's padding)."""
+    return sum(widths) + CELL_PADDING * len(widths) + 1
 
 
 def pair_tables(board: dict[str, Any]) -> list[BoardTable]:

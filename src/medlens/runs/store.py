@@ -12,7 +12,7 @@ from medlens.core.errors import MedlensError, RunMismatchError
 from medlens.core.items import Item
 from medlens.core.records import Record
 from medlens.core.version import __version__
-from medlens.runs.files import JsonLines, canonical_json, loads_line, write_atomic
+from medlens.runs.files import JsonLines, canonical_json, line_reader, write_atomic
 
 SCHEMA_VERSION = 1
 # Item errors that a retry cannot fix (an undecodable image, a missing file): resume skips them
@@ -89,7 +89,8 @@ class RunStore:
 
     def _write_items(self, items: Iterable[Item]) -> None:
         kept = list(items)
-        lines = (json.dumps(item.to_json(), ensure_ascii=False) for item in kept)
+        encode = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps's bytes, one encoder
+        lines = (encode(item.to_json()) for item in kept)
         write_atomic(self.path / "items.jsonl", "".join(line + "\n" for line in lines))
         self._items = kept  # what the file now holds: results need not parse it again
 
@@ -169,15 +170,16 @@ class RunStore:
         if not file.is_file():
             raise MedlensError(f"{self.path}: run has no items.jsonl")
         items = []
-        with open(file, encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    items.append(Item.from_json(loads_line(line)))
-                except (ValueError, KeyError, TypeError, AttributeError) as exc:
-                    problem = f"missing field {exc}" if isinstance(exc, KeyError) else exc
-                    raise MedlensError(f"{file}, line {number}: not an item ({problem})") from None
+        whole = file.read_bytes()
+        read = line_reader(whole)
+        for number, line in enumerate(whole.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                items.append(Item.from_json(read(line)))
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                problem = f"missing field {exc}" if isinstance(exc, KeyError) else exc
+                raise MedlensError(f"{file}, line {number}: not an item ({problem})") from None
         return items
 
     def write_results(self, results: Mapping[str, Any]) -> None:

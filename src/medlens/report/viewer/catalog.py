@@ -1,7 +1,11 @@
 """What the viewer shows: the runs it was given, grouped by benchmark, one row per item.
 
-Everything is read once when the viewer starts (items, records, judge verdicts); a page then
-filters the group's rows in memory (a 26,000-item run is ~10 ms a filter) and renders one page.
+What the list filters need is read when the viewer starts: each item's id, axes and kind
+(``items.jsonl``, one parse per distinct file), each run's outcomes (its derived score file;
+the records only when that file is stale or absent) and judge verdicts; records are indexed and
+items and records built when a page shows them (``viewer.lazy``). A page filters the group's
+rows in memory (a 26,000-item run is ~10 ms a filter; the text filter reads every record once,
+on its first use) and renders one page.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from medlens.core.errors import MedlensError
 from medlens.core.items import CANONICAL_AXES, Item
 from medlens.core.records import Record
 from medlens.report.html import outcome as report_outcome
-from medlens.runs.store import RunStore
+from medlens.report.viewer.lazy import LazyItems, LazyRecords, read_raw_items
+from medlens.runs.store import read_run_file
 
 OUTCOMES: tuple[str, ...] = (
     "right", "wrong", "partial", "unparsed", "refused", "empty", "error", "no gold", "unanswered",
@@ -42,17 +47,24 @@ class ViewedRun:
     records: Mapping[str, Record]
     verdicts: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     """Judge name → item id → its verdict in words."""
+    outcomes: Mapping[str, str] = field(default_factory=dict)
+    """Item id → its outcome (one of OUTCOMES but ``unanswered``)."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Row:
     """One item of a group, with its outcome in each of the group's runs (in run order)."""
 
     id: str
-    item: Item
+    meta: Mapping[str, Any]
+    kind: str
     outcomes: tuple[str, ...]
-    haystack: str
-    """Lower-cased question, options, gold and every run's answer, for the text filter."""
+    items: Mapping[str, Item] = field(repr=False, compare=False)
+    """Where the row's ``Item`` is built on first use (one run's items)."""
+
+    @property
+    def item(self) -> Item:
+        return self.items[self.id]
 
 
 @dataclass(frozen=True)
@@ -67,6 +79,19 @@ class Group:
     axes: Mapping[str, tuple[str, ...]]
     """Filterable axis → its values, canonical axes first."""
     kinds: tuple[str, ...]
+    haystacks: list[str] = field(default_factory=list, compare=False, repr=False)
+    """Per row: lower-cased id, question, context, options, gold and every run's answer, for
+    the text filter (filled on its first use)."""
+
+    def haystack(self, index: int) -> str:
+        if not self.haystacks:
+            records = [
+                run.records.every() if isinstance(run.records, LazyRecords) else run.records
+                for run in self.runs
+            ]
+            built = [_haystack(row, records) for row in self.rows]
+            self.haystacks[:] = built  # whole or not at all: pages run in several threads
+        return self.haystacks[index]
 
 
 @dataclass(frozen=True)
@@ -105,7 +130,8 @@ def find_runs(paths: Sequence[Path]) -> list[Path]:
 
 def load_catalog(paths: Sequence[Path]) -> tuple[Group, ...]:
     """Every run found under `paths`, read once and grouped by benchmark."""
-    runs = [_read_run(path) for path in find_runs(paths)]
+    shared: dict[bytes, Mapping[str, Item]] = {}
+    runs = [_read_run(path, shared) for path in find_runs(paths)]
     names = _unique_names([run[0] for run in runs])
     by_key: dict[str, list[ViewedRun]] = {}
     labels: dict[str, str] = {}
@@ -116,20 +142,56 @@ def load_catalog(paths: Sequence[Path]) -> tuple[Group, ...]:
     return tuple(_group(key, labels[key], group_runs) for key, group_runs in by_key.items())
 
 
-def _read_run(path: Path) -> tuple[Path, dict[str, Any], ViewedRun]:
-    store = RunStore.open(path)
-    spec = store.run.get("spec", {})
+def _read_run(
+    path: Path, shared: dict[bytes, Mapping[str, Item]]
+) -> tuple[Path, dict[str, Any], ViewedRun]:
+    """One run; runs whose ``items.jsonl`` holds the same bytes share one parse of it."""
+    spec = read_run_file(path).get("spec", {})
+    file = path / "items.jsonl"
+    content = file.read_bytes() if file.is_file() else b""
+    if content not in shared:
+        shared[content] = LazyItems(read_raw_items(path))
+    records = LazyRecords(path)
     viewed = ViewedRun(
         name=path.name,
         path=path,
         model=str(spec.get("model", "")),
         probe=spec.get("probe"),
         seed=int(spec.get("seed") or 0),
-        items={item.id: item for item in store.items()},
-        records=store.records(),
+        items=shared[content],
+        records=records,
         verdicts=_verdicts(path),
+        outcomes=_outcomes(path, records),
     )
     return path, dict(spec.get("benchmark") or {}), viewed
+
+
+def _outcomes(path: Path, records: LazyRecords) -> Mapping[str, str]:
+    """Item id → outcome: from the run's fresh derived score file (status and main score, as
+    ``outcome`` reads a record), else from its records."""
+    from medlens.analysis.derived import fresh_score_file
+
+    derived = fresh_score_file(path)
+    if derived is None:
+        return {item_id: outcome(record) for item_id, record in records.every().items()}
+    from medlens.analysis.score_file import read_columns
+
+    table = read_columns(derived[0], ["id", "score", "status"])
+    ids = table["id"].to_pylist()
+    scores = table["score"].to_pylist()
+    statuses = table["status"].to_pylist()
+    return {
+        item_id: _outcome_of(status, score)
+        for item_id, status, score in zip(ids, statuses, scores, strict=True)
+    }
+
+
+def _outcome_of(status: str, score: float | None) -> str:
+    if status != "ok":
+        return status  # error, unparsed, refused, empty
+    if score is None or score != score:  # NaN: no gold
+        return "no gold"
+    return "right" if score == 1 else ("wrong" if score == 0 else "partial")
 
 
 def _renamed(run: ViewedRun, name: str) -> ViewedRun:
@@ -188,32 +250,49 @@ def verdict_text(line: Mapping[str, Any]) -> str:
 
 
 def _group(key: str, label: str, runs: Sequence[ViewedRun]) -> Group:
-    order: dict[str, Item] = {}
+    owner: dict[str, ViewedRun] = {}
     for run in runs:
-        for item_id, item in run.items.items():
-            order.setdefault(item_id, item)
-    rows = tuple(_row(item, runs) for item in order.values())
+        for item_id in run.items:
+            owner.setdefault(item_id, run)
+    rows = tuple(_row(item_id, run.items, runs) for item_id, run in owner.items())
     return Group(
         key=key,
         label=label,
         runs=tuple(runs),
         rows=rows,
         positions={row.id: i for i, row in enumerate(rows)},
-        axes=_filter_axes(order.values()),
-        kinds=tuple(sorted({item.kind for item in order.values()})),
+        axes=_filter_axes(row.meta for row in rows),
+        kinds=tuple(sorted({row.kind for row in rows})),
     )
 
 
-def _row(item: Item, runs: Sequence[ViewedRun]) -> Row:
-    records = [run.records.get(item.id) for run in runs]
-    text = [item.question, item.context or "", *item.options.values(), str(item.answer or "")]
-    text += [str(record.get("output") or "") for record in records if record]
+def _row(item_id: str, items: Mapping[str, Item], runs: Sequence[ViewedRun]) -> Row:
+    raw = items.raw[item_id] if isinstance(items, LazyItems) else items[item_id].to_json()
+    meta = raw.get("meta") or {}  # strings: items.jsonl holds Item.meta as written
     return Row(
-        id=item.id,
-        item=item,
-        outcomes=tuple(outcome(record) for record in records),
-        haystack="\n".join([item.id, *text]).casefold(),
+        id=item_id,
+        meta=meta,
+        kind=str(raw["kind"]),
+        outcomes=tuple(run.outcomes.get(item_id, "unanswered") for run in runs),
+        items=items,
     )
+
+
+def _haystack(row: Row, by_run: Sequence[Mapping[str, Record]]) -> str:
+    """Lower-cased id, question, context, options, gold and every run's answer of one row,
+    from its item's JSON object (no ``Item`` is built for the filter)."""
+    items = row.items
+    raw = items.raw[row.id] if isinstance(items, LazyItems) else items[row.id].to_json()
+    answer = raw.get("answer")
+    if row.kind == "detect" and answer is not None:  # as str(Item.answer) shows boxes
+        answer = tuple(tuple(float(v) for v in box) for box in answer)
+    text = [row.id, raw["question"], raw.get("context") or "", *(raw.get("options") or {}).values(),
+            str(answer or "")]  # fmt: skip
+    for run_records in by_run:
+        record = run_records.get(row.id)
+        if record:
+            text.append(str(record.get("output") or ""))
+    return "\n".join(text).casefold()
 
 
 def outcome(record: Record | None) -> str:
@@ -224,10 +303,10 @@ def outcome(record: Record | None) -> str:
     return "right" if reading == "correct" else reading
 
 
-def _filter_axes(items: Iterable[Item]) -> dict[str, tuple[str, ...]]:
+def _filter_axes(metas: Iterable[Mapping[str, str]]) -> dict[str, tuple[str, ...]]:
     values: dict[str, set[str]] = {}
-    for item in items:
-        for axis, value in item.meta.items():
+    for meta in metas:
+        for axis, value in meta.items():
             if axis not in SKIPPED_AXES and value:
                 values.setdefault(axis, set()).add(value)
     kept = {a: v for a, v in values.items() if len(v) <= MAX_AXIS_VALUES}
@@ -244,11 +323,11 @@ def matching(group: Group, query: Query) -> list[Row]:
     if not (wanted or query.kind or query.outcome or needle):
         return list(group.rows)
     rows = []
-    for row in group.rows:
-        meta = row.item.meta
+    for index, row in enumerate(group.rows):
+        meta = row.meta
         if any(meta.get(axis) != value for axis, value in wanted):
             continue
-        if query.kind and row.item.kind != query.kind:
+        if query.kind and row.kind != query.kind:
             continue
         if query.outcome and not (
             row.outcomes[column] == query.outcome
@@ -256,7 +335,7 @@ def matching(group: Group, query: Query) -> list[Row]:
             else query.outcome in row.outcomes
         ):
             continue
-        if needle and needle not in row.haystack:
+        if needle and needle not in group.haystack(index):
             continue
         rows.append(row)
     return rows
