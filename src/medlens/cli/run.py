@@ -211,6 +211,13 @@ def error_lines(records: Iterable[Mapping[str, Any]]) -> list[str]:
     return [f"{kind} errors: {n} (e.g. {examples[kind]})" for kind, n in counts.most_common()]
 
 
+def errors_text(errors: Counter[str]) -> str:
+    """``12 errors: 9 connection, 3 timeout`` for the progress bar."""
+    total = sum(errors.values())
+    kinds = ", ".join(f"{n} {kind}" for kind, n in errors.most_common())
+    return f"{total} error{'s' if total != 1 else ''}: {kinds}"
+
+
 def evaluate_with_progress(options: RunOptions) -> RunOutcome:
     """Run the evaluation under a progress bar that appears only once loading succeeded."""
     from medlens.analysis.derived import derive_and_save
@@ -228,10 +235,17 @@ def evaluate_with_progress(options: RunOptions) -> RunOutcome:
     def on_note(message: str) -> None:
         err_console.print(f"note: {message}", highlight=False, markup=False, soft_wrap=True)
 
+    errors: Counter[str] = Counter()
+
+    def on_progress(record: Mapping[str, Any]) -> None:
+        error = record.get("error")
+        if error:  # a failing server shows on the bar while the run goes on, not only at the end
+            errors[error.get("type", "error")] += 1
+            bar.update(task, description=f"evaluating ({errors_text(errors)})")
+        bar.advance(task)
+
     try:
-        return evaluate(
-            options, on_start, lambda record: bar.advance(task), on_note, derive_results=derive_and_save
-        )
+        return evaluate(options, on_start, on_progress, on_note, derive_results=derive_and_save)
     finally:
         if bar.live.is_started:
             bar.stop()
