@@ -10,6 +10,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from test_openai import item, write_benchmark
 
 from cli_runs import invoke_run
 from loopback_server import Faults, ServerConfig, gold_by_marker, serve
@@ -23,7 +24,6 @@ from medlens.models.endpoint_breaker import (
 )
 from medlens.models.openai import OpenAIChatModel
 from model_calls import answer_items
-from test_openai import item, write_benchmark
 
 FAST = "connect_timeout=2&read_timeout=2&backoff=0.001&backoff_max=0.01"
 
