@@ -83,7 +83,7 @@ def test_errors_show_on_the_progress_bar(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ("max_retries=100000", "max_retries='100000' must be at most 20"),
+        ("max_retries=100000", "max_retries='100000' must be at most 50"),
         ("read_timeout=1e9", "read_timeout='1e9' must be at most"),
         ("temperature=nan", "temperature='nan' is not a finite number"),
         ("temperature=inf", "temperature='inf' is not a finite number"),

@@ -23,7 +23,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from medlens.core.errors import MedlensError
+from medlens.core.errors import EXIT_STORAGE, MedlensError, StorageError
 
 
 class OneLineErrors(typer.core.TyperGroup):
@@ -100,11 +100,13 @@ def with_error_policy(function: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return function(*args, **kw)
         except MedlensError as exc:
-            fail(str(exc))
+            fail(str(exc), getattr(exc, "exit_code", EXIT_BAD_INPUT))
         except BrokenPipeError:
             # `medlens … | head`: the reader has all it wanted; exit 1 would claim errors.
             silence_stdout()
             raise typer.Exit(0) from None
+        except OSError as exc:  # a file the command writes (or reads) refused: one line, exit 4
+            fail(str(StorageError(exc.filename or "a file", exc, "read or write")), EXIT_STORAGE)
         except KeyboardInterrupt:
             err_console.print("interrupted; rerun the same command to resume", highlight=False)
             raise typer.Exit(EXIT_INTERRUPTED) from None

@@ -67,8 +67,9 @@ class OpenAISettings:
     """0 = size the connection pool to the run's concurrency."""
 
 
-MAX_RETRIES = 20
-"""More retries than this only delays the error: at the 30 s backoff cap, 20 already wait ~8 min."""
+MAX_RETRIES = 50
+"""More retries than this only delays the error: at the default 30 s backoff cap, 50 retries
+already wait about 25 minutes for one item."""
 
 NUMBER_CEILINGS = {
     "max_retries": MAX_RETRIES,

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from medlens.core.errors import MedlensError
+from medlens.core.errors import MedlensError, StorageError
 from medlens.execution.evaluate import LoadedBenchmark
 from medlens.study.plan import Job, JudgeJob, RunJob
 
@@ -133,5 +133,7 @@ def guarded(call: Callable[[], dict[str, Any]], kind: str) -> JobResult:
         return result_of(call(), kind)
     except (StudyStopped, BudgetExceeded) as exc:
         return JobResult("stopped", message=str(exc))
+    except StorageError:
+        raise  # a full disk fails every job after it: the study stops (exit 4, resumable)
     except MedlensError as exc:
         return JobResult("failed", message=str(exc))
