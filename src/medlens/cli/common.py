@@ -24,6 +24,7 @@ from rich.progress import (
 from rich.text import Text
 
 from medlens.core.errors import EXIT_STORAGE, MedlensError, StorageError
+from medlens.core.terminal import terminal_safe
 
 
 class OneLineErrors(typer.core.TyperGroup):
@@ -151,8 +152,8 @@ def main_options(
 
 
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
-    """Print one error line on stderr and exit."""
-    print(f"medlens: error: {message}", file=sys.stderr)
+    """Print one error line on stderr and exit (file and server text in it shown escaped)."""
+    print(f"medlens: error: {terminal_safe(message)}", file=sys.stderr)
     raise typer.Exit(code)
 
 
@@ -190,4 +191,6 @@ SCORE_HELP = "Scores to read: rules, judge:NAME (judged scope only) or combined:
 def print_warnings(warnings: list[str]) -> None:
     """Warnings on stderr, one line each (stdout stays parseable)."""
     for warning in warnings:
-        err_console.print(f"warning: {warning}", highlight=False, markup=False, soft_wrap=True)
+        err_console.print(
+            f"warning: {terminal_safe(warning)}", highlight=False, markup=False, soft_wrap=True
+        )

@@ -20,6 +20,7 @@ import typer
 from medlens.cli.common import command
 from medlens.core.errors import InputError
 from medlens.core.items import Item, ItemKind
+from medlens.core.terminal import terminal_safe_json
 from medlens.extract import Mode, extract
 
 STDIN = "<stdin>"
@@ -53,7 +54,7 @@ def extract_command(
         shown: dict[str, Any] = extraction.to_json()
         if item.answer is not None:
             shown.update(_scores(item, extraction))
-        sys.stdout.write(json.dumps(shown, ensure_ascii=False) + "\n")
+        sys.stdout.write(terminal_safe_json(json.dumps(shown, ensure_ascii=False)) + "\n")
         sys.stdout.flush()
 
 

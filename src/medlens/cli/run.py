@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from medlens.cli.common import command, console, err_console, progress_bar
+from medlens.core.terminal import terminal_safe, terminal_safe_line
 
 if TYPE_CHECKING:
     from medlens.execution.evaluate import RunOptions, RunOutcome
@@ -189,8 +190,10 @@ def run_and_summarise(options: RunOptions, max_error_rate: float, judging: Any =
         from medlens.runs.retry import retry_hint
 
         records = outcome.store.records().values()
-        for line in error_lines(records):
-            err_console.print(line, highlight=False, markup=False, soft_wrap=True)
+        for line in error_lines(records):  # server messages are untrusted text
+            err_console.print(
+                terminal_safe_line(line), highlight=False, markup=False, soft_wrap=True
+            )
         err_console.print(
             f"error rate {error_rate:.3f} exceeds --max-error-rate {max_error_rate}; "
             + retry_hint(records),  # names --retry-errors and the file for permanent errors
@@ -233,7 +236,9 @@ def evaluate_with_progress(options: RunOptions) -> RunOutcome:
             bar.console.print(f"resuming: {done} of {total} items already answered")
 
     def on_note(message: str) -> None:
-        err_console.print(f"note: {message}", highlight=False, markup=False, soft_wrap=True)
+        err_console.print(
+            f"note: {terminal_safe(message)}", highlight=False, markup=False, soft_wrap=True
+        )
 
     errors: Counter[str] = Counter()
 
