@@ -31,6 +31,12 @@ class RunMismatchError(MedlensError):
     """An existing run directory was made with a different spec."""
 
 
+class StopAfterInFlight(MedlensError):
+    """Raised from a run's progress callback to stop it gently: no new request is sent, the
+    requests already sent (and paid for) are awaited and stored, then the run stops with this
+    error (a study's budget). A rerun resumes after them."""
+
+
 class ItemError(Exception):
     """One item cannot be prepared (e.g. its image does not decode); the run records it and goes on."""
 

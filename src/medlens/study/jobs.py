@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from medlens.core.errors import MedlensError, StorageError
@@ -89,6 +90,18 @@ def execute(job: Job, hooks: JobHooks, loaded: LoadedBenchmark | None = None) ->
 
     judged = judge_run(job.options, hooks.started, hooks.answered, derive_results=derive_and_save)
     return judge_summary(judged.results, job)
+
+
+def stored_counts(folder: Path) -> dict[str, Any]:
+    """``answered`` and ``errors`` of a run stopped before its results were derived, counted
+    from its records (empty when it wrote none): the study's table shows what was kept."""
+    from medlens.runs.store import RunStore
+
+    if not (folder / "run.json").is_file():
+        return {}
+    records = RunStore.open(folder).records().values()
+    errors = sum(1 for record in records if record.get("error"))
+    return {"answered": len(records) - errors, "errors": errors}
 
 
 def run_summary(results: Mapping[str, Any]) -> dict[str, Any]:
