@@ -30,6 +30,12 @@ TRANSPORT_OPTIONS = frozenset(
 )
 
 
+def without_transport(spec: Spec) -> Spec:
+    """The spec with its transport options left out: what names the model, not the road."""
+    public = {key: value for key, value in spec.options.items() if key not in TRANSPORT_OPTIONS}
+    return Spec(spec.name, spec.argument, public)
+
+
 REQUEST_OPTIONS = frozenset(
     {
         "api_key_env",

@@ -15,6 +15,7 @@ from typing import Any
 from medlens.analysis.cost import Price
 from medlens.core.specs import Spec
 from medlens.execution.strategies import ZERO_SHOT, Strategy
+from medlens.models import model_identity
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ class ModelEntry:
     line: int = 1
 
     def identity(self) -> dict[str, Any]:
-        return {"spec": str(self.spec)}
+        return {"spec": model_identity(self.spec)}  # base_url is transport, as for `run`
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ class JudgeEntry:
 
     def identity(self) -> dict[str, Any]:
         return {
-            "spec": str(self.spec),
+            "spec": model_identity(self.spec),
             "protocol": self.protocol,
             "scope": self.scope,
             "benchmarks": None if self.benchmarks is None else sorted(self.benchmarks),
