@@ -26,11 +26,15 @@ def run(
     ctx: typer.Context,
     bench: Annotated[
         list[str] | None,
-        typer.Option("--bench", help="Benchmark spec, e.g. demo or gmai:FILE.tsv (once)"),
+        typer.Option(
+            "--bench", metavar="SPEC", help="Benchmark spec, e.g. demo or gmai:FILE.tsv (once)"
+        ),
     ] = None,
     model: Annotated[
         list[str] | None,
-        typer.Option("--model", help="Model spec, e.g. random or openai:NAME?base_url=URL (once)"),
+        typer.Option(
+            "--model", metavar="SPEC", help="Model spec, e.g. random or openai:NAME?base_url=URL (once)"
+        ),
     ] = None,
     name: Annotated[str | None, typer.Option(help="Run name (default: <bench>-<model>)")] = None,
     out: Annotated[Path, typer.Option(help="Folder holding run directories")] = Path("runs"),

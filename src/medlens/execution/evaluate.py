@@ -110,8 +110,10 @@ def validate(options: RunOptions) -> None:
         )
     check_calls_per_item(f"--strategy {options.strategy.text}", options.strategy.samples, options.yes)
     check_run_path(options.out, options.name)
-    if options.limit is not None and options.limit < 0:
-        raise SpecError("--limit must not be negative")
+    if options.limit is not None and options.limit < 1:
+        raise SpecError(
+            f"--limit {options.limit}: must be at least 1 (leave it out to run every item)"
+        )
 
 
 def check_run_path(out: Path, name: str | None) -> None:

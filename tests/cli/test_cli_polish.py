@@ -1,0 +1,81 @@
+"""Small CLI promises (issue 36): --limit 0 refused, report --json, an HTML page never dumped on
+a terminal, output folders created with a note, help without Python type names."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer.main
+from typer.testing import CliRunner
+
+from cli_runs import invoke_run, named_run
+from medlens.cli import app
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return named_run("demo", "random", tmp_path_factory.mktemp("runs"), "r", "--limit", "30")
+
+
+def test_limit_zero_is_refused_and_writes_nothing(tmp_path: Path) -> None:
+    result = invoke_run("demo", "random", tmp_path / "runs", "zero", "--limit", "0")
+    assert result.exit_code == 2, result.output
+    assert "--limit 0: must be at least 1" in result.output
+    assert not (tmp_path / "runs").exists()
+
+
+def test_report_json_flag_is_format_json(demo_run: Path) -> None:
+    flag = CliRunner().invoke(app, ["report", str(demo_run), "--json"])
+    spelled = CliRunner().invoke(app, ["report", str(demo_run), "--format", "json"])
+    assert flag.exit_code == 0 and flag.stdout == spelled.stdout
+    assert json.loads(flag.stdout)["overall"]["n"] == 30
+    both = CliRunner().invoke(app, ["report", str(demo_run), "--json", "-f", "md"])
+    assert both.exit_code == 2 and "--json and --format md ask for two formats" in both.output
+
+
+@pytest.mark.parametrize("command", ["report", "board"])
+def test_an_html_page_is_not_written_to_a_terminal(demo_run: Path, command: str) -> None:
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "medlens", command, str(demo_run), "-f", "html"],
+            stdout=follower, stderr=subprocess.PIPE, text=True, timeout=120,
+        )  # fmt: skip
+    finally:
+        os.close(follower)
+        os.close(leader)
+    assert proc.returncode == 2, proc.stderr
+    assert "--format html writes a whole web page: give --output FILE.html" in proc.stderr
+
+
+def test_html_to_a_pipe_is_the_page(demo_run: Path) -> None:
+    piped = CliRunner().invoke(app, ["report", str(demo_run), "-f", "html"])
+    assert piped.exit_code == 0 and piped.stdout.lstrip().startswith("<!DOCTYPE html>")
+
+
+def test_an_output_folder_is_created_with_a_note(demo_run: Path, tmp_path: Path) -> None:
+    target = tmp_path / "newdir" / "sub" / "x.md"
+    result = CliRunner().invoke(app, ["report", str(demo_run), "-f", "md", "-o", str(target)])
+    assert result.exit_code == 0, result.output
+    assert f"note: created folder {target.parent}" in result.output
+    assert target.read_text().startswith("#")
+    a_file = tmp_path / "plain"
+    a_file.write_text("x")
+    refused = CliRunner().invoke(app, ["report", str(demo_run), "-o", str(a_file / "x.md")])
+    assert refused.exit_code == 2 and "is a file, not a folder" in refused.output
+
+
+def test_help_shows_no_python_type_names() -> None:
+    group = typer.main.get_command(app)
+    runner = CliRunner()
+    paths = [[name] for name in group.commands]  # type: ignore[attr-defined]
+    paths += [["ratings", name] for name in group.commands["ratings"].commands]  # type: ignore[attr-defined]
+    for path in paths:
+        text = runner.invoke(app, [*path, "--help"], terminal_width=200).output
+        assert "<bool>" not in text and "list[" not in text, path
