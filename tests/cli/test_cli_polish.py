@@ -79,3 +79,32 @@ def test_help_shows_no_python_type_names() -> None:
     for path in paths:
         text = runner.invoke(app, [*path, "--help"], terminal_width=200).output
         assert "<bool>" not in text and "list[" not in text, path
+
+
+@pytest.mark.parametrize(
+    ("bench", "extra", "name"),
+    [
+        ("slake:data/slake?split=train&lang=en", {}, "slake_en_train-random"),
+        ("slake:data/slake", {}, "slake-random"),
+        ("demo", {"prompt": "vlmeval", "extract": "vlmeval"}, "demo-random-prompt_vlmeval-read_vlmeval"),
+        ("demo", {"strategy": "few-shot:3+cot"}, "demo-random-few-shot_3_cot"),
+    ],
+)
+def test_default_run_names_tell_splits_prompts_and_readings_apart(
+    bench: str, extra: dict[str, str], name: str
+) -> None:
+    from cli_runs import run_options
+    from medlens.execution.evaluate import default_name
+
+    assert default_name(run_options(bench=bench, model="random", **extra)) == name
+
+
+def test_a_train_split_run_does_not_collide_with_the_test_run(tmp_path: Path) -> None:
+    from data_paths import realdata_dir
+
+    folder = realdata_dir("slake")
+    args = ["--model", "random", "--out", str(tmp_path), "--limit", "5"]
+    for split in ("test", "train"):
+        result = CliRunner().invoke(app, ["run", "--bench", f"slake:{folder}?split={split}", *args])
+        assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["slake_test-random", "slake_train-random"]

@@ -84,13 +84,22 @@ class RunOutcome:
 
 
 def default_name(options: RunOptions) -> str:
-    """`<benchmark>-<model>[-<probe>]`, with anything unsafe for a folder name replaced."""
+    """`<benchmark>[_<option values>]-<model>[-<probe>][-<prompt>][-<reading>][-<strategy>]`,
+    anything unsafe for a folder name replaced: runs of another split, language, prompt or
+    reading (``slake?split=train`` beside the test run) get names of their own."""
     bench, model = options.bench, options.model
-    parts = [bench.name, model.name]
+    parts = ["_".join([bench.name, *(Path(v).name for _, v in sorted(bench.options.items()))])]
+    parts.append(model.name)
     if model.argument:
         parts.append(Path(model.argument.rstrip("/")).name)
     if options.probe:
         parts.append(options.probe)
+    if options.prompt != "medlens":
+        parts.append(f"prompt_{options.prompt}")
+    if options.extract != "medlens":
+        parts.append(f"read_{options.extract}")
+    if not options.strategy.is_zero_shot:
+        parts.append(options.strategy.text)
     return re.sub(r"[^A-Za-z0-9._-]+", "_", "-".join(parts)).strip("_.")
 
 
