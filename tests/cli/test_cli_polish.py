@@ -108,3 +108,15 @@ def test_a_train_split_run_does_not_collide_with_the_test_run(tmp_path: Path) ->
         result = CliRunner().invoke(app, ["run", "--bench", f"slake:{folder}?split={split}", *args])
         assert result.exit_code == 0, result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["slake_test-random", "slake_train-random"]
+
+
+def test_runs_finds_the_runs_view_finds(demo_run: Path, tmp_path: Path) -> None:
+    from medlens.report.viewer.catalog import find_runs
+
+    studies = tmp_path / "studies"
+    nested = named_run("demo", "first", studies / "s" / "runs", "first--demo", "--limit", "5")
+    result = CliRunner().invoke(app, ["runs", str(studies), "--json"])
+    assert result.exit_code == 0, result.output
+    listed = json.loads(result.stdout)
+    assert [run["name"] for run in listed] == ["s/runs/first--demo"]
+    assert find_runs([studies]) == [nested.resolve()]

@@ -15,6 +15,7 @@ from medlens.core.errors import MedlensError
 from medlens.core.items import CANONICAL_AXES, Item
 from medlens.core.records import Record
 from medlens.report.html import outcome as report_outcome
+from medlens.runs.finding import runs_below
 from medlens.runs.store import RunStore
 
 OUTCOMES: tuple[str, ...] = (
@@ -24,8 +25,6 @@ OUTCOMES: tuple[str, ...] = (
 MAX_AXIS_VALUES = 300
 """Axes with more distinct values (image ids, free-text fields) get no filter menu."""
 SKIPPED_AXES = frozenset({"image_id", "convert_rgb", "box_format"})
-FIND_DEPTH = 3
-"""How deep under a folder argument run directories are looked for."""
 
 
 @dataclass(frozen=True)
@@ -92,10 +91,7 @@ def find_runs(paths: Sequence[Path]) -> list[Path]:
             continue
         if not path.is_dir():
             raise MedlensError(f"{path}: no such run directory or folder of runs")
-        below = sorted(
-            p.parent for depth in range(1, FIND_DEPTH + 1)
-            for p in path.glob("/".join(["*"] * depth) + "/run.json")
-        )  # fmt: skip
+        below = runs_below(path)
         if not below:
             raise MedlensError(f"{path}: not a run directory, and has no run directories below it")
         found.extend(below)
