@@ -6,6 +6,7 @@ filters the group's rows in memory (a 26,000-item run is ~10 ms a filter) and re
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,12 +105,35 @@ def load_catalog(paths: Sequence[Path]) -> tuple[Group, ...]:
     runs = [_read_run(path) for path in find_runs(paths)]
     names = _unique_names([run[0] for run in runs])
     by_key: dict[str, list[ViewedRun]] = {}
-    labels: dict[str, str] = {}
+    benches: dict[str, dict[str, Any]] = {}
     for (_, bench, viewed), name in zip(runs, names, strict=True):
         key = str(bench.get("spec") or bench.get("name"))
-        labels.setdefault(key, f"{bench.get('name')} {bench.get('split', '')}".strip())
+        benches.setdefault(key, bench)
         by_key.setdefault(key, []).append(_renamed(viewed, name))
+    labels = distinct_labels(benches)
     return tuple(_group(key, labels[key], group_runs) for key, group_runs in by_key.items())
+
+
+def distinct_labels(benches: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """``name split`` per benchmark spec; two benchmarks with one label (two "gmai val" files)
+    get their file's name and, if still alike, their content hash's first 8 characters."""
+    labels = {key: f"{b.get('name')} {b.get('split', '')}".strip() for key, b in benches.items()}
+    for widen in (_file_part, _hash_part):
+        counts = Counter(labels.values())
+        labels = {
+            key: f"{label} ({widen(key, benches[key])})" if counts[label] > 1 else label
+            for key, label in labels.items()
+        }
+    return labels
+
+
+def _file_part(spec: str, bench: Mapping[str, Any]) -> str:
+    argument = spec.partition(":")[2].partition("?")[0].rstrip("/")
+    return Path(argument).name or spec
+
+
+def _hash_part(spec: str, bench: Mapping[str, Any]) -> str:
+    return str(bench.get("content_hash") or spec)[:8]
 
 
 def _read_run(path: Path) -> tuple[Path, dict[str, Any], ViewedRun]:
