@@ -120,3 +120,26 @@ def test_runs_finds_the_runs_view_finds(demo_run: Path, tmp_path: Path) -> None:
     listed = json.loads(result.stdout)
     assert [run["name"] for run in listed] == ["s/runs/first--demo"]
     assert find_runs([studies]) == [nested.resolve()]
+
+
+def test_check_never_says_all_passed_under_a_failing_readiness_line() -> None:
+    result = CliRunner().invoke(app, ["check", "demo"], terminal_width=200)
+    text = " ".join(result.output.split())
+    assert "13. [fail] Rare categories" in text  # the demo has a one-item source
+    assert "all checks passed; data readiness: item 13 fail (advice, not a failed check" in text
+
+
+def test_a_text_only_benchmark_reports_no_images(tmp_path: Path) -> None:
+    from data_paths import realdata_dir
+
+    medqa = realdata_dir("medqa") / "phrases_no_exclude_test.jsonl"
+    check = CliRunner().invoke(app, ["check", f"medqa:{medqa}"], terminal_width=200)
+    assert "21. [pass] Erroneous data are corrected or removed: nothing to check" in check.output
+    run = named_run(f"medqa:{medqa}", "random", tmp_path, "mq", "--limit", "300")
+    report = CliRunner().invoke(app, ["report", str(run)], terminal_width=200)
+    overall = next(line for line in report.output.splitlines() if line.startswith("│ 300 "))
+    assert overall.split("│")[2].strip() == "–", overall  # not "300 images"
+    results = json.loads((run / "results.json").read_text())
+    assert results["counts"]["items_with_images"] == 0
+    md = CliRunner().invoke(app, ["report", str(run), "-f", "md"])
+    assert "| 300 |" in md.stdout and "| 300 | 300 |" not in md.stdout

@@ -220,6 +220,8 @@ def write_output(path: Path, data: str | bytes) -> None:
     from medlens.runs.files import write_atomic
 
     folder = path.parent
+    if path.is_dir():
+        raise SpecError(f"--output {path}: is a folder; give a file name (e.g. {path / 'report'}…)")
     if folder.exists() and not folder.is_dir():
         raise SpecError(f"--output {path}: {folder} is a file, not a folder")
     if not folder.exists():

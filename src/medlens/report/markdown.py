@@ -16,6 +16,7 @@ from medlens.report.sections import (
     build_report,
     closed_open_rows,
     fmt_diff_ci,
+    images_text,
     percent,
     percent_ci,
     secondary_text,
@@ -66,7 +67,7 @@ def overall_section(data: ReportData) -> str:
         percent_ci(ci),
         percent(overall.get("random")),
         _above_random(overall["score"], overall.get("random"), ci),
-        str(overall.get("images", "–")),
+        images_text(data.results, overall),
         "–" if corrected is None else f"{corrected:.3f}",
     )
     headers = ("n", "score", "95% CI", "random baseline", "vs random", "images", "chance-corrected")

@@ -6,6 +6,7 @@ tables; the worst cells; the deficiency profile; extraction sensitivity; limitat
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -374,3 +375,10 @@ def percent(value: float | None, digits: int = 1) -> str:
 
 def percent_ci(ci: tuple[float, float] | list[float] | None) -> str:
     return "–" if not ci else f"{100 * ci[0]:.1f}–{100 * ci[1]:.1f}"
+
+
+def images_text(results: Mapping[str, Any], cell: Mapping[str, Any]) -> str:
+    """A cell's image count; "–" for a run without images (its clusters are single items)."""
+    if results.get("counts", {}).get("items_with_images") == 0:
+        return "–"
+    return str(cell.get("images", "–"))
