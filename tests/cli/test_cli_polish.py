@@ -143,3 +143,22 @@ def test_a_text_only_benchmark_reports_no_images(tmp_path: Path) -> None:
     assert results["counts"]["items_with_images"] == 0
     md = CliRunner().invoke(app, ["report", str(run), "-f", "md"])
     assert "| 300 |" in md.stdout and "| 300 | 300 |" not in md.stdout
+
+
+def test_xlsx_percentages_are_numbers_with_a_percent_format(demo_run: Path, tmp_path: Path) -> None:
+    from openpyxl import load_workbook
+
+    report, board = tmp_path / "r.xlsx", tmp_path / "b.xlsx"
+    assert CliRunner().invoke(app, ["report", str(demo_run), "-f", "xlsx", "-o", str(report)]).exit_code == 0
+    assert CliRunner().invoke(app, ["board", str(demo_run), "-f", "xlsx", "-o", str(board)]).exit_code == 0
+    workbook = load_workbook(report)
+    rates = {row[0].value: row[1] for row in workbook["deficiency"].iter_rows(min_row=2)}
+    unparsed = rates["unparsed rate"]
+    assert isinstance(unparsed.value, int | float) and unparsed.number_format == "0.0%"
+    score = workbook["overall"]["B2"]
+    assert workbook["overall"]["B1"].value == "score"
+    assert isinstance(score.value, float) and score.number_format == "0.0%"
+    models = load_workbook(board)["models"]
+    headers = [cell.value for cell in models[1]]
+    cell = models.cell(row=2, column=headers.index("score") + 1)
+    assert isinstance(cell.value, float) and cell.number_format == "0.0%"
