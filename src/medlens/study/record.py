@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from medlens.core.errors import InputError, MedlensError, SpecError
-from medlens.core.specs import parse_spec
 from medlens.core.version import __version__
 from medlens.models import model_identity
 from medlens.runs.files import write_atomic
+from medlens.runs.recorded import stored_spec
 from medlens.study.plan import StudyPlan
 
 STUDY_JSON = "study.json"
@@ -97,7 +97,7 @@ def comparable(identity: dict[str, Any]) -> dict[str, Any]:
 
 def _spec_identity(text: Any) -> Any:
     try:
-        return model_identity(parse_spec(text)) if isinstance(text, str) else text
+        return model_identity(stored_spec(text)) if isinstance(text, str) else text
     except SpecError:
         return text
 
