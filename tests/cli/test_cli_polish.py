@@ -143,6 +143,11 @@ def test_a_text_only_benchmark_reports_no_images(tmp_path: Path) -> None:
     assert results["counts"]["items_with_images"] == 0
     md = CliRunner().invoke(app, ["report", str(run), "-f", "md"])
     assert "| 300 |" in md.stdout and "| 300 | 300 |" not in md.stdout
+    step1 = next(line for line in md.stdout.splitlines() if line.startswith("| step1"))
+    assert step1.rstrip(" |").endswith("–"), step1  # the axis rows' images column too
+    html = CliRunner().invoke(app, ["report", str(run), "-f", "html"])
+    row = html.stdout.split('<td class="text">step1</td>')[1].split("</tr>")[0]
+    assert row.endswith(">–</td>"), row
 
 
 def test_xlsx_percentages_are_numbers_with_a_percent_format(demo_run: Path, tmp_path: Path) -> None:

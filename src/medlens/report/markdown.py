@@ -111,7 +111,7 @@ def axis_table(axis: str, rows: Sequence[AxisRow]) -> str:
             percent(row.unparsed),
             percent(row.refused),
             percent(row.error),
-            str(row.images),
+            row.images_shown,
             *((row.coverage,) if judged else ()),
         )
         for row in rows

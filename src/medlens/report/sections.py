@@ -76,10 +76,16 @@ class AxisRow:
     images: int = 0
     coverage: str = ""
     """Under a judged score source: ``verdicts/scope`` of the cell ("" otherwise)."""
+    imageless: bool = False
+    """The run has no images (its clusters are single items): the images column shows "–"."""
 
     @property
     def small(self) -> bool:
         return is_small(self.n, self.images)
+
+    @property
+    def images_shown(self) -> str:
+        return "–" if self.imageless else str(self.images)
 
 
 @dataclass(frozen=True)
@@ -197,11 +203,12 @@ def _axis_rows(results: dict[str, Any]) -> dict[str, list[AxisRow]]:
     for axis in order:
         if len(by[axis]) < 2 and axis not in PRIMARY_AXES:
             continue
-        out[axis] = [_axis_row(value, cell) for value, cell in by[axis].items()]
+        imageless = (results.get("counts") or {}).get("items_with_images") == 0
+        out[axis] = [_axis_row(value, cell, imageless) for value, cell in by[axis].items()]
     return out
 
 
-def _axis_row(value: str, cell: dict[str, Any]) -> AxisRow:
+def _axis_row(value: str, cell: dict[str, Any], imageless: bool = False) -> AxisRow:
     ci = cell.get("ci")
     return AxisRow(
         value=value,
@@ -215,6 +222,7 @@ def _axis_row(value: str, cell: dict[str, Any]) -> AxisRow:
         error=float(cell.get("error", 0.0)),
         images=int(cell.get("images", cell["n"])),
         coverage=coverage_cell(cell),
+        imageless=imageless,
     )
 
 
