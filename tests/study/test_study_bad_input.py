@@ -70,7 +70,7 @@ CASES = [
         "'vqarad' is not a benchmark",
     ),
     (replace("rand = ", "r--x = "), 3, "models.r--x", "'--' joins model and benchmark"),
-    (replace("limit = 5", "limit = -1"), 6, "benchmarks.demo.limit", "expected at least 0"),
+    (replace("limit = 5", "limit = 0"), 6, "benchmarks.demo.limit", "expected at least 1"),
     (replace("concurrency = 4", "concurrency = 0"), 4, "models.first.concurrency", "at least 1"),
     (
         replace("concurrency = 4", 'concurrency = 4, training_cutoff = "2024"'),

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from medlens.analysis.groupable import check_by_axes
 from medlens.analysis.slice_cells import key_label
 from medlens.core.errors import RunMismatchError, SpecError
 from medlens.stats.cells import TOO_FEW_IMAGES, one_image_note, too_few_to_compare
@@ -177,10 +178,7 @@ def compare_runs(
     )
     probes = store_a.run["spec"].get("probe"), store_b.run["spec"].get("probe")
     axes = list(by) or ([a for a in PROBE_AXES if a in paired.meta] if any(probes) else [])
-    unknown = [a for a in axes if a not in paired.meta]
-    if unknown:
-        known = ", ".join(sorted(paired.meta)) or "none"
-        raise SpecError(f"--by: unknown axis {unknown[0]!r} (known axes: {known})")
+    check_by_axes(axes, paired.meta)
     everything = np.ones(len(shared), dtype=bool)
     return Comparison(
         run_a=str(run_a),

@@ -6,12 +6,14 @@ summary is derived afresh (never written back).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from medlens.core.errors import MedlensError
+from medlens.runs.finding import runs_below
 from medlens.runs.store import RunStore
 
 
@@ -41,11 +43,13 @@ class RunSummary:
 
 
 def list_runs(folder: Path) -> list[RunSummary]:
-    """Every run directory directly inside `folder`, by name."""
+    """Every run directory below `folder` (a study's runs too, as `view` finds them), named by
+    its path inside `folder`."""
     if not folder.is_dir():
         raise MedlensError(f"{folder}: no such folder of runs")
     return [
-        summarise_run(child) for child in sorted(folder.iterdir()) if (child / "run.json").is_file()
+        dataclasses.replace(summarise_run(run), name=run.relative_to(folder).as_posix())
+        for run in runs_below(folder)
     ]
 
 

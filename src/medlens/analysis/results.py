@@ -234,6 +234,7 @@ def build_results_and_table(
             "pending": len(items) - len(table.ids),
             "errors": int((table.status == "error").sum()),
             "vocabulary": vocabulary_decided(records.values()),
+            "items_with_images": sum(1 for item in run_items if item.images),
         },
         "overall": overall,
         "rates": {k: overall[k] for k in ("unparsed", "refused", "empty", "error", "truncated")},

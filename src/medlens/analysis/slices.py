@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from medlens.analysis.groupable import check_by_axes, per_item_field
 from medlens.analysis.slice_cells import Cell, key_label
 from medlens.core.errors import SpecError
-from medlens.core.where import Condition, check_axes, check_values
+from medlens.core.where import Condition, check_values
 from medlens.stats.cells import DEFAULT_MIN_N, is_small
 
 __all__ = ["Cell", "SliceTable", "apply_where", "cube", "key_label", "load_slice_table"]
@@ -60,6 +61,16 @@ class SliceTable:
     """False for splits without gold answers (nothing can be scored)."""
     score_source: str = "rules"
     """The ``--score`` source the scores come from (``analysis.score_source``)."""
+
+
+def _check_groupable(table: SliceTable, axes: Sequence[str]) -> None:
+    """`--by` on known, non-per-item axes; the whole metadata is read only to explain a refusal."""
+    def column(axis: str) -> np.ndarray:
+        return np.asarray(table.table.column(axis).to_pylist(), dtype=object)
+
+    if all(a in table.axes and not per_item_field(a, column(a)) for a in axes):
+        return
+    check_by_axes(axes, {axis: column(axis) for axis in table.axes})
 
 
 # -- building the table ------------------------------------------------------------------------
@@ -152,7 +163,7 @@ def cube(
     """Every cell of every grouping of `axes` (the full cube, overall cell first)."""
     if len(axes) > MAX_AXES:
         raise SpecError(f"--by: at most {MAX_AXES} axes at once (got {len(axes)})")
-    check_axes(axes, table.axes, "--by")
+    _check_groupable(table, axes)
     if len(set(axes)) != len(axes):
         raise SpecError("--by: an axis is named twice")
     stats, by_image, by_value = _group(table, list(axes))

@@ -12,9 +12,9 @@ from medlens.board.ranks import SMALL_N, cell_cis, is_small
 
 
 def check_board_axes(aligned: Aligned, axes: Sequence[str]) -> None:
-    from medlens.core.where import check_axes
+    from medlens.analysis.groupable import check_by_axes
 
-    check_axes(axes, sorted(k for k in aligned.meta if k != "image_id"), "--by")
+    check_by_axes(axes, aligned.meta)
 
 
 def axis_values(aligned: Aligned, axis: str) -> tuple[list[str], np.ndarray]:

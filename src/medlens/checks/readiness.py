@@ -200,6 +200,8 @@ def _from_check(
         return None
     if status == "fail" or (name == "axis_variants" and status == "warn"):
         return "fail", f"{bad} (see check {name})"
+    if status == "info":  # nothing to check (a text-only benchmark has no images to decode)
+        return "pass", f"nothing to check (check {name})"
     return "pass", f"{good} (check {name})"
 
 

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from medlens.cli.common import SCORE_HELP, command, print_warnings
+from medlens.cli.common import (
+    SCORE_HELP,
+    command,
+    print_warnings,
+    refuse_page_on_terminal,
+    write_output,
+)
 from medlens.cli.tracking_option import LOG_HELP, log_after, log_target
 
 HELP = "Rank runs with rank intervals and tied groups; per-axis tables, pairs, correlations."
@@ -88,6 +92,8 @@ def board(
         raise SpecError(f"--format: unknown format {format!r} (use {', '.join(FORMATS)})")
     if format == "xlsx" and output is None and not as_json:
         raise MedlensError("--format xlsx is binary: give --output FILE")
+    if not as_json:
+        refuse_page_on_terminal(format, output)
     if base is not None and not across:
         raise SpecError("--base goes with --across (gains across benchmarks); use --pairs here")
     tracking = log_target(log)
@@ -116,13 +122,13 @@ def board(
     if output is None:
         sys.stdout.write(rendered if isinstance(rendered, str) else "")
     else:
-        _write(output, rendered.encode("utf-8") if isinstance(rendered, str) else rendered)
+        write_output(output, rendered)
     if solved_by_all is not None and not across:
         from medlens.board.difficulty import solved_ids_text
 
 
         ids = result["difficulty"]["solved_by_all_ids"]
-        _write(solved_by_all, solved_ids_text(ids).encode("utf-8"))
+        write_output(solved_by_all, solved_ids_text(ids))
     log_after(tracking, list(runs))
 
 
@@ -138,20 +144,3 @@ def _warn_on_mixed_environments(result: dict[str, Any], runs: list[Path]) -> Non
     result["shared_cache"] = shared
     for note in [*notes, *shared]:
         err_console.print(f"warning: {note}", highlight=False, markup=False, soft_wrap=True)
-
-
-def _write(path: Path, data: bytes) -> None:
-    """Replace `path` whole or not at all."""
-    from medlens.core.errors import MedlensError
-
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed, then renamed
-            "wb", dir=path.parent, prefix=f".{path.name}.", delete=False
-        )
-        with handle:
-            handle.write(data)
-        os.chmod(handle.name, 0o644)
-        os.replace(handle.name, path)
-    except OSError as exc:
-        raise MedlensError(f"{path}: cannot write ({exc.strerror or exc})") from None

@@ -86,4 +86,13 @@ def _print_text(report: CheckReport, strict: bool) -> None:
             console.print(Text(f"      {detail}"))
     failed = report.failed(strict)
     verdict = f"FAILED: {', '.join(failed)}" if failed else "all checks passed"
+    readiness = next((r for r in report.checks if r.name == "readiness"), None)
+    failing = [] if readiness is None else [
+        item["number"] for item in readiness.data.get("items", []) if item.get("status") == "fail"
+    ]  # fmt: skip
+    if failing:  # readiness never fails the check, but a verdict under a [fail] line must say so
+        verdict += (
+            f"; data readiness: item{'s' if len(failing) > 1 else ''} "
+            f"{', '.join(map(str, failing))} fail (advice, not a failed check: see above)"
+        )
     console.print(Text(verdict, style="bold red" if failed else "bold green"))

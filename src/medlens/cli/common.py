@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -23,7 +25,8 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from medlens.core.errors import MedlensError
+from medlens.core.errors import EXIT_STORAGE, MedlensError, StorageError
+from medlens.core.terminal import terminal_safe
 
 
 class OneLineErrors(typer.core.TyperGroup):
@@ -51,6 +54,28 @@ class OneLineErrors(typer.core.TyperGroup):
             sys.exit(1)
         sys.exit(code if isinstance(code, int) else 0)
 
+
+_typer_option_type = typer.core.TyperOption.display_type_rich
+_typer_argument_type = typer.core.TyperArgument.display_type_rich
+
+
+def _readable_type(label: str | None) -> str | None:
+    """``<str>...`` for a repeatable parameter, where typer writes Python's ``<list[str]>``."""
+    repeated = re.fullmatch(r"<list\[(.+)\]>", label or "")
+    return f"<{repeated.group(1).lower()}>..." if repeated else label
+
+
+def _option_type(option: typer.core.TyperOption, ctx: Any) -> str | None:
+    """The type column of ``--help``: nothing for a flag (typer writes ``<bool>``)."""
+    return None if option.is_flag else _readable_type(_typer_option_type(option, ctx))
+
+
+def _argument_type(argument: typer.core.TyperArgument, ctx: Any) -> str | None:
+    return _readable_type(_typer_argument_type(argument, ctx))
+
+
+typer.core.TyperOption.display_type_rich = _option_type  # type: ignore[method-assign,assignment]
+typer.core.TyperArgument.display_type_rich = _argument_type  # type: ignore[method-assign,assignment]
 
 app = typer.Typer(
     name="medlens",
@@ -100,11 +125,13 @@ def with_error_policy(function: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return function(*args, **kw)
         except MedlensError as exc:
-            fail(str(exc))
+            fail(str(exc), getattr(exc, "exit_code", EXIT_BAD_INPUT))
         except BrokenPipeError:
             # `medlens … | head`: the reader has all it wanted; exit 1 would claim errors.
             silence_stdout()
             raise typer.Exit(0) from None
+        except OSError as exc:  # a file the command writes (or reads) refused: one line, exit 4
+            fail(str(StorageError(exc.filename or "a file", exc, "read or write")), EXIT_STORAGE)
         except KeyboardInterrupt:
             err_console.print("interrupted; rerun the same command to resume", highlight=False)
             raise typer.Exit(EXIT_INTERRUPTED) from None
@@ -149,8 +176,8 @@ def main_options(
 
 
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
-    """Print one error line on stderr and exit."""
-    print(f"medlens: error: {message}", file=sys.stderr)
+    """Print one error line on stderr and exit (file and server text in it shown escaped)."""
+    print(f"medlens: error: {terminal_safe(message)}", file=sys.stderr)
     raise typer.Exit(code)
 
 
@@ -185,7 +212,39 @@ SCORE_HELP = "Scores to read: rules, judge:NAME (judged scope only) or combined:
 """Help of every command's ``--score`` option (``analysis.score_source``)."""
 
 
+def write_output(path: Path, data: str | bytes) -> None:
+    """Write a command's ``--output`` file whole or not at all. Missing folders on the way are
+    created, as ``run --out``, ``build`` and ``subset`` create theirs, and a note says so (a
+    mistyped folder does not go unnoticed)."""
+    from medlens.core.errors import SpecError
+    from medlens.runs.files import write_atomic
+
+    folder = path.parent
+    if path.is_dir():
+        raise SpecError(f"--output {path}: is a folder; give a file name (e.g. {path / 'report'}…)")
+    if folder.exists() and not folder.is_dir():
+        raise SpecError(f"--output {path}: {folder} is a file, not a folder")
+    if not folder.exists():
+        folder.mkdir(parents=True)
+        err_console.print(
+            f"note: created folder {folder}", highlight=False, markup=False, soft_wrap=True
+        )
+    write_atomic(path, data)
+
+
+def refuse_page_on_terminal(format: str, output: Path | None) -> None:
+    """An HTML page (hundreds of kB) is a file to open, never text for a terminal."""
+    from medlens.core.errors import SpecError
+
+    if format == "html" and output is None and sys.stdout.isatty():
+        raise SpecError(
+            "--format html writes a whole web page: give --output FILE.html (or redirect stdout)"
+        )
+
+
 def print_warnings(warnings: list[str]) -> None:
     """Warnings on stderr, one line each (stdout stays parseable)."""
     for warning in warnings:
-        err_console.print(f"warning: {warning}", highlight=False, markup=False, soft_wrap=True)
+        err_console.print(
+            f"warning: {terminal_safe(warning)}", highlight=False, markup=False, soft_wrap=True
+        )

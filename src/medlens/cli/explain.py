@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from medlens.cli.common import command, console
+from medlens.core.terminal import terminal_safe, terminal_safe_json
 
 SHOWN_GROUPS = 20
 
@@ -33,10 +34,10 @@ def explain(
 
     result = explain_run(run, against)
     if as_json:
-        sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+        sys.stdout.write(terminal_safe_json(json.dumps(result, ensure_ascii=False)) + "\n")
         return
     for line in explain_lines(result):
-        console.print(line, markup=False, highlight=False, soft_wrap=True)
+        console.print(terminal_safe(line), markup=False, highlight=False, soft_wrap=True)
 
 
 def explain_lines(result: dict[str, Any]) -> list[str]:

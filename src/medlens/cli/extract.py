@@ -21,6 +21,7 @@ import typer
 from medlens.cli.common import command
 from medlens.core.errors import InputError
 from medlens.core.items import Item, ItemKind
+from medlens.core.terminal import terminal_safe_json
 from medlens.extract import Mode, extract
 
 STDIN = "<stdin>"
@@ -62,7 +63,7 @@ def extract_command(
             shown.update(_scores(item, extraction))
             if str(shown.get("reading", "")).startswith("vocab:"):  # as a run's record names it
                 shown["method"] = f"{shown['method']}:{shown['reading']}"
-        sys.stdout.write(json.dumps(shown, ensure_ascii=False) + "\n")
+        sys.stdout.write(terminal_safe_json(json.dumps(shown, ensure_ascii=False)) + "\n")
         sys.stdout.flush()
 
 

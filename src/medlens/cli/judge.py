@@ -9,6 +9,7 @@ import typer
 
 from medlens.cli.common import command, console, err_console, progress_bar
 from medlens.cli.tracking_option import LOG_HELP, log_after, log_target
+from medlens.core.terminal import terminal_safe
 
 if TYPE_CHECKING:
     from medlens.judges.options import JudgeOptions
@@ -141,5 +142,5 @@ def print_judge_summary(outcome: JudgeOutcome) -> None:
     entry = outcome.results["judges"].get(outcome.folder.name)
     if entry is not None:
         for line in judge_text_lines(outcome.folder.name, entry):
-            console.print(line, highlight=False, markup=False, soft_wrap=True)
+            console.print(terminal_safe(line), highlight=False, markup=False, soft_wrap=True)
     err_console.print(f"judge folder: {outcome.folder}", highlight=False)

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from medlens.cli.common import SCORE_HELP, command
+from medlens.cli.common import SCORE_HELP, command, refuse_page_on_terminal, write_output
 
 BINARY_FORMATS = ("xlsx",)
 
@@ -23,15 +23,22 @@ def report(
         Path | None, typer.Option("--output", "-o", help="Write to this file")
     ] = None,
     score: Annotated[str, typer.Option("--score", help=SCORE_HELP)] = "rules",
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object (the same as --format json)")
+    ] = False,
 ) -> None:
     """Report a run: overall and per-axis scores with CIs, baselines and failure rates."""
     from medlens.analysis.score_source import parse_score_source
-    from medlens.core.errors import MedlensError
+    from medlens.core.errors import MedlensError, SpecError
     from medlens.report import render
-    from medlens.runs.files import write_atomic
 
+    if as_json:  # --json, as every other command spells it
+        if format not in ("text", "json"):
+            raise SpecError(f"--json and --format {format} ask for two formats: give one")
+        format = "json"
     if output is None and format in BINARY_FORMATS:  # before any work
         raise MedlensError(f"--format {format} is binary: give --output FILE")
+    refuse_page_on_terminal(format, output)
     source = parse_score_source(score)
     rendered = render(run, format, source)
     if source.judged:  # every missing verdict is said, whatever the format
@@ -45,11 +52,4 @@ def report(
             raise MedlensError(f"--format {format} is binary: give --output FILE")
         sys.stdout.write(rendered)
         return
-    try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(rendered, bytes):
-            output.write_bytes(rendered)
-        else:
-            write_atomic(output, rendered)
-    except OSError as exc:
-        raise MedlensError(f"{output}: cannot write the report ({exc.strerror})") from None
+    write_output(output, rendered)

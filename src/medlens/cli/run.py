@@ -11,6 +11,7 @@ import typer
 
 from medlens.cli.common import command, console, err_console, progress_bar
 from medlens.cli.tracking_option import LOG_HELP, log_after, log_target
+from medlens.core.terminal import terminal_safe, terminal_safe_line
 
 if TYPE_CHECKING:
     from medlens.core.records import Record
@@ -27,11 +28,15 @@ def run(
     ctx: typer.Context,
     bench: Annotated[
         list[str] | None,
-        typer.Option("--bench", help="Benchmark spec, e.g. demo or gmai:FILE.tsv (once)"),
+        typer.Option(
+            "--bench", metavar="SPEC", help="Benchmark spec, e.g. demo or gmai:FILE.tsv (once)"
+        ),
     ] = None,
     model: Annotated[
         list[str] | None,
-        typer.Option("--model", help="Model spec, e.g. random or openai:NAME?base_url=URL (once)"),
+        typer.Option(
+            "--model", metavar="SPEC", help="Model spec, e.g. random or openai:NAME?base_url=URL (once)"
+        ),
     ] = None,
     name: Annotated[str | None, typer.Option(help="Run name (default: <bench>-<model>)")] = None,
     out: Annotated[Path, typer.Option(help="Folder holding run directories")] = Path("runs"),
@@ -224,8 +229,10 @@ def run_and_summarise(
         from medlens.runs.retry import retry_hint
 
         records = outcome.store.records().values()
-        for line in error_lines(records):
-            err_console.print(line, highlight=False, markup=False, soft_wrap=True)
+        for line in error_lines(records):  # server messages are untrusted text
+            err_console.print(
+                terminal_safe_line(line), highlight=False, markup=False, soft_wrap=True
+            )
         err_console.print(
             f"error rate {error_rate:.3f} exceeds --max-error-rate {max_error_rate}; "
             + retry_hint(records),  # names --retry-errors and the file for permanent errors
@@ -244,6 +251,13 @@ def error_lines(records: Iterable[Mapping[str, Any]]) -> list[str]:
             counts[error["type"]] += 1
             examples.setdefault(error["type"], f"item {record['id']}: {error['message']}")
     return [f"{kind} errors: {n} (e.g. {examples[kind]})" for kind, n in counts.most_common()]
+
+
+def errors_text(errors: Counter[str]) -> str:
+    """``12 errors: 9 connection, 3 timeout`` for the progress bar."""
+    total = sum(errors.values())
+    kinds = ", ".join(f"{n} {kind}" for kind, n in errors.most_common())
+    return f"{total} error{'s' if total != 1 else ''}: {kinds}"
 
 
 def evaluate_with_progress(options: RunOptions, max_retry_rate: float | None = None) -> RunOutcome:
@@ -265,9 +279,17 @@ def evaluate_with_progress(options: RunOptions, max_retry_rate: float | None = N
             bar.console.print(f"resuming: {done} of {total} items already answered")
 
     def on_note(message: str) -> None:
-        err_console.print(f"note: {message}", highlight=False, markup=False, soft_wrap=True)
+        err_console.print(
+            f"note: {terminal_safe(message)}", highlight=False, markup=False, soft_wrap=True
+        )
+
+    errors: Counter[str] = Counter()
 
     def on_progress(record: Record) -> None:
+        error = record.get("error")
+        if error:  # a failing server shows on the bar while the run goes on, not only at the end
+            errors[error.get("type", "error")] += 1
+            bar.update(task, description=f"evaluating ({errors_text(errors)})")
         bar.advance(task)
         alert = watch.add(record)
         if alert is not None:

@@ -56,13 +56,14 @@ def show(
     """One item of a run: question, options, gold, images, the exact prompt, raw output,
     extraction, scores and judge verdicts."""
     from medlens.analysis.listing import show_item
+    from medlens.core.terminal import terminal_safe, terminal_safe_json
 
     shown = show_item(run, item_id)
     if as_json:
-        print(json.dumps(shown, indent=2, ensure_ascii=False))
+        print(terminal_safe_json(json.dumps(shown, indent=2, ensure_ascii=False)))
         return
-    for line in item_lines(shown):
-        console.print(Text(line), soft_wrap=True)
+    for line in item_lines(shown):  # model output never reaches the terminal raw
+        console.print(Text(terminal_safe(line)), soft_wrap=True)
 
 
 def item_lines(shown: dict[str, Any]) -> list[str]:

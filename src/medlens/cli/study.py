@@ -9,6 +9,7 @@ import typer
 
 from medlens.cli.common import command, console, err_console
 from medlens.cli.tracking_option import LOG_HELP, log_after, log_target
+from medlens.core.terminal import terminal_safe
 
 if TYPE_CHECKING:
     from medlens.study.conduct import PreparedStudy, StudyResult
@@ -105,8 +106,8 @@ def finish(prepared: PreparedStudy, result: StudyResult) -> None:
     if failed:
         key, message = failed[0]
         more = f" (and {len(failed) - 1} more; see the summary)" if len(failed) > 1 else ""
-        err_console.print(f"medlens: error: {key}: {message}{more}", highlight=False, markup=False,
-                          soft_wrap=True)  # fmt: skip
+        err_console.print(f"medlens: error: {key}: {terminal_safe(message)}{more}",
+                          highlight=False, markup=False, soft_wrap=True)  # fmt: skip
         raise typer.Exit(EXIT_BAD_INPUT)
     if outcome.stop_reason:
         err_console.print(f"stopped: {outcome.stop_reason}", highlight=False, markup=False,

@@ -43,6 +43,21 @@ def write_rows(sheet: Worksheet, rows: Iterable[Sequence[Any]]) -> None:
                 cell.data_type = "s"
 
 
+PERCENT_FORMAT = "0.0%"
+
+
+def percent_columns(sheet: Worksheet, headers: Iterable[str]) -> None:
+    """Show the numbers (fractions) under these header names as percentages: they stay numbers
+    a spreadsheet can compute with, displayed as ``45.2%``."""
+    wanted = set(headers)
+    first = next(sheet.iter_rows(min_row=1, max_row=1), ())
+    columns = [cell.column for cell in first if cell.value in wanted]
+    for column in columns:
+        for (cell,) in sheet.iter_rows(min_row=2, min_col=column, max_col=column):
+            if isinstance(cell.value, int | float) and not isinstance(cell.value, bool):
+                cell.number_format = PERCENT_FORMAT
+
+
 def workbook_bytes(workbook: Workbook) -> bytes:
     buffer = io.BytesIO()
     workbook.save(buffer)

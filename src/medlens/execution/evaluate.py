@@ -92,13 +92,22 @@ class RunOutcome:
 
 
 def default_name(options: RunOptions) -> str:
-    """`<benchmark>-<model>[-<probe>]`, with anything unsafe for a folder name replaced."""
+    """`<benchmark>[_<option values>]-<model>[-<probe>][-<prompt>][-<reading>][-<strategy>]`,
+    anything unsafe for a folder name replaced: runs of another split, language, prompt or
+    reading (``slake?split=train`` beside the test run) get names of their own."""
     bench, model = options.bench, options.model
-    parts = [bench.name, model.name]
+    parts = ["_".join([bench.name, *(Path(v).name for _, v in sorted(bench.options.items()))])]
+    parts.append(model.name)
     if model.argument:
         parts.append(Path(model.argument.rstrip("/")).name)
     if options.probe:
         parts.append(options.probe)
+    if options.prompt != "medlens":
+        parts.append(f"prompt_{options.prompt}")
+    if options.extract != "medlens":
+        parts.append(f"read_{options.extract}")
+    if not options.strategy.is_zero_shot:
+        parts.append(options.strategy.text)
     return re.sub(r"[^A-Za-z0-9._-]+", "_", "-".join(parts)).strip("_.")
 
 
@@ -122,8 +131,10 @@ def validate(options: RunOptions) -> None:
     if options.model_info is not None:
         parse_model_info(options.model_info)  # refused before anything is written
     check_run_path(options.out, options.name)
-    if options.limit is not None and options.limit < 0:
-        raise SpecError("--limit must not be negative")
+    if options.limit is not None and options.limit < 1:
+        raise SpecError(
+            f"--limit {options.limit}: must be at least 1 (leave it out to run every item)"
+        )
 
 
 def check_run_path(out: Path, name: str | None) -> None:

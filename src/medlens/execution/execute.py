@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from medlens.core.errors import ItemError
+from medlens.core.errors import ItemError, StopAfterInFlight
 from medlens.core.items import Item
 from medlens.core.records import Record
 from medlens.execution.consistency import answer_by_vote
@@ -56,11 +56,24 @@ async def run_local(
     on_record: OnRecord,
     probe: Probe | None = None,
 ) -> None:
-    """Run items on this machine with at most `settings.concurrency` requests in flight."""
+    """Run items on this machine with at most `settings.concurrency` requests in flight.
+
+    When `on_record` raises :class:`StopAfterInFlight`, no worker takes another item; the
+    answers still in flight are awaited and passed to `on_record` (they are paid for), then the
+    first such error is raised."""
     queue = iter(items)
+    stopping: list[StopAfterInFlight] = []
 
     async def worker() -> None:
         for item in queue:
-            on_record(await process_item(item, model, settings, probe))
+            record = await process_item(item, model, settings, probe)
+            try:
+                on_record(record)
+            except StopAfterInFlight as exc:
+                stopping.append(exc)
+            if stopping:
+                return
 
     await asyncio.gather(*(worker() for _ in range(max(1, settings.concurrency))))
+    if stopping:
+        raise stopping[0]

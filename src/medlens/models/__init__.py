@@ -54,6 +54,16 @@ MODELS.add(
 )
 
 
+def model_identity(spec: Spec) -> str:
+    """The spec as it names a model, canonical: an ``openai:`` spec without its transport options
+    (``base_url``, timeouts, retries), so a server moved to another host or port is the same model
+    (which server answered is the response cache's business, and each record names the model
+    that served it)."""
+    from medlens.models.openai_settings import without_transport
+
+    return (without_transport(spec) if spec.name == "openai" else spec).canonical()
+
+
 def load_model(spec: Spec, context: ModelContext) -> Model:
     """Build the backend named by a parsed model spec such as ``openai:gpt-4o?base_url=...``."""
     factory = MODELS.get(spec.name)

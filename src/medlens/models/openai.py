@@ -38,6 +38,7 @@ from medlens.models.base import (
     TokenAlternatives,
 )
 from medlens.models.connection_pool import ShardedClient
+from medlens.models.endpoint_breaker import ConnectBreaker
 from medlens.models.images import EncodedImages
 from medlens.models.openai_settings import TRANSPORT_OPTIONS, OpenAISettings, parse_settings
 
@@ -142,6 +143,7 @@ class OpenAIChatModel:
             headers["authorization"] = f"Bearer {self._api_key}"
         size = settings.max_connections or max(1, concurrency)
         self._images = EncodedImages()
+        self._breaker = ConnectBreaker(settings.base_url)
         self._client = ShardedClient(
             size,
             headers,
@@ -233,10 +235,18 @@ class OpenAIChatModel:
         read_timeout = self.settings.read_timeout
         try:
             reply = await self._client.post(self._url, content=payload)
+        except httpx.ConnectError as exc:  # no server behind base_url, or not yet?
+            reason = self._redact(f"{type(exc).__name__}: {exc}")
+            self._breaker.failed_to_connect(reason)
+            return _retry("connection", f"connection failed: {reason}")
         except httpx.TimeoutException as exc:
+            if isinstance(exc, httpx.ConnectTimeout):
+                waited = self.settings.connect_timeout
+                self._breaker.failed_to_connect(f"no connection within {waited:g}s")
             return _retry("timeout", f"no answer within {read_timeout:g}s ({type(exc).__name__})")
         except httpx.TransportError as exc:
             return _retry("connection", f"connection failed: {type(exc).__name__}: {exc}")
+        self._breaker.answered()
         status = reply.status_code
         if status == 429:
             return _retry(

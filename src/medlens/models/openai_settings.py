@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -27,6 +28,12 @@ TRANSPORT_OPTIONS = frozenset(
         "max_connections",
     }
 )
+
+
+def without_transport(spec: Spec) -> Spec:
+    """The spec with its transport options left out: what names the model, not the road."""
+    public = {key: value for key, value in spec.options.items() if key not in TRANSPORT_OPTIONS}
+    return Spec(spec.name, spec.argument, public)
 
 
 REQUEST_OPTIONS = frozenset(
@@ -66,6 +73,27 @@ class OpenAISettings:
     """0 = size the connection pool to the run's concurrency."""
 
 
+MAX_RETRIES = 50
+"""More retries than this only delays the error: at the default 30 s backoff cap, 50 retries
+already wait about 25 minutes for one item."""
+
+NUMBER_CEILINGS = {
+    "max_retries": MAX_RETRIES,
+    "connect_timeout": 3600.0,
+    "read_timeout": 86400.0,
+    "backoff": 600.0,
+    "backoff_max": 3600.0,
+}
+"""The largest value each transport option takes (a typo such as ``max_retries=100000`` is
+refused instead of retrying a dead item for days)."""
+
+# The request body's fields that medlens writes itself: extra_body may not replace them, or the
+# run card and `show` would describe a request that was never sent.
+MEDLENS_BODY_KEYS = frozenset({"model", "messages", "stream", "n", "logprobs", "top_logprobs"})
+OPTION_BODY_KEYS = ("temperature", "seed", "max_tokens", "top_p")
+"""Fields an option sets; extra_body may carry one only when the option is not given too."""
+
+
 def _number(spec: Spec, key: str, kind: type, default: Any, low: float = 0.0) -> Any:
     raw = spec.option(key)
     if raw is None or raw == "":
@@ -74,9 +102,30 @@ def _number(spec: Spec, key: str, kind: type, default: Any, low: float = 0.0) ->
         value = kind(raw)
     except ValueError:
         raise SpecError(f"openai: option {key}={raw!r} is not a {NUMBER_KINDS[kind]}") from None
+    if not math.isfinite(value):
+        raise SpecError(f"openai: option {key}={raw!r} is not a finite number")
     if value < low:
         raise SpecError(f"openai: option {key}={raw!r} must be at least {low:g}")
+    high = NUMBER_CEILINGS.get(key)
+    if high is not None and value > high:
+        raise SpecError(f"openai: option {key}={raw!r} must be at most {high:g}")
     return value
+
+
+def _non_finite_path(value: Any, path: str) -> str | None:
+    """Where in a JSON value a NaN or an infinity sits (JSON has neither), or None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return path
+    children: list[tuple[str, Any]] = []
+    if isinstance(value, dict):
+        children = [(f"{path}.{key}", item) for key, item in value.items()]
+    elif isinstance(value, list):
+        children = [(f"{path}[{index}]", item) for index, item in enumerate(value)]
+    for where, item in children:
+        found = _non_finite_path(item, where)
+        if found:
+            return found
+    return None
 
 
 def _extra_body(spec: Spec) -> dict[str, Any]:
@@ -89,6 +138,24 @@ def _extra_body(spec: Spec) -> dict[str, Any]:
         raise SpecError(f"openai: option extra_body is not valid JSON ({exc})") from None
     if not isinstance(value, dict):
         raise SpecError("openai: option extra_body must be a JSON object")
+    owned = sorted(MEDLENS_BODY_KEYS & set(value))
+    if owned:
+        raise SpecError(
+            f"openai: option extra_body sets {', '.join(owned)}, which medlens writes itself "
+            "(the model is the spec's name, the messages come from the prompt; use the "
+            "logprobs=true option for log-probabilities)"
+        )
+    twice = [key for key in OPTION_BODY_KEYS if key in value and spec.option(key)]
+    if twice:
+        raise SpecError(
+            f"openai: {twice[0]} is given twice, as an option and inside extra_body; give it once"
+        )
+    for key in OPTION_BODY_KEYS:
+        if key in value and (isinstance(value[key], bool) or not isinstance(value[key], int | float)):
+            raise SpecError(f"openai: option extra_body.{key}={value[key]!r} is not a number")
+    bad = _non_finite_path(value, "extra_body")
+    if bad:
+        raise SpecError(f"openai: option {bad} is not a finite number (JSON has no NaN or Infinity)")
     return value
 
 
@@ -121,6 +188,8 @@ def parse_settings(spec: Spec, params: Mapping[str, Any]) -> OpenAISettings:
     for key in ("max_tokens", "temperature", "seed", "top_p"):
         if key in params:
             body[key] = params[key]
+            if _non_finite_path(params[key], key):
+                raise SpecError(f"openai: {key}={params[key]!r} is not a finite number")
     body["temperature"] = _number(spec, "temperature", float, body["temperature"])
     for key, kind in (("max_tokens", int), ("seed", int), ("top_p", float)):
         value = _number(spec, key, kind, body.get(key))

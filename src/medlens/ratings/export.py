@@ -31,6 +31,21 @@ RATER_HELP = (
 )
 
 
+NEEDS_REFERENCE = frozenset({"equivalence", "medcmr"})
+"""Protocols whose raters compare the answer with the reference answer."""
+
+
+def check_reference(protocol: RatingProtocol, with_reference: bool) -> None:
+    """A protocol that compares with the reference, on answers that have none (HealthSearchQA),
+    would give raters an empty `reference` column: refused, naming the protocol that fits."""
+    if protocol.name in NEEDS_REFERENCE and not with_reference:
+        raise MedlensError(
+            f"--protocol {protocol.name} compares each answer with its reference answer, and "
+            "these items have none (a split without answers, or HealthSearchQA): rate them "
+            "with --protocol multimedqa"
+        )
+
+
 def default_protocol(run_dir: Path, judge: str | None) -> str:
     """The judge's protocol when a judge is named (rubric → medcmr), else equivalence."""
     if judge is None:
@@ -51,8 +66,11 @@ def export_ratings(
     check_sample(sample)
     suffix = check_output(output)
     store = RunStore.open(run_dir)
-    protocol = get_protocol(protocol_spec or default_protocol(run_dir, judge))
     items, records = answered_items(store)
+    with_reference = any(item.answer is not None for item in items)
+    default = default_protocol(run_dir, judge) if with_reference or judge else "multimedqa"
+    protocol = get_protocol(protocol_spec or default)
+    check_reference(protocol, with_reference)
     if judge is not None:
         from medlens.judges.verdicts import judged_values
 

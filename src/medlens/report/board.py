@@ -100,6 +100,7 @@ def render_xlsx(board: dict[str, Any]) -> bytes:
     for section in all_tables(board):
         sheet = workbook.create_sheet(sheet_name(section.key, used))
         write_rows(sheet, _sheet_rows(section))
+        _percent_cells(sheet, section)
     if not board.get("across") and not board["difficulty"].get("continuous"):
         rows: list[tuple[Any, ...]] = [("solved by every run",)]
         rows += [(i,) for i in board["difficulty"]["solved_by_all_ids"]]
@@ -107,6 +108,16 @@ def render_xlsx(board: dict[str, Any]) -> bytes:
         shares = [("id", "share of runs right"), *board["difficulty"]["per_item"].items()]
         write_rows(workbook.create_sheet(sheet_name("item difficulty", used)), shares)
     return workbook_bytes(workbook)
+
+
+def _percent_cells(sheet: Any, section: BoardTable) -> None:
+    """Cells shown as ``45.2%`` are exported as their number: give them the percent format."""
+    from medlens.core.spreadsheet import PERCENT_FORMAT
+
+    for row_number, row in enumerate(section.rows, start=2):
+        for column, (text, _, value) in enumerate(row, start=1):
+            if isinstance(value, float) and text.endswith("%"):
+                sheet.cell(row=row_number, column=column).number_format = PERCENT_FORMAT
 
 
 def _sheet_rows(section: BoardTable) -> list[tuple[Any, ...]]:

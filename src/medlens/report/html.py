@@ -29,6 +29,7 @@ from medlens.report.sections import (
     build_report,
     closed_open_rows,
     fmt_diff_ci,
+    images_text,
     percent,
     percent_ci,
     secondary_text,
@@ -87,7 +88,7 @@ def overall_section(data: ReportData) -> str:
         (percent(overall["score"]), overall["score"]),
         (percent_ci(overall.get("ci")), None),
         (percent(overall.get("random")), overall.get("random")),
-        (str(overall.get("images", "–")), overall.get("images")),
+        (images_text(data.results, overall), overall.get("images")),
         ("–" if corrected is None else f"{corrected:.3f}", corrected),
     ]
     headers = ("n", "score", "95% CI", "random baseline", "images", "chance-corrected")
@@ -123,7 +124,7 @@ def axis_rows(rows: Sequence[AxisRow]) -> list[Row]:
             (percent(row.unparsed), row.unparsed),
             (percent(row.refused), row.refused),
             (percent(row.error), row.error),
-            (str(row.images), row.images),
+            (row.images_shown, row.images),
             *([(row.coverage, None)] if judged else []),
         ]
         for row in rows

@@ -18,6 +18,7 @@ from medlens.report.sections import (
     build_report,
     closed_open_rows,
     fmt_diff_ci,
+    images_text,
     percent,
     percent_ci,
     secondary_text,
@@ -68,7 +69,7 @@ def overall_section(data: ReportData) -> str:
         percent_ci(ci),
         percent(overall.get("random")),
         _above_random(overall["score"], overall.get("random"), ci),
-        str(overall.get("images", "–")),
+        images_text(data.results, overall),
         "–" if corrected is None else f"{corrected:.3f}",
     )
     headers = ("n", "score", "95% CI", "random baseline", "vs random", "images", "chance-corrected")
@@ -113,7 +114,7 @@ def axis_table(axis: str, rows: Sequence[AxisRow]) -> str:
             percent(row.unparsed),
             percent(row.refused),
             percent(row.error),
-            str(row.images),
+            row.images_shown,
             *((row.coverage,) if judged else ()),
         )
         for row in rows

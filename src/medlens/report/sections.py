@@ -6,6 +6,7 @@ tables; the worst cells; the deficiency profile; extraction sensitivity; limitat
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -76,6 +77,8 @@ class AxisRow:
     images: int = 0
     coverage: str = ""
     """Under a judged score source: ``verdicts/scope`` of the cell ("" otherwise)."""
+    imageless: bool = False
+    """The run has no images (its clusters are single items): the images column shows "–"."""
 
     effective_images: float | None = None
     """Kish's effective number of images, when the results hold it (it decides `small`)."""
@@ -83,6 +86,10 @@ class AxisRow:
     @property
     def small(self) -> bool:
         return is_small(self.n, self.images if self.effective_images is None else self.effective_images)
+
+    @property
+    def images_shown(self) -> str:
+        return "–" if self.imageless else str(self.images)
 
 
 @dataclass(frozen=True)
@@ -209,11 +216,12 @@ def _axis_rows(results: dict[str, Any]) -> dict[str, list[AxisRow]]:
     for axis in order:
         if len(by[axis]) < 2 and axis not in PRIMARY_AXES:
             continue
-        out[axis] = [_axis_row(value, cell) for value, cell in by[axis].items()]
+        imageless = (results.get("counts") or {}).get("items_with_images") == 0
+        out[axis] = [_axis_row(value, cell, imageless) for value, cell in by[axis].items()]
     return out
 
 
-def _axis_row(value: str, cell: dict[str, Any]) -> AxisRow:
+def _axis_row(value: str, cell: dict[str, Any], imageless: bool = False) -> AxisRow:
     ci = cell.get("ci")
     return AxisRow(
         value=value,
@@ -228,6 +236,7 @@ def _axis_row(value: str, cell: dict[str, Any]) -> AxisRow:
         images=int(cell.get("images", cell["n"])),
         coverage=coverage_cell(cell),
         effective_images=cell.get("effective_images"),
+        imageless=imageless,
     )
 
 
@@ -399,3 +408,10 @@ def percent(value: float | None, digits: int = 1) -> str:
 
 def percent_ci(ci: tuple[float, float] | list[float] | None) -> str:
     return "–" if not ci else f"{100 * ci[0]:.1f}–{100 * ci[1]:.1f}"
+
+
+def images_text(results: Mapping[str, Any], cell: Mapping[str, Any]) -> str:
+    """A cell's image count; "–" for a run without images (its clusters are single items)."""
+    if results.get("counts", {}).get("items_with_images") == 0:
+        return "–"
+    return str(cell.get("images", "–"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +15,7 @@ from rich.text import Text
 from medlens.analysis.medcmr_split import medcmr_lines
 from medlens.report import load_results
 from medlens.report.protocol_lines import protocol_lines, single_multi_line
+from medlens.report.sections import images_text
 from medlens.report.source_label import source_lines, source_suffix
 from medlens.runs.health import health_lines
 from medlens.scoring.closed_open import pairing_text
@@ -100,7 +102,7 @@ def summary_blocks(results: dict[str, Any], run_dir: Path | None = None) -> list
         )
     for axis, cells in results["by"].items():
         if len(cells) > 1:  # a one-value table would repeat the overall row
-            blocks.append(axis_table(axis, cells, source_suffix(results)))
+            blocks.append(axis_table(axis, cells, source_suffix(results), results))
     from medlens.report.judges import text_blocks
 
     blocks.extend(text_blocks(results))
@@ -175,7 +177,7 @@ def overall_table(results: dict[str, Any]) -> Table:
         table.add_column(column, justify="right")
     table.add_row(
         str(overall["n"]),
-        str(overall.get("images", "–")),
+        images_text(results, overall),
         fmt(overall["score"]),
         fmt_ci(overall["ci"]),
         fmt(overall["random"]),
@@ -188,7 +190,9 @@ def overall_table(results: dict[str, Any]) -> Table:
     return table
 
 
-def axis_table(axis: str, cells: dict[str, dict[str, Any]], suffix: str = "") -> Table:
+def axis_table(
+    axis: str, cells: dict[str, dict[str, Any]], suffix: str = "", results: Mapping[str, Any] | None = None
+) -> Table:
     from medlens.report.sections import coverage_cell
     from medlens.stats.cells import MIN_IMAGES
 
@@ -205,7 +209,7 @@ def axis_table(axis: str, cells: dict[str, dict[str, Any]], suffix: str = "") ->
         table.add_row(
             value,
             f"{c['n']}{flag}",
-            str(c.get("images", "–")),
+            images_text(results or {}, c),
             fmt(c["score"]),
             fmt_ci(c["ci"]),
             fmt(c["random"]),

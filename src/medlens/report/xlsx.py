@@ -7,7 +7,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from medlens.core.spreadsheet import sheet_name, workbook_bytes, write_rows
+from medlens.core.spreadsheet import (
+    PERCENT_FORMAT,
+    percent_columns,
+    sheet_name,
+    workbook_bytes,
+    write_rows,
+)
 from medlens.report.sections import ReportData, build_report, closed_open_cells
 
 if TYPE_CHECKING:
@@ -43,13 +49,44 @@ def render(run_dir: Path, score: ScoreSource | None = None) -> bytes:
                 ),
             ],
         )
-    rows = [("measure", "value"), *data.deficiency]
-    write_rows(workbook.create_sheet("deficiency"), rows)
+    deficiency = workbook.create_sheet("deficiency")
+    write_rows(deficiency, [("measure", "value"), *deficiency_values(data)])
+    for (cell,) in deficiency.iter_rows(min_row=2, min_col=2, max_col=2):
+        if isinstance(cell.value, float):
+            cell.number_format = PERCENT_FORMAT
     write_rows(
         workbook.create_sheet("limitations"), [("limitation",), *((n,) for n in data.limitations)]
     )
+    for sheet in workbook.worksheets:
+        if sheet.title not in ("protocol", "deficiency", "limitations"):
+            percent_columns(sheet, SHARE_COLUMNS)  # per-sheet: shares shown as percentages
     write_rows(workbook.create_sheet("items"), item_rows(Path(run_dir)))
     return workbook_bytes(workbook)
+
+
+RATE_ROWS = {
+    "unparsed rate": "unparsed",
+    "refusal rate": "refused",
+    "empty-answer rate": "empty",
+    "error rate (no answer from the model)": "error",
+}
+"""Deficiency rows that are rates: written as numbers (percent format), not as their text."""
+
+SHARE_COLUMNS = ("score", "ci_low", "ci_high", "random", "vlmeval_score", "unparsed", "refused",
+                 "error", "closed", "open", "closed_minus_open")  # fmt: skip
+"""Columns of the score sheets that hold shares (0–1), shown as percentages."""
+
+
+def deficiency_values(data: ReportData) -> list[tuple[str, Any]]:
+    rates = data.results.get("rates") or {}
+    return [
+        (measure, _rate(rates.get(RATE_ROWS[measure])) if measure in RATE_ROWS else text)
+        for measure, text in data.deficiency
+    ]
+
+
+def _rate(value: Any) -> float | str:
+    return "–" if value is None else float(value)
 
 
 def _score_sheets(workbook: Workbook, data: ReportData) -> None:

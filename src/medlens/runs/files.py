@@ -14,6 +14,7 @@ one system call per batch instead of one per line, and a kill loses at most the 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -25,6 +26,8 @@ from pathlib import Path
 from typing import IO, Any
 
 import orjson
+
+from medlens.core.errors import StorageError
 
 _ORJSON_OPTIONS = (
     orjson.OPT_SORT_KEYS
@@ -146,9 +149,12 @@ def line_reader(whole: bytes) -> Callable[[bytes], Any]:
 
 def write_atomic(path: Path, text: str | bytes) -> None:
     """Write a file so that readers see the old content or the new, never half of it."""
-    handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed below, then renamed
-        "wb", dir=path.parent, prefix=f".{path.name}.", delete=False
-    )
+    try:
+        handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed below, then renamed
+            "wb", dir=path.parent, prefix=f".{path.name}.", delete=False
+        )
+    except OSError as exc:
+        raise StorageError(path, exc) from exc
     data = text.encode("utf-8") if isinstance(text, str) else text
     try:
         with handle:
@@ -158,6 +164,9 @@ def write_atomic(path: Path, text: str | bytes) -> None:
         # mkstemp makes the file 0600; give it the mode a plain open() would (shared run folders)
         os.chmod(handle.name, 0o666 & ~_umask())
         os.replace(handle.name, path)
+    except OSError as exc:  # a full disk: the old file stays whole, the temporary one goes
+        Path(handle.name).unlink(missing_ok=True)
+        raise StorageError(path, exc) from exc
     except BaseException:
         Path(handle.name).unlink(missing_ok=True)
         raise
@@ -254,12 +263,23 @@ class JsonLines:
         self._written_at = time.monotonic()
         if not self._waiting:
             return
-        if self._handle is None:
-            self._handle = open(self.path, "ab")  # noqa: SIM115 - see close()
         data = b"".join(self._waiting)
-        self._waiting.clear()
-        self._handle.write(data)
-        self._handle.flush()
+        self._waiting.clear()  # a failed write may leave a torn last line: dropped on reopening
+        try:
+            if self._handle is None:
+                self._handle = open(self.path, "ab")  # noqa: SIM115 - see close()
+            self._handle.write(data)
+            self._handle.flush()
+        except OSError as exc:
+            self._abandon_handle()
+            raise StorageError(self.path, exc) from exc
+
+    def _abandon_handle(self) -> None:
+        """Close the file after a failed write without writing its buffer again."""
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            with contextlib.suppress(OSError):  # the same failure again: already reported
+                handle.close()
 
     def append_synced(self, values: Iterable[Any]) -> None:
         """Append whole lines and fsync them; a torn last line is cut off first, so the first
@@ -268,15 +288,18 @@ class JsonLines:
         if not text:
             return
         self.flush()
-        if self.path.is_file():
-            raw = self.path.read_bytes()
-            if raw and not raw.endswith(b"\n"):
-                with open(self.path, "r+b") as torn:
-                    torn.truncate(raw.rfind(b"\n") + 1)
-        with open(self.path, "ab") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
+        try:
+            if self.path.is_file():
+                raw = self.path.read_bytes()
+                if raw and not raw.endswith(b"\n"):
+                    with open(self.path, "r+b") as torn:
+                        torn.truncate(raw.rfind(b"\n") + 1)
+            with open(self.path, "ab") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+        except OSError as exc:
+            raise StorageError(self.path, exc) from exc
 
     def rewrite(self, values: Iterable[Any]) -> None:
         """Replace the file atomically with these values, one per line (compaction)."""

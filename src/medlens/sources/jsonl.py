@@ -101,7 +101,10 @@ def _parse_line(path: str, number: int, raw: bytes, root: str) -> Item:
 
 
 def check_item(path: str, where: str, item: Item, lenient: bool = False) -> None:
-    """The GMAI loader's checks: letter keys, gold among options, yes/no words, image files."""
+    """The GMAI loader's checks: letter keys, gold among options, yes/no words, image files;
+    and (unless `lenient`, as `medlens check` reads) the items `check` fails."""
+    if not lenient:
+        _check_answerable(path, where, item)
     if item.kind in ("choice", "multi_choice"):
         if not item.options:
             raise InputError(path, f"{where}, field 'options'", f"a {item.kind} item needs options")
@@ -130,6 +133,30 @@ def check_item(path: str, where: str, item: Item, lenient: bool = False) -> None
         if image.source in _PATH_SOURCES and not os.path.isfile(image.path):
             problem = f"no such image file {image.name or image.path!r}"
             raise InputError(path, f"{where}, field 'images[{position}]'", problem)
+
+
+HINT = "; `medlens check jsonl:FILE` lists every such item"
+
+
+def _check_answerable(path: str, where: str, item: Item) -> None:
+    """No blank question, no empty gold, at least two options, no two options alike: such an
+    item would be scored (or guessed at) without meaning anything."""
+    if not item.question.strip() and not item.images:
+        raise InputError(path, f"{where}, field 'question'", "blank question" + HINT)
+    if item.answer is not None and not str(item.answer).strip() and not isinstance(item.answer, list):
+        problem = "empty gold answer (null marks a split without answers)" + HINT
+        raise InputError(path, f"{where}, field 'answer'", problem)
+    if item.kind not in ("choice", "multi_choice") or not item.options:
+        return
+    if len(item.options) < 2:
+        raise InputError(path, f"{where}, field 'options'", "one option only: nothing to choose" + HINT)
+    seen: dict[str, str] = {}
+    for letter, text in item.options.items():
+        folded = " ".join(str(text).split()).casefold()
+        if folded in seen:
+            problem = f"options {seen[folded]} and {letter} have the same text {text!r}" + HINT
+            raise InputError(path, f"{where}, field 'options'", problem)
+        seen[folded] = letter
 
 
 def _check_fields(path: str, number: int, data: Mapping[str, Any]) -> None:

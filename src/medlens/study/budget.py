@@ -32,15 +32,16 @@ from medlens.analysis.cost import (
     strategy_estimate,
     usage_tokens,
 )
-from medlens.core.errors import InputError, MedlensError
+from medlens.core.errors import InputError, StopAfterInFlight
 from medlens.study.plan import Job, JudgeJob, RunJob, StudyPlan
 from medlens.study.preview import RunPreview
 
 FREE = Price(0.0, 0.0)
 
 
-class BudgetExceeded(MedlensError):
-    """The measured spend reached the budget while a run or judge was answering."""
+class BudgetExceeded(StopAfterInFlight):
+    """The measured spend reached the budget while a run or judge was answering (the answers
+    already sent for are kept: they are paid for)."""
 
 
 @dataclass(frozen=True)

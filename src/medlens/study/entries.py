@@ -15,6 +15,7 @@ from typing import Any
 from medlens.analysis.cost import Price
 from medlens.core.specs import Spec
 from medlens.execution.strategies import ZERO_SHOT, Strategy
+from medlens.models import model_identity
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class ModelEntry:
     """``YYYY-MM``: recorded in each of its runs' run.json (``run --model-info``), not its identity."""
 
     def identity(self) -> dict[str, Any]:
-        return {"spec": str(self.spec)}
+        return {"spec": model_identity(self.spec)}  # base_url is transport, as for `run`
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ class JudgeEntry:
 
     def identity(self) -> dict[str, Any]:
         return {
-            "spec": str(self.spec),
+            "spec": model_identity(self.spec),
             "protocol": self.protocol,
             "scope": self.scope,
             "benchmarks": None if self.benchmarks is None else sorted(self.benchmarks),

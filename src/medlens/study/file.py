@@ -209,7 +209,7 @@ def _benchmark(study: StudyFile, label: str, raw: Any) -> BenchmarkEntry:
     strategy = study.parsed((*key, "strategy"), parse_strategy, text("strategy") or "zero-shot")
     exemplars = text("exemplars")
     return BenchmarkEntry(
-        label, spec, limit=_optional_int(study, (*key, "limit"), table.get("limit"), 0),
+        label, spec, limit=_optional_int(study, (*key, "limit"), table.get("limit"), 1),
         where=text("where"), sample=_optional_int(study, (*key, "sample"), table.get("sample"), 1),
         stratify=",".join(_comma_list(study, (*key, "stratify"), table.get("stratify"))) or None,
         strategy=strategy, prompt=text("prompt") or "medlens", extract=text("extract") or "medlens",

@@ -10,9 +10,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
-from medlens.core.errors import MedlensError
+from medlens.core.errors import MedlensError, StorageError
 from medlens.execution.evaluate import LoadedBenchmark
 from medlens.study.plan import Job, JudgeJob, RunJob
 
@@ -91,6 +92,18 @@ def execute(job: Job, hooks: JobHooks, loaded: LoadedBenchmark | None = None) ->
     return judge_summary(judged.results, job)
 
 
+def stored_counts(folder: Path) -> dict[str, Any]:
+    """``answered`` and ``errors`` of a run stopped before its results were derived, counted
+    from its records (empty when it wrote none): the study's table shows what was kept."""
+    from medlens.runs.store import RunStore
+
+    if not (folder / "run.json").is_file():
+        return {}
+    records = RunStore.open(folder).records().values()
+    errors = sum(1 for record in records if record.get("error"))
+    return {"answered": len(records) - errors, "errors": errors}
+
+
 def run_summary(results: Mapping[str, Any]) -> dict[str, Any]:
     """n, score and CI, and the counts of a run's results.json."""
     overall, counts = results.get("overall") or {}, results.get("counts") or {}
@@ -133,5 +146,7 @@ def guarded(call: Callable[[], dict[str, Any]], kind: str) -> JobResult:
         return result_of(call(), kind)
     except (StudyStopped, BudgetExceeded) as exc:
         return JobResult("stopped", message=str(exc))
+    except StorageError:
+        raise  # a full disk fails every job after it: the study stops (exit 4, resumable)
     except MedlensError as exc:
         return JobResult("failed", message=str(exc))

@@ -17,9 +17,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from medlens.core.errors import InputError, MedlensError
+from medlens.core.errors import InputError, MedlensError, SpecError
 from medlens.core.version import __version__
+from medlens.models import model_identity
 from medlens.runs.files import write_atomic
+from medlens.runs.recorded import stored_spec
 from medlens.study.plan import StudyPlan
 
 STUDY_JSON = "study.json"
@@ -77,11 +79,34 @@ def _grew(was: Any, now_: Any) -> bool:
     return isinstance(was, list) and isinstance(now_, list) and set(was) < set(now_)
 
 
+def comparable(identity: dict[str, Any]) -> dict[str, Any]:
+    """A recorded identity with its model and judge specs as :func:`model_identity` writes them
+    (a study recorded before base_url became transport, with the options in any order)."""
+    result = dict(identity)
+    for section in ("models", "judges"):
+        entries = identity.get(section)
+        if not isinstance(entries, dict):
+            continue
+        result[section] = {
+            label: {**entry, "spec": _spec_identity(entry.get("spec"))}
+            if isinstance(entry, dict) else entry
+            for label, entry in entries.items()
+        }  # fmt: skip
+    return result
+
+
+def _spec_identity(text: Any) -> Any:
+    try:
+        return model_identity(stored_spec(text)) if isinstance(text, str) else text
+    except SpecError:
+        return text
+
+
 def check_identity(plan: StudyPlan, record: dict[str, Any] | None) -> list[str]:
     """The additions since `record`; StudyChangedError listing every refused difference."""
     if record is None:
         return []
-    added, refused = identity_changes(record["identity"], plan.study.identity())
+    added, refused = identity_changes(comparable(record["identity"]), plan.study.identity())
     if refused:
         raise StudyChangedError(
             f"{plan.folder / STUDY_JSON}: {plan.study.path} changed since the study began "

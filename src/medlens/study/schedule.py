@@ -31,6 +31,7 @@ from medlens.study.jobs import (
     guarded,
     result_of,
     run_summary,
+    stored_counts,
 )
 from medlens.study.plan import Job, JudgeJob, RunJob, StudyPlan
 from medlens.study.preview import RunPreview
@@ -202,6 +203,8 @@ class Scheduler:
         )
 
     def _finished(self, job: Job, result: JobResult, announce: bool = True) -> None:
+        if isinstance(job, RunJob) and not result.summary:  # stopped or failed: what it kept
+            result.summary.update(stored_counts(job.options.out / job.key))
         if isinstance(job, RunJob) and result.summary:
             # what the run covers (its limit and selection), not the whole benchmark
             result.summary["items"] = self.previews[job.key].selected

@@ -23,6 +23,7 @@ from starlette.routing import Route
 
 from medlens.core.errors import MedlensError
 from medlens.core.items import ItemError
+from medlens.core.terminal import terminal_safe
 from medlens.report.viewer.catalog import (
     OUTCOMES,
     Group,
@@ -42,9 +43,16 @@ SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
+def _shown(value: Any) -> Any:
+    """Every text a page shows passes the one sanitiser: a bidi override in an id or an answer is
+    shown as ``\u202e`` instead of turning the heading around (HTML escaping leaves it)."""
+    return terminal_safe(value) if type(value) is str else value
+
+
 TEMPLATES = Environment(
     loader=PackageLoader("medlens.report.viewer", "templates"),
     autoescape=select_autoescape(default=True, default_for_string=True),
+    finalize=_shown,
 )
 
 

@@ -10,6 +10,7 @@ on its first use) and renders one page.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ from medlens.core.items import CANONICAL_AXES, Item
 from medlens.core.records import Record
 from medlens.report.html import outcome as report_outcome
 from medlens.report.viewer.lazy import LazyItems, LazyRecords, read_raw_items
+from medlens.runs.finding import runs_below
 from medlens.runs.store import read_run_file
 
 OUTCOMES: tuple[str, ...] = (
@@ -29,8 +31,6 @@ OUTCOMES: tuple[str, ...] = (
 MAX_AXIS_VALUES = 300
 """Axes with more distinct values (image ids, free-text fields) get no filter menu."""
 SKIPPED_AXES = frozenset({"image_id", "convert_rgb", "box_format"})
-FIND_DEPTH = 3
-"""How deep under a folder argument run directories are looked for."""
 
 
 @dataclass(frozen=True)
@@ -117,10 +117,7 @@ def find_runs(paths: Sequence[Path]) -> list[Path]:
             continue
         if not path.is_dir():
             raise MedlensError(f"{path}: no such run directory or folder of runs")
-        below = sorted(
-            p.parent for depth in range(1, FIND_DEPTH + 1)
-            for p in path.glob("/".join(["*"] * depth) + "/run.json")
-        )  # fmt: skip
+        below = runs_below(path)
         if not below:
             raise MedlensError(f"{path}: not a run directory, and has no run directories below it")
         found.extend(below)
@@ -134,12 +131,35 @@ def load_catalog(paths: Sequence[Path]) -> tuple[Group, ...]:
     runs = [_read_run(path, shared) for path in find_runs(paths)]
     names = _unique_names([run[0] for run in runs])
     by_key: dict[str, list[ViewedRun]] = {}
-    labels: dict[str, str] = {}
+    benches: dict[str, dict[str, Any]] = {}
     for (_, bench, viewed), name in zip(runs, names, strict=True):
         key = str(bench.get("spec") or bench.get("name"))
-        labels.setdefault(key, f"{bench.get('name')} {bench.get('split', '')}".strip())
+        benches.setdefault(key, bench)
         by_key.setdefault(key, []).append(_renamed(viewed, name))
+    labels = distinct_labels(benches)
     return tuple(_group(key, labels[key], group_runs) for key, group_runs in by_key.items())
+
+
+def distinct_labels(benches: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """``name split`` per benchmark spec; two benchmarks with one label (two "gmai val" files)
+    get their file's name and, if still alike, their content hash's first 8 characters."""
+    labels = {key: f"{b.get('name')} {b.get('split', '')}".strip() for key, b in benches.items()}
+    for widen in (_file_part, _hash_part):
+        counts = Counter(labels.values())
+        labels = {
+            key: f"{label} ({widen(key, benches[key])})" if counts[label] > 1 else label
+            for key, label in labels.items()
+        }
+    return labels
+
+
+def _file_part(spec: str, bench: Mapping[str, Any]) -> str:
+    argument = spec.partition(":")[2].partition("?")[0].rstrip("/")
+    return Path(argument).name or spec
+
+
+def _hash_part(spec: str, bench: Mapping[str, Any]) -> str:
+    return str(bench.get("content_hash") or spec)[:8]
 
 
 def _read_run(
