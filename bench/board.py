@@ -158,7 +158,9 @@ def time_board(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="50x26000,50x13000,25x13000", help="RUNSxITEMS,…")
-    parser.add_argument("--per-image", type=int, default=3, help="questions per image (GMAI-like clusters)")
+    parser.add_argument(
+        "--per-image", type=int, default=3, help="questions per image (GMAI-like clusters)"
+    )
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument(
         "--extras", action="store_true", help=f"also {PAIRS} --pairs and a --meta file (2 columns)"

@@ -174,9 +174,11 @@ def win_ratio_case(items: int, models: int) -> Callable[..., Any]:
         names = [f"m{k}" for k in range(models)]
         ids = [f"q{k}" for k in range(items)]
         ease = rng.beta(2, 2, items)
+
         def draw() -> list[dict[str, float]]:
             return [{i: float(rng.random() < (s + e) / 2) for i, e in zip(ids, ease, strict=True)}
                     for s in skill]  # fmt: skip
+
         out = win_ratios(names, draw(), draw())
         return out["models"]["m0"]["difference_ci"], 0.0
 
@@ -199,7 +201,9 @@ def cases() -> Iterator[Case]:
     for images in (3, 8, 20):
         for closed, opened in ((0.7, 0.5), (0.97, 0.95), (0.95, 0.95)):
             for coupled in (True, False):
-                label = f"{images} images, {closed}/{opened}, " + ("coupled" if coupled else "independent")
+                label = f"{images} images, {closed}/{opened}, " + (
+                    "coupled" if coupled else "independent"
+                )
                 yield "closed−open Δ (paired)", label, delta_case(images, closed, opened, coupled)
     for shape in RUBRIC:
         for n in (10, 30, 100):
@@ -208,7 +212,11 @@ def cases() -> Iterator[Case]:
         label = f"{images} images × 1-4, Binomial(10, Beta({a},{b}))"
         yield "rubric 0–10 mean, clustered", label, rubric_clustered_case(images, a, b)
     for images, labelled in ((500, 10), (300, 6), (200, 4)):
-        yield "PPI, whole images labelled", f"{labelled} of {images} images", ppi_case(images, labelled)
+        yield (
+            "PPI, whole images labelled",
+            f"{labelled} of {images} images",
+            ppi_case(images, labelled),
+        )
     for images in (10, 20, 40):
         for p in (0.3, 0.9):
             for share in (0.5, 0.8):
@@ -224,7 +232,9 @@ def cases() -> Iterator[Case]:
         yield "fractional scores (token-F1-like)", f"n={n}", fractional_case(n)
 
 
-def measure(run: Callable[..., Any], reps: int, rng: np.random.Generator) -> tuple[float, float, int]:
+def measure(
+    run: Callable[..., Any], reps: int, rng: np.random.Generator
+) -> tuple[float, float, int]:
     """(coverage, zero-width share, repetitions without an interval)."""
     hits = zero = missing = 0
     for _ in range(reps):

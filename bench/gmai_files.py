@@ -52,7 +52,9 @@ def noise_png(side: int, rng: np.random.Generator) -> bytes:
 
     header = side.to_bytes(4, "big") * 2 + bytes([8, 0, 0, 0, 0])
     pixels = zlib.compress(b"".join(b"\0" + rng.bytes(side) for _ in range(side)), 1)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+    )
 
 
 def _output(options: dict[str, str], answer: str, form: int) -> str:
@@ -68,7 +70,9 @@ def _output(options: dict[str, str], answer: str, form: int) -> str:
         options[letter],
         "Let's analyze the image step by step. The findings include irregular margins and "
         "heterogeneous enhancement, which we compare with each option in turn. "
-        + " ".join(f"Option {k} ({v}) is less consistent." for k, v in options.items() if k != letter)
+        + " ".join(
+            f"Option {k} ({v}) is less consistent." for k, v in options.items() if k != letter
+        )
         + f"\nTherefore, the answer is {letter}.",
         "I cannot provide medical advice. Please consult a radiologist.",
         "It could be A or B.",

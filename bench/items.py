@@ -61,9 +61,13 @@ class World:
 
     def p_correct(self, strength: float, family: int, rng: np.random.Generator) -> np.ndarray:
         """A model's probability of being right on every item (its skills per department)."""
-        skills = strength + 0.5 * (PROFILES[family] - PROFILES[family].mean()) + rng.normal(0, 0.15, 3)
+        skills = (
+            strength + 0.5 * (PROFILES[family] - PROFILES[family].mean()) + rng.normal(0, 0.15, 3)
+        )
         theta = skills[self.department]
-        return 0.25 + 0.75 / (1 + np.exp(-self.a * (theta - self.b + self.image_effect[self.image])))
+        return 0.25 + 0.75 / (
+            1 + np.exp(-self.a * (theta - self.b + self.image_effect[self.image]))
+        )
 
 
 def make_world(n_items: int, rng: np.random.Generator) -> World:
@@ -81,7 +85,13 @@ def make_world(n_items: int, rng: np.random.Generator) -> World:
 
 def calibrate(world: World, rng: np.random.Generator, n_models: int = 20) -> Bank:
     strengths = np.linspace(-1.0, 1.0, n_models)
-    y = np.array([rng.random(len(world.items)) < world.p_correct(s, k % 3, rng) for k, s in enumerate(strengths)], float)
+    y = np.array(
+        [
+            rng.random(len(world.items)) < world.p_correct(s, k % 3, rng)
+            for k, s in enumerate(strengths)
+        ],
+        float,
+    )
     fit = irt.fit_items(y, np.ones_like(y, bool), np.full(len(world.items), 0.25))
     return Bank(
         path=Path("bank.json"), benchmark={"content_hash": "sim"}, ids=[i.id for i in world.items],
@@ -90,18 +100,29 @@ def calibrate(world: World, rng: np.random.Generator, n_models: int = 20) -> Ban
     )  # fmt: skip
 
 
-def one_estimate(world: World, bank: Bank, y: np.ndarray, n: int, seed: int) -> tuple[float, float, float, float, bool]:
+def one_estimate(
+    world: World, bank: Bank, y: np.ndarray, n: int, seed: int
+) -> tuple[float, float, float, float, bool]:
     """(estimate − truth, covered, half-width, Wilson half-width, extrapolating)."""
     layout = _design(bank, world.items, n, seed, ("department",))
     scores = {item.id: float(v) for item, v in zip(world.items, y, strict=True)}
     found = _estimate(bank, RunDesign(Path("run"), layout, scores), None)
     truth = float(y.mean())
     lo, hi = found.ci
-    return found.estimate - truth, float(lo <= truth <= hi), (hi - lo) / 2, (found.wilson_ci[1] - found.wilson_ci[0]) / 2, found.extrapolating
+    return (
+        found.estimate - truth,
+        float(lo <= truth <= hi),
+        (hi - lo) / 2,
+        (found.wilson_ci[1] - found.wilson_ci[0]) / 2,
+        found.extrapolating,
+    )
 
 
 def coverage(args: argparse.Namespace) -> None:
-    cells: dict[str, list[tuple[float, float, float, float, bool]]] = {"interpolating": [], "extrapolating": []}
+    cells: dict[str, list[tuple[float, float, float, float, bool]]] = {
+        "interpolating": [],
+        "extrapolating": [],
+    }
     for w in range(args.worlds):
         rng = np.random.default_rng(1000 + w)
         world = make_world(args.items, rng)
@@ -113,7 +134,9 @@ def coverage(args: argparse.Namespace) -> None:
                 y = (rng.random(len(p)) < p).astype(float)
                 cells[cell].append(one_estimate(world, bank, y, args.n, seed=rep))
     reps = args.worlds * args.reps
-    print(f"estimate: {args.worlds} worlds × {args.reps} reps = {reps} per cell; {args.items} items, n ≈ {args.n}")
+    print(
+        f"estimate: {args.worlds} worlds × {args.reps} reps = {reps} per cell; {args.items} items, n ≈ {args.n}"
+    )
     for cell, rows in cells.items():
         err, hit, half, wil, extra = (np.array(col) for col in zip(*rows, strict=True))
         c = hit.mean()
@@ -122,7 +145,9 @@ def coverage(args: argparse.Namespace) -> None:
               f"{wil.mean():.4f} (ratio {half.mean() / wil.mean():.2f}), flagged extrapolating {extra.mean():.0%}")  # fmt: skip
 
 
-def audit_world(n_items: int, rng: np.random.Generator, n_models: int = 30) -> tuple[float, float, float, float]:
+def audit_world(
+    n_items: int, rng: np.random.Generator, n_models: int = 30
+) -> tuple[float, float, float, float]:
     world = make_world(n_items, rng)
     truth = np.array([LETTERS.index(str(i.answer)) for i in world.items])
     flipped = rng.choice(n_items, round(0.02 * n_items), replace=False)
@@ -152,15 +177,32 @@ def audit_world(n_items: int, rng: np.random.Generator, n_models: int = 30) -> t
 
 
 def audit_figures(args: argparse.Namespace) -> None:
-    rows = np.array([audit_world(args.items, np.random.default_rng(5000 + r)) for r in range(args.audit_reps)])
+    rows = np.array(
+        [audit_world(args.items, np.random.default_rng(5000 + r)) for r in range(args.audit_reps)]
+    )
     print(f"audit: {args.audit_reps} worlds of {args.items} items, 30 models, 2% keys flipped")
-    for name, col in zip(("precision (flag key)", "recall (top 2×flipped)", "suggested = true key", "flipped flagged key"), rows.T, strict=True):
-        print(f"  {name}: {col.mean():.1%} ± {col.std(ddof=1) / math.sqrt(len(col)) if len(col) > 1 else 0:.1%} (s.e. over worlds)")
+    for name, col in zip(
+        (
+            "precision (flag key)",
+            "recall (top 2×flipped)",
+            "suggested = true key",
+            "flipped flagged key",
+        ),
+        rows.T,
+        strict=True,
+    ):
+        print(
+            f"  {name}: {col.mean():.1%} ± {col.std(ddof=1) / math.sqrt(len(col)) if len(col) > 1 else 0:.1%} (s.e. over worlds)"
+        )
 
 
 def fit_only(n_runs: int, n_items: int) -> None:
     rng = np.random.default_rng(0)
-    theta, a, b = rng.normal(0, 1, n_runs), rng.lognormal(0, 0.3, n_items), rng.normal(0, 1.2, n_items)
+    theta, a, b = (
+        rng.normal(0, 1, n_runs),
+        rng.lognormal(0, 0.3, n_items),
+        rng.normal(0, 1.2, n_items),
+    )
     c = np.full(n_items, 0.25)
     y = (rng.random((n_runs, n_items)) < irt.probability(theta, a, b, c)).astype(float)
     items = [Item(id=f"q{j}", question="q", kind="choice", options={k: k for k in LETTERS}, answer="A")

@@ -43,7 +43,9 @@ def draw(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return y, accept.astype(float), image
 
 
-def labelled(rng: np.random.Generator, image: np.ndarray, fraction: float, design: str) -> np.ndarray:
+def labelled(
+    rng: np.random.Generator, image: np.ndarray, fraction: float, design: str
+) -> np.ndarray:
     """Indices of the items people label: a simple random sample of items, or of images."""
     if design == "item":
         return rng.choice(image.size, round(fraction * image.size), replace=False)

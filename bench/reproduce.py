@@ -39,7 +39,12 @@ GMAI_ROWS = 2000
 
 def skill(i: int, n: int) -> tuple[int, list[str]]:
     """Model i of n: MCQ items right out of 10, and its cycle of open-answer modes."""
-    modes = [["gold", "negated"], ["gold", "synonym", "negated"], ["synonym", "negated"], ["gold", "synonym"]]
+    modes = [
+        ["gold", "negated"],
+        ["gold", "synonym", "negated"],
+        ["synonym", "negated"],
+        ["gold", "synonym"],
+    ]
     return 3 + (4 * i) // max(n - 1, 1), modes[i % len(modes)]
 
 
@@ -60,8 +65,13 @@ def write_gmai(folder: Path, n_models: int, rows: int) -> dict[str, Path]:
     buffer = io.BytesIO()
     Image.new("L", (8, 8), 128).save(buffer, format="PNG")
     image = base64.b64encode(buffer.getvalue()).decode()
-    lines = ["index\timage\tquestion\tA\tB\tC\tD\tanswer\tclinical VQA task\tdepartment\tperceptual granularity"]
-    tasks, departments = ("Disease Diagnosis", "Organ Recognition"), ("Pulmonary Medicine", "Neurosurgery")
+    lines = [
+        "index\timage\tquestion\tA\tB\tC\tD\tanswer\tclinical VQA task\tdepartment\tperceptual granularity"
+    ]
+    tasks, departments = (
+        ("Disease Diagnosis", "Organ Recognition"),
+        ("Pulmonary Medicine", "Neurosurgery"),
+    )
     levels = ("Image Level", "Box Level", "Mask Level", "Contour Level")
     for i in range(rows):
         lines.append(f"{i}\t{image}\tWhich finding {i}?\teffusion\tnodule\tfracture\tnormal\tA\t"
@@ -72,14 +82,19 @@ def write_gmai(folder: Path, n_models: int, rows: int) -> dict[str, Path]:
     for m in range(n_models):
         right, _ = skill(m, n_models)
         path = folder / f"m{m}.csv"
-        path.write_text("index,prediction\n" + "".join(f"{i},{'A' if i % 10 < right else 'B'}\n" for i in range(rows)))
+        path.write_text(
+            "index,prediction\n"
+            + "".join(f"{i},{'A' if i % 10 < right else 'B'}\n" for i in range(rows))
+        )
         files[f"m{m}"] = path
     return files
 
 
 def timed(label: str, command: list[str], log: list[tuple[str, float]]) -> None:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "medlens", *command], check=True, capture_output=True, text=True)
+    subprocess.run(
+        [sys.executable, "-m", "medlens", *command], check=True, capture_output=True, text=True
+    )
     log.append((label, time.perf_counter() - start))
 
 
@@ -92,12 +107,17 @@ def start_judge() -> tuple[subprocess.Popen[str], str]:
 
 def chain(root: Path, n: int, scale: float, log: list[tuple[str, float]]) -> None:
     models = {f"m{i}": answers(i, n) for i in range(n)}
-    medcmr = write_medcmr(root / "medcmr", models, tuple(max(1, round(v * scale)) for v in MEDCMR_SIZES))  # type: ignore[arg-type]
+    medcmr = write_medcmr(
+        root / "medcmr", models, tuple(max(1, round(v * scale)) for v in MEDCMR_SIZES)
+    )  # type: ignore[arg-type]
     mmbu = write_mmbu(root / "mmbu", models, max(1, round(MMBU_PER_TASK * scale)))  # type: ignore[arg-type]
     gmai = write_gmai(root / "gmai", n, max(1, round(GMAI_ROWS * scale)))
     pairs = ",".join(f"m{2 * k}:m{2 * k + 1}" for k in range(n // 2))
     meta = root / "models.csv"
-    meta.write_text("run,params_b,medical\n" + "".join(f"m{i},{7 * (i + 1)},{'yes' if i % 2 else 'no'}\n" for i in range(n)))
+    meta.write_text(
+        "run,params_b,medical\n"
+        + "".join(f"m{i},{7 * (i + 1)},{'yes' if i % 2 else 'no'}\n" for i in range(n))
+    )
     server, url = start_judge()
     judge = f"openai:judge-model?base_url={url}"
     try:
@@ -114,8 +134,16 @@ def chain(root: Path, n: int, scale: float, log: list[tuple[str, float]]) -> Non
                                                               "--protocol", protocol, "--name", protocol], log)  # fmt: skip
             board = ["board", *runs, "--layout", name, "--pairs", pairs, "--meta", str(meta)]
             board += ["--judge", protocol] if protocol else []
-            timed(f"{name}: board --layout {name}", [*board, "--output", str(root / f"{name}.txt")], log)
-            timed(f"{name}: same board as HTML", [*board, "-f", "html", "--output", str(root / f"{name}.html")], log)
+            timed(
+                f"{name}: board --layout {name}",
+                [*board, "--output", str(root / f"{name}.txt")],
+                log,
+            )
+            timed(
+                f"{name}: same board as HTML",
+                [*board, "-f", "html", "--output", str(root / f"{name}.html")],
+                log,
+            )
     finally:
         server.terminate()
         server.wait(timeout=30)

@@ -133,7 +133,9 @@ def medlens(*args: str) -> list[str]:
     return [sys.executable, "-m", "medlens", *args]
 
 
-def one_round(folder: Path, bench: Path, predictions: Path, tag: str) -> dict[str, dict[str, float]]:
+def one_round(
+    folder: Path, bench: Path, predictions: Path, tag: str
+) -> dict[str, dict[str, float]]:
     """Every medlens and pandas phase once, in fresh processes."""
     runs = folder / "runs"
     name = f"replay-{tag}"
@@ -206,7 +208,9 @@ def main() -> None:
     parser.add_argument("--sizes", default="2600,26000")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--image-side", type=int, default=IMAGE_SIDE)
-    parser.add_argument("--vlmeval-max", type=int, default=2600, help="largest size VLMEvalKit gets")
+    parser.add_argument(
+        "--vlmeval-max", type=int, default=2600, help="largest size VLMEvalKit gets"
+    )
     parser.add_argument("--keep", type=Path, help="write the files and runs here and keep them")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -226,7 +230,9 @@ def main() -> None:
         for rows in sizes:
             bench, predictions = write_gmai_files(folder / f"gmai-{rows}", rows, 0, args.image_side)
             size_mb = (bench.stat().st_size + predictions.stat().st_size) / 1e6
-            rounds = [one_round(folder, bench, predictions, f"{rows}-{k}") for k in range(args.repeat)]
+            rounds = [
+                one_round(folder, bench, predictions, f"{rows}-{k}") for k in range(args.repeat)
+            ]
             report_size(rows, rounds, size_mb)
             medians[rows] = {
                 phase: statistics.median(r[phase]["wall_s"] for r in rounds) for phase in rounds[0]

@@ -23,7 +23,9 @@ def _interval(draws: np.ndarray) -> tuple[float, float]:
     return float(low), float(high)
 
 
-def sensitivity_coverage(reps: int, n: int, d: float, spec: float, rng: np.random.Generator) -> float:
+def sensitivity_coverage(
+    reps: int, n: int, d: float, spec: float, rng: np.random.Generator
+) -> float:
     truth = 1 - stats.norm.cdf(stats.norm.ppf(spec) - d)
     covered = 0
     for _ in range(reps):
@@ -62,7 +64,9 @@ def main() -> None:
         print(f"sensitivity at specificity 0.9, d={d:g}, n={args.n}: coverage {share:.3f}")
     for gap in (0.0, 0.1, 0.2):
         share = gap_coverage(args.reps, args.n, gap, rng)
-        print(f"largest accuracy gap, two groups, true gap {gap:g}, n={args.n}: coverage {share:.3f}")
+        print(
+            f"largest accuracy gap, two groups, true gap {gap:g}, n={args.n}: coverage {share:.3f}"
+        )
 
 
 if __name__ == "__main__":

@@ -65,8 +65,11 @@ def write_records(path: Path, n_items: int, n_open: int, skill: float, seed: int
     lines = []
     for i in range(n_items):
         is_open = i >= n_items - n_open
-        answer = ("pneumothorax" if right[i] else "no finding") if is_open else (
-            "ABCDE"[i % 5] if right[i] else "ABCDE"[(i + 1) % 5])
+        answer = (
+            ("pneumothorax" if right[i] else "no finding")
+            if is_open
+            else ("ABCDE"[i % 5] if right[i] else "ABCDE"[(i + 1) % 5])
+        )
         score = 1.0 if right[i] else 0.0
         fingerprint = hashlib.sha256(f"{seed}:{i}".encode()).hexdigest()
         lines.append(
@@ -124,7 +127,9 @@ def write_runs(root: Path, n_runs: int, n_items: int) -> list[Path]:
 
 
 def time_tables(root: Path, runs: list[Path]) -> tuple[dict[str, float], dict]:  # type: ignore[type-arg]
-    pairs = ",".join(f"{runs[2 * k].name}:{runs[2 * k + 1].name}" for k in range(min(PAIRS, len(runs) // 2)))
+    pairs = ",".join(
+        f"{runs[2 * k].name}:{runs[2 * k + 1].name}" for k in range(min(PAIRS, len(runs) // 2))
+    )
     command = [sys.executable, "-m", "medlens", "board", *map(str, runs), "--layout", "medcmr",
                "--judge", "rubric", "--pairs", pairs, "--meta", str(root / "models.csv"),
                "--json", "--output", str(root / "board.json")]  # fmt: skip

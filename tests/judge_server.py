@@ -110,7 +110,9 @@ def failing_reply(kind: str, own: dict[str, object], draw: float) -> object:
     if kind == "error":
         if draw < 0.5:
             raise HTTPFault(500, "upstream judge failed")
-        return "[ERROR] judge-model 500 Internal Server Error from http://127.0.0.1:1/v1 (10 tokens)"
+        return (
+            "[ERROR] judge-model 500 Internal Server Error from http://127.0.0.1:1/v1 (10 tokens)"
+        )
     if kind == "empty":
         return ""
     if kind == "truncated":
@@ -177,7 +179,9 @@ class JudgeReplies:
                 with self._lock:
                     self.injected[request.text] = kind
                 draw = unit_hash(request.text, "error flavour")
-                return failing_reply("unparseable" if kind == "flaky" else kind, verdict(request), draw)  # type: ignore[return-value]
+                return failing_reply(
+                    "unparseable" if kind == "flaky" else kind, verdict(request), draw
+                )  # type: ignore[return-value]
         own = json.dumps(
             noisy(verdict(request), request.key, attempt)
             if self.mode == "noisy"

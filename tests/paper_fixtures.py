@@ -25,7 +25,9 @@ MCQ_PER_DIM = 6
 OPEN_PER_DIM = 4
 
 
-def medcmr_items(mcq_per_dim: int = MCQ_PER_DIM, open_per_dim: int = OPEN_PER_DIM) -> list[dict[str, object]]:
+def medcmr_items(
+    mcq_per_dim: int = MCQ_PER_DIM, open_per_dim: int = OPEN_PER_DIM
+) -> list[dict[str, object]]:
     """The benchmark's records as the medcmr loader reads them (``image_id`` clusters)."""
     records: list[dict[str, object]] = []
     for d, dim in enumerate(DIMENSIONS):
@@ -45,7 +47,9 @@ def open_answer(gold: str, mode: str) -> str:
 
 
 def write_medcmr(
-    folder: Path, models: dict[str, Callable[[int, int, bool], str]], sizes: tuple[int, int] = (MCQ_PER_DIM, OPEN_PER_DIM)
+    folder: Path,
+    models: dict[str, Callable[[int, int, bool], str]],
+    sizes: tuple[int, int] = (MCQ_PER_DIM, OPEN_PER_DIM),
 ) -> dict[str, Path]:
     """``medcmr.jsonl`` and one replay file per model; `models` maps a run name to
     ``answer(dimension index, k, is_open)`` → ``"right"``/``"wrong"`` (MCQ) or an open mode;
@@ -105,7 +109,12 @@ def rubric_points(answer: str, gold: str) -> dict[str, int]:
 def rubric_score(answer: str, gold: str) -> float:
     """Σ wᵢsᵢ / (10 · Σ wᵢ) with Med-CMR's weights 1/1/4/4."""
     p = rubric_points(answer, gold)
-    total = p["consistency"] + p["coherence"] + 4 * p["visual_accuracy"] + 4 * p["ground_truth_correctness"]
+    total = (
+        p["consistency"]
+        + p["coherence"]
+        + 4 * p["visual_accuracy"]
+        + 4 * p["ground_truth_correctness"]
+    )
     return total / 100.0
 
 
@@ -136,7 +145,14 @@ def mmbu_samples(per_task: int = MMBU_PER_TASK) -> list[dict[str, object]]:
             gold = LABELS[(t + k) % 3]
             rows.append({"index": f"{sample}c", "question": "Which finding is shown?",
                          "options": list(LABELS), "answer": gold, **common})  # fmt: skip
-            rows.append({"index": f"{sample}o", "question": "Which finding is shown?", "answer": gold, **common})
+            rows.append(
+                {
+                    "index": f"{sample}o",
+                    "question": "Which finding is shown?",
+                    "answer": gold,
+                    **common,
+                }
+            )
     return rows
 
 

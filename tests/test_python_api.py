@@ -35,7 +35,9 @@ def test_api_names_are_exported_and_survive_importing_the_run_module() -> None:
     from medlens.api import evaluate
 
     assert medlens.evaluate is evaluate and callable(medlens.evaluate)
-    assert evaluate_module.RunOptions  # the run's own module keeps its names for imports and patching
+    assert (
+        evaluate_module.RunOptions
+    )  # the run's own module keeps its names for imports and patching
     for name in ("evaluate", "load_benchmark", "load_results"):
         assert name in medlens.__all__
 

@@ -69,7 +69,9 @@ def from_scratch(run_dir: Path) -> dict[str, Any]:
     return derived.public(results)
 
 
-def test_a_finished_run_leaves_stamped_results_and_a_score_file(bench: Path, tmp_path: Path) -> None:
+def test_a_finished_run_leaves_stamped_results_and_a_score_file(
+    bench: Path, tmp_path: Path
+) -> None:
     run = vlmeval_run(bench, tmp_path)
     saved = json.loads((run / "results.json").read_text(encoding="utf-8"))
     stamp = saved[derived.STAMP]
@@ -111,7 +113,16 @@ def test_calibrate_and_board_of_fresh_runs_extract_nothing(
     ]
     counts = Counts(monkeypatch)
     for command in (
-        ["calibrate", str(runs[0]), "--reference", "gmai-val", "--as", "GPT-4o", "--allow-partial", "--json"],
+        [
+            "calibrate",
+            str(runs[0]),
+            "--reference",
+            "gmai-val",
+            "--as",
+            "GPT-4o",
+            "--allow-partial",
+            "--json",
+        ],
         ["board", *map(str, runs), "--json"],
     ):
         result = runner.invoke(app, command)
@@ -125,7 +136,9 @@ def test_report_output_equals_a_from_scratch_build(bench: Path, tmp_path: Path) 
     reused = report_json(run).stdout
     assert json.loads(reused) == from_scratch(run)
     assert reused == json.dumps(from_scratch(run), indent=2, ensure_ascii=False) + "\n"
-    text, markdown = (runner.invoke(app, ["report", str(run), *f]).stdout for f in ([], ["-f", "md"]))
+    text, markdown = (
+        runner.invoke(app, ["report", str(run), *f]).stdout for f in ([], ["-f", "md"])
+    )
     shutil.rmtree(run / "derived")
     (run / "results.json").unlink()
     assert report_json(run).stdout == reused  # rebuilt from the records alone
@@ -133,7 +146,9 @@ def test_report_output_equals_a_from_scratch_build(bench: Path, tmp_path: Path) 
     assert runner.invoke(app, ["report", str(run), "-f", "md"]).stdout == markdown
 
 
-def test_the_score_file_gives_the_score_table_it_was_built_from(bench: Path, tmp_path: Path) -> None:
+def test_the_score_file_gives_the_score_table_it_was_built_from(
+    bench: Path, tmp_path: Path
+) -> None:
     from medlens.analysis.score_table import score_table
     from medlens.analysis.slices import load_slice_table, slice_table
 
@@ -181,7 +196,9 @@ def test_changed_records_rebuild_the_results_and_say_so(
         (run / "records.jsonl").write_text("\n".join(reversed(lines)) + "\n")
     counts = Counts(monkeypatch)
     result = report_json(run)
-    assert "results.json is stale (records.jsonl changed since it was built): rebuilt" in result.stderr
+    assert (
+        "results.json is stale (records.jsonl changed since it was built): rebuilt" in result.stderr
+    )
     assert counts.builds == 1 and counts.extractions == 60  # the medlens reading of 60 answers
     assert json.loads(result.stdout) == from_scratch(run)
     counts.builds = counts.extractions = 0

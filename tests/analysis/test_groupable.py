@@ -38,7 +38,9 @@ def test_the_message_lists_one_name_per_grouping_and_no_ids() -> None:
     assert listed_axes(META) == ["modality", "granularity", "organ"]
 
 
-@pytest.mark.parametrize("axis", ["qid", "img_id", "source_row", "organ_boxes", "image_path", "image_id"])
+@pytest.mark.parametrize(
+    "axis", ["qid", "img_id", "source_row", "organ_boxes", "image_path", "image_id"]
+)
 def test_per_item_fields_are_refused_with_a_reason(axis: str) -> None:
     with pytest.raises(SpecError, match=f"'{axis}' holds an id, a path or JSON per item"):
         check_by_axes([axis], META)
@@ -46,7 +48,9 @@ def test_per_item_fields_are_refused_with_a_reason(axis: str) -> None:
 
 def test_useful_axes_pass_and_a_typo_lists_them() -> None:
     check_by_axes(["organ", "perceptual granularity"], META)  # a repeat still groups
-    with pytest.raises(SpecError, match=r"unknown axis 'organs' \(known axes: modality, granularity, organ\)"):
+    with pytest.raises(
+        SpecError, match=r"unknown axis 'organs' \(known axes: modality, granularity, organ\)"
+    ):
         check_by_axes(["organs"], META)
 
 

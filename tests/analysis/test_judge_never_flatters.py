@@ -26,7 +26,9 @@ from medlens.runs.store import RunStore
 FAILURES = ("unparseable", "error", "flip", "tie", "absent")
 
 
-def write_stage(run: Path, name: str, lines: list[dict[str, Any]], repeats: int = 1, swap: bool = False) -> None:
+def write_stage(
+    run: Path, name: str, lines: list[dict[str, Any]], repeats: int = 1, swap: bool = False
+) -> None:
     spec = {"schema": 1, "name": name, "judge": "openai:judge?base_url=x", "scope": "all",
             "repeats": repeats, "protocol": {"name": "equivalence", "dimensions": [], "weights": {},
                                              "template_sha256": "t"}, "created": "now"}  # fmt: skip
@@ -38,7 +40,9 @@ def write_stage(run: Path, name: str, lines: list[dict[str, Any]], repeats: int 
     store.close()
 
 
-def line(item: str, score: float | None, repeat: int = 0, status: str = "ok", **extra: Any) -> dict[str, Any]:
+def line(
+    item: str, score: float | None, repeat: int = 0, status: str = "ok", **extra: Any
+) -> dict[str, Any]:
     verdict = None if score is None else {"equivalent": bool(score)}
     return {"id": item, "repeat": repeat, "by": "judge", "output": "", "status": status,
             "verdict": verdict, "score": score, "error": None, "latency": 0.0, "usage": {},
@@ -55,7 +59,10 @@ def item_lines(item: str, outcome: str, value: float) -> list[dict[str, Any]]:
         return [line(item, 1.0), line(item, 0.0, repeat=1, order="swapped")]
     if outcome == "absent":
         return []
-    return [line(item, None, status=outcome, failure=outcome), line(item, None, 1, outcome, failure=outcome)]
+    return [
+        line(item, None, status=outcome, failure=outcome),
+        line(item, None, 1, outcome, failure=outcome),
+    ]
 
 
 def mean_score(records: dict[str, Any]) -> float:
@@ -71,7 +78,11 @@ def test_combined_lies_between_the_rules_and_every_failure_judged_right(tmp_path
     items, records = store.items(), store.records()
     rules = mean_score(records)
     wrong = sorted(i for i, r in records.items() if i.startswith("o") and r["score"] == 0.0)
-    settled = [{**line(i, 1.0), "by": "rule"} for i, r in records.items() if i.startswith("o") and r["score"] == 1.0]
+    settled = [
+        {**line(i, 1.0), "by": "rule"}
+        for i, r in records.items()
+        if i.startswith("o") and r["score"] == 1.0
+    ]
     assert len(wrong) >= 10 and settled
     draw = random.Random(30)
     patterns = [{i: "unparseable" for i in wrong}, {i: "ok" for i in wrong}]
@@ -95,7 +106,9 @@ def test_combined_lies_between_the_rules_and_every_failure_judged_right(tmp_path
         assert judged.coverage is not None and judged.coverage["left_out"] == len(failed)
 
 
-def test_a_judge_answering_prose_leaves_overall_with_judge_at_the_rule_score(tmp_path: Path) -> None:
+def test_a_judge_answering_prose_leaves_overall_with_judge_at_the_rule_score(
+    tmp_path: Path,
+) -> None:
     """The issue's case: a judge that answers garbage to everything used to *raise* "overall
     with judge" (the failed items were the rule-wrong ones and were dropped)."""
     run = finished_run(tmp_path, n_open=40, n_closed=10)
@@ -104,12 +117,18 @@ def test_a_judge_answering_prose_leaves_overall_with_judge_at_the_rule_score(tmp
                                           "--protocol", "equivalence", "--no-cache"])  # fmt: skip
     assert judged.exit_code == 0, judged.output
     rules = json.loads(CliRunner().invoke(app, ["report", str(run), "-f", "json"]).stdout)
-    result = CliRunner().invoke(app, ["report", str(run), "-f", "json", "--score", "combined:judge-model"])
+    result = CliRunner().invoke(
+        app, ["report", str(run), "-f", "json", "--score", "combined:judge-model"]
+    )
     combined = json.loads(result.stdout)
     assert combined["overall"]["score"] == pytest.approx(rules["overall"]["score"])
     assert combined["overall"]["n"] == rules["overall"]["n"] == 50
     coverage = combined["score_coverage"]
-    exact = sum(1 for r in RunStore.open(run).records().values() if r["score"] == 1.0 and r["id"].startswith("o"))
+    exact = sum(
+        1
+        for r in RunStore.open(run).records().values()
+        if r["score"] == 1.0 and r["id"].startswith("o")
+    )
     assert coverage["verdicts"] == exact  # the items the rules settled, and no other
     assert coverage["kept_rule_score"] == coverage["scope"] - exact > 0
     assert "kept their rule score" in result.stderr
@@ -130,7 +149,9 @@ def test_flips_and_even_repeat_ties_are_no_verdict_in_every_reader(tmp_path: Pat
     report = json.loads(CliRunner().invoke(app, ["report", str(run), "-f", "json"]).stdout)
     stage = report["judges"]["eq"]["overall"]
     assert stage["n"] == 2 and stage["score"] == pytest.approx(0.5)  # the stage's own figure
-    sourced = json.loads(CliRunner().invoke(app, ["report", str(run), "-f", "json", "--score", "judge:eq"]).stdout)
+    sourced = json.loads(
+        CliRunner().invoke(app, ["report", str(run), "-f", "json", "--score", "judge:eq"]).stdout
+    )
     assert sourced["overall"]["n"] == 2 and sourced["overall"]["score"] == pytest.approx(0.5)
     assert sourced["score_coverage"]["missing"] == {"not judged": 1, "order_flip": 1, "unparseable": 1,
                                                     "unresolved": 1}  # fmt: skip
@@ -142,7 +163,9 @@ def test_extraction_sensitivity_compares_the_same_items_under_every_source(tmp_p
     run = finished_run(tmp_path, n_open=30, n_closed=20)
     write_stage(run, "eq", [line(f"o{k}", 1.0) for k in range(30)])
     for source in ("rules", "combined:eq", "judge:eq"):
-        data = json.loads(CliRunner().invoke(app, ["report", str(run), "-f", "json", "--score", source]).stdout)
+        data = json.loads(
+            CliRunner().invoke(app, ["report", str(run), "-f", "json", "--score", source]).stdout
+        )
         line_ = data["extraction_sensitivity"]
         if line_ is None:
             continue

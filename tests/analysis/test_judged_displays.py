@@ -42,11 +42,17 @@ def test_a_board_of_rubric_scores_has_no_solved_by_every_run_table(tmp_path: Pat
     rubric_stage(a, 3)
     rubric_stage(b, 6)
     board = json.loads(invoke("board", a, b, "--score", "judge:rubric", "--json").stdout)
-    assert board["difficulty"]["continuous"] is True and board["difficulty"]["solved_by_all_ids"] == []
+    assert (
+        board["difficulty"]["continuous"] is True and board["difficulty"]["solved_by_all_ids"] == []
+    )
     text = invoke("board", a, b, "--score", "judge:rubric").output
     assert "no item is 'solved'" in text and "solved by every run" not in text
-    assert "rank intervals and tied groups are two inferences and can differ" in " ".join(text.split())
-    refused = invoke("board", a, b, "--score", "judge:rubric", "--solved-by-all", tmp_path / "ids.txt")
+    assert "rank intervals and tied groups are two inferences and can differ" in " ".join(
+        text.split()
+    )
+    refused = invoke(
+        "board", a, b, "--score", "judge:rubric", "--solved-by-all", tmp_path / "ids.txt"
+    )
     assert refused.exit_code == 2 and not (tmp_path / "ids.txt").exists()
     rules = json.loads(invoke("board", a, b, "--json").stdout)["difficulty"]
     assert "continuous" not in rules and rules["solved_by_all"] >= 0
@@ -56,11 +62,15 @@ def test_error_sheets_sample_the_answers_the_score_source_calls_wrong(tmp_path: 
     run = finished_run(tmp_path, n_open=20, n_closed=0)
     rubric_stage(run, 0)  # o10 scores 1.0, every other open item less
     out = tmp_path / "errors.xlsx"
-    result = invoke("ratings", "errors", run, "--sample", "40", "--output", out, "--score", "judge:rubric")
+    result = invoke(
+        "ratings", "errors", run, "--sample", "40", "--output", out, "--score", "judge:rubric"
+    )
     assert result.exit_code == 0, result.output
     sheet = load_workbook(out).worksheets[0]
     header = [c.value for c in next(sheet.iter_rows(max_row=1))]
-    ids = {row[header.index("id")] for row in sheet.iter_rows(min_row=2, values_only=True) if row[0]}
+    ids = {
+        row[header.index("id")] for row in sheet.iter_rows(min_row=2, values_only=True) if row[0]
+    }
     assert ids == {f"o{k}" for k in range(20)} - {"o10"}
     rule_wrong = {i for i, r in RunStore.open(run).records().items() if r["score"] < 1}
     assert ids != rule_wrong  # the rules call other answers wrong

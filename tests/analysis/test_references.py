@@ -52,7 +52,9 @@ def test_medcmr_and_mmbu_hold_the_full_main_tables() -> None:
     assert len(medcmr.rows) == 7 and medcmr.columns == (
         "SOD", "FDD", "SU", "TP", "CR", "LTG", "MSI", "mcq_all", "open_all")  # fmt: skip
     gpt5 = find_row(medcmr, "gpt-5")
-    assert gpt5.values["SOD"] == pytest.approx(0.6608) and gpt5.values["open_all"] == pytest.approx(0.4870)
+    assert gpt5.values["SOD"] == pytest.approx(0.6608) and gpt5.values["open_all"] == pytest.approx(
+        0.4870
+    )
     assert find_row(medcmr, "Medgemma-4B").text["medical"] == "yes"
     assert medcmr.n_items == 20653 and medcmr.column_items == {"mcq_all": 16655, "open_all": 3998}
     mmbu = load_reference("mmbu")
@@ -66,7 +68,9 @@ def test_medcmr_and_mmbu_hold_the_full_main_tables() -> None:
     assert len(pairs) == 6 and (pairs[0].adapted, pairs[0].change) == ("MedGemma-4B", 0.136)
 
 
-@pytest.mark.parametrize(("name", "shared"), [("medcmr", "medcmr_main.csv"), ("mmbu", "mmbu_main.csv")])
+@pytest.mark.parametrize(
+    ("name", "shared"), [("medcmr", "medcmr_main.csv"), ("mmbu", "mmbu_main.csv")]
+)
 def test_shipped_tables_equal_the_transcribed_csvs(name: str, shared: str) -> None:
     path = SHARED / shared
     if not path.is_file():
@@ -91,15 +95,36 @@ def test_a_users_table_is_read_and_bad_ones_name_line_and_column(tmp_path: Path)
     assert table.layout == "gmai" and table.scale == 100.0 and table.benchmarks == ()
     assert find_row(table, "mine").values["overall"] == pytest.approx(0.615)
     with pytest.raises(InputError, match=r"nomodel\.csv, line 1: no 'model' column"):
-        load_reference(str(write_table(tmp_path / "nomodel.csv", "name,split,selection,overall\nx,val,,1\n")))
-    with pytest.raises(InputError, match=r"text\.csv, line 3, column 'overall': 'high' is not a number"):
-        load_reference(str(write_table(tmp_path / "text.csv", "model,split,selection,overall\na,val,,1\nb,val,,high\n")))
+        load_reference(
+            str(write_table(tmp_path / "nomodel.csv", "name,split,selection,overall\nx,val,,1\n"))
+        )
+    with pytest.raises(
+        InputError, match=r"text\.csv, line 3, column 'overall': 'high' is not a number"
+    ):
+        load_reference(
+            str(
+                write_table(
+                    tmp_path / "text.csv", "model,split,selection,overall\na,val,,1\nb,val,,high\n"
+                )
+            )
+        )
     with pytest.raises(InputError, match=r"twice\.csv, line 3, column 'model': 'a' again"):
-        load_reference(str(write_table(tmp_path / "twice.csv", "model,split,selection,overall\na,val,,1\na,val,,2\n")))
+        load_reference(
+            str(
+                write_table(
+                    tmp_path / "twice.csv", "model,split,selection,overall\na,val,,1\na,val,,2\n"
+                )
+            )
+        )
     with pytest.raises(SpecError, match="unknown reference"):
         load_reference("gmai")
-    with pytest.raises(InputError, match=r"nocount\.csv, line 2: no item set: give n_items, content_hash, official_md5"):
-        load_reference(str(write_table(tmp_path / "nocount.csv", "model,split,selection,overall\na,val,,1\n")))
+    with pytest.raises(
+        InputError,
+        match=r"nocount\.csv, line 2: no item set: give n_items, content_hash, official_md5",
+    ):
+        load_reference(
+            str(write_table(tmp_path / "nocount.csv", "model,split,selection,overall\na,val,,1\n"))
+        )
 
 
 def _gmai_run(tmp_path: Path, n: int, correct: int, *extra: str, name: str = "r") -> Path:
@@ -112,50 +137,84 @@ def official_table(tmp_path: Path, run: Path, *rows: str) -> str:
     """A table whose rows were computed on exactly the run's file (its MD5), read as VLMEvalKit reads."""
     from medlens.sources.gmai_files import file_md5
 
-    digest = file_md5(Path(json.loads((run / "run.json").read_text())["spec"]["benchmark"]["spec"].partition(":")[2]))
+    digest = file_md5(
+        Path(
+            json.loads((run / "run.json").read_text())["spec"]["benchmark"]["spec"].partition(":")[
+                2
+            ]
+        )
+    )
     lines = "".join(f"{row},{digest}\n" for row in rows)
-    return str(write_table(tmp_path / "official.csv", f"model,split,selection,overall,official_md5\n{lines}"))
+    return str(
+        write_table(
+            tmp_path / "official.csv", f"model,split,selection,overall,official_md5\n{lines}"
+        )
+    )
 
 
 def test_a_gmai_shaped_file_that_is_not_the_official_one_is_refused(tmp_path: Path) -> None:
     """The issue's case: any file shaped like GMAI-MMBench VAL used to 'reproduce' the leaderboard."""
     run = _gmai_run(tmp_path, 100, 54)
-    with pytest.raises(MedlensError, match=r"not the official file \(GMAI_mm_bench_VAL.tsv: MD5 differs\); "
-                                           r"the published rows are on GMAI-MMBench_VAL"):
+    with pytest.raises(
+        MedlensError,
+        match=r"not the official file \(GMAI_mm_bench_VAL.tsv: MD5 differs\); "
+        r"the published rows are on GMAI-MMBench_VAL",
+    ):
         calibrate(run, "gmai-val", "GPT-4o")
     labelled = calibrate(run, "gmai-val", "GPT-4o", allow_partial=True)
-    assert labelled["reproduces"] is False and labelled["not_comparable"].startswith("not comparable: not the official file")
+    assert labelled["reproduces"] is False and labelled["not_comparable"].startswith(
+        "not comparable: not the official file"
+    )
     board = CliRunner().invoke(app, ["board", str(run), "--reference", "gmai-val"])
     assert board.exit_code == 2 and "not the official file" in board.output
     for fmt in ("text", "md", "html"):
-        shown = CliRunner().invoke(app, ["board", str(run), "--reference", "gmai-val", "--allow-partial", "--format", fmt])
+        shown = CliRunner().invoke(
+            app, ["board", str(run), "--reference", "gmai-val", "--allow-partial", "--format", fmt]
+        )
         assert shown.exit_code == 0 and "not comparable: not the official file" in shown.output, fmt
 
 
 def test_calibrate_reproduces_within_the_tolerance_and_the_interval(tmp_path: Path) -> None:
     run = _gmai_run(tmp_path, 100, 54)
-    table = official_table(tmp_path, run, "GPT-4o,val,,53.53", "Random,val,,25.70", "Near,val,,52.5")
+    table = official_table(
+        tmp_path, run, "GPT-4o,val,,53.53", "Random,val,,25.70", "Near,val,,52.5"
+    )
     result = calibrate(run, table, "GPT-4o")
     lo, hi = stats.binomtest(54, 100).proportion_ci(method="wilsoncc")
     assert result["run_score"]["ci"] == pytest.approx([lo, hi])
     assert result["difference"] == pytest.approx(0.54 - 0.5353)
     assert result["difference_ci"] == pytest.approx([lo - 0.5353, hi - 0.5353])
     assert result["reproduces"] is True and result["comparable"] is True
-    assert result["within_tolerance"] is True and result["inside_ci"] is True and result["tolerance"] == 0.02
+    assert (
+        result["within_tolerance"] is True
+        and result["inside_ci"] is True
+        and result["tolerance"] == 0.02
+    )
     assert result["reference"]["column"] == "overall" and result["score_source"] == "rules"
     far = calibrate(run, table, "random")
     assert far["reproduces"] is False and far["difference"] == pytest.approx(0.54 - 0.2570)
     near = calibrate(run, table, "Near")  # inside the CI, but 1.5 points off: within ±2, reproduces
     assert near["inside_ci"] and near["within_tolerance"] and near["reproduces"]
-    text = CliRunner().invoke(app, ["calibrate", str(run), "--reference", table, "--as", "GPT-4o"]).output
-    assert "within ±2 points of the published number: yes (+0.5 points); published number inside the run's 95% CI: yes" in text
+    text = (
+        CliRunner()
+        .invoke(app, ["calibrate", str(run), "--reference", table, "--as", "GPT-4o"])
+        .output
+    )
+    assert (
+        "within ±2 points of the published number: yes (+0.5 points); published number inside the run's 95% CI: yes"
+        in text
+    )
 
 
 def test_a_wide_interval_alone_does_not_reproduce(tmp_path: Path) -> None:
     run = _gmai_run(tmp_path, 30, 16)  # 53.3% on 30 items: a CI of ±18 points
     table = official_table(tmp_path, run, "Far,val,,45.0")
     result = calibrate(run, table, "Far")
-    assert result["inside_ci"] is True and result["within_tolerance"] is False and result["reproduces"] is False
+    assert (
+        result["inside_ci"] is True
+        and result["within_tolerance"] is False
+        and result["reproduces"] is False
+    )
 
 
 def test_a_val_run_against_the_test_column_is_refused(tmp_path: Path) -> None:
@@ -163,13 +222,17 @@ def test_a_val_run_against_the_test_column_is_refused(tmp_path: Path) -> None:
     with pytest.raises(MedlensError, match="split val, the published rows are on test"):
         calibrate(run, "gmai-test", "GPT-4o")
     labelled = calibrate(run, "gmai-test", "GPT-4o", allow_partial=True)
-    assert labelled["not_comparable"].startswith("not comparable: split val, the published rows are on test; ")
+    assert labelled["not_comparable"].startswith(
+        "not comparable: split val, the published rows are on test; "
+    )
     assert labelled["reproduces"] is False
 
 
 def test_a_slice_or_a_partial_run_is_not_the_published_number(tmp_path: Path) -> None:
     sliced = _gmai_run(tmp_path, 60, 30, "--sample", "38", name="sampled")
-    with pytest.raises(MedlensError, match="selection sample 38, seed 0, published on the whole split"):
+    with pytest.raises(
+        MedlensError, match="selection sample 38, seed 0, published on the whole split"
+    ):
         calibrate(sliced, "gmai-val", "GPT-4o")
     limited = _gmai_run(tmp_path, 60, 30, "--limit", "20", name="limited")
     with pytest.raises(MedlensError, match="20 of 60 items scored"):
@@ -229,28 +292,48 @@ def test_calibrate_cli_json_labels_and_one_line_refusals(tmp_path: Path) -> None
     ok = subprocess.run([*command, table, "--as", "GPT-4o", "--json"],
                         capture_output=True, text=True, timeout=120, check=True)  # fmt: skip
     assert json.loads(ok.stdout)["reproduces"] is True
-    bad = subprocess.run([*command, "gmai-test", "--as", "GPT-4o"], capture_output=True, text=True, timeout=120)
+    bad = subprocess.run(
+        [*command, "gmai-test", "--as", "GPT-4o"], capture_output=True, text=True, timeout=120
+    )
     assert bad.returncode == 2 and bad.stdout == ""
     lines = bad.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(
-        f"medlens: error: {run}: not comparable with reference gmai-test: split val, the published rows are on test; ")
+        f"medlens: error: {run}: not comparable with reference gmai-test: split val, the published rows are on test; "
+    )
     assert lines[0].endswith("(--allow-partial keeps it, labelled 'not comparable')")
     text = CliRunner().invoke(app, ["calibrate", str(run), "--reference", "gmai-test", "--as", "GPT-4o",
                                     "--allow-partial"]).output  # fmt: skip
-    assert "not comparable: split val, the published rows are on test; " in text and "no verdict on reproduction" in text
-    mine = write_table(tmp_path / "mine.csv", "model,split,selection,overall,n_items\nMine,val,,70,100\n")
-    own = CliRunner().invoke(app, ["calibrate", str(run), "--reference", str(mine), "--as", "Mine", "--json"])
+    assert (
+        "not comparable: split val, the published rows are on test; " in text
+        and "no verdict on reproduction" in text
+    )
+    mine = write_table(
+        tmp_path / "mine.csv", "model,split,selection,overall,n_items\nMine,val,,70,100\n"
+    )
+    own = CliRunner().invoke(
+        app, ["calibrate", str(run), "--reference", str(mine), "--as", "Mine", "--json"]
+    )
     assert own.exit_code == 0 and json.loads(own.stdout)["difference"] == pytest.approx(0.54 - 0.70)
 
 
-def test_an_official_item_set_read_otherwise_is_labelled_with_its_sensitivity(tmp_path: Path) -> None:
+def test_an_official_item_set_read_otherwise_is_labelled_with_its_sensitivity(
+    tmp_path: Path,
+) -> None:
     from medlens.analysis.reference_tables import load_reference as load
     from medlens.analysis.references import DIFFERENT_PROTOCOL, protocol_differences
 
     table = load("gmai-val")
-    assert protocol_differences(table, {"prompt": "vlmeval", "extract": "vlmeval", "probe": None}) == []
-    differences = protocol_differences(table, {"prompt": "medlens", "extract": "medlens", "probe": None})
-    assert differences == ["prompt 'medlens' (published: 'vlmeval')", "extract 'medlens' (published: 'vlmeval')"]
+    assert (
+        protocol_differences(table, {"prompt": "vlmeval", "extract": "vlmeval", "probe": None})
+        == []
+    )
+    differences = protocol_differences(
+        table, {"prompt": "medlens", "extract": "medlens", "probe": None}
+    )
+    assert differences == [
+        "prompt 'medlens' (published: 'vlmeval')",
+        "extract 'medlens' (published: 'vlmeval')",
+    ]
     assert DIFFERENT_PROTOCOL == "comparable item set, different reading protocol"
 
 
@@ -260,8 +343,12 @@ def test_a_subset_file_against_the_whole_split_is_refused(tmp_path: Path) -> Non
                                     "--sample", "38"])  # fmt: skip
     assert made.exit_code == 0, made.output
     replay = write_replay(tmp_path / "data", 60, 30)
-    run = named_run(f"gmai:{tmp_path / 'sub' / 'sub.tsv'}", f"replay:{replay}", tmp_path / "runs", "sub")
-    with pytest.raises(MedlensError, match=r"selection subset: sample 38, seed 0, published on the whole split"):
+    run = named_run(
+        f"gmai:{tmp_path / 'sub' / 'sub.tsv'}", f"replay:{replay}", tmp_path / "runs", "sub"
+    )
+    with pytest.raises(
+        MedlensError, match=r"selection subset: sample 38, seed 0, published on the whole split"
+    ):
         calibrate(run, "gmai-val", "GPT-4o")
     result = CliRunner().invoke(app, ["board", str(run), "--reference", "gmai-val"])
     assert result.exit_code == 2 and "selection subset: sample 38" in result.output
@@ -283,10 +370,17 @@ def test_an_mmbu_run_on_the_public_split_is_named_and_not_the_published_evaluati
 
     table = load_reference("mmbu")
     assert {row.n_items for row in table.rows} == {77358}
-    spec = {"benchmark": {"name": "mmbu", "split": "test", "spec": "mmbu:/data/public", "n_items": 3103}}
+    spec = {
+        "benchmark": {"name": "mmbu", "split": "test", "spec": "mmbu:/data/public", "n_items": 3103}
+    }
     reasons = comparability(table, spec, 3103, {"task", "answer_type"})
-    assert reasons == ["3103 items (the public split (mmbu/mmbu-public, 3,103 open rows)), the published set has 77358"]
+    assert reasons == [
+        "3103 items (the public split (mmbu/mmbu-public, 3,103 open rows)), the published set has 77358"
+    ]
     medcmr = load_reference("medcmr")
-    assert {row.n_items for row in medcmr.rows} == {20653} and medcmr.column_items == {"mcq_all": 16655, "open_all": 3998}
+    assert {row.n_items for row in medcmr.rows} == {20653} and medcmr.column_items == {
+        "mcq_all": 16655,
+        "open_all": 3998,
+    }
     gmai = load_reference("gmai-test")
     assert all(len(row.text["official_md5"].split()) == 11 for row in gmai.rows)

@@ -27,7 +27,12 @@ from medlens.runs.store import RunStore
 from medlens.stats.bootstrap import group_cis
 
 DIMS = ["consistency", "coherence", "visual_accuracy", "ground_truth_correctness"]
-WEIGHTS = {"consistency": 1.0, "coherence": 1.0, "visual_accuracy": 4.0, "ground_truth_correctness": 4.0}
+WEIGHTS = {
+    "consistency": 1.0,
+    "coherence": 1.0,
+    "visual_accuracy": 4.0,
+    "ground_truth_correctness": 4.0,
+}
 
 
 def invoke(*args: str | Path) -> Any:
@@ -41,7 +46,9 @@ def one_error(result: Any) -> str:
     return lines[0]
 
 
-def write_stage(run: Path, name: str, protocol: str, lines: list[dict[str, Any]], scope: str = "all") -> None:
+def write_stage(
+    run: Path, name: str, protocol: str, lines: list[dict[str, Any]], scope: str = "all"
+) -> None:
     dims = DIMS if protocol == "rubric" else []
     spec = {"schema": 1, "name": name, "judge": "openai:judge?base_url=x", "scope": scope, "repeats": 1,
             "protocol": {"name": protocol, "dimensions": dims, "weights": {d: WEIGHTS[d] for d in dims},
@@ -52,7 +59,9 @@ def write_stage(run: Path, name: str, protocol: str, lines: list[dict[str, Any]]
     store.close()
 
 
-def line(item: str, score: float | None, status: str = "ok", verdict: Any = None, by: str = "judge") -> dict[str, Any]:
+def line(
+    item: str, score: float | None, status: str = "ok", verdict: Any = None, by: str = "judge"
+) -> dict[str, Any]:
     return {"id": item, "repeat": 0, "by": by, "fingerprint": None, "output": "", "status": status,
             "verdict": verdict, "score": score, "error": None, "latency": 0.0, "usage": {}, "cached": False}  # fmt: skip
 
@@ -79,7 +88,12 @@ def rubric_points(k: int) -> dict[str, int]:
 
 def expected_rubric(k: int) -> float:
     p = rubric_points(k)
-    return (p["consistency"] + p["coherence"] + 4 * p["visual_accuracy"] + 4 * p["ground_truth_correctness"]) / 100
+    return (
+        p["consistency"]
+        + p["coherence"]
+        + 4 * p["visual_accuracy"]
+        + 4 * p["ground_truth_correctness"]
+    ) / 100
 
 
 @pytest.mark.parametrize(
@@ -110,16 +124,25 @@ def test_judge_source_is_the_judged_scope_and_combined_keeps_the_rules_elsewhere
     assert (judged.coverage["verdicts"], judged.coverage["scope"]) == (18, 20)
     assert judged.coverage["left_out"] == 2 and judged.coverage["kept_rule_score"] == 0
     assert judged.coverage["missing"] == {"not judged": 1, "unparseable": 1}
-    assert "judged 18 of 20; 2 items without a usable verdict are left out" in judged.coverage["warning"]
+    assert (
+        "judged 18 of 20; 2 items without a usable verdict are left out"
+        in judged.coverage["warning"]
+    )
     combined = sourced_run(run, store.items(), store.records(), ScoreSource("combined", "rub"))
     rules = rule_scores(run)
     for k in range(6):  # the yes/no items keep their rule scores
         assert combined.records[f"c{k}"]["score"] == rules[f"c{k}"]
     # o18 (unparseable) and o19 (never judged) keep their rule scores: a judge never flatters
-    assert combined.records["o19"]["score"] == rules["o19"] and combined.records["o18"]["score"] == rules["o18"]
+    assert (
+        combined.records["o19"]["score"] == rules["o19"]
+        and combined.records["o18"]["score"] == rules["o18"]
+    )
     assert "vlmeval" not in combined.records["o3"]
     assert combined.coverage is not None and combined.coverage["kept_rule_score"] == 2
-    assert "judged 18 of 20; 2 items without a usable verdict kept their rule score" in combined.coverage["warning"]
+    assert (
+        "judged 18 of 20; 2 items without a usable verdict kept their rule score"
+        in combined.coverage["warning"]
+    )
 
 
 def test_report_json_of_a_judged_source_equals_the_hand_computation(run: Path) -> None:
@@ -136,9 +159,13 @@ def test_report_json_of_a_judged_source_equals_the_hand_computation(run: Path) -
     combined = json.loads(invoke("report", run, "-f", "json", "--score", "combined:rub").stdout)
     rules = rule_scores(run)
     everything = [*values, *(rules[f"c{k}"] for k in range(6))]
-    assert combined["overall"]["n"] == 26 and combined["overall"]["score"] == pytest.approx(np.mean(everything))
+    assert combined["overall"]["n"] == 26 and combined["overall"]["score"] == pytest.approx(
+        np.mean(everything)
+    )
     gap = combined["closed_open"]["overall"]  # rules closed − judged open, with its CI
-    assert gap["delta"] == pytest.approx(np.mean([rules[f"c{k}"] for k in range(6)]) - values.mean())
+    assert gap["delta"] == pytest.approx(
+        np.mean([rules[f"c{k}"] for k in range(6)]) - values.mean()
+    )
     assert gap["delta_ci"][0] < gap["delta"] < gap["delta_ci"][1]
     assert json.loads(invoke("report", run, "-f", "json").stdout)["score_source"] == "rules"
 
@@ -147,10 +174,19 @@ def test_every_table_names_the_source_and_low_coverage_warns(run: Path) -> None:
     write_stage(run, "eq", "equivalence", [line(f"o{k}", float(k % 2), verdict={"equivalent": bool(k % 2)})
                                           for k in range(10)])  # fmt: skip
     text = invoke("report", run, "--score", "combined:eq").output
-    assert "overall (scores: rules + judge eq (overall with judge), coverage 10/20 (50.0%), uncalibrated)" in " ".join(text.split())
-    assert "judged 10 of 20 (50.0% < 90%); 10 items without a usable verdict kept their rule score" in text
+    assert (
+        "overall (scores: rules + judge eq (overall with judge), coverage 10/20 (50.0%), uncalibrated)"
+        in " ".join(text.split())
+    )
+    assert (
+        "judged 10 of 20 (50.0% < 90%); 10 items without a usable verdict kept their rule score"
+        in text
+    )
     markdown = invoke("report", run, "-f", "md", "--score", "judge:eq").output
-    assert "## Overall (scores: judge eq (judged scope only), coverage 10/20 (50.0%), uncalibrated)" in markdown
+    assert (
+        "## Overall (scores: judge eq (judged scope only), coverage 10/20 (50.0%), uncalibrated)"
+        in markdown
+    )
     sliced = invoke("slice", run, "--by", "modality", "--score", "judge:eq", "--json")
     assert sliced.exit_code == 0
     payload = json.loads(sliced.stdout)
@@ -196,7 +232,12 @@ def test_export_writes_judged_hits(run: Path, tmp_path: Path) -> None:
     import pandas as pd
 
     write_stage(run, "eq", "equivalence", [line(f"o{k}", float(k % 3 == 0)) for k in range(20)])
-    assert invoke("export", run, "-f", "vlmeval", "-o", tmp_path / "out", "--score", "judge:eq").exit_code == 0
+    assert (
+        invoke(
+            "export", run, "-f", "vlmeval", "-o", tmp_path / "out", "--score", "judge:eq"
+        ).exit_code
+        == 0
+    )
     frame = pd.read_excel(tmp_path / "out" / "run_exact_matching_result.xlsx")
     assert len(frame) == 20 and frame["hit"].sum() == 7
     assert frame["log"].iloc[0].startswith("judge:eq: ")
@@ -229,7 +270,9 @@ def test_rule_settled_items_of_an_unresolved_stage_keep_their_rule_score(run: Pa
     rules = rule_scores(run)
     right = [i for i, s in rules.items() if i.startswith("o") and s == 1.0]
     wrong = [i for i, s in rules.items() if i.startswith("o") and s == 0.0]
-    lines = [line(i, 1.0, by="rule") for i in right] + [line(i, 1.0, verdict={"equivalent": True}) for i in wrong[:3]]
+    lines = [line(i, 1.0, by="rule") for i in right] + [
+        line(i, 1.0, verdict={"equivalent": True}) for i in wrong[:3]
+    ]
     write_stage(run, "eq", "equivalence", lines, scope="unresolved")
     store = RunStore.open(run)
     judged = sourced_run(run, store.items(), store.records(), ScoreSource("judge", "eq"))

@@ -94,17 +94,24 @@ def test_groups_gaps_and_screening_points_equal_scikit_learn(screening_run: Path
     assert gap["value"] == pytest.approx(abs(expected_auc["F"] - expected_auc["M"]))
     assert gap["ci"][0] <= gap["value"] <= gap["ci"][1] and gap["groups"] == 2
     assert found["gaps"]["accuracy"]["value"] == pytest.approx(
-        abs(expected_acc["F"] - expected_acc["M"]))
+        abs(expected_acc["F"] - expected_acc["M"])
+    )
     # sensitivity at specificity ≥ 0.8 and specificity at sensitivity ≥ 0.9 from roc_curve
     y = np.array([golds[i] == "abnormal" for i in ids])
     p = np.array([scored[i][0] for i in ids])
     fpr, tpr, _ = roc_curve(y, p, drop_intermediate=False)
     overall = found["screening"]["overall"]
-    assert overall["sensitivity_at_specificity"]["value"] == pytest.approx(tpr[1 - fpr >= 0.8].max())
-    assert overall["specificity_at_sensitivity"]["value"] == pytest.approx((1 - fpr[tpr >= 0.9]).max())
+    assert overall["sensitivity_at_specificity"]["value"] == pytest.approx(
+        tpr[1 - fpr >= 0.8].max()
+    )
+    assert overall["specificity_at_sensitivity"]["value"] == pytest.approx(
+        (1 - fpr[tpr >= 0.9]).max()
+    )
     low, high = overall["sensitivity_at_specificity"]["ci"]
     assert low <= overall["sensitivity_at_specificity"]["value"] <= high and high > low
-    text = CliRunner().invoke(app, ["subgroups", str(screening_run), "--by", "site", "--min-n", "20"])
+    text = CliRunner().invoke(
+        app, ["subgroups", str(screening_run), "--by", "site", "--min-n", "20"]
+    )
     assert "rare: n=10" in text.output and "not in the gap" in text.output
     assert "give --positive (abnormal or normal) for screening points" in text.output
 
@@ -118,9 +125,11 @@ def test_screening_points_equal_roc_curve_on_random_scores() -> None:
         for target in (0.5, 0.8, 0.95):
             ones = np.ones((1, 60))
             assert sensitivity_at_specificity(p, y, ones, target)[0] == pytest.approx(
-                tpr[1 - fpr >= target - 1e-12].max())
+                tpr[1 - fpr >= target - 1e-12].max()
+            )
             assert specificity_at_sensitivity(p, y, ones, target)[0] == pytest.approx(
-                (1 - fpr[tpr >= target - 1e-12]).max())
+                (1 - fpr[tpr >= target - 1e-12]).max()
+            )
 
 
 def test_without_probabilities_accuracy_only_on_real_vqa_rad(tmp_path: Path) -> None:

@@ -149,7 +149,13 @@ def test_references_are_shown_unranked_in_every_format(tmp_path: Path) -> None:
     oracle = named_run(bench, "oracle", tmp_path / "runs", "oracle")
     first = named_run(bench, "first", tmp_path / "runs", "first")
     published = load_reference("gmai-val").rows
-    args = [oracle, first, "--reference", "gmai-val", "--allow-partial"]  # the fixture is not the official file
+    args = [
+        oracle,
+        first,
+        "--reference",
+        "gmai-val",
+        "--allow-partial",
+    ]  # the fixture is not the official file
     board = board_json(*args)
     assert [r["model"] for r in board["references"]] == [r.model for r in published]
     assert "GPT-4o" in [r["model"] for r in board["references"]]
@@ -166,7 +172,9 @@ def test_references_are_shown_unranked_in_every_format(tmp_path: Path) -> None:
     book_path = tmp_path / "b.xlsx"
     assert invoke_board(*args, "-f", "xlsx", "-o", book_path).exit_code == 0
     cells = [row for row in load_workbook(book_path)["models"].iter_rows(values_only=True)]
-    assert any(str(row[0]).startswith("GPT-4o (published)") and row[2] == "unranked" for row in cells)
+    assert any(
+        str(row[0]).startswith("GPT-4o (published)") and row[2] == "unranked" for row in cells
+    )
 
 
 def test_references_of_another_benchmark_are_refused(demo_runs: dict[str, Path]) -> None:

@@ -27,7 +27,9 @@ def write_tsv(folder: Path, n: int) -> Path:
     buffer = io.BytesIO()
     Image.new("L", (4, 4), 128).save(buffer, format="PNG")
     image = base64.b64encode(buffer.getvalue()).decode()
-    lines = ["index\timage\tquestion\tA\tB\tC\tD\tanswer\tclinical VQA task\tdepartment\tperceptual granularity"]
+    lines = [
+        "index\timage\tquestion\tA\tB\tC\tD\tanswer\tclinical VQA task\tdepartment\tperceptual granularity"
+    ]
     for i in range(n):
         lines.append(f"{i}\t{image}\tWhich finding {i}?\teffusion\tnodule\tfracture\tnormal\tA\t"
                      f"{TASKS[i % 2]}\t{DEPARTMENTS[(i // 2) % 2]}\t{GRANULARITY[i % 3]}")  # fmt: skip
@@ -39,7 +41,9 @@ def write_tsv(folder: Path, n: int) -> Path:
 
 def write_predictions(folder: Path, name: str, right: list[bool]) -> Path:
     path = folder / f"{name}.csv"
-    path.write_text("index,prediction\n" + "".join(f"{i},{'A' if r else 'B'}\n" for i, r in enumerate(right)))
+    path.write_text(
+        "index,prediction\n" + "".join(f"{i},{'A' if r else 'B'}\n" for i, r in enumerate(right))
+    )
     return path
 
 
@@ -63,14 +67,18 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def test_overall_beside_the_published_rows_of_the_split(runs: dict[str, Path]) -> None:
-    board = board_json(runs["good"], runs["fair"], runs["weak"], "--layout", "gmai", "--allow-partial")
+    board = board_json(
+        runs["good"], runs["fair"], runs["weak"], "--layout", "gmai", "--allow-partial"
+    )
     layout = board["layout"]
     assert layout["columns"] == ["overall"] and "(VAL)" in layout["title"]
     rows = {r["run"]: r["cells"]["overall"] for r in layout["rows"] if "run" in r}
     for name, right in SKILL.items():
         k = sum(right)
         assert rows[name]["value"] == pytest.approx(k / N) and rows[name]["n"] == N
-        assert rows[name]["ci"] == pytest.approx(stats.binomtest(k, N).proportion_ci(method="wilsoncc"))
+        assert rows[name]["ci"] == pytest.approx(
+            stats.binomtest(k, N).proportion_ci(method="wilsoncc")
+        )
     published = [r for r in layout["rows"] if r["published"]]
     assert len(published) == 30 and published[1] == {
         "model": "GPT-4o", "published": True, "cells": {"overall": {"value": pytest.approx(0.5353)}},
@@ -80,31 +88,53 @@ def test_overall_beside_the_published_rows_of_the_split(runs: dict[str, Path]) -
     order = [m["run"] for m in board["models"]]
     good = order.index("good")
     image_items = [i for i in range(N) if i % 3 == 0]
-    assert by_level["image"][good] == pytest.approx(np.mean([SKILL["good"][i] for i in image_items]))
+    assert by_level["image"][good] == pytest.approx(
+        np.mean([SKILL["good"][i] for i in image_items])
+    )
     assert board["references"] == []  # the layout holds them
     # the fixture file is shaped like GMAI-MMBench VAL but is not the official file: labelled
-    assert all(label.startswith("not comparable: not the official file") for label in board["not_comparable"].values())
+    assert all(
+        label.startswith("not comparable: not the official file")
+        for label in board["not_comparable"].values()
+    )
     refused = one_error_line(invoke_board(runs["good"], "--layout", "gmai"))
-    assert "not the official file (GMAI-MMBench_VAL.tsv: MD5 differs); the published rows are on GMAI-MMBench_VAL" in refused
+    assert (
+        "not the official file (GMAI-MMBench_VAL.tsv: MD5 differs); the published rows are on GMAI-MMBench_VAL"
+        in refused
+    )
     test = board_json(runs["good_test"], "--layout", "gmai", "--allow-partial")["layout"]
     assert "(TEST)" in test["title"]
-    assert [r["cells"]["overall"]["value"] for r in test["rows"] if r["published"]][1] == pytest.approx(0.5396)
+    assert [r["cells"]["overall"]["value"] for r in test["rows"] if r["published"]][
+        1
+    ] == pytest.approx(0.5396)
 
 
 def test_a_val_run_against_test_rows_and_a_board_where_are_refused(runs: dict[str, Path]) -> None:
     line = one_error_line(invoke_board(runs["good"], "--reference", "gmai-test"))
     assert "split val, the published rows are on test" in line and str(runs["good"]) in line
-    line = one_error_line(invoke_board(runs["good"], "--reference", "gmai-val", "--where", "granularity=box"))
+    line = one_error_line(
+        invoke_board(runs["good"], "--reference", "gmai-val", "--where", "granularity=box")
+    )
     assert "selection board --where granularity=box, published on the whole split" in line
     board = board_json(runs["good"], "--reference", "gmai-test", "--allow-partial")
     label = "not comparable: split val, the published rows are on test; not the official file"
-    assert board["not_comparable"]["good"].startswith(label) and board["models"][0]["not_comparable"].startswith(label)
-    assert board["not_comparable"]["good"].endswith("the published rows are on 11 official files (GMAI_mm_bench_TEST_part_*)")
+    assert board["not_comparable"]["good"].startswith(label) and board["models"][0][
+        "not_comparable"
+    ].startswith(label)
+    assert board["not_comparable"]["good"].endswith(
+        "the published rows are on 11 official files (GMAI_mm_bench_TEST_part_*)"
+    )
     assert len(board["references"]) == 30 and board["references"][0]["split"] == "test"
-    text = " ".join(invoke_board(runs["good"], "--reference", "gmai-test", "--allow-partial").stdout.split())
+    text = " ".join(
+        invoke_board(runs["good"], "--reference", "gmai-test", "--allow-partial").stdout.split()
+    )
     assert label in text
-    layout = board_json(runs["good"], "--layout", "gmai", "--allow-partial", "--where", "granularity=box")["layout"]
-    assert next(r for r in layout["rows"] if "run" in r)["not_comparable"].startswith("not comparable: selection")
+    layout = board_json(
+        runs["good"], "--layout", "gmai", "--allow-partial", "--where", "granularity=box"
+    )["layout"]
+    assert next(r for r in layout["rows"] if "run" in r)["not_comparable"].startswith(
+        "not comparable: selection"
+    )
     assert len(load_reference("gmai-val").rows) == 30
 
 
@@ -113,7 +143,9 @@ def test_pair_tests_never_pool_the_cells_of_two_axes(runs: dict[str, Path]) -> N
                        "--pairs", "weak:fair,fair:good")  # fmt: skip
     tests = board["pair_tests_by"]
     assert list(tests) == ["granularity", "task"]
-    assert tests["granularity"]["n"] == 2 * 3 and tests["task"]["n"] == 2 * 2  # pairs × that axis's cells
+    assert (
+        tests["granularity"]["n"] == 2 * 3 and tests["task"]["n"] == 2 * 2
+    )  # pairs × that axis's cells
     assert board["pair_tests"] == tests["granularity"]
     differences = [c["difference"] for p in board["pairs"] for c in p["by"]["task"].values()]
     nonzero = [d for d in differences if d != 0]

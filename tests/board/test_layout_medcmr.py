@@ -128,13 +128,16 @@ def test_chance_and_published_rows(board: dict[str, Any]) -> None:
     rows = board["layout"]["rows"]
     chance = next(r for r in rows if r.get("chance"))
     assert {c: v["value"] for c, v in chance["cells"].items()} == pytest.approx(
-        {c: 0.2 for c in [*DIMENSIONS, "mcq_all"]})  # five options; open answers have no chance level
+        {c: 0.2 for c in [*DIMENSIONS, "mcq_all"]}
+    )  # five options; open answers have no chance level
     published = [r for r in rows if r["published"]]
     table = load_reference("medcmr")
     assert [r["model"] for r in published] == [r.model for r in table.rows]
     for row in published:
         reference = find_row(table, row["model"])
-        assert row["cells"] == {c: {"value": pytest.approx(reference.values[c])} for c in table.columns}
+        assert row["cells"] == {
+            c: {"value": pytest.approx(reference.values[c])} for c in table.columns
+        }
         assert row["source"] == "Med-CMR (CVPR 2026), arXiv:2512.00818, main table"
     labels = {r["run"]: r.get("not_comparable") for r in rows if "run" in r}
     assert set(labels.values()) == {"not comparable: 70 items, the published set has 20653"}
@@ -142,7 +145,12 @@ def test_chance_and_published_rows(board: dict[str, Any]) -> None:
 
 def test_rubric_dimensions_are_on_the_points_scale(board: dict[str, Any]) -> None:
     dims = board["layout"]["dimensions"]
-    assert dims["columns"] == ["consistency", "coherence", "visual_accuracy", "ground_truth_correctness"]
+    assert dims["columns"] == [
+        "consistency",
+        "coherence",
+        "visual_accuracy",
+        "ground_truth_correctness",
+    ]
     assert dims["weights"] == {"consistency": 1.0, "coherence": 1.0, "visual_accuracy": 4.0,
                                "ground_truth_correctness": 4.0}  # fmt: skip
     for row in dims["rows"]:
@@ -157,7 +165,9 @@ def test_rubric_dimensions_are_on_the_points_scale(board: dict[str, Any]) -> Non
                 clusters.append(f"img-o{d}-{k // 2}")
         for name, values in points.items():
             cell = row["cells"][name]
-            lo, hi = group_cis(np.array(values) / 10, np.zeros(len(values), dtype=int), np.array(clusters))
+            lo, hi = group_cis(
+                np.array(values) / 10, np.zeros(len(values), dtype=int), np.array(clusters)
+            )
             assert cell["value"] == pytest.approx(np.mean(values)) and cell["n"] == 28
             assert cell["ci"] == pytest.approx([10 * lo[0], 10 * hi[0]])
             assert 0.0 <= cell["ci"][0] <= cell["value"] <= cell["ci"][1] <= 10.0
@@ -167,10 +177,14 @@ def test_pair_tests_are_separate_for_mcq_and_open_and_equal_scipy(board: dict[st
     pairs = board["layout"]["pairs"]
     assert board["pairs"] == []  # no overall pair cell pooling MCQ and judged open scores
     mcq, opened = [], []
-    for row, (base, tuned) in zip(pairs["rows"], [p.split(":") for p in PAIRS.split(",")], strict=True):
+    for row, (base, tuned) in zip(
+        pairs["rows"], [p.split(":") for p in PAIRS.split(",")], strict=True
+    ):
         assert (row["base"], row["tuned"]) == (base, tuned)
         for d, dim in enumerate(DIMENSIONS):
-            difference = mcq_values(MODELS[tuned], d)[0].mean() - mcq_values(MODELS[base], d)[0].mean()
+            difference = (
+                mcq_values(MODELS[tuned], d)[0].mean() - mcq_values(MODELS[base], d)[0].mean()
+            )
             assert row["mcq"][dim] == pytest.approx(difference)
             mcq.append(difference)
             a, g = open_values(MODELS[base], d)
@@ -196,10 +210,14 @@ def test_size_correlations_per_column_equal_scipy(board: dict[str, Any]) -> None
         y = np.array([rows[n]["cells"][column]["value"] for n in MODELS])
         expected = stats.pearsonr(sizes, y)
         assert correlations[column]["pearson"] == pytest.approx(expected.statistic)
-        assert correlations[column]["spearman"] == pytest.approx(stats.spearmanr(sizes, y).statistic)
+        assert correlations[column]["spearman"] == pytest.approx(
+            stats.spearmanr(sizes, y).statistic
+        )
     dims = {r["run"]: r for r in board["layout"]["dimensions"]["rows"]}
     visual = np.array([dims[n]["cells"]["visual_accuracy"]["value"] for n in MODELS])
-    assert correlations["visual_accuracy"]["pearson"] == pytest.approx(stats.pearsonr(sizes, visual).statistic)
+    assert correlations["visual_accuracy"]["pearson"] == pytest.approx(
+        stats.pearsonr(sizes, visual).statistic
+    )
 
 
 def test_without_a_judge_open_all_is_the_rules_and_the_title_says_so(runs: dict[str, Path]) -> None:
@@ -211,7 +229,9 @@ def test_without_a_judge_open_all_is_the_rules_and_the_title_says_so(runs: dict[
     assert "coverage" not in row["cells"]["open_all"]
     answers, golds = zip(*[(a, g) for d in range(7) for a, g in zip(*open_values(MODELS["base"], d), strict=True)],
                          strict=True)  # fmt: skip
-    assert row["cells"]["open_all"]["value"] == pytest.approx(np.mean([a == g for a, g in zip(answers, golds, strict=True)]))
+    assert row["cells"]["open_all"]["value"] == pytest.approx(
+        np.mean([a == g for a, g in zip(answers, golds, strict=True)])
+    )
 
 
 def test_every_format_prints_the_same_table(runs: dict[str, Path], tmp_path: Path) -> None:
@@ -220,7 +240,9 @@ def test_every_format_prints_the_same_table(runs: dict[str, Path], tmp_path: Pat
     assert "Med-CMR main table" in text and "GPT-5" in text and "not comparable: 70 items" in text
     markdown = invoke_board(*args, "-f", "md").stdout
     assert "## Med\\-CMR main table" in markdown or "## Med-CMR main table" in markdown
-    assert "| GPT\\-5 | published | 66.08 |" in markdown or "| GPT-5 | published | 66.08 |" in markdown
+    assert (
+        "| GPT\\-5 | published | 66.08 |" in markdown or "| GPT-5 | published | 66.08 |" in markdown
+    )
     from openpyxl import load_workbook
 
     book = tmp_path / "b.xlsx"
@@ -231,7 +253,9 @@ def test_every_format_prints_the_same_table(runs: dict[str, Path], tmp_path: Pat
     assert any(row[0] == "GPT-5" and row[2] == pytest.approx(0.6608) for row in cells)
 
 
-def test_the_layout_page_renders_in_chromium_with_names_as_text(runs: dict[str, Path], tmp_path: Path) -> None:
+def test_the_layout_page_renders_in_chromium_with_names_as_text(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
     evil = tmp_path / EVIL
     shutil.copytree(runs["base"], evil)
     page = tmp_path / "board.html"
@@ -253,12 +277,21 @@ def test_bad_input_is_one_line(runs: dict[str, Path], tmp_path: Path) -> None:
     from provenance_fixture import write_choice_benchmark, write_replay
 
     bench = write_choice_benchmark(tmp_path / "data", 10)
-    plain = named_run(f"jsonl:{bench}", f"replay:{write_replay(tmp_path / 'data', 10, 5)}", tmp_path / "runs", "plain")
+    plain = named_run(
+        f"jsonl:{bench}",
+        f"replay:{write_replay(tmp_path / 'data', 10, 5)}",
+        tmp_path / "runs",
+        "plain",
+    )
     line = one_error_line(invoke_board(plain, "--layout", "medcmr"))
     assert str(plain) in line and "--layout medcmr needs the axes dimension" in line
     assert "unknown layout" in one_error_line(invoke_board(runs["base"], "--layout", "cmr"))
-    assert "--judge goes with --layout" in one_error_line(invoke_board(runs["base"], "--judge", "rubric"))
-    line = one_error_line(invoke_board(runs["base"], "--layout", "medcmr", "--score", "judge:rubric"))
+    assert "--judge goes with --layout" in one_error_line(
+        invoke_board(runs["base"], "--judge", "rubric")
+    )
+    line = one_error_line(
+        invoke_board(runs["base"], "--layout", "medcmr", "--score", "judge:rubric")
+    )
     assert "--score combined:rubric" in line
     line = one_error_line(invoke_board(runs["base"], "--layout", "medcmr", "--judge", "nope"))
     assert "no judge named 'nope'" in line and str(runs["base"]) in line
@@ -269,12 +302,16 @@ def test_bad_input_is_one_line(runs: dict[str, Path], tmp_path: Path) -> None:
     line = one_error_line(invoke_board(runs["base"], "--reference", "medcmr"))
     assert "not comparable with reference medcmr: 70 items, the published set has 20653" in line
     labelled = board_json(runs["base"], "--reference", "medcmr", "--allow-partial")
-    assert labelled["not_comparable"] == {"base": "not comparable: 70 items, the published set has 20653"}
+    assert labelled["not_comparable"] == {
+        "base": "not comparable: 70 items, the published set has 20653"
+    }
     assert labelled["references"] == [] and labelled["reference_table"]["name"] == "medcmr"
     assert json.dumps(labelled)  # the board stays JSON
 
 
-def test_a_medcmr_report_keeps_mcq_accuracy_and_judged_open_scores_apart(runs: dict[str, Path]) -> None:
+def test_a_medcmr_report_keeps_mcq_accuracy_and_judged_open_scores_apart(
+    runs: dict[str, Path],
+) -> None:
     """Issue 30: the default report of a Med-CMR run printed one overall pooling MCQ accuracy
     with rule-scored open answers; it now gives the two numbers Med-CMR reports, apart."""
     from typer.testing import CliRunner
@@ -288,5 +325,7 @@ def test_a_medcmr_report_keeps_mcq_accuracy_and_judged_open_scores_apart(runs: d
     assert split["open"]["score"] == pytest.approx(expected["open_all"][0])
     assert split["open_source"] == "judge rubric (rubric)"
     text = CliRunner().invoke(app, ["report", str(runs["base"])]).output
-    assert "Med-CMR MCQ accuracy:" in text and "Med-CMR open answers, judge rubric (rubric):" in text
+    assert (
+        "Med-CMR MCQ accuracy:" in text and "Med-CMR open answers, judge rubric (rubric):" in text
+    )
     assert "reports MCQ accuracy and the judged open-answer score apart" in text

@@ -78,7 +78,10 @@ def test_closed_open_and_delta_cells_equal_the_hand_computation(board: dict[str,
             assert cells[f"{prefix}_closed"]["ci"] == pytest.approx([lo[0], hi[0]])
             assert cells[f"{prefix}_open"]["value"] == pytest.approx(opened.mean())
             delta = cells[f"{prefix}_delta"]
-            assert delta["value"] == pytest.approx((closed - opened).mean()) and delta["n"] == MMBU_PER_TASK
+            assert (
+                delta["value"] == pytest.approx((closed - opened).mean())
+                and delta["n"] == MMBU_PER_TASK
+            )
             assert delta["ci"] == pytest.approx(list(paired_ci(opened, closed, images)))
             if task != "detection":
                 assert cells[f"{prefix}_open"]["coverage"] == {"verdicts": 6, "scope": 6}
@@ -92,7 +95,9 @@ def test_random_rows_and_every_published_row(board: dict[str, Any]) -> None:
     assert {c: v["value"] for c, v in chance.items()} == pytest.approx(
         {f"{p}_closed": 1 / 3 for p in PREFIX.values()})  # three options / candidate boxes  # fmt: skip
     published = [r for r in rows if r["published"]]
-    assert len(published) == 18 and [r["model"] for r in published] == [r.model for r in load_reference("mmbu").rows]
+    assert len(published) == 18 and [r["model"] for r in published] == [
+        r.model for r in load_reference("mmbu").rows
+    ]
     random = next(r for r in published if r["model"] == "Random")["cells"]
     assert random == {"unanchored_closed": {"value": 0.199}, "box_anchored_closed": {"value": 0.162},
                       "mask_anchored_closed": {"value": 0.183}, "detection_closed": {"value": 0.172}}  # fmt: skip
@@ -101,14 +106,21 @@ def test_random_rows_and_every_published_row(board: dict[str, Any]) -> None:
 def test_base_vs_adapted_with_win_tie_loss_shares(board: dict[str, Any]) -> None:
     pairs = board["layout"]["pairs"]
     for row in pairs["rows"]:
-        base = np.array([item_score(MODELS[row["base"]], 0, k, False) for k in range(MMBU_PER_TASK)])
-        tuned = np.array([item_score(MODELS[row["tuned"]], 0, k, False) for k in range(MMBU_PER_TASK)])
+        base = np.array(
+            [item_score(MODELS[row["base"]], 0, k, False) for k in range(MMBU_PER_TASK)]
+        )
+        tuned = np.array(
+            [item_score(MODELS[row["tuned"]], 0, k, False) for k in range(MMBU_PER_TASK)]
+        )
         assert (row["base_f1"], row["tuned_f1"]) == pytest.approx((base.mean(), tuned.mean()))
         assert row["change"] == pytest.approx(tuned.mean() - base.mean())
         assert row["ci"][0] <= row["change"] <= row["ci"][1]
         assert (row["win_share"], row["tie_share"], row["loss_share"]) == pytest.approx(
             ((tuned > base).mean(), (tuned == base).mean(), (tuned < base).mean()))  # fmt: skip
-    assert next((p["base"], p["adapted"]) for p in pairs["published"]) == ("Gemma-3-4B", "MedGemma-4B")
+    assert next((p["base"], p["adapted"]) for p in pairs["published"]) == (
+        "Gemma-3-4B",
+        "MedGemma-4B",
+    )
     assert set(pairs["win_rate_fit"]) == {"train_m"}  # two pairs: no line through two points
     assert pairs["win_rate_fit"]["train_m"]["slope"] is None
 
@@ -126,7 +138,12 @@ def test_win_share_per_sub_modality_is_a_hand_count(board: dict[str, Any]) -> No
                 for is_open in (False, True):
                     by_value[SUBMODALITIES[(t + k) % 3]].append(item_score(answer, t, k, is_open))
         means[name] = {v: float(np.mean(s)) for v, s in by_value.items()}
-    leads = [means[a][v] - means[b][v] for a in ("gen", "gen2") for b in ("med", "med2") for v in SUBMODALITIES]
+    leads = [
+        means[a][v] - means[b][v]
+        for a in ("gen", "gen2")
+        for b in ("med", "med2")
+        for v in SUBMODALITIES
+    ]
     wins, losses = sum(x > 1e-12 for x in leads), sum(x < -1e-12 for x in leads)
     assert (per_value["comparisons"], per_value["wins"], per_value["losses"]) == (12, wins, losses)
     assert per_value["win_share"] == pytest.approx(wins / 12)

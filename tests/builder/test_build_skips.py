@@ -27,7 +27,9 @@ def labels_csv(folder: Path, rows: list[dict[str, str]]) -> Path:
             write_png(folder / row["image"], len(row["image"]), size=64)
     path = folder / "labels.csv"
     with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=["image", "label", "box", "modality", "body_part"])
+        writer = csv.DictWriter(
+            handle, fieldnames=["image", "label", "box", "modality", "body_part"]
+        )
         writer.writeheader()
         writer.writerows(rows)
     return path

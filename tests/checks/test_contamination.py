@@ -39,8 +39,10 @@ def test_a_cutoff_after_the_release_is_noted_on_the_card(tmp_path: Path) -> None
     bench = f"gmai:{tmp_path / 'val.tsv'}"
     later = named_run(bench, "first", tmp_path / "runs", "later", "--model-info", "cutoff=2025-01")
     text = _report(later)
-    assert "model training cutoff 2025-01; benchmark first released 2024-08: the cutoff is " \
-           "later than the release" in text
+    assert (
+        "model training cutoff 2025-01; benchmark first released 2024-08: the cutoff is "
+        "later than the release" in text
+    )
     earlier = named_run(bench, "random", tmp_path / "runs", "earlier",
                         "--model-info", "cutoff=2023-10")  # fmt: skip
     assert "the cutoff is earlier than the release" in _report(earlier)
@@ -90,8 +92,10 @@ def test_sources_near_the_ceiling_are_flagged_in_reports_and_boards(tmp_path: Pa
     assert "'hard'" not in text.split("near the ceiling")[0].rsplit("\n", 1)[-1]
     board = CliRunner().invoke(app, ["board", str(run), "--json"])
     flagged = json.loads(board.stdout)["near_ceiling"]
-    assert flagged == ["first: source 'easy' scores 100.0% (n=60): near the ceiling, as "
-                       "memorised items would; check it for contamination before reading it as skill"]
+    assert flagged == [
+        "first: source 'easy' scores 100.0% (n=60): near the ceiling, as "
+        "memorised items would; check it for contamination before reading it as skill"
+    ]
     shown = CliRunner().invoke(app, ["board", str(run)])
     assert "source 'easy' scores 100.0%" in shown.output
 

@@ -41,7 +41,10 @@ def test_values_outside_and_near_duplicates_are_named() -> None:
     result = vocabulary_check(axes, vocabulary)
     assert result.status == "warn"
     text = "\n".join(result.details)
-    assert "department: 'Dermatolgy' (n=3) is not in the vocabulary; did you mean 'Dermatology'?" in text
+    assert (
+        "department: 'Dermatolgy' (n=3) is not in the vocabulary; did you mean 'Dermatology'?"
+        in text
+    )
     assert "'Radiology' (n=5) is not in the vocabulary" in text
     assert "'Dermatolgy' and 'Dermatology' are near-duplicates" in text
     assert "Urology" not in text  # no far-fetched suggestion for Radiology
@@ -51,7 +54,9 @@ def test_values_outside_and_near_duplicates_are_named() -> None:
 
 
 def test_near_duplicates_leave_distinct_short_values_alone() -> None:
-    assert near_duplicates(["Dermatology", "Dermatolgy", "Urology"]) == [["Dermatolgy", "Dermatology"]]
+    assert near_duplicates(["Dermatology", "Dermatolgy", "Urology"]) == [
+        ["Dermatolgy", "Dermatology"]
+    ]
     assert near_duplicates(["CT", "MR", "T1", "T2"]) == []
 
 
@@ -87,7 +92,9 @@ def test_a_users_vocabulary_file_applies_to_any_benchmark(tmp_path: Path) -> Non
      ({"axes": {"department": "Cardiology"}}, "expected a list of non-empty strings"),
      ({"values": []}, "field 'axes'")],
 )  # fmt: skip
-def test_a_bad_vocabulary_file_is_one_line_exit_2(tmp_path: Path, content: object, words: str) -> None:
+def test_a_bad_vocabulary_file_is_one_line_exit_2(
+    tmp_path: Path, content: object, words: str
+) -> None:
     vocab = tmp_path / "vocab.json"
     vocab.write_text(json.dumps(content))
     bench = _bench(tmp_path, ["Cardiology"])
@@ -99,7 +106,10 @@ def test_a_bad_vocabulary_file_is_one_line_exit_2(tmp_path: Path, content: objec
 
 
 def test_tree_levels_expand_to_their_parents() -> None:
-    assert expand_levels(["tree:l2-category"], ["category", "l2-category"]) == ["category", "l2-category"]
+    assert expand_levels(["tree:l2-category"], ["category", "l2-category"]) == [
+        "category",
+        "l2-category",
+    ]
     assert expand_levels(["tree:sub-modality", "task"], ["modality", "sub-modality", "task"]) == [
         "modality", "sub-modality", "task"]  # fmt: skip
     assert expand_levels(["tree:l2-category"], ["l2-category"]) == ["l2-category"]

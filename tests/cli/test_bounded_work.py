@@ -46,7 +46,9 @@ def test_judge_repeats_beyond_64_need_yes(tmp_path: Path) -> None:
 def test_audit_n_has_a_ceiling(tmp_path: Path) -> None:
     corpus = tmp_path / "c.txt"
     corpus.write_text("a b c\n")
-    line = one_error_line(runner.invoke(app, ["audit", "demo", "--corpus", str(corpus), "--n", "100000"]))
+    line = one_error_line(
+        runner.invoke(app, ["audit", "demo", "--corpus", str(corpus), "--n", "100000"])
+    )
     assert "--n 100000: at most 32" in line
 
 

@@ -257,6 +257,7 @@ def test_version_and_help(option: str, tmp_path: Path) -> None:
     assert proc.returncode == 0
     if option == "--version":
         from medlens import __version__
+
         assert proc.stdout == f"medlens {__version__}\n"
 
 

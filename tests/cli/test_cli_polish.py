@@ -86,7 +86,11 @@ def test_help_shows_no_python_type_names() -> None:
     [
         ("slake:data/slake?split=train&lang=en", {}, "slake_en_train-random"),
         ("slake:data/slake", {}, "slake-random"),
-        ("demo", {"prompt": "vlmeval", "extract": "vlmeval"}, "demo-random-prompt_vlmeval-read_vlmeval"),
+        (
+            "demo",
+            {"prompt": "vlmeval", "extract": "vlmeval"},
+            "demo-random-prompt_vlmeval-read_vlmeval",
+        ),
         ("demo", {"strategy": "few-shot:3+cot"}, "demo-random-few-shot_3_cot"),
     ],
 )
@@ -154,8 +158,16 @@ def test_xlsx_percentages_are_numbers_with_a_percent_format(demo_run: Path, tmp_
     from openpyxl import load_workbook
 
     report, board = tmp_path / "r.xlsx", tmp_path / "b.xlsx"
-    assert CliRunner().invoke(app, ["report", str(demo_run), "-f", "xlsx", "-o", str(report)]).exit_code == 0
-    assert CliRunner().invoke(app, ["board", str(demo_run), "-f", "xlsx", "-o", str(board)]).exit_code == 0
+    assert (
+        CliRunner()
+        .invoke(app, ["report", str(demo_run), "-f", "xlsx", "-o", str(report)])
+        .exit_code
+        == 0
+    )
+    assert (
+        CliRunner().invoke(app, ["board", str(demo_run), "-f", "xlsx", "-o", str(board)]).exit_code
+        == 0
+    )
     workbook = load_workbook(report)
     rates = {row[0].value: row[1] for row in workbook["deficiency"].iter_rows(min_row=2)}
     unparsed = rates["unparsed rate"]

@@ -67,6 +67,8 @@ def test_unscored_sets_point_at_ratings_export(tmp_path: Path) -> None:
         assert hint in output and "gmai-submission" not in output
     # and the hint works: the export it names writes a rating sheet
     sheet = tmp_path / "sheet.xlsx"
-    exported = runner.invoke(app, ["ratings", "export", str(run), "--sample", "2", "--output", str(sheet)])
+    exported = runner.invoke(
+        app, ["ratings", "export", str(run), "--sample", "2", "--output", str(sheet)]
+    )
     assert exported.exit_code == 0, exported.output
     assert sheet.is_file()

@@ -134,7 +134,9 @@ def test_openai_ray_run_equals_local_run_even_when_a_worker_dies(
     with serve(config) as server:
         use_cache(monkeypatch, tmp_path / "cache-local")
         local = evaluate(
-            run_options(bench=bench, model=openai_spec(server), out=out, name="local", concurrency=8)
+            run_options(
+                bench=bench, model=openai_spec(server), out=out, name="local", concurrency=8
+            )
         )
         use_cache(monkeypatch, tmp_path / "cache-ray")
         far = evaluate(
@@ -172,7 +174,9 @@ def test_resume_works_across_executors(tmp_path: Path, monkeypatch: pytest.Monke
         )
         use_cache(monkeypatch, tmp_path / "cache-3")
         whole = evaluate(run_options(bench=bench, model=spec, out=out, name="whole"))
-        third = evaluate(run_options(bench=bench, model=spec, out=out, name="mixed", executor="ray"))
+        third = evaluate(
+            run_options(bench=bench, model=spec, out=out, name="mixed", executor="ray")
+        )
     assert (first.ran, second.done_before, second.ran, third.ran) == (30, 30, 60, 0)
     assert records(out / "mixed") == records(out / "whole")
     assert second.results["overall"]["score"] == whole.results["overall"]["score"]

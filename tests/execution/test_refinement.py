@@ -39,7 +39,11 @@ def test_ensemble_refinement_parses_implies_cot_and_counts_k_plus_one_requests()
     assert parse_strategy("cot+ensemble-refinement:3") == Strategy(cot=True, refine=3)
     assert parsed.requests_per_item == 4
     assert Strategy(samples=5).requests_per_item == 5
-    for bad in ("ensemble-refinement:0", "ensemble-refinement", "self-consistency:3+ensemble-refinement:2"):
+    for bad in (
+        "ensemble-refinement:0",
+        "ensemble-refinement",
+        "self-consistency:3+ensemble-refinement:2",
+    ):
         with pytest.raises(SpecError, match="--strategy"):
             parse_strategy(bad)
 

@@ -88,8 +88,11 @@ class Transcript:
             if v in os.environ
         ]
         spellings = sorted(
-            ((spelling, marker) for folder, marker in folders
-             for spelling in {str(folder.resolve()), str(folder)}),
+            (
+                (spelling, marker)
+                for folder, marker in folders
+                for spelling in {str(folder.resolve()), str(folder)}
+            ),
             key=lambda pair: -len(pair[0]),
         )  # the longest first: the data folder lies inside the workspace
         for spelling, marker in spellings:  # as written, and as markdown escapes it
@@ -106,7 +109,9 @@ class Transcript:
         # the machine a run was made on (the git commit moves with every commit)
         text = re.sub(r"\(commit [0-9a-f]{7,40}\)", "(commit <COMMIT>)", text)
         text = re.sub(r"Python \d+\.\d+\.\d+ on [^\s<|]+", "Python <PYTHON> on <PLATFORM>", text)
-        text = re.sub(r"packages: [\w.-]+ [\w.+-]+(, [\w.-]+ [\w.+-]+)*", "packages: <PACKAGES>", text)
+        text = re.sub(
+            r"packages: [\w.-]+ [\w.+-]+(, [\w.-]+ [\w.+-]+)*", "packages: <PACKAGES>", text
+        )
         # a rating study's id hashes the run's spec hash (see VOLATILE_KEYS)
         text = re.sub(r"\b([rpe])[0-9a-f]{12}\b", r"\1<STUDY>", text)
         return text

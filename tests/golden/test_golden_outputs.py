@@ -114,7 +114,7 @@ by = ["granularity"]
 def write_study_files(ws: Path) -> None:
     """A one-model study (one lane: its lines come in plan order) and a bad study file."""
     (ws / "study.toml").write_text(STUDY_FILE, encoding="utf-8")
-    bad = STUDY_FILE.replace('limit = 40 }', 'limt = 40 }')
+    bad = STUDY_FILE.replace("limit = 40 }", "limt = 40 }")
     (ws / "bad-study.toml").write_text(bad, encoding="utf-8")
 
 
@@ -335,8 +335,10 @@ def judge_steps(base_url: str) -> list[Step]:
         ),
         Step(["agreement", run, "--judges", "eq,rub"]),
         Step(
-            [*("judge", run, "--judge", spec, "--judge", f"{spec}&seed=7"),
-             *("--protocol", "equivalence", "--name", "duo")],
+            [
+                *("judge", run, "--judge", spec, "--judge", f"{spec}&seed=7"),
+                *("--protocol", "equivalence", "--name", "duo"),
+            ],
             files=[f"{run}/judges/duo/judge.json"],
         ),
         Step(["judge", run, "--judge", spec, "--protocol", "mmbu", "--name", "mm"]),
@@ -373,28 +375,61 @@ def write_medcmr_inputs(ws: Path) -> None:
 
     def model(right: int, modes: list[str]) -> Any:
         def answer(d: int, k: int, is_open: bool) -> str:
-            return modes[(d + k) % len(modes)] if is_open else ("right" if (7 * d + k) % 10 < right else "wrong")
+            return (
+                modes[(d + k) % len(modes)]
+                if is_open
+                else ("right" if (7 * d + k) % 10 < right else "wrong")
+            )
 
         return answer
 
-    write_medcmr(ws / "medcmr", {"base": model(6, ["gold", "negated"]), "tuned": model(4, ["gold", "synonym"])})
+    write_medcmr(
+        ws / "medcmr",
+        {"base": model(6, ["gold", "negated"]), "tuned": model(4, ["gold", "synonym"])},
+    )
 
 
 def medcmr_steps(judge: str) -> list[Step]:
     """Runs, rubric judges and the Med-CMR layout with its pairs; calibrate against one column."""
     steps = [Step(["--version"], before=write_medcmr_inputs)]
     for name in ("base", "tuned"):
-        steps.append(run_step("medcmr:{ws}/medcmr/medcmr.jsonl", f"replay:{{ws}}/medcmr/{name}.csv", f"cmr-{name}"))
+        steps.append(
+            run_step(
+                "medcmr:{ws}/medcmr/medcmr.jsonl", f"replay:{{ws}}/medcmr/{name}.csv", f"cmr-{name}"
+            )
+        )
         steps.append(Step(["judge", f"{{ws}}/runs/cmr-{name}", "--judge", judge, "--protocol", "rubric",
                            "--name", "rubric"]))  # fmt: skip
     runs = ["{ws}/runs/cmr-base", "{ws}/runs/cmr-tuned"]
     steps += [
-        Step(["board", *runs, "--layout", "medcmr", "--judge", "rubric", "--pairs", "cmr-base:cmr-tuned"]),
+        Step(
+            [
+                "board",
+                *runs,
+                "--layout",
+                "medcmr",
+                "--judge",
+                "rubric",
+                "--pairs",
+                "cmr-base:cmr-tuned",
+            ]
+        ),
         Step(["board", *runs, "--layout", "medcmr", "--judge", "rubric", "--json"]),
         Step(["board", *runs, "--layout", "medcmr", "--format", "md"]),
         Step(["board", *runs, "--reference", "medcmr"]),
-        Step(["calibrate", runs[0], "--reference", "medcmr", "--as", "GPT-5", "--column", "SOD",
-              "--allow-partial"]),
+        Step(
+            [
+                "calibrate",
+                runs[0],
+                "--reference",
+                "medcmr",
+                "--as",
+                "GPT-5",
+                "--column",
+                "SOD",
+                "--allow-partial",
+            ]
+        ),
     ]
     return steps
 
@@ -422,7 +457,9 @@ def test_demo_commands_match_their_golden_outputs(workspace: Path) -> None:
     server = LoopbackServer(judge_config(JudgeReplies("verdict")))
     server.start()
     try:
-        text = run_script([*DEMO_SCRIPT, *judge_steps(server.base_url)], workspace, workspace / "real")
+        text = run_script(
+            [*DEMO_SCRIPT, *judge_steps(server.base_url)], workspace, workspace / "real"
+        )
     finally:
         server.stop()
     check_golden("demo", text)

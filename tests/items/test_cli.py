@@ -23,7 +23,9 @@ def calibrated(tmp_path: Path) -> tuple[Path, list[Path], Path]:
     return bench, runs, bank
 
 
-def test_fit_writes_the_bank_with_the_issues_keys(calibrated: tuple[Path, list[Path], Path]) -> None:
+def test_fit_writes_the_bank_with_the_issues_keys(
+    calibrated: tuple[Path, list[Path], Path],
+) -> None:
     _, runs, bank_path = calibrated
     bank = json.loads(bank_path.read_text())
     assert set(bank["benchmark"]) >= {"content_hash", "spec", "n_items"}
@@ -40,7 +42,9 @@ def test_fit_writes_the_bank_with_the_issues_keys(calibrated: tuple[Path, list[P
     assert again.read_bytes() == bank_path.read_bytes()  # deterministic
 
 
-def test_fit_refuses_fewer_than_five_runs(calibrated: tuple[Path, list[Path], Path], tmp_path: Path) -> None:
+def test_fit_refuses_fewer_than_five_runs(
+    calibrated: tuple[Path, list[Path], Path], tmp_path: Path
+) -> None:
     _, runs, _ = calibrated
     out = tmp_path / "few.json"
     line = one_error_line(invoke("items", "fit", *runs[:4], "--output", out))
@@ -48,7 +52,9 @@ def test_fit_refuses_fewer_than_five_runs(calibrated: tuple[Path, list[Path], Pa
     assert not out.exists()
 
 
-def test_fit_refuses_runs_on_other_contents(calibrated: tuple[Path, list[Path], Path], tmp_path: Path) -> None:
+def test_fit_refuses_runs_on_other_contents(
+    calibrated: tuple[Path, list[Path], Path], tmp_path: Path
+) -> None:
     _, runs, _ = calibrated
     other = write_bench(tmp_path / "other", 80)
     stranger = write_runs(tmp_path / "others", other, (0.0,), prefix="x")[0]
@@ -58,7 +64,9 @@ def test_fit_refuses_runs_on_other_contents(calibrated: tuple[Path, list[Path], 
     assert not out.exists()
 
 
-def test_sample_estimate_round_trip(calibrated: tuple[Path, list[Path], Path], tmp_path: Path) -> None:
+def test_sample_estimate_round_trip(
+    calibrated: tuple[Path, list[Path], Path], tmp_path: Path
+) -> None:
     bench, _, bank = calibrated
     subset = tmp_path / "sub" / "s.jsonl"
     result = invoke("items", "sample", f"jsonl:{bench}", "--bank", bank, "--n", 30,
@@ -70,10 +78,20 @@ def test_sample_estimate_round_trip(calibrated: tuple[Path, list[Path], Path], t
     units = {u for s in layout["strata"].values() for u in s["units"]}
     assert len(units) == 30  # 3 questions per image: images are the units
     for stratum in layout["strata"].values():
-        assert stratum["inclusion_probability"] == pytest.approx(stratum["sampled_units"] / stratum["population_units"])
+        assert stratum["inclusion_probability"] == pytest.approx(
+            stratum["sampled_units"] / stratum["population_units"]
+        )
     run = named_run(f"jsonl:{subset}", "oracle", tmp_path / "new", "oracle")
     found = json.loads(invoke("estimate", run, "--bank", bank, "--json").stdout)
-    assert set(found) >= {"estimate", "ci", "n", "population_n", "method", "wilson_ci", "extrapolating"}
+    assert set(found) >= {
+        "estimate",
+        "ci",
+        "n",
+        "population_n",
+        "method",
+        "wilson_ci",
+        "extrapolating",
+    }
     assert found["population_n"] == 90 and found["n"] == sidecar["n_items"]
     assert found["estimate"] == pytest.approx(1.0)  # the oracle is right everywhere
     assert found["extrapolating"] is True  # stronger than every calibration run
@@ -81,7 +99,9 @@ def test_sample_estimate_round_trip(calibrated: tuple[Path, list[Path], Path], t
     assert "extrapolating" in text and "modality=CT" in text
 
 
-def test_estimate_refuses_a_run_not_on_a_designed_subset(calibrated: tuple[Path, list[Path], Path]) -> None:
+def test_estimate_refuses_a_run_not_on_a_designed_subset(
+    calibrated: tuple[Path, list[Path], Path],
+) -> None:
     _, runs, bank = calibrated
     line = one_error_line(invoke("estimate", runs[0], "--bank", bank))
     assert str(runs[0]) in line and "items sample" in line
@@ -92,36 +112,73 @@ def test_estimate_and_sample_refuse_a_bank_of_another_benchmark(
 ) -> None:
     bench, _, bank = calibrated
     subset = tmp_path / "sub" / "s.jsonl"
-    assert invoke("items", "sample", f"jsonl:{bench}", "--bank", bank, "--n", 30, "--output", subset).exit_code == 0
+    assert (
+        invoke(
+            "items", "sample", f"jsonl:{bench}", "--bank", bank, "--n", 30, "--output", subset
+        ).exit_code
+        == 0
+    )
     run = named_run(f"jsonl:{subset}", "first", tmp_path / "new", "first")
     other = write_bench(tmp_path / "other", 60)
     other_bank = tmp_path / "other_bank.json"
-    assert invoke("items", "fit", *write_runs(tmp_path / "o", other, ABILITIES), "--output", other_bank).exit_code == 0
+    assert (
+        invoke(
+            "items", "fit", *write_runs(tmp_path / "o", other, ABILITIES), "--output", other_bank
+        ).exit_code
+        == 0
+    )
     line = one_error_line(invoke("estimate", run, "--bank", other_bank))
     assert str(run) in line and "bank of" in line
     out = tmp_path / "sub2" / "s.jsonl"
-    line = one_error_line(invoke("items", "sample", f"jsonl:{bench}", "--bank", other_bank, "--n", 20, "--output", out))
+    line = one_error_line(
+        invoke(
+            "items", "sample", f"jsonl:{bench}", "--bank", other_bank, "--n", 20, "--output", out
+        )
+    )
     assert str(other_bank) in line
     assert not out.parent.exists() or not any(out.parent.iterdir())
 
 
-def test_bad_bank_file_is_one_line(tmp_path: Path, calibrated: tuple[Path, list[Path], Path]) -> None:
+def test_bad_bank_file_is_one_line(
+    tmp_path: Path, calibrated: tuple[Path, list[Path], Path]
+) -> None:
     bench, _, _ = calibrated
     bad = tmp_path / "bad.json"
     bad.write_text('{"items": {}}')
-    line = one_error_line(invoke("items", "sample", f"jsonl:{bench}", "--bank", bad, "--n", 20, "--output", tmp_path / "o" / "s.jsonl"))
+    line = one_error_line(
+        invoke(
+            "items",
+            "sample",
+            f"jsonl:{bench}",
+            "--bank",
+            bad,
+            "--n",
+            20,
+            "--output",
+            tmp_path / "o" / "s.jsonl",
+        )
+    )
     assert str(bad) in line
 
 
-def test_report_and_board_show_the_estimate(calibrated: tuple[Path, list[Path], Path], tmp_path: Path) -> None:
+def test_report_and_board_show_the_estimate(
+    calibrated: tuple[Path, list[Path], Path], tmp_path: Path
+) -> None:
     bench, runs, bank = calibrated
     subset = tmp_path / "sub" / "s.jsonl"
-    assert invoke("items", "sample", f"jsonl:{bench}", "--bank", bank, "--n", 30, "--output", subset).exit_code == 0
+    assert (
+        invoke(
+            "items", "sample", f"jsonl:{bench}", "--bank", bank, "--n", 30, "--output", subset
+        ).exit_code
+        == 0
+    )
     run = named_run(f"jsonl:{subset}", "first", tmp_path / "new", "first")
     found = json.loads(invoke("estimate", run, "--bank", bank, "--json").stdout)
     report = invoke("report", run)
     assert report.exit_code == 0, report.output
-    assert "full-benchmark estimate" in report.stdout and f"{found['estimate']:.3f}" in report.stdout
+    assert (
+        "full-benchmark estimate" in report.stdout and f"{found['estimate']:.3f}" in report.stdout
+    )
     md = invoke("report", run, "--format", "md").stdout
     assert "full-benchmark estimate" in md
     board = invoke("board", *runs, run, "--json")
@@ -135,16 +192,22 @@ def test_report_and_board_show_the_estimate(calibrated: tuple[Path, list[Path], 
     assert f"estimated from {found['n']}" in text
 
 
-def test_fit_refuses_an_output_folder_that_does_not_exist(calibrated: tuple[Path, list[Path], Path], tmp_path: Path) -> None:
+def test_fit_refuses_an_output_folder_that_does_not_exist(
+    calibrated: tuple[Path, list[Path], Path], tmp_path: Path
+) -> None:
     _, runs, _ = calibrated
     out = tmp_path / "missing" / "bank.json"
     assert str(out) in one_error_line(invoke("items", "fit", *runs, "--output", out))
     assert not out.parent.exists()
 
 
-def test_sample_refuses_n_above_the_benchmark(calibrated: tuple[Path, list[Path], Path], tmp_path: Path) -> None:
+def test_sample_refuses_n_above_the_benchmark(
+    calibrated: tuple[Path, list[Path], Path], tmp_path: Path
+) -> None:
     bench, _, bank = calibrated
     out = tmp_path / "big" / "s.jsonl"
-    line = one_error_line(invoke("items", "sample", f"jsonl:{bench}", "--bank", bank, "--n", 500, "--output", out))
+    line = one_error_line(
+        invoke("items", "sample", f"jsonl:{bench}", "--bank", bank, "--n", 500, "--output", out)
+    )
     assert "--n 500" in line and "90 items" in line
     assert not out.exists()

@@ -38,7 +38,9 @@ def estimate(sample: dict[str, tuple[str, ...]], tuning: float | None) -> aipw.D
         for h, units in sample.items()
     ]
     total = sum(sum(v) for v in PREDICTION.values())
-    return aipw.design_estimate(sum(len(v) for s in POPULATION.values() for v in s.values()), total, strata, tuning)
+    return aipw.design_estimate(
+        sum(len(v) for s in POPULATION.values() for v in s.values()), total, strata, tuning
+    )
 
 
 TRUE_MEAN = np.mean([y for s in POPULATION.values() for v in s.values() for y in v])
@@ -60,7 +62,9 @@ def test_variance_estimator_is_design_unbiased(tuning: float) -> None:
 def test_every_units_inclusion_probability_is_the_recorded_one() -> None:
     every = samples()
     for h, units in POPULATION.items():
-        recorded = design.Stratum(h, {u: [u] for u in units}, list(units)[: SEATS[h]]).inclusion_probability
+        recorded = design.Stratum(
+            h, {u: [u] for u in units}, list(units)[: SEATS[h]]
+        ).inclusion_probability
         for unit in units:
             share = sum(unit in s[h] for s in every) / len(every)
             assert share == pytest.approx(recorded)

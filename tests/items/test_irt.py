@@ -51,12 +51,18 @@ def test_fit_matches_a_direct_scipy_map_fit(small: tuple[np.ndarray, np.ndarray]
     np.testing.assert_allclose(fit.theta, x[:runs], atol=2e-3)
     np.testing.assert_allclose(fit.discrimination, x[runs : runs + n], atol=5e-3)
     np.testing.assert_allclose(fit.difficulty, x[runs + n :], atol=5e-3)
-    mine = irt.log_posterior(fit.theta, fit.discrimination, fit.difficulty, y, np.ones_like(y, bool), c)
-    theirs = irt.log_posterior(x[:runs], x[runs : runs + n], x[runs + n :], y, np.ones_like(y, bool), c)
+    mine = irt.log_posterior(
+        fit.theta, fit.discrimination, fit.difficulty, y, np.ones_like(y, bool), c
+    )
+    theirs = irt.log_posterior(
+        x[:runs], x[runs : runs + n], x[runs + n :], y, np.ones_like(y, bool), c
+    )
     assert mine >= theirs - 1e-6
 
 
-def test_all_right_and_all_wrong_items_get_bounded_estimates(small: tuple[np.ndarray, np.ndarray]) -> None:
+def test_all_right_and_all_wrong_items_get_bounded_estimates(
+    small: tuple[np.ndarray, np.ndarray],
+) -> None:
     y, c = small
     fit = irt.fit_items(y, np.ones_like(y, dtype=bool), c)
     assert np.all(np.isfinite(fit.difficulty)) and np.all(np.abs(fit.difficulty) <= irt.B_BOUND)
@@ -65,7 +71,9 @@ def test_all_right_and_all_wrong_items_get_bounded_estimates(small: tuple[np.nda
     assert np.all(fit.guess == c)
 
 
-def test_missing_cells_are_left_out_and_the_fit_is_deterministic(small: tuple[np.ndarray, np.ndarray]) -> None:
+def test_missing_cells_are_left_out_and_the_fit_is_deterministic(
+    small: tuple[np.ndarray, np.ndarray],
+) -> None:
     y, c = small
     mask = np.ones_like(y, dtype=bool)
     mask[0, 3] = False

@@ -57,19 +57,26 @@ def test_flags_on_constructed_items(audited: tuple[Path, list[Path], list[Path]]
     assert "key" in by_id["q0"]["flags"] and by_id["q0"]["suggested_answer"] == other(0)
     assert by_id["q0"]["flagged"]
     assert found["items"][0]["id"] == "q0"  # sorted by suspicion
-    assert by_id["q0"]["evidence"][other(0)]["mean_ability"] > by_id["q0"]["evidence"].get(key_of(0), {"mean_ability": -9})["mean_ability"]
+    assert (
+        by_id["q0"]["evidence"][other(0)]["mean_ability"]
+        > by_id["q0"]["evidence"].get(key_of(0), {"mean_ability": -9})["mean_ability"]
+    )
     assert "ambiguous" in by_id["q1"]["flags"] and "key" not in by_id["q1"]["flags"]
     assert by_id["q2"]["flags"] == ["saturated"] and not by_id["q2"]["flagged"]
     assert "at_chance" in by_id["q3"]["flags"]
     assert "solved_without_image" in by_id["q4"]["flags"]
-    assert found["summary"]["saturated_share"] == pytest.approx(sum("saturated" in r["flags"] for r in found["items"]) / 80)
+    assert found["summary"]["saturated_share"] == pytest.approx(
+        sum("saturated" in r["flags"] for r in found["items"]) / 80
+    )
     assert set(found["summary"]["solved_without_image_share"]) == {"CT", "MR", "US"}
     assert found["items"] == sorted(found["items"], key=lambda r: (-r["suspicion"], r["id"]))
     for row in found["items"]:
         assert set(row["flags"]) <= set(found["flags"])
 
 
-def test_drop_flagged_reads_the_audit(audited: tuple[Path, list[Path], list[Path]], tmp_path: Path) -> None:
+def test_drop_flagged_reads_the_audit(
+    audited: tuple[Path, list[Path], list[Path]], tmp_path: Path
+) -> None:
     bench, runs, _ = audited
     report = tmp_path / "audit.json"
     report.write_text(json.dumps(audit_json(*runs)))
@@ -81,7 +88,9 @@ def test_drop_flagged_reads_the_audit(audited: tuple[Path, list[Path], list[Path
     assert "q0" in flagged and kept == {f"q{i}" for i in range(80)} - flagged
 
 
-def test_markdown_and_html_escape_model_text(audited: tuple[Path, list[Path], list[Path]], tmp_path: Path) -> None:
+def test_markdown_and_html_escape_model_text(
+    audited: tuple[Path, list[Path], list[Path]], tmp_path: Path
+) -> None:
     bench, _, _ = audited
     evil = {"q0": lambda k: "<script>alert(1)</script>" if k >= STRONG else "A"}
     runs = write_runs(tmp_path / "evil", bench, ABILITIES, overrides=evil, prefix="e")

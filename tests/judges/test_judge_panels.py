@@ -141,7 +141,9 @@ def test_judges_on_two_ports_are_two_judges(run: Path) -> None:
     assert set(verdicts["b"].values()) == {0.0} and 1.0 in verdicts["a"].values()
     judges = report_json(run)["judges"]
     assert judges["b"]["overall"]["cached_verdicts"] == 0
-    assert judges["a"]["judge_fingerprint"]["identity"] != judges["b"]["judge_fingerprint"]["identity"]
+    assert (
+        judges["a"]["judge_fingerprint"]["identity"] != judges["b"]["judge_fingerprint"]["identity"]
+    )
     assert "inter_judge" in judges["a"] and "inter_judge_note" not in judges["b"]
 
 

@@ -55,7 +55,9 @@ def write(run: Path, name: str, judge_spec: dict[str, Any], lines: list[dict[str
      ("rubric", [0.2, 0.4], 0.3), ("choice", [1.0], 1.0)],
 )  # fmt: skip
 def test_combine_repeats(kind: str, scores: list[float], expected: float) -> None:
-    assert combine(kind, scores) == pytest.approx(expected, nan_ok=True)  # an even split: unresolved
+    assert combine(kind, scores) == pytest.approx(
+        expected, nan_ok=True
+    )  # an even split: unresolved
     assert np.isnan(combine(kind, []))
 
 

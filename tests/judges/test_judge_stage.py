@@ -188,8 +188,9 @@ def test_the_response_cache_answers_a_second_judge_stage_and_says_so(run: Path) 
     assert "1 judge calls and 19 verdicts from the response cache (not calls)" in text
     # a judge and its own cached copy: no agreement, and the reports say why
     assert "inter_judge" not in a and "inter_judge" not in b
-    assert "on 20 of the 20 items both asked, their verdicts are one response-cache entry" in (
-        b["inter_judge_note"]
+    assert (
+        "on 20 of the 20 items both asked, their verdicts are one response-cache entry"
+        in (b["inter_judge_note"])
     )
     report = CliRunner().invoke(app, ["report", str(run)]).output
     assert "agreement of b with a is not computed" in " ".join(report.split())

@@ -62,7 +62,11 @@ def test_a_rubric_dimension_ci_lies_on_the_points_scale(tmp_path: Path) -> None:
 def test_the_judged_closed_open_delta_has_a_ci(tmp_path: Path) -> None:
     its = items(10)
     verdicts = [1, 0, 1, 1, 0, 1, 0, 0, 1, 1]
-    write(tmp_path, "equivalence", [line(it.id, float(v)) for it, v in zip(its, verdicts, strict=True)])
+    write(
+        tmp_path,
+        "equivalence",
+        [line(it.id, float(v)) for it, v in zip(its, verdicts, strict=True)],
+    )
     closed_scores = np.array([1, 1, 1, 0, 1, 1, 0, 1], dtype=float)
     closed_images = np.array([f"c{k}" for k in range(8)], dtype=object)
     gap = {"overall": {"closed": closed_scores.mean(), "n_closed": 8}}

@@ -127,9 +127,7 @@ def test_the_label_reader_for_other_tables(judged: Path, tmp_path: Path) -> None
     assert found == entry["calibration"] and found["label"] == "calibrated"
 
 
-def test_board_prints_the_calibrated_score_beside_the_raw_one(
-    judged: Path, tmp_path: Path
-) -> None:
+def test_board_prints_the_calibrated_score_beside_the_raw_one(judged: Path, tmp_path: Path) -> None:
     """`board --score judge:NAME --human FILE`: the same PPI estimate as `agreement`, per run,
     without writing the agreement file; --human without a judge source is refused."""
     import shutil

@@ -196,7 +196,9 @@ def test_two_runs_give_win_ratios_by_people_and_by_the_judge(
         max(d["largest_difference"] for d in wins["dimensions"].values()))  # fmt: skip
     text = invoke("agreement", rand, oracle, "--judge", "judge", *files)
     assert text.returncode == 0 and "largest |people − judge| win-ratio difference" in text.stdout
-    assert "largest per-dimension difference:" in text.stdout and "criterion ≤ 0.0449" in text.stdout
+    assert (
+        "largest per-dimension difference:" in text.stdout and "criterion ≤ 0.0449" in text.stdout
+    )
 
 
 def test_inter_judge_form(runs: tuple[Path, Path]) -> None:

@@ -11,10 +11,14 @@ from medlens.ratings.winratio import win_ratios
 
 def test_win_ratios_per_dimension_by_hand() -> None:
     # two models, three items; people and the judge agree on coherence and differ on accuracy
-    human = [{"coherence": {"a": 5, "b": 7, "c": 2}, "visual_accuracy": {"a": 9, "b": 1, "c": 4}},
-             {"coherence": {"a": 3, "b": 7, "c": 6}, "visual_accuracy": {"a": 2, "b": 5, "c": 4}}]
-    judge = [{"coherence": {"a": 6, "b": 8, "c": 1}, "visual_accuracy": {"a": 3, "b": 3, "c": 9}},
-             {"coherence": {"a": 2, "b": 8, "c": 5}, "visual_accuracy": {"a": 2, "b": 5, "c": 1}}]
+    human = [
+        {"coherence": {"a": 5, "b": 7, "c": 2}, "visual_accuracy": {"a": 9, "b": 1, "c": 4}},
+        {"coherence": {"a": 3, "b": 7, "c": 6}, "visual_accuracy": {"a": 2, "b": 5, "c": 4}},
+    ]
+    judge = [
+        {"coherence": {"a": 6, "b": 8, "c": 1}, "visual_accuracy": {"a": 3, "b": 3, "c": 9}},
+        {"coherence": {"a": 2, "b": 8, "c": 5}, "visual_accuracy": {"a": 2, "b": 5, "c": 1}},
+    ]
     result = dimension_win_ratios(["m1", "m2"], human, judge)
     coherence = result["dimensions"]["coherence"]
     # people: m1 wins a, ties b, loses c → (1 + .5 + 0)/3; the judge reads the same order

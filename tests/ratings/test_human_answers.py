@@ -47,7 +47,9 @@ def test_an_answer_sheet_becomes_a_human_run_that_compares_and_boards(
     assert len(rows) == 10 and set(rows[0]) >= {"study", "id", "question", "images", "answer"}
     assert "reference" not in rows[0] and all(not r["answer"] for r in rows)  # nothing given away
     for row in rows:  # every image is beside the sheet, named by relative path
-        assert row["images"] and all((tmp_path / name).is_file() for name in row["images"].split(", "))
+        assert row["images"] and all(
+            (tmp_path / name).is_file() for name in row["images"].split(", ")
+        )
     gold = {item.id: item for item in items_of(f"vqa-rad:{realdata_dir('vqa_rad')}")}
     for number, row in enumerate(rows):
         answer = str(gold[row["id"]].answer)
@@ -69,7 +71,9 @@ def test_an_answer_sheet_becomes_a_human_run_that_compares_and_boards(
     compared = runner.invoke(app, ["compare", str(model_run), str(human), "--json"])
     assert compared.exit_code == 0, compared.output
     assert json.loads(compared.stdout)["overall"]["n"] == 10
-    board = runner.invoke(app, ["board", str(model_run), str(human), "--align", "intersect", "--json"])
+    board = runner.invoke(
+        app, ["board", str(model_run), str(human), "--align", "intersect", "--json"]
+    )
     assert board.exit_code == 0, board.output
     names = {m["run"]: m for m in json.loads(board.stdout)["models"]}
     assert "vr-human-rad1" in names and names["vr-human-rad1"]["score"] == pytest.approx(0.8)

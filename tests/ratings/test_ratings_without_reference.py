@@ -23,7 +23,9 @@ def test_the_hint_for_healthsearchqa_rates_without_a_reference(tmp_path: Path) -
     followed = CliRunner().invoke(app, ["ratings", "export", str(run), "--sample", "100",
                                         "--output", str(sheet)])  # fmt: skip
     assert followed.exit_code == 0, followed.output
-    text = " ".join(str(c.value) for ws in load_workbook(sheet) for row in ws.iter_rows() for c in row)
+    text = " ".join(
+        str(c.value) for ws in load_workbook(sheet) for row in ws.iter_rows() for c in row
+    )
     assert "equivalent" not in text and "MultiMedQA" in text
     refused = CliRunner().invoke(app, ["ratings", "export", str(run), "--sample", "100",
                                        "--output", str(tmp_path / "eq.xlsx"),

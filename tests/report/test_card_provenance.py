@@ -75,7 +75,10 @@ def test_runs_lists_the_selection_and_a_short_benchmark_label(tmp_path: Path) ->
     bench = write_choice_benchmark(tmp_path / "a" / "deep" / "folder", 12, {"modality": "CT"})
     named_run(f"jsonl:{bench}", "random", tmp_path / "runs", "sampled", "--sample", "5")
     named_run(f"jsonl:{bench}", "random", tmp_path / "runs", "whole")
-    listed = {r["name"]: r for r in json.loads(runner.invoke(app, ["runs", str(tmp_path / "runs"), "--json"]).stdout)}
+    listed = {
+        r["name"]: r
+        for r in json.loads(runner.invoke(app, ["runs", str(tmp_path / "runs"), "--json"]).stdout)
+    }
     assert listed["sampled"]["benchmark_label"] == "jsonl:bench.jsonl"
     assert listed["sampled"]["selection"] == "5 of 12 items: sample 5, seed 0"
     assert listed["whole"]["selection"] == "all items"
@@ -97,13 +100,22 @@ def test_judge_cost_is_projected_over_the_items_the_judge_covers(tmp_path: Path)
         result = runner.invoke(app, ["judge", str(run), "--judge", judge_spec(server.base_url),
                                      "--protocol", "equivalence", "--scope", "all"])  # fmt: skip
         assert result.exit_code == 0, result.output
-    cost = json.loads(runner.invoke(app, ["cost", str(run), "--price", "input=1,output=1", "--json"]).stdout)
-    judge_lines = [json.loads(x) for x in next((run / "judges").glob("*/judgements.jsonl")).read_text().splitlines()]
+    cost = json.loads(
+        runner.invoke(app, ["cost", str(run), "--price", "input=1,output=1", "--json"]).stdout
+    )
+    judge_lines = [
+        json.loads(x)
+        for x in next((run / "judges").glob("*/judgements.jsonl")).read_text().splitlines()
+    ]
     covered = {line["id"] for line in judge_lines}
     assert covered == {f"o{i}" for i in range(6)}
-    spent = sum(
-        line["usage"]["prompt_tokens"] + line["usage"]["completion_tokens"] for line in judge_lines
-    ) / 1e6
+    spent = (
+        sum(
+            line["usage"]["prompt_tokens"] + line["usage"]["completion_tokens"]
+            for line in judge_lines
+        )
+        / 1e6
+    )
     projected = cost["projected"]["judges"]
     assert projected["covers"] == {"items": 20, "sample": 6, "kinds": ["open"]}
     assert projected["cost"] == pytest.approx(20 * spent / 6)

@@ -141,7 +141,9 @@ def test_report_vlmeval_scores_equal_the_csv_values(val_run: tuple[Path, pd.Data
 def test_vlmeval_result_table(val_run: tuple[Path, pd.DataFrame], tmp_path: Path) -> None:
     run_dir, frame = val_run
     runner.invoke(app, ["export", str(run_dir), "--format", "vlmeval", "--output", str(tmp_path)])
-    table = pd.read_excel(tmp_path / "val_GMAI-MMBench_VAL_exact_matching_result.xlsx", dtype={"index": str})
+    table = pd.read_excel(
+        tmp_path / "val_GMAI-MMBench_VAL_exact_matching_result.xlsx", dtype={"index": str}
+    )
     assert list(table.columns[:5]) == ["index", "prediction", "answer", "hit", "log"]
     assert "image" not in table.columns and set(BREAKDOWNS) <= set(table.columns)
     merged = table.merge(frame[["index", "expected", "answer"]], on="index", suffixes=("", "_tsv"))
@@ -202,7 +204,9 @@ def test_item_without_prediction_is_a_miss_with_a_log(tmp_path: Path) -> None:
     runner.invoke(
         app, ["export", str(tmp_path / "v"), "--format", "vlmeval", "-o", str(tmp_path / "x")]
     )
-    table = pd.read_excel(tmp_path / "x" / "v_GMAI-MMBench_VAL_exact_matching_result.xlsx", dtype={"index": str})
+    table = pd.read_excel(
+        tmp_path / "x" / "v_GMAI-MMBench_VAL_exact_matching_result.xlsx", dtype={"index": str}
+    )
     missing = table[table["index"] == frame["index"][0]].iloc[0]
     assert missing["hit"] == 0 and "no prediction" in missing["log"]
 

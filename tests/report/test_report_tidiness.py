@@ -96,7 +96,9 @@ def test_board_references_carry_their_provenance_in_a_footnote(tmp_path: Path) -
 def test_long_labels_are_not_clipped_in_board_plots(tmp_path: Path) -> None:
     bench = f"jsonl:{write_choice_benchmark(tmp_path / 'data', 6)}"
     # a replayed model's label holds its file's path: long enough to pass the label column
-    long_name = tmp_path / "predictions-of-a-model-with-a-name-far-too-long-for-the-label-column.csv"
+    long_name = (
+        tmp_path / "predictions-of-a-model-with-a-name-far-too-long-for-the-label-column.csv"
+    )
     long_name.write_text("index,prediction\n" + "".join(f"{i},A\n" for i in range(6)))
     runs = [named_run(bench, f"replay:{long_name}", tmp_path / "runs", "long"),
             named_run(bench, "oracle", tmp_path / "runs", "short")]  # fmt: skip

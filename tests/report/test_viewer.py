@@ -302,7 +302,10 @@ def test_report_and_board_link_to_the_viewers_item_pages(
     link = browser.find_element("link text", "q3").get_attribute("href")
     assert link == VIEWER_URL + "/item/q3"
     visit(browser, link.replace(VIEWER_URL, viewer.url))  # the viewer the test started
-    assert browser.find_element("css selector", "section[data-run=replayed] pre.output").text == PAYLOAD
+    assert (
+        browser.find_element("css selector", "section[data-run=replayed] pre.output").text
+        == PAYLOAD
+    )
     board = tmp_path / "board.html"
     result = CliRunner().invoke(
         app, ["board", str(runs / "random"), str(runs / "replayed"), "--by", "modality",

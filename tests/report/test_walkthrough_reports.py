@@ -274,7 +274,13 @@ def test_test_split_report_makes_no_claims_about_cells(tmp_path: Path) -> None:
 
     bench = tmp_path / "t.jsonl"
     items = [
-        Item(id=str(i), question="Q?", kind="choice", options={"A": "x", "B": "y"}, meta={"granularity": g})
+        Item(
+            id=str(i),
+            question="Q?",
+            kind="choice",
+            options={"A": "x", "B": "y"},
+            meta={"granularity": g},
+        )
         for i, g in enumerate(["box", "image"] * 3)
     ]
     bench.write_text("".join(json.dumps(i.to_json()) + "\n" for i in items), encoding="utf-8")

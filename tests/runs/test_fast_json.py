@@ -87,7 +87,10 @@ def test_lines_read_back_as_the_standard_parser_reads_them() -> None:
         line = standard(value)
         got, want = loads_line(line), json.loads(line)
         assert got == want or (got != got and want != want)  # NaN
-    assert loads_line(b'{"big": 123456789012345678901234567890}')["big"] == 123456789012345678901234567890
+    assert (
+        loads_line(b'{"big": 123456789012345678901234567890}')["big"]
+        == 123456789012345678901234567890
+    )
     assert loads_line(b"[1e400]") == [float("inf")]
 
 
@@ -147,7 +150,17 @@ def test_sigkill_of_a_fast_run_then_resume_records_every_item_once(tmp_path: Pat
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
 
     def medlens(name: str) -> subprocess.Popen[bytes]:
-        command = [sys.executable, "-m", "medlens", "run", *spec, "--out", str(tmp_path), "--name", name]
+        command = [
+            sys.executable,
+            "-m",
+            "medlens",
+            "run",
+            *spec,
+            "--out",
+            str(tmp_path),
+            "--name",
+            name,
+        ]
         return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
     reference = medlens("ref")
@@ -173,7 +186,9 @@ def test_sigkill_of_a_fast_run_then_resume_records_every_item_once(tmp_path: Pat
     final = medlens("killed")
     assert final.wait(timeout=300) == 0
     got = [json.loads(line) for line in killed.read_text(encoding="utf-8").splitlines()]
-    want = [json.loads(line) for line in (tmp_path / "ref" / "records.jsonl").read_text().splitlines()]
+    want = [
+        json.loads(line) for line in (tmp_path / "ref" / "records.jsonl").read_text().splitlines()
+    ]
     assert len(got) == len({r["id"] for r in got}) == 4000
     scores = {r["id"]: (r["output"], r["score"]) for r in got}
     assert scores == {r["id"]: (r["output"], r["score"]) for r in want}

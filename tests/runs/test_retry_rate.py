@@ -31,7 +31,9 @@ def test_the_watch_calls_out_once_above_five_percent_and_stops_above_the_limit()
     said = [line for line in lines if line]
     assert len(said) == 1 and "retry rate" in said[0] and "above 5%" in said[0]
     quiet = RetryWatch()
-    assert not any(quiet.add({"retries": {"rate_limit": 1} if i % 25 == 24 else {}}) for i in range(50))
+    assert not any(
+        quiet.add({"retries": {"rate_limit": 1} if i % 25 == 24 else {}}) for i in range(50)
+    )
     strict = RetryWatch(limit=0.05)
     with pytest.raises(RetryRateExceeded, match=r"--max-retry-rate 0\.05"):
         for i in range(40):
@@ -59,7 +61,9 @@ def test_max_retry_rate_stops_the_run_and_a_rerun_resumes(tmp_path: Path) -> Non
         stopped = invoke_run(bench, model, tmp_path, "s", "--concurrency", "1",
                              "--max-retry-rate", "0.1")  # fmt: skip
         assert stopped.exit_code == 1, stopped.output
-        assert "stopped: retry rate" in stopped.output and "rerun the same command" in stopped.output
+        assert (
+            "stopped: retry rate" in stopped.output and "rerun the same command" in stopped.output
+        )
         kept = (tmp_path / "s" / "records.jsonl").read_text().splitlines()
         assert 0 < len(kept) < 60
         resumed = invoke_run(bench, model, tmp_path, "s", "--concurrency", "1")

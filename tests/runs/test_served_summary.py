@@ -30,7 +30,10 @@ def test_pyarrow_summary_equals_the_stores(tmp_path: Path) -> None:
     run = write_run(tmp_path / "a", lines)
     expected = served_summary(RunStore.open(run).records().values())
     assert records_served_summary(run) == expected
-    assert expected == {"served_model": {"ckpt-1": 2, "ckpt-2": 1}, "system_fingerprint": {"fp1": 2}}
+    assert expected == {
+        "served_model": {"ckpt-1": 2, "ckpt-2": 1},
+        "system_fingerprint": {"fp1": 2},
+    }
 
 
 def test_duplicates_and_torn_lines_are_read_by_the_store(tmp_path: Path) -> None:

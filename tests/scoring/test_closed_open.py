@@ -12,7 +12,9 @@ from medlens.stats.paired import difference_ci, paired_ci
 
 def mmbu_item(k: int, form: str, image: str) -> Item:
     meta = {"task": "classification", "template": "none", "answer_type": form, "image_id": image}
-    return Item(id=f"{form}{k}", question="?", kind="open", options={}, answer=f"organ {k}", meta=meta)
+    return Item(
+        id=f"{form}{k}", question="?", kind="open", options={}, answer=f"organ {k}", meta=meta
+    )
 
 
 def test_pairs_by_sample_and_uses_the_paired_interval() -> None:
@@ -34,7 +36,9 @@ def test_pairs_by_sample_and_uses_the_paired_interval() -> None:
 def test_every_pair_agreeing_is_not_a_zero_width_interval() -> None:
     items = [mmbu_item(k, form, f"img{k}") for form in ("closed", "open") for k in range(8)]
     forms = np.array([i.meta["answer_type"] for i in items], dtype=object)
-    gap = closed_open_delta(forms, pair_keys(items), np.ones(16), np.array([f"img{k % 8}" for k in range(16)]))
+    gap = closed_open_delta(
+        forms, pair_keys(items), np.ones(16), np.array([f"img{k % 8}" for k in range(16)])
+    )
     assert gap is not None and gap["delta"] == 0.0
     lo, hi = gap["delta_ci"]
     assert lo < -0.05 and hi > 0.05  # [0, 0] was printed before
@@ -60,6 +64,8 @@ def test_unscored_partners_leave_the_pairs() -> None:
     items = [mmbu_item(k, form, f"img{k}") for form in ("closed", "open") for k in range(4)]
     forms = np.array([i.meta["answer_type"] for i in items], dtype=object)
     scores = np.array([1, 1, 0, 1, 0, np.nan, 0, 1], float)  # open 1 has no verdict
-    gap = closed_open_delta(forms, pair_keys(items), scores, np.array([f"img{k % 4}" for k in range(8)]))
+    gap = closed_open_delta(
+        forms, pair_keys(items), scores, np.array([f"img{k % 4}" for k in range(8)])
+    )
     assert gap is not None and gap["n_pairs"] == 3 and gap["unpaired"] == 1
     assert gap["delta"] == pytest.approx(np.mean([1 - 0, 0 - 0, 1 - 1]))

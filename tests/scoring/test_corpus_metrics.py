@@ -133,6 +133,7 @@ def test_weighted_auroc_equals_sklearn_with_sample_weights(n_classes: int) -> No
     labels = [str(c) for c in range(n_classes)]
     rows = [dict(zip(labels, map(float, row), strict=True)) for row in matrix]
     from medlens.scoring import metrics
+
     unweighted = corpus_stats.weighted_auroc(matrix, truth, np.ones((1, 90)), np.arange(90))[0]
     assert unweighted == pytest.approx(metrics.auroc([str(t) for t in truth], rows, labels))
 

@@ -108,7 +108,10 @@ def test_the_run_and_the_command_report_the_same_f1s_as_scikit_learn(report_run:
     predicted = [chexpert_labels(t) for t in GENERATED]
     gold = [chexpert_labels(t) for t in REFERENCES]
     y14, p14 = _matrix(gold, FINDINGS, "negative"), _matrix(predicted, FINDINGS, "negative")
-    y5, p5 = _matrix(gold, MAJOR_FINDINGS, "negative"), _matrix(predicted, MAJOR_FINDINGS, "negative")
+    y5, p5 = (
+        _matrix(gold, MAJOR_FINDINGS, "negative"),
+        _matrix(predicted, MAJOR_FINDINGS, "negative"),
+    )
     expected = {
         "chexpert_macro_f1_14": f1_score(y14, p14, average="macro", zero_division=np.nan),
         "chexpert_micro_f1_5": f1_score(y5, p5, average="micro"),
@@ -213,7 +216,10 @@ def test_a_learned_labeller_labels_as_its_weights_say_and_scores_like_scikit_lea
     found = json.loads(result.output)
     assert found["labeller"] == f"learned ({folder})" and found["uncertain"] == "positive"
     y14, p14 = _matrix(gold, FINDINGS, "positive"), _matrix(predicted, FINDINGS, "positive")
-    y5, p5 = _matrix(gold, MAJOR_FINDINGS, "positive"), _matrix(predicted, MAJOR_FINDINGS, "positive")
+    y5, p5 = (
+        _matrix(gold, MAJOR_FINDINGS, "positive"),
+        _matrix(predicted, MAJOR_FINDINGS, "positive"),
+    )
     expected = {
         "chexpert_macro_f1_14": f1_score(y14, p14, average="macro", zero_division=np.nan),
         "chexpert_micro_f1_5": f1_score(y5, p5, average="micro", zero_division=np.nan),

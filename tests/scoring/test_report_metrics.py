@@ -24,8 +24,7 @@ from tiny_images import PNG
 FINDINGS = [
     "The cardiomediastinal silhouette is within normal limits. The lungs are clear. "
     "No pleural effusion or pneumothorax.",
-    "Mild cardiomegaly. Small left pleural effusion with adjacent atelectasis. ___ tube in "
-    "place.",
+    "Mild cardiomegaly. Small left pleural effusion with adjacent atelectasis. ___ tube in place.",
     "Right lower lobe opacity, possible pneumonia. No pneumothorax.",
 ]
 MODEL = [
@@ -37,7 +36,7 @@ MODEL = [
 
 def _csv(path: Path, header: list[str], rows: list[list[str]], gz: bool = False) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    with (gzip.open(path, "wt", newline="") if gz else path.open("w", newline="")) as handle:
+    with gzip.open(path, "wt", newline="") if gz else path.open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(header)
         writer.writerows(rows)
@@ -71,8 +70,12 @@ def iu_release(root: Path) -> Path:
     return root
 
 
-@pytest.mark.parametrize(("name", "release"), [("mimic-cxr", mimic_release), ("iu-xray", iu_release)])
-def test_oracle_scores_one_on_every_report_metric(name: str, release: object, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("name", "release"), [("mimic-cxr", mimic_release), ("iu-xray", iu_release)]
+)
+def test_oracle_scores_one_on_every_report_metric(
+    name: str, release: object, tmp_path: Path
+) -> None:
     root = release(tmp_path / name)  # type: ignore[operator]
     run = named_run(f"{name}:{root}", "oracle", tmp_path / "runs", name)
     results = json.loads((run / "results.json").read_text())
@@ -110,8 +113,14 @@ def test_corpus_bleu_and_rouge_equal_the_libraries_on_the_same_strings(tmp_path:
 
 
 def test_prediction_and_reference_are_normalised_alike() -> None:
-    assert report_text("  **Findings:**  The lungs\nare clear.  ") == "**Findings:** The lungs are clear."
-    assert report_text("<think>Let me see.</think> Patient ___ has a tube.") == "Patient ___ has a tube."
+    assert (
+        report_text("  **Findings:**  The lungs\nare clear.  ")
+        == "**Findings:** The lungs are clear."
+    )
+    assert (
+        report_text("<think>Let me see.</think> Patient ___ has a tube.")
+        == "Patient ___ has a tube."
+    )
 
 
 def _item(modality: str, source: str = "") -> Item:
@@ -166,6 +175,10 @@ def test_uncertain_label_policies(policy: str, counts: tuple[int, int, int]) -> 
 def test_ignore_drops_a_finding_either_side_doubts() -> None:
     # the reference is sure of the effusion, the model is not: ignored, not a miss
     assert finding_counts("Possible pleural effusion.", "Pleural effusion.", "ignore") == (0, 0, 0)
-    assert finding_counts("Possible pleural effusion.", "Pleural effusion.", "negative") == (0, 0, 1)
+    assert finding_counts("Possible pleural effusion.", "Pleural effusion.", "negative") == (
+        0,
+        0,
+        1,
+    )
     with pytest.raises(ValueError, match="uncertain"):
         finding_counts("a", "b", "sometimes")

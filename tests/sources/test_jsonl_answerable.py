@@ -12,16 +12,28 @@ from typer.testing import CliRunner
 
 from medlens.cli import app
 
-GOOD = {"id": "ok", "question": "Which?", "kind": "choice", "options": {"A": "x", "B": "y"}, "answer": "A"}
+GOOD = {
+    "id": "ok",
+    "question": "Which?",
+    "kind": "choice",
+    "options": {"A": "x", "B": "y"},
+    "answer": "A",
+}
 
 
 @pytest.mark.parametrize(
     ("bad", "where"),
     [
         ({"question": "  "}, "line 2, field 'question': blank question"),
-        ({"kind": "open", "options": {}, "answer": " "}, "line 2, field 'answer': empty gold answer"),
+        (
+            {"kind": "open", "options": {}, "answer": " "},
+            "line 2, field 'answer': empty gold answer",
+        ),
         ({"options": {"A": "x"}}, "line 2, field 'options': one option only"),
-        ({"options": {"A": "Liver", "B": "y", "C": " liver"}}, "line 2, field 'options': options A and C"),
+        (
+            {"options": {"A": "Liver", "B": "y", "C": " liver"}},
+            "line 2, field 'options': options A and C",
+        ),
     ],
 )
 def test_items_check_fails_are_refused_before_running(
@@ -30,7 +42,8 @@ def test_items_check_fails_are_refused_before_running(
     bench = tmp_path / "b.jsonl"
     bench.write_text(json.dumps(GOOD) + "\n" + json.dumps({**GOOD, "id": "bad", **bad}) + "\n")
     result = CliRunner().invoke(
-        app, ["run", "--bench", f"jsonl:{bench}", "--model", "random", "--out", str(tmp_path / "runs")]
+        app,
+        ["run", "--bench", f"jsonl:{bench}", "--model", "random", "--out", str(tmp_path / "runs")],
     )
     assert result.exit_code == 2, result.output
     assert f"{bench}, {where}" in " ".join(result.output.split())

@@ -22,7 +22,9 @@ GOLDS = ["brain", "lung", "liver", "lung"]
 
 def official_folder(root: Path) -> Path:
     """classification_{closed,open}_VQA.tsv over four real SLAKE images, per-task indices 0–3."""
-    images = sorted(p for p in (realdata_dir("slake") / "imgs").iterdir() if (p / "source.jpg").is_file())[:4]
+    images = sorted(
+        p for p in (realdata_dir("slake") / "imgs").iterdir() if (p / "source.jpg").is_file()
+    )[:4]
     for number, folder in enumerate(images):
         target = root / "images" / "classification" / f"{number}.jpg"
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -52,31 +54,51 @@ def score(run: Path) -> float:
 
 def test_a_closed_task_output_replays_against_its_official_tsv(tmp_path: Path) -> None:
     root = official_folder(tmp_path / "mmbu")
-    output = outputs(tmp_path / "out", "classification_closed_VQA.jsonl", "closed", ["A", "B", "A", "B"])
-    run = named_run(f"mmbu:{root / 'classification_closed_VQA.tsv'}", f"replay:{output}", tmp_path / "runs", "closed")
+    output = outputs(
+        tmp_path / "out", "classification_closed_VQA.jsonl", "closed", ["A", "B", "A", "B"]
+    )
+    run = named_run(
+        f"mmbu:{root / 'classification_closed_VQA.tsv'}",
+        f"replay:{output}",
+        tmp_path / "runs",
+        "closed",
+    )
     assert score(run) == pytest.approx(0.75)
 
 
-def test_a_folder_of_task_outputs_replays_against_an_mmbu_folder_and_exports(tmp_path: Path) -> None:
+def test_a_folder_of_task_outputs_replays_against_an_mmbu_folder_and_exports(
+    tmp_path: Path,
+) -> None:
     root = official_folder(tmp_path / "mmbu")
     out = tmp_path / "out"
     outputs(out, "qwen_classification_closed_VQA_results.jsonl", "closed", ["A", "B", "C", "A"])
-    outputs(out, "qwen_classification_open_VQA_results.jsonl", "open", ["brain", "lung", "the liver", "spleen"])
+    outputs(
+        out,
+        "qwen_classification_open_VQA_results.jsonl",
+        "open",
+        ["brain", "lung", "the liver", "spleen"],
+    )
     run = named_run(f"mmbu:{root}", f"replay:{out}", tmp_path / "runs", "folder")
     records = [json.loads(x) for x in (run / "records.jsonl").read_text().splitlines()]
     assert len(records) == 8 and not any(r.get("error") for r in records)
     by_id = {r["id"]: r["score"] for r in records}
-    assert by_id["classification_closed_VQA-2"] == 1.0 and by_id["classification_closed_VQA-3"] == 0.0
+    assert (
+        by_id["classification_closed_VQA-2"] == 1.0 and by_id["classification_closed_VQA-3"] == 0.0
+    )
     from typer.testing import CliRunner
 
     from medlens.cli import app
 
-    exported = CliRunner().invoke(app, ["export", str(run), "--format", "vlmeval", "--output", str(tmp_path / "x")])
+    exported = CliRunner().invoke(
+        app, ["export", str(run), "--format", "vlmeval", "--output", str(tmp_path / "x")]
+    )
     assert exported.exit_code == 0, exported.output
     import pandas as pd
 
     frame = pd.read_excel(next((tmp_path / "x").glob("*_exact_matching_result.xlsx")))
-    assert len(frame) == 8 and set(frame["index"]) == {f"classification_{f}_VQA-{i}" for f in ("closed", "open") for i in range(4)}
+    assert len(frame) == 8 and set(frame["index"]) == {
+        f"classification_{f}_VQA-{i}" for f in ("closed", "open") for i in range(4)
+    }
 
 
 @pytest.mark.parametrize(
@@ -85,7 +107,9 @@ def test_a_folder_of_task_outputs_replays_against_an_mmbu_folder_and_exports(tmp
      (["detection_grounding_closed_VQA.jsonl"], "task detection_grounding_closed_VQA is not a task of this benchmark"),
      (["predictions.jsonl"], "no MMBU task name in the file name")],
 )  # fmt: skip
-def test_a_bad_output_folder_is_one_line_naming_the_file(tmp_path: Path, names: list[str], said: str) -> None:
+def test_a_bad_output_folder_is_one_line_naming_the_file(
+    tmp_path: Path, names: list[str], said: str
+) -> None:
     root = official_folder(tmp_path / "mmbu")
     out = tmp_path / "out"
     for name in names:

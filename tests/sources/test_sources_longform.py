@@ -181,9 +181,12 @@ def test_missing_columns_and_fields_are_one_line_errors(tmp_path: Path) -> None:
     write_medicationqa(tmp_path / "m", [c if c != "Answer" else "Reply" for c in MEDICATION_HEADER])
     assert "missing column 'Answer'" in _one_line_exit_2(f"medicationqa:{tmp_path / 'm'}", tmp_path)
     bad_xml = tmp_path / "bad.xml"
-    bad_xml.write_text(LIVEQA_XML.replace("<ANSWER>10%", "<NOPE>10%").replace(
-        "abnormalities.</ANSWER>", "abnormalities.</NOPE>").replace(
-        "<ANSWER> Renal", "<X> Renal").replace("hydronephrosis. </ANSWER>", "hydronephrosis. </X>"))
+    bad_xml.write_text(
+        LIVEQA_XML.replace("<ANSWER>10%", "<NOPE>10%")
+        .replace("abnormalities.</ANSWER>", "abnormalities.</NOPE>")
+        .replace("<ANSWER> Renal", "<X> Renal")
+        .replace("hydronephrosis. </ANSWER>", "hydronephrosis. </X>")
+    )
     assert "no reference answer" in _one_line_exit_2(f"liveqa:{bad_xml}", tmp_path)
     no_question = tmp_path / "hsqa.csv"
     no_question.write_text("id,text\n1,Is it serious?\n")

@@ -60,7 +60,9 @@ def test_ratio_ci_of_one_event_per_image_is_wilson_cc() -> None:
 def test_ratio_ci_of_clustered_events_is_the_clustered_cell_interval() -> None:
     sums, sizes = np.array([2.0, 4, 0, 3, 6]), np.array([3.0, 5, 2, 3, 6])
     lo, hi = ratio_ci(sums, sizes, np.array(list("abcde")))
-    values = np.concatenate([np.r_[np.ones(int(s)), np.zeros(int(m - s))] for s, m in zip(sums, sizes, strict=True)])
+    values = np.concatenate(
+        [np.r_[np.ones(int(s)), np.zeros(int(m - s))] for s, m in zip(sums, sizes, strict=True)]
+    )
     clusters = np.repeat(np.array(list("abcde")), sizes.astype(int))
     ref_lo, ref_hi = group_cis(values, np.zeros(values.size, int), clusters)
     assert (lo, hi) == pytest.approx((ref_lo[0], ref_hi[0]))
@@ -75,10 +77,14 @@ def test_paired_ci_of_constant_fractional_differences_is_not_zero_width() -> Non
 def test_bca_bounds_are_scipys() -> None:
     rng = np.random.default_rng(3)
     x = rng.exponential(size=25)
-    res = stats.bootstrap((x,), np.mean, n_resamples=4000, method="BCa", rng=np.random.default_rng(1))
+    res = stats.bootstrap(
+        (x,), np.mean, n_resamples=4000, method="BCa", rng=np.random.default_rng(1)
+    )
     jackknife = (x.sum() - x) / (x.size - 1)
     lo, hi = bca_bounds(res.bootstrap_distribution, float(x.mean()), jackknife)
-    assert (lo, hi) == pytest.approx((res.confidence_interval.low, res.confidence_interval.high), rel=2e-3)
+    assert (lo, hi) == pytest.approx(
+        (res.confidence_interval.low, res.confidence_interval.high), rel=2e-3
+    )
 
 
 def test_win_ratio_difference_uses_the_paired_interval() -> None:
@@ -129,13 +135,17 @@ def test_simulated_paired_delta_on_three_images_covers() -> None:
         opened = (v < np.clip(rate_c - 0.2, 0, 1)[image]).astype(float)
         return paired_ci(opened, closed, image)
 
-    truth = 0.7 - float(np.mean(np.clip(np.random.default_rng(9).beta(3.5, 1.5, 200_000) - 0.2, 0, 1)))
+    truth = 0.7 - float(
+        np.mean(np.clip(np.random.default_rng(9).beta(3.5, 1.5, 200_000) - 0.2, 0, 1))
+    )
     assert coverage(draw, truth, 300, 1) >= 0.88
 
 
 def test_simulated_alpha_near_zero_covers() -> None:
     def draw(rng: np.random.Generator) -> list[float]:
-        ci = krippendorff_alpha_ci((rng.random((30, 2)) < 0.6).astype(float).tolist(), n_resamples=500)
+        ci = krippendorff_alpha_ci(
+            (rng.random((30, 2)) < 0.6).astype(float).tolist(), n_resamples=500
+        )
         assert ci is not None
         return ci
 

@@ -146,9 +146,12 @@ CASES = [
         "layout medcmr needs the axes dimension, which benchmark 'demo' lacks",
     ),
     (
-        replace('first = { spec = "first", concurrency = 4 }',
-                'first = { spec = "openai:Qwen/qwen2-vl?base_url=http://127.0.0.1:9/v1", concurrency = 4 }')
-        .replace('spec = "replay:judge.jsonl"', 'spec = "openai:qwen2-vl?base_url=http://127.0.0.1:8/v1"'),
+        replace(
+            'first = { spec = "first", concurrency = 4 }',
+            'first = { spec = "openai:Qwen/qwen2-vl?base_url=http://127.0.0.1:9/v1", concurrency = 4 }',
+        ).replace(
+            'spec = "replay:judge.jsonl"', 'spec = "openai:qwen2-vl?base_url=http://127.0.0.1:8/v1"'
+        ),
         8,
         "judges.eq.spec",
         "names 'qwen2-vl', the model this run evaluates (model 'first'): a model judging its own answers",
@@ -213,7 +216,10 @@ def test_a_board_scored_by_a_judge_of_its_benchmark_is_accepted(tmp_path: Path) 
 
     path = tmp_path / "s.toml"
     for score in ("combined:eq", "judge:eq"):
-        path.write_text(replace('pairs = ["rand:first"]', f'pairs = ["rand:first"]\nscore = "{score}"'), encoding="utf-8")
+        path.write_text(
+            replace('pairs = ["rand:first"]', f'pairs = ["rand:first"]\nscore = "{score}"'),
+            encoding="utf-8",
+        )
         board = load_study(path).boards[0]
         assert board.score == score and board.score_judge == "eq"
     path.write_text(replace('pairs = ["rand:first"]', 'pairs = ["rand:first"]\njudge = "eq"\nscore = "combined:eq"'),

@@ -39,7 +39,8 @@ def test_a_layout_board_reads_the_benchmarks_judge(tmp_path: Path) -> None:
     board = json.loads((folder / "boards" / "cmr.json").read_text(encoding="utf-8"))
     runs = [str(folder / "runs" / key) for key in ("base--cmr", "tuned--cmr")]
     direct = CliRunner().invoke(
-        app, ["board", *runs, "--layout", "medcmr", "--allow-partial", "--judge", "rubric", "--json"]
+        app,
+        ["board", *runs, "--layout", "medcmr", "--allow-partial", "--judge", "rubric", "--json"],
     )
     assert direct.exit_code == 0, direct.output
     expected = json.loads(direct.output)

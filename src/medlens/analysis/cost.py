@@ -37,6 +37,8 @@ def answer_tokens(max_tokens: str | None, reasoning: bool = False) -> float:
     if max_tokens and max_tokens.isdigit():
         return float(max_tokens)
     return float(REASONING_OUTPUT_TOKENS if reasoning else DEFAULT_OUTPUT_TOKENS)
+
+
 MAX_PRICE = 1_000_000.0
 """USD per 1M tokens: far above any model's price, low enough that no cost overflows."""
 INPUT_KEYS = ("prompt_tokens", "input_tokens")
@@ -302,7 +304,9 @@ def estimate_prompt_cost(
     }
 
 
-def strategy_estimate(estimate: Mapping[str, Any], requests: int, paths_read: int) -> dict[str, Any]:
+def strategy_estimate(
+    estimate: Mapping[str, Any], requests: int, paths_read: int
+) -> dict[str, Any]:
     """`estimate` (one request per item) scaled to a strategy's `requests` per item, where the
     last request also reads `paths_read` earlier answers as input (ensemble refinement's K
     paths, each assumed as long as an answer)."""

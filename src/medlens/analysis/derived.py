@@ -77,7 +77,9 @@ class Basis:
         if not isinstance(stamp, Mapping):
             return "it has no stamp of what it was built from"
         if stamp.get("medlens_version") != self.medlens_version:
-            return f"built by medlens {stamp.get('medlens_version')}, this is {self.medlens_version}"
+            return (
+                f"built by medlens {stamp.get('medlens_version')}, this is {self.medlens_version}"
+            )
         for key in ("extract", "score_source"):
             if stamp.get(key) != getattr(self, key):
                 return f"built for {key.replace('_', ' ')} {stamp.get(key)!r}"
@@ -89,7 +91,9 @@ class Basis:
             if before.get(name) != self.files.get(name)
         )
         if changed:
-            shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+            shown = ", ".join(changed[:3]) + (
+                f" and {len(changed) - 3} more" if len(changed) > 3 else ""
+            )
             return f"{shown} changed since it was built"
         return None
 

@@ -142,7 +142,9 @@ def _document_order_reader(
         for item in items
         if item.id in records and records[item.id].get("error") is None
     ]
-    readings = dict(zip([item.id for item, _ in answered], read_in_document_order(answered), strict=True))
+    readings = dict(
+        zip([item.id for item, _ in answered], read_in_document_order(answered), strict=True)
+    )
 
     def read(item: Item, record: Record) -> Verdict | None:
         reading = readings.get(item.id)

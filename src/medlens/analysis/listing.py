@@ -108,9 +108,8 @@ def selection_text(spec: dict[str, Any]) -> str:
         entry = spec.get(key)
         if entry:
             source = entry.get("source", {})
-            return (
-                f"{entry.get('n_items')} of {source.get('n_items')} items: "
-                + recipe_text(_file_names(entry.get("recipe", {})))
+            return f"{entry.get('n_items')} of {source.get('n_items')} items: " + recipe_text(
+                _file_names(entry.get("recipe", {}))
             )
     return "all items"
 

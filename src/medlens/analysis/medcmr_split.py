@@ -41,7 +41,9 @@ def medcmr_split(
                    if entry.get("protocol", {}).get("name") not in ("equivalence", "choice", "mmbu")), None)  # fmt: skip
     if source != "rules" or rubric is None:
         what = "the rules (exact match)" if source == "rules" else source
-        opened = {k: v for k, v in cell(table, kinds == "open").items() if k in ("n", "score", "ci")}
+        opened = {
+            k: v for k, v in cell(table, kinds == "open").items() if k in ("n", "score", "ci")
+        }
         return {"mcq": _short(mcq), "open": opened, "open_source": what,
                 "note": NOTE.format(what=what) if source == "rules" else None}  # fmt: skip
     judged = judges[rubric]["overall"]

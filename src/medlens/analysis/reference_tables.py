@@ -77,7 +77,11 @@ SHIPPED = {
         {"mcq_all": 16655, "open_all": 3998},
     ),
     "mmbu": Shipped(
-        "mmbu.csv", "mmbu", ("mmbu",), MMBU_CITATION, 77358,
+        "mmbu.csv",
+        "mmbu",
+        ("mmbu",),
+        MMBU_CITATION,
+        77358,
         named_counts={3103: "the public split (mmbu/mmbu-public, 3,103 open rows)"},
     ),
 }
@@ -165,7 +169,9 @@ def parse_table(text: str, where: str) -> tuple[tuple[str, ...], tuple[Reference
     header = [h.strip() for h in lines[0]]
     for needed in KEY_COLUMNS:
         if needed not in header:
-            raise InputError(where, "line 1", f"no {needed!r} column (columns: {', '.join(header)})")
+            raise InputError(
+                where, "line 1", f"no {needed!r} column (columns: {', '.join(header)})"
+            )
     score_columns = [
         h for h in header if h and h not in (*KEY_COLUMNS, *TEXT_COLUMNS, COUNT_COLUMN)
     ]

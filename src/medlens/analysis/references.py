@@ -74,7 +74,9 @@ def comparability(
     loader = str(bench.get("name", ""))
     # a user's own file of the paper's shape (jsonl:) may hold the published items; any other
     # loader holds another benchmark, whatever its axes
-    shaped = loader == "jsonl" and table.layout is not None and not missing_axes(table.layout, set(axes))
+    shaped = (
+        loader == "jsonl" and table.layout is not None and not missing_axes(table.layout, set(axes))
+    )
     if table.benchmarks and loader not in table.benchmarks and not shaped:
         reasons.append(f"a {loader} run beside published {'/'.join(table.benchmarks)} scores")
     rows = split_rows if split_rows is not None else list(table.rows)
@@ -132,9 +134,16 @@ def official_file_reasons(bench_spec: str, official: Collection[str]) -> list[st
         return []
     names = sorted({OFFICIAL_MD5.get(d, d[:8] + "…") for ds in wanted for d in ds})
     unofficial = [f.name for f, d in zip(files, found, strict=True) if d not in OFFICIAL_MD5]
-    what = f"not the official file ({', '.join(unofficial[:3])}: MD5 differs)" if unofficial else (
-        "official files of another set")
-    shown = names[0] if len(names) == 1 else f"{len(names)} official files ({names[0].rsplit('_', 1)[0]}_*)"
+    what = (
+        f"not the official file ({', '.join(unofficial[:3])}: MD5 differs)"
+        if unofficial
+        else ("official files of another set")
+    )
+    shown = (
+        names[0]
+        if len(names) == 1
+        else f"{len(names)} official files ({names[0].rsplit('_', 1)[0]}_*)"
+    )
     return [f"{what}; the published rows are on {shown}"]
 
 
@@ -311,7 +320,8 @@ def _result(
         "within_tolerance": abs(cell["score"] - published) <= TOLERANCE + 1e-12,
         "inside_ci": bool(lo <= published <= hi),
         "reproduces": abs(cell["score"] - published) <= TOLERANCE + 1e-12
-        and bool(lo <= published <= hi) and not reasons,
+        and bool(lo <= published <= hi)
+        and not reasons,
         "comparable": not reasons,
         "not_comparable": label(reasons),
         "same_metric": not cell["judged"] or source != "rules",

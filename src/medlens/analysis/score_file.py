@@ -108,7 +108,9 @@ def arrow_numbers(column: Any) -> np.ndarray:
     kind = array.type
     if array.offset or not (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
         return np.asarray(array.to_numpy(zero_copy_only=False))
-    prefix = "f" if pa.types.is_floating(kind) else ("i" if pa.types.is_signed_integer(kind) else "u")
+    prefix = (
+        "f" if pa.types.is_floating(kind) else ("i" if pa.types.is_signed_integer(kind) else "u")
+    )
     dtype = np.dtype(f"{prefix}{kind.bit_width // 8}")
     values = np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array)).copy()
     if not array.null_count:

@@ -250,7 +250,11 @@ def coverage_warning(run: str, judge: str, verdicts: int, scope: int, combined: 
     """One line: how many scope items the judge scored and what became of the others."""
     without = scope - verdicts
     fate = "kept their rule score" if combined else "are left out of the judged score"
-    low = f" ({100 * verdicts / scope:.1f}% < {100 * COVERAGE_WARN:.0f}%)" if verdicts / scope < COVERAGE_WARN else ""
+    low = (
+        f" ({100 * verdicts / scope:.1f}% < {100 * COVERAGE_WARN:.0f}%)"
+        if verdicts / scope < COVERAGE_WARN
+        else ""
+    )
     return (
         f"{run}: judge {judge} judged {verdicts:,} of {scope:,}{low}; {without:,} "
         f"{'item' if without == 1 else 'items'} without a usable verdict {fate} "
@@ -289,4 +293,3 @@ def judge_label_hook(run_dir: Path | str, judge: str) -> str | None:
     from medlens.judges.calibration import judge_calibration
 
     return str(judge_calibration(run_dir, judge)["label"])
-

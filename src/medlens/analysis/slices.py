@@ -65,6 +65,7 @@ class SliceTable:
 
 def _check_groupable(table: SliceTable, axes: Sequence[str]) -> None:
     """`--by` on known, non-per-item axes; the whole metadata is read only to explain a refusal."""
+
     def column(axis: str) -> np.ndarray:
         return np.asarray(table.table.column(axis).to_pylist(), dtype=object)
 

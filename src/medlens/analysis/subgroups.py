@@ -100,7 +100,9 @@ def _probabilities(
     truth = np.array([labels.index(label_key(gold_label(item))) for item in items])
     out: dict[str, Any] = {"note": "per-label probabilities", "matrix": matrix, "truth": truth}
     if len(labels) == 2:
-        chosen = label_key(positive) if positive is not None else ("yes" if "yes" in labels else None)
+        chosen = (
+            label_key(positive) if positive is not None else ("yes" if "yes" in labels else None)
+        )
         if chosen is None:
             out["screening_note"] = f"give --positive ({' or '.join(labels)}) for screening points"
             return out
@@ -139,7 +141,9 @@ def _group_cells(
 def _auroc(
     probs: dict[str, Any], index: np.ndarray, weights: list[np.ndarray]
 ) -> tuple[float | None, list[float] | None]:
-    point = float(weighted_auroc(probs["matrix"], probs["truth"], np.ones((1, index.size)), index)[0])
+    point = float(
+        weighted_auroc(probs["matrix"], probs["truth"], np.ones((1, index.size)), index)[0]
+    )
     if not np.isfinite(point):
         return None, None
     draws = np.concatenate(
@@ -160,7 +164,8 @@ def _gap(
     high, low = max(values, key=values.__getitem__), min(values, key=values.__getitem__)
     pair = [np.flatnonzero(groups == high), np.flatnonzero(groups == low)]
     draws = [
-        _resampled(metric, pair[0], w, correct, probs) - _resampled(metric, pair[1], w, correct, probs)
+        _resampled(metric, pair[0], w, correct, probs)
+        - _resampled(metric, pair[1], w, correct, probs)
         for w in weights
     ]
     return {
@@ -176,7 +181,9 @@ def _resampled(
     if metric == "auroc":
         return weighted_auroc(probs["matrix"], probs["truth"], part, index)
     total = part.sum(axis=1)
-    return np.divide(part @ correct[index], total, out=np.full(total.shape, np.nan), where=total > 0)
+    return np.divide(
+        part @ correct[index], total, out=np.full(total.shape, np.nan), where=total > 0
+    )
 
 
 def _screening(
@@ -184,6 +191,7 @@ def _screening(
     specificity: float, sensitivity: float,
 ) -> dict[str, Any]:  # fmt: skip
     """Overall and per group: sensitivity at the specificity, specificity at the sensitivity."""
+
     def points(index: np.ndarray) -> dict[str, Any]:
         score, positive = probs["score"][index], probs["is_positive"][index]
         out: dict[str, Any] = {"n": int(index.size), "positives": int(positive.sum())}
@@ -192,7 +200,9 @@ def _screening(
             ("specificity_at_sensitivity", specificity_at_sensitivity, sensitivity),
         ):
             value = float(function(score, positive, np.ones((1, index.size)), target)[0])
-            draws = np.concatenate([function(score, positive, w[:, index], target) for w in weights])
+            draws = np.concatenate(
+                [function(score, positive, w[:, index], target) for w in weights]
+            )
             out[key] = {"value": value if np.isfinite(value) else None, "ci": _percentile(draws)}
         return out
 

@@ -28,7 +28,9 @@ def task_mean_delta(closed_open: Mapping[str, Any] | None) -> dict[str, Any] | N
         return None
     count = len(usable)
     mean = sum(float(c["delta"]) for c in usable.values()) / count
-    variance = sum(((c["delta_ci"][1] - c["delta_ci"][0]) / (2 * Z95)) ** 2 for c in usable.values())
+    variance = sum(
+        ((c["delta_ci"][1] - c["delta_ci"][0]) / (2 * Z95)) ** 2 for c in usable.values()
+    )
     half = Z95 * math.sqrt(variance) / count
     return {
         "tasks": count,

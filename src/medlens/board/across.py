@@ -73,7 +73,11 @@ def split_gaps(
     for i, (model, bench_a) in enumerate(keys):
         for model_b, bench_b in keys[i + 1 :]:
             a, b = run_of[(model, bench_a)].benchmark, run_of[(model_b, bench_b)].benchmark
-            if model_b != model or a.get("name") != b.get("name") or a.get("split") == b.get("split"):
+            if (
+                model_b != model
+                or a.get("name") != b.get("name")
+                or a.get("split") == b.get("split")
+            ):
                 continue
             found = unpaired_gap(cell_of[(model, bench_a)], cell_of[(model, bench_b)])
             if found is None:

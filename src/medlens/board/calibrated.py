@@ -29,7 +29,9 @@ def board_calibration(
                         f"(not {source.label})")  # fmt: skip
     result = judge_human_agreement(list(runs), source.judge, list(human))
     label, why = agreement_label(result["dimensions"])
-    rows = [_row(Path(found["run"]).name, found["calibrated"]) for found in result["calibrated_runs"]]
+    rows = [
+        _row(Path(found["run"]).name, found["calibrated"]) for found in result["calibrated_runs"]
+    ]
     return {"judge": source.judge, "label": label, "label_reason": why, "runs": rows}
 
 

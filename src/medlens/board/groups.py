@@ -92,7 +92,9 @@ def value_shares(aligned: Aligned, rows_a: list[int], rows_b: list[int]) -> dict
     values, codes = axis_values(aligned, axis)
     keep = codes >= 0
     n = np.bincount(codes[keep], minlength=len(values)).astype(float)
-    sums = np.stack([np.bincount(codes[keep], row[keep], minlength=len(values)) for row in aligned.scores])
+    sums = np.stack(
+        [np.bincount(codes[keep], row[keep], minlength=len(values)) for row in aligned.scores]
+    )
     present = n > 0
     means = sums[:, present] / n[present]
     leads = (means[rows_a][:, None, :] - means[rows_b][None, :, :]).ravel()

@@ -55,7 +55,6 @@ class JudgedCover:
         return {"verdicts": int((scope & self.verdicts[run]).sum()), "scope": int(scope.sum())}
 
 
-
 def judged_scores(
     runs: Sequence[RunRef],
     items: dict[str, Any],

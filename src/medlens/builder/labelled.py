@@ -376,4 +376,3 @@ def group_rows(labels: LabelsFile, options: BuildOptions) -> list[Group]:
         if row.label.casefold() not in {label.casefold() for label in group.labels}:
             group.labels.append(row.label)
     return list(groups.values())
-

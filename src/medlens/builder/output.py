@@ -204,8 +204,6 @@ def check_unique_ids(path: Path, ids: Iterable[tuple[str, str]]) -> None:
         seen.add(item_id)
 
 
-
-
 def write_benchmark(
     output: Path,
     write: Callable[[Path, Path], int],

@@ -135,6 +135,7 @@ def _sidecar(
     kept: set[str],
 ) -> dict[str, Any]:
     from medlens.core.version import __version__
+
     source = population.info
     strata = None
     if recipe.stratify:

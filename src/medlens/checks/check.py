@@ -351,5 +351,3 @@ def _shown(value: str, width: int = 40) -> str:
     if not value:
         return "∅"
     return value if len(value) <= width else value[: width - 1] + "…"
-
-

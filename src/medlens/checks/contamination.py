@@ -43,6 +43,8 @@ RELEASES: dict[str, str] = {
     "mmbu": "2026-06",  # arXiv 2606.06696
 }
 """Loader name → month of the benchmark's first public release (its paper's first version)."""
+
+
 def cutoff_text(run: Mapping[str, Any]) -> str:
     """The card's "training cutoff vs release" row."""
     bench = str(run["spec"]["benchmark"].get("name", ""))

@@ -47,8 +47,11 @@ def board(
     score: Annotated[str, typer.Option("--score", help=SCORE_HELP)] = "rules",
     human: Annotated[
         list[Path] | None,
-        typer.Option("--human", help="With --score judge:NAME: human labels (CSV/xlsx) that "
-                     "calibrate each run's judged score (as medlens agreement does)"),
+        typer.Option(
+            "--human",
+            help="With --score judge:NAME: human labels (CSV/xlsx) that "
+            "calibrate each run's judged score (as medlens agreement does)",
+        ),
     ] = None,
     allow_partial: Annotated[
         bool,
@@ -125,7 +128,6 @@ def board(
         write_output(output, rendered)
     if solved_by_all is not None and not across:
         from medlens.board.difficulty import solved_ids_text
-
 
         ids = result["difficulty"]["solved_by_all_ids"]
         write_output(solved_by_all, solved_ids_text(ids))

@@ -11,7 +11,9 @@ import typer
 
 from medlens.cli.common import SCORE_HELP, command, console
 
-REFERENCE_HELP = "gmai-val, gmai-test, medcmr, mmbu, or a FILE.csv (model, split, selection, scores)"
+REFERENCE_HELP = (
+    "gmai-val, gmai-test, medcmr, mmbu, or a FILE.csv (model, split, selection, scores)"
+)
 
 
 @command("calibrate")

@@ -35,8 +35,10 @@ def check(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the image sample")] = 0,
     vocabulary: Annotated[
         str | None,
-        typer.Option(help="A vocabulary JSON file ({'axes': {axis: [values]}}) the axis values "
-                          "must come from (default for gmai: GMAI-MMBench's own)"),
+        typer.Option(
+            help="A vocabulary JSON file ({'axes': {axis: [values]}}) the axis values "
+            "must come from (default for gmai: GMAI-MMBench's own)"
+        ),
     ] = None,
 ) -> None:
     """Check a benchmark's integrity: counts, answers, images, gold in options, ids, axes, leakage."""

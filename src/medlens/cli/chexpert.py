@@ -17,13 +17,17 @@ def chexpert(
     run: Annotated[Path, typer.Argument(help="Run directory of a report-generation benchmark")],
     uncertain: Annotated[
         str,
-        typer.Option(help="Uncertain labels count as negative (U-zeros), positive (U-ones) or "
-                          "are left out of the pair's comparison: negative|positive|ignore"),
+        typer.Option(
+            help="Uncertain labels count as negative (U-zeros), positive (U-ones) or "
+            "are left out of the pair's comparison: negative|positive|ignore"
+        ),
     ] = "negative",
     labeler: Annotated[
         Path | None,
-        typer.Option(help="A local learned labeller folder (CheXbert-shaped checkpoint + BERT "
-                          "config and tokenizer); default: medlens's rule-based labeller"),
+        typer.Option(
+            help="A local learned labeller folder (CheXbert-shaped checkpoint + BERT "
+            "config and tokenizer); default: medlens's rule-based labeller"
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout")] = False,
 ) -> None:

@@ -156,6 +156,7 @@ def flush_stdout_quietly() -> None:
 def show_version(value: bool) -> None:
     if value:
         from medlens.core.version import __version__
+
         print(f"medlens {__version__}")
         raise typer.Exit(0)
 

@@ -142,7 +142,8 @@ def paired_table(cells: Sequence[PairedCell], title: str, adjusted: bool = False
             f"{100 * cell.score_b:.1f}",
             "–" if cell.random is None else f"{100 * cell.random:.1f}",
             f"{100 * cell.difference:+.1f}",
-            TOO_FEW_IMAGES if cell.too_few_images
+            TOO_FEW_IMAGES
+            if cell.too_few_images
             else f"{100 * cell.ci[0]:+.1f}…{100 * cell.ci[1]:+.1f}",
             f"{cell.wins}/{cell.ties}/{cell.losses}",
             "–" if cell.p is None else f"{cell.p:.3g}",

@@ -34,7 +34,9 @@ def subcommand(name: str) -> Callable[[F], F]:
 def fit(
     runs: Annotated[list[Path], typer.Argument(help="At least 5 run directories on one benchmark")],
     output: Annotated[Path, typer.Option("--output", help="BANK.json to write")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print the bank's fit summary as JSON")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the bank's fit summary as JSON")
+    ] = False,
 ) -> None:
     """Fit an item response model (2PL, chance as guessing floor) from many runs' answers."""
     from medlens.core.errors import SpecError
@@ -81,7 +83,9 @@ def sample(
     from medlens.execution.selection import parse_stratify
     from medlens.items.sample import sample_subset
 
-    content = sample_subset(parse_spec(spec), bank, n, output, seed, parse_stratify(stratify), force)
+    content = sample_subset(
+        parse_spec(spec), bank, n, output, seed, parse_stratify(stratify), force
+    )
     if content.get("note"):
         err_console.print(f"note: {content['note']}", highlight=False, markup=False)
     strata = content["design"]["strata"]
@@ -119,7 +123,9 @@ def audit(
         from medlens.report.items_audit import audit_html
         from medlens.runs.store import RunStore
 
-        sys.stdout.write(audit_html(content, RunStore.open(runs[0]).items(), [str(r) for r in runs], top))
+        sys.stdout.write(
+            audit_html(content, RunStore.open(runs[0]).items(), [str(r) for r in runs], top)
+        )
     else:
         _audit_text(content, top)
 

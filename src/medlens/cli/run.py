@@ -35,7 +35,9 @@ def run(
     model: Annotated[
         list[str] | None,
         typer.Option(
-            "--model", metavar="SPEC", help="Model spec, e.g. random or openai:NAME?base_url=URL (once)"
+            "--model",
+            metavar="SPEC",
+            help="Model spec, e.g. random or openai:NAME?base_url=URL (once)",
         ),
     ] = None,
     name: Annotated[str | None, typer.Option(help="Run name (default: <bench>-<model>)")] = None,
@@ -71,21 +73,27 @@ def run(
     ] = False,
     strategy: Annotated[
         str,
-        typer.Option(help="zero-shot, few-shot:K, cot, self-consistency:K, "
-                          "ensemble-refinement:K; combine with +"),
+        typer.Option(
+            help="zero-shot, few-shot:K, cot, self-consistency:K, "
+            "ensemble-refinement:K; combine with +"
+        ),
     ] = "zero-shot",
     exemplars: Annotated[
         str | None, typer.Option(help="Benchmark spec of few-shot exemplars (default: its own)")
     ] = None,
     max_retry_rate: Annotated[
         float | None,
-        typer.Option(help="Stop the run when more than this share of requests are retries "
-                          "(a retry rate above 0.05 is always called out)"),
+        typer.Option(
+            help="Stop the run when more than this share of requests are retries "
+            "(a retry rate above 0.05 is always called out)"
+        ),
     ] = None,
     model_info: Annotated[
         str | None,
-        typer.Option(help="cutoff=YYYY-MM: the model's training cutoff, set beside the "
-                          "benchmark's release on the protocol card"),
+        typer.Option(
+            help="cutoff=YYYY-MM: the model's training cutoff, set beside the "
+            "benchmark's release on the protocol card"
+        ),
     ] = None,
     where: Annotated[
         str | None, typer.Option(help="Only items matching, as in slice: 'modality=CT'")

@@ -89,8 +89,12 @@ def print_estimate(plan: RunPlan, price: Price) -> None:
             f"{assumed['output_tokens_per_item']:g} output tokens per answer"
             + (" (a reasoning answer)" if plan.settings.strategy.cot else "")
             + (f", {strategy.samples} draws per item" if strategy.samples > 1 else "")
-            + (f", {calls} requests per item ({strategy.refine} reasoning paths and one "
-               "refining request that reads them)" if strategy.refine else "")
+            + (
+                f", {calls} requests per item ({strategy.refine} reasoning paths and one "
+                "refining request that reads them)"
+                if strategy.refine
+                else ""
+            )
             + "; not a tokenizer count)"
         ),
         soft_wrap=True,

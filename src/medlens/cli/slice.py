@@ -31,8 +31,11 @@ def slice_run(
     run: Annotated[Path, typer.Argument(help="Run directory")],
     by: Annotated[
         str,
-        typer.Option("--by", help="Axes to group by, comma-separated (at most 4); tree:LEVEL "
-                                  "adds its parent levels (tree:l2-category = category,l2-category)"),
+        typer.Option(
+            "--by",
+            help="Axes to group by, comma-separated (at most 4); tree:LEVEL "
+            "adds its parent levels (tree:l2-category = category,l2-category)",
+        ),
     ],
     where: Annotated[
         str, typer.Option("--where", help="Filter: a=v, a!=v, a in (v|w); ',' = AND")

@@ -38,7 +38,10 @@ def subset(
     ] = None,
     drop_flagged: Annotated[
         Path | None,
-        typer.Option("--drop-flagged", help="AUDIT.json from `medlens audit --json` or `medlens items audit --json`"),
+        typer.Option(
+            "--drop-flagged",
+            help="AUDIT.json from `medlens audit --json` or `medlens items audit --json`",
+        ),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing output")] = False,
 ) -> None:

@@ -254,4 +254,3 @@ class CacheChecks:
             self.store.path / "run.json",
             json.dumps(self.store.run, indent=2, ensure_ascii=False) + "\n",
         )
-

@@ -50,7 +50,9 @@ async def answer_by_vote(
     vote = majority_vote([vote_key(item, r) for r in records])
     chosen = dict(failed or records[vote.winner or 0])
     chosen.update(draw_totals(records))
-    chosen["samples"] = [draw_summary(sampled, r) for (sampled, _), r in zip(draws, records, strict=True)]
+    chosen["samples"] = [
+        draw_summary(sampled, r) for (sampled, _), r in zip(draws, records, strict=True)
+    ]
     chosen["votes"] = vote.votes
     chosen["agreement"] = round(vote.agreement, 6)
     chosen["tie"] = vote.tie

@@ -56,4 +56,3 @@ def dispatch_order(items: Sequence[Item], order: str = "image") -> list[Item]:
         key = image_key(item)
         groups.setdefault(position if key is None else key, []).append(item)
     return [item for group in groups.values() for item in group]
-

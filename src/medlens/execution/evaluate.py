@@ -225,7 +225,12 @@ def evaluate(
     try:
         with hold_run_lock(path, "medlens run", note=note):
             return _evaluate_locked(
-                options, path, spec, items, (model, settings, probe), (on_start, on_progress, note),
+                options,
+                path,
+                spec,
+                items,
+                (model, settings, probe),
+                (on_start, on_progress, note),
                 derive_results,
             )
     except MedlensError as exc:

@@ -86,7 +86,9 @@ def validate(options: RunOptions) -> None:
         raise SpecError(f"--prompt {options.prompt!r}: expected one of {', '.join(PROMPT_STYLES)}")
     check_order(options.order)
     if options.extract not in EXTRACT_MODES:
-        raise SpecError(f"--extract {options.extract!r}: expected one of {', '.join(EXTRACT_MODES)}")
+        raise SpecError(
+            f"--extract {options.extract!r}: expected one of {', '.join(EXTRACT_MODES)}"
+        )
     if options.executor not in EXECUTORS:
         raise SpecError(f"--executor {options.executor!r}: expected one of {', '.join(EXECUTORS)}")
     if options.concurrency < 1:

@@ -81,7 +81,9 @@ def refinement_request(
     *earlier, last = request.messages
     parts = (*last.parts, TextPart(refinement_text(outputs)))
     messages = (*earlier, Message(last.role, parts))
-    return Request(item, messages, request.params, fingerprint(model_spec, messages, request.params))
+    return Request(
+        item, messages, request.params, fingerprint(model_spec, messages, request.params)
+    )
 
 
 def refinement_text(outputs: list[str | None]) -> str:

@@ -257,7 +257,9 @@ def select_run_items(
     kept = set(select(((i.id, m) for i, m in zip(items, kinds, strict=True)), recipe, axes,
                       benchmark.spec))  # fmt: skip
     if not kept:
-        raise SpecError(f"{benchmark.spec}: the selection keeps no items{_known_values(items, where)}")
+        raise SpecError(
+            f"{benchmark.spec}: the selection keeps no items{_known_values(items, where)}"
+        )
     selected = [item for item in items if item.id in kept]
     entry = {
         "recipe": recipe.to_json(),

@@ -25,7 +25,9 @@ COT_INSTRUCTION = (
     "last line, starting with 'Answer:'."
 )
 
-_FINAL_LINE = re.compile(r"^\W*(?:final\s+answer|answer)\s*(?:is)?\s*[:：]", re.IGNORECASE | re.MULTILINE)
+_FINAL_LINE = re.compile(
+    r"^\W*(?:final\s+answer|answer)\s*(?:is)?\s*[:：]", re.IGNORECASE | re.MULTILINE
+)
 
 
 @dataclass(frozen=True)

@@ -81,9 +81,7 @@ _CONCLUSION = re.compile(
     re.I,
 )
 _BULLET = re.compile(r"^(?:[-*•]\s+|\d+[.)]\s+)")
-_CLOSING_LETTER = re.compile(
-    r"(?:[:：]|\b(?:is|be|was|are)\b)\s*[(\[]?([A-Z])[)\]]?[.!。]?\s*$"
-)
+_CLOSING_LETTER = re.compile(r"(?:[:：]|\b(?:is|be|was|are)\b)\s*[(\[]?([A-Z])[)\]]?[.!。]?\s*$")
 """A closing "…based on the image: B" or "… so the treatment is B." states the answer last."""
 _LINE_REF = re.compile(
     r"^\s*(?:[-*•]\s*|\d+[.)]\s*)?(?:options?\s+|选项\s*)?[(\[]?([A-Za-z])[)\]]?"

@@ -49,7 +49,12 @@ COMPLEMENTARY_PAIRS: tuple[tuple[str, str], ...] = (
 )
 """The question's term and the term whose negation affirms it (in both directions)."""
 
-_SENSE = {"healthy": "normal", "diseased": "abnormal", "affected": "abnormal", "unaffected": "normal"}
+_SENSE = {
+    "healthy": "normal",
+    "diseased": "abnormal",
+    "affected": "abnormal",
+    "unaffected": "normal",
+}
 """Terms read alike: a healthy organ is a normal one."""
 
 _TERMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
@@ -186,7 +191,6 @@ def concepts_in(text: str) -> frozenset[tuple[str, str]]:
             if concept is not None and concept[0] in _ALTERNATIVE_AXES:
                 found.add(concept[:2])
     return frozenset(found)
-
 
 
 def _names_an_alternative(clause: str, asked: Question) -> bool:

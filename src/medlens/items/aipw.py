@@ -90,7 +90,9 @@ def design_estimate(
     total = lam * predicted_total
     for stratum in strata:
         m = len(stratum.observed)
-        total += stratum.population_units / m * float(np.sum(stratum.observed - lam * stratum.predicted))
+        total += (
+            stratum.population_units / m * float(np.sum(stratum.observed - lam * stratum.predicted))
+        )
     vy, cyf, vf = _variance_parts(strata)
     variance = max(vy - 2 * lam * cyf + lam * lam * vf, 0.0)
     df = sum(len(s.observed) for s in strata) - len(strata)

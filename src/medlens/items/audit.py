@@ -68,7 +68,9 @@ class Model:
     c: np.ndarray
 
 
-def audit(paths: Sequence[Path], bank_path: Path | None, probe_paths: Sequence[Path]) -> dict[str, Any]:
+def audit(
+    paths: Sequence[Path], bank_path: Path | None, probe_paths: Sequence[Path]
+) -> dict[str, Any]:
     """The audit's content (``--json``), items sorted by suspicion."""
     responses = load_responses(paths)
     refuse_probe_runs(responses)
@@ -84,8 +86,13 @@ def audit_responses(
     rows = [_item_row(responses, model, weights, probes, j) for j in range(len(responses.items))]
     rows.sort(key=lambda row: (-row["suspicion"], row["id"]))
     return {
-        "benchmark": {k: responses.benchmark.get(k) for k in ("name", "spec", "split", "n_items", "content_hash")},
-        "runs": {name: round(float(t), 4) for name, t in zip(responses.runs, model.theta, strict=True)},
+        "benchmark": {
+            k: responses.benchmark.get(k)
+            for k in ("name", "spec", "split", "n_items", "content_hash")
+        },
+        "runs": {
+            name: round(float(t), 4) for name, t in zip(responses.runs, model.theta, strict=True)
+        },
         "probe_runs": list(probe_runs),
         "flags": FLAGS,
         "summary": _summary(responses, rows, probes is not None),
@@ -137,14 +144,20 @@ def _probe_share(responses: Responses, probe_paths: Sequence[Path]) -> np.ndarra
         return None
     probes = load_responses(probe_paths, min_runs=1)
     if probes.benchmark.get("content_hash") != responses.benchmark.get("content_hash"):
-        raise MedlensError(f"{probe_paths[0]}: a probe run on another benchmark content than the audited runs")
+        raise MedlensError(
+            f"{probe_paths[0]}: a probe run on another benchmark content than the audited runs"
+        )
     for path, spec in zip(probes.paths, probes.specs, strict=True):
         if spec.get("probe") != "no-image":
-            raise MedlensError(f"{path}: not a `run --probe no-image` run (probe {spec.get('probe')!r})")
+            raise MedlensError(
+                f"{path}: not a `run --probe no-image` run (probe {spec.get('probe')!r})"
+            )
     return np.stack([np.nansum(probes.scores, axis=0), probes.observed.sum(axis=0)], axis=1)
 
 
-def _evidence(answers: np.ndarray, theta: np.ndarray, weights: np.ndarray) -> dict[str, dict[str, Any]]:
+def _evidence(
+    answers: np.ndarray, theta: np.ndarray, weights: np.ndarray
+) -> dict[str, dict[str, Any]]:
     given = answers != ""
     total = max(float(weights[given].sum()), 1e-12)
     spread = float(theta.std())
@@ -153,8 +166,11 @@ def _evidence(answers: np.ndarray, theta: np.ndarray, weights: np.ndarray) -> di
         chose = answers == option
         share = float(chose.mean())
         # point-biserial correlation of choosing the option with ability
-        r = 0.0 if spread == 0 or share in (0.0, 1.0) else float(
-            (theta[chose].mean() - theta.mean()) / spread * np.sqrt(share / (1 - share)))
+        r = (
+            0.0
+            if spread == 0 or share in (0.0, 1.0)
+            else float((theta[chose].mean() - theta.mean()) / spread * np.sqrt(share / (1 - share)))
+        )
         out[option] = {
             "n": int(chose.sum()),
             "share": round(float(chose.sum() / max(given.sum(), 1)), 4),
@@ -173,10 +189,14 @@ def _item_row(
     scores = responses.scores[:, j]
     seen = ~np.isnan(scores)
     evidence = _evidence(responses.answers[:, j], model.theta, weights)
-    p = irt.probability(model.theta[seen], model.a[j : j + 1], model.b[j : j + 1], model.c[j : j + 1])[:, 0]
+    p = irt.probability(
+        model.theta[seen], model.a[j : j + 1], model.b[j : j + 1], model.c[j : j + 1]
+    )[:, 0]
     expected = float(np.sum(p * (1 - p)))
     infit = float(np.sum((scores[seen] - p) ** 2) / expected) if expected >= 1.0 else None
-    no_image = None if probes is None or probes[j, 1] == 0 else (float(probes[j, 0]), int(probes[j, 1]))
+    no_image = (
+        None if probes is None or probes[j, 1] == 0 else (float(probes[j, 0]), int(probes[j, 1]))
+    )
     signals = _signals(key, evidence, model, j, scores[seen], infit, no_image)
     flags = [name for name in FLAGS if signals["flags"].get(name)]
     return {
@@ -196,7 +216,9 @@ def _item_row(
         "no_image_n": 0 if no_image is None else no_image[1],
         "modality": item.meta.get("modality", ""),
         "evidence": evidence,
-        "answers": dict(zip(responses.runs, responses.answers[:, j].tolist(), strict=True)) if flags else {},
+        "answers": dict(zip(responses.runs, responses.answers[:, j].tolist(), strict=True))
+        if flags
+        else {},
     }
 
 
@@ -215,7 +237,9 @@ def _signals(
     best = max(others, key=lambda o: (others[o]["weighted_share"], o)) if others else None
     other = others[best]["weighted_share"] if best else 0.0
     other_r = others[best]["ability_correlation"] if best else 0.0
-    abler = best is not None and others[best]["mean_ability"] > evidence.get(key, {}).get("mean_ability", -np.inf)
+    abler = best is not None and others[best]["mean_ability"] > evidence.get(key, {}).get(
+        "mean_ability", -np.inf
+    )
     chance, n = float(model.c[j]), len(scores)
     share = float(scores.mean()) if n else 0.0
     flags = {
@@ -269,13 +293,19 @@ def _summary(responses: Responses, rows: list[dict[str, Any]], probed: bool) -> 
         "flag_counts": counts,
         "n_flagged": sum(row["flagged"] for row in rows),
         "saturated_share": round(counts["saturated"] / max(len(rows), 1), 4),
-        "signal_to_noise": round(float(np.std(scores, ddof=1)) / half, 3) if half > 0 and len(scores) > 1 else None,
+        "signal_to_noise": round(float(np.std(scores, ddof=1)) / half, 3)
+        if half > 0 and len(scores) > 1
+        else None,
         "signal_to_noise_note": "spread (sd) of the runs' scores over their mean 95% half-width",
     }
     if probed:
         by: dict[str, list[bool]] = {}
         for row in rows:
             if row["no_image_share"] is not None:
-                by.setdefault(row["modality"] or "(none)", []).append("solved_without_image" in row["flags"])
-        summary["solved_without_image_share"] = {m: {"share": round(sum(v) / len(v), 4), "n": len(v)} for m, v in sorted(by.items())}
+                by.setdefault(row["modality"] or "(none)", []).append(
+                    "solved_without_image" in row["flags"]
+                )
+        summary["solved_without_image_share"] = {
+            m: {"share": round(sum(v) / len(v), 4), "n": len(v)} for m, v in sorted(by.items())
+        }
     return summary

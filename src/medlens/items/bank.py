@@ -53,7 +53,9 @@ class Bank:
 
     def predict(self, theta: float) -> np.ndarray:
         """P(correct) of every bank item for a run of ability `theta`."""
-        return irt.probability(np.array([theta]), self.discrimination, self.difficulty, self.guess)[0]
+        return irt.probability(np.array([theta]), self.discrimination, self.difficulty, self.guess)[
+            0
+        ]
 
 
 def fit_bank(paths: Sequence[Path]) -> dict[str, Any]:
@@ -95,7 +97,11 @@ def _held_out(
     """Log loss of the hidden cells under a fit without them, and under items' shares right;
     and that fit (the full fit starts from it)."""
     if not hidden.any():
-        return {"held_out_log_loss": None, "held_out_baseline_log_loss": None, "held_out_cells": 0}, None
+        return {
+            "held_out_log_loss": None,
+            "held_out_baseline_log_loss": None,
+            "held_out_cells": 0,
+        }, None
     train = observed & ~hidden
     fit = irt.fit_items(scores, train, guess)
     p = irt.probability(fit.theta, fit.discrimination, fit.difficulty, guess)
@@ -148,7 +154,9 @@ def _layout(
     bench = responses.benchmark
     return {
         "schema": SCHEMA,
-        "benchmark": {key: bench.get(key) for key in ("name", "spec", "split", "n_items", "content_hash")},
+        "benchmark": {
+            key: bench.get(key) for key in ("name", "spec", "split", "n_items", "content_hash")
+        },
         "items": items,
         "runs": runs,
         "fit": {
@@ -198,7 +206,9 @@ def _parse_bank(path: Path, data: Mapping[str, Any], sha256: str) -> Bank:
         difficulty=column("difficulty"),
         discrimination=column("discrimination"),
         guess=column("guess"),
-        p_correct=np.array([np.nan if items[i]["p_correct"] is None else float(items[i]["p_correct"]) for i in ids]),
+        p_correct=np.array(
+            [np.nan if items[i]["p_correct"] is None else float(items[i]["p_correct"]) for i in ids]
+        ),
         abilities={str(r): (float(v["ability"]), float(v["se"])) for r, v in runs.items()},
         sha256=sha256,
     )

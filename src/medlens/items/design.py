@@ -79,8 +79,12 @@ def stratify(
     for key in sorted(by_axis):
         members = by_axis[key]
         expected = n_units * len(members) / total
-        bins = max(1, min(MAX_BINS, int(expected // UNITS_PER_BIN), len(members) // MIN_PER_STRATUM))
-        ordered = sorted(members, key=lambda u: (float(np.mean([predicted[i] for i in units[u]])), u))
+        bins = max(
+            1, min(MAX_BINS, int(expected // UNITS_PER_BIN), len(members) // MIN_PER_STRATUM)
+        )
+        ordered = sorted(
+            members, key=lambda u: (float(np.mean([predicted[i] for i in units[u]])), u)
+        )
         for b, chunk in enumerate(np.array_split(np.arange(len(ordered)), bins)):
             strata[f"{key}#{b + 1}"] = [ordered[k] for k in chunk]
     return strata
@@ -102,14 +106,19 @@ def allocate(sizes: Mapping[str, int], spread: Mapping[str, float], total: int) 
     while (left := total - sum(seats.values())) > 0:
         open_keys = [k for k in sizes if seats[k] < sizes[k]]
         scale = sum(weight[k] for k in open_keys)
-        quota = {k: weight[k] / scale * (left + sum(seats[j] for j in open_keys)) - seats[k] for k in open_keys}
+        quota = {
+            k: weight[k] / scale * (left + sum(seats[j] for j in open_keys)) - seats[k]
+            for k in open_keys
+        }
         best = max(open_keys, key=lambda k: (quota[k], sizes[k], k))
         grant = max(1, min(math.floor(quota[best]), sizes[best] - seats[best], left))
         seats[best] += grant
     return seats
 
 
-def draw(strata: Mapping[str, list[str]], seats: Mapping[str, int], seed: int) -> dict[str, list[str]]:
+def draw(
+    strata: Mapping[str, list[str]], seats: Mapping[str, int], seed: int
+) -> dict[str, list[str]]:
     """A uniform sample of `seats[h]` units in each stratum h (in the stratum's unit order)."""
     drawn: dict[str, list[str]] = {}
     for key, members in strata.items():

@@ -99,7 +99,11 @@ def read_run_design(path: Path, bank: Bank) -> RunDesign:
             f"bank of {bank.benchmark.get('spec')} (content {str(bank.benchmark.get('content_hash'))[:12]})"
         )
     records = RunStore.open(path).records()
-    scores = {i: float(r["score"]) for i, r in records.items() if r.get("error") is None and r.get("score") is not None}
+    scores = {
+        i: float(r["score"])
+        for i, r in records.items()
+        if r.get("error") is None and r.get("score") is not None
+    }
     sampled = [i for s in layout["strata"].values() for u in s["sampled"] for i in s["units"][u]]
     missing = [i for i in sampled if i not in scores]
     if missing:
@@ -134,7 +138,11 @@ def _estimate(bank: Bank, run: RunDesign, by: str | None) -> Estimate:
     whole = _domain(strata, predicted, run.scores, None)
     reasons = _extrapolation(bank, theta, strata, predicted, run.scores)
     lo, hi = wilson(np.array([y.sum()]), np.array([len(y)]))
-    by_values = {} if by is None else _by_axis(strata, predicted, run.scores, run.design["stratify"].index(by))
+    by_values = (
+        {}
+        if by is None
+        else _by_axis(strata, predicted, run.scores, run.design["stratify"].index(by))
+    )
     return Estimate(
         estimate=whole.estimate, ci=whole.interval(), n=len(sampled),
         population_n=sum(s["population_items"] for s in strata.values()),
@@ -184,7 +192,9 @@ def _extrapolation(
     low, high = bank.ability_range
     if not low <= theta <= high:
         side = "above" if theta > high else "below"
-        reasons.append(f"ability {theta:.2f} is {side} the bank's calibration range [{low:.2f}, {high:.2f}]")
+        reasons.append(
+            f"ability {theta:.2f} is {side} the bank's calibration range [{low:.2f}, {high:.2f}]"
+        )
     plain = _domain(strata, predicted, scores, 1.0)
     prediction_only = sum(predicted.values()) / len(predicted)
     residual = plain.estimate - prediction_only

@@ -54,9 +54,7 @@ class ItemFit:
     iterations: int
 
 
-def probability(
-    theta: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray
-) -> np.ndarray:
+def probability(theta: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     """P(correct) for every (run, item) pair: shape (len(theta), len(a))."""
     s = expit(a[None, :] * (theta[:, None] - b[None, :]))
     return c[None, :] + (1.0 - c[None, :]) * s
@@ -105,7 +103,12 @@ def _item_prior(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _item_step(
-    theta: np.ndarray, a: np.ndarray, b: np.ndarray, y: np.ndarray, w: np.ndarray, c: np.ndarray,
+    theta: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    y: np.ndarray,
+    w: np.ndarray,
+    c: np.ndarray,
     cells: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One Fisher-scoring step on every item's (a, b) at once (2 × 2 systems, vectorised), halved
@@ -141,7 +144,12 @@ def _item_step(
 
 
 def _run_step(
-    theta: np.ndarray, a: np.ndarray, b: np.ndarray, y: np.ndarray, w: np.ndarray, c: np.ndarray,
+    theta: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    y: np.ndarray,
+    w: np.ndarray,
+    c: np.ndarray,
     cells: np.ndarray,
 ) -> tuple[np.ndarray, float, np.ndarray]:
     """One Fisher-scoring step on every run's ability at once (halved as items' are); also the
@@ -167,7 +175,9 @@ def _run_step(
     return np.asarray(new), float(best.sum()), cells
 
 
-def _start(y: np.ndarray, w: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _start(
+    y: np.ndarray, w: np.ndarray, c: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Abilities from the runs' standardised logit accuracy, difficulties from the items'."""
     run_rate = np.sum(y * w, axis=1) / np.maximum(w.sum(axis=1), 1)
     item_rate = np.sum(y * w, axis=0) / np.maximum(w.sum(axis=0), 1)
@@ -208,7 +218,9 @@ def fit_items(
         iterations += 1
         a, b, cells = _item_step(theta, a, b, y, w, c, cells)
         theta, value, cells = _run_step(theta, a, b, y, w, c, cells)
-        value -= 0.5 * float(np.sum((a - PRIOR_A_MEAN) ** 2) / PRIOR_A_SD**2 + np.sum(b**2) / PRIOR_B_SD**2)
+        value -= 0.5 * float(
+            np.sum((a - PRIOR_A_MEAN) ** 2) / PRIOR_A_SD**2 + np.sum(b**2) / PRIOR_B_SD**2
+        )
         if value - previous < limit:
             converged = True
             break
@@ -241,9 +253,7 @@ def _ability_se(
     return np.asarray(1.0 / np.sqrt(information + 1.0 / prior_sd**2))
 
 
-def ability(
-    y: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray
-) -> tuple[float, float]:
+def ability(y: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[float, float]:
     """MAP ability (and its standard error) of one run from its scores on items of a fixed bank,
     under a weak N(0, 3²) prior; bounded to ±2·THETA_BOUND."""
 

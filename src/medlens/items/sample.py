@@ -51,7 +51,12 @@ def sample_subset(
         raise SpecError(f"--n {n}: larger than {source} ({len(items)} items)")
     layout = _design(bank, items, n, seed, tuple(axes))
     recipe = Recipe(sample=n, stratify=tuple(axes), seed=seed)
-    ids = {i for stratum in layout["strata"].values() for u in stratum["sampled"] for i in stratum["units"][u]}
+    ids = {
+        i
+        for stratum in layout["strata"].values()
+        for u in stratum["sampled"]
+        for i in stratum["units"][u]
+    }
     return subset(source, output, recipe, force=force, drawn=Drawn(ids, layout, info.content_hash))
 
 
@@ -67,14 +72,18 @@ def _check_bank(bank: Bank, content_hash: str, items: Sequence[Item], spec: str)
         raise InputError(bank.path, None, f"the bank's item ids are not those of {spec}")
 
 
-def _design(bank: Bank, items: Sequence[Item], n: int, seed: int, axes: tuple[str, ...]) -> dict[str, Any]:
+def _design(
+    bank: Bank, items: Sequence[Item], n: int, seed: int, axes: tuple[str, ...]
+) -> dict[str, Any]:
     """Strata, allocation and draw; the ``design`` entry of ``subset.json``."""
     ids = [item.id for item in items]
     units = design.units_of(ids, [item.meta.get("image_id", "") for item in items])
     column = {item_id: j for j, item_id in enumerate(bank.ids)}
     order = np.array([column[i] for i in ids])
     thetas = np.array([theta for theta, _ in bank.abilities.values()])
-    p = irt.probability(thetas, bank.discrimination[order], bank.difficulty[order], bank.guess[order])
+    p = irt.probability(
+        thetas, bank.discrimination[order], bank.difficulty[order], bank.guess[order]
+    )
     variance = dict(zip(ids, np.mean(p * (1 - p), axis=0).tolist(), strict=True))
     middle = dict(zip(ids, bank.predict(float(np.median(thetas)))[order].tolist(), strict=True))
     axis_key = {item.id: "|".join(_axis_value(item, axis) for axis in axes) for item in items}

@@ -67,7 +67,9 @@ def _read(file: Path, dimensions: Sequence[str]) -> FastVerdicts | None:
               ("by", pa.string()), ("failure", pa.string())]  # fmt: skip
     if points is not None:
         fields.append(("verdict", pa.struct([("scores", points)])))
-    options = pajson.ParseOptions(explicit_schema=pa.schema(fields), unexpected_field_behavior="ignore")
+    options = pajson.ParseOptions(
+        explicit_schema=pa.schema(fields), unexpected_field_behavior="ignore"
+    )
     try:
         table = pajson.read_json(file, parse_options=options)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):

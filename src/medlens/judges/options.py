@@ -54,6 +54,7 @@ class JudgeOptions:
     @property
     def judges(self) -> tuple[Spec, ...]:
         return self.panel or (self.judge,)
+
     yes: bool = False
     """Confirms more than MAX_SAMPLES repeats per item."""
 

@@ -148,7 +148,9 @@ def call_counts(all_lines: list[dict[str, Any]], repeats: int) -> dict[str, Any]
     failures: dict[str, int] = {}
     for line in judged:
         if line.get("status") != "ok":
-            kind = str(line.get("failure") or ("error" if line.get("status") == "error" else "unparseable"))
+            kind = str(
+                line.get("failure") or ("error" if line.get("status") == "error" else "unparseable")
+            )
             failures[kind] = failures.get(kind, 0) + 1
     return {
         "calls": sum(live_calls(line) for line in judged),
@@ -259,7 +261,9 @@ def judge_result(
     members = None
     if is_panel(spec):
         members = panel_members(
-            store.folder, spec, lambda member: judge_result(member, items, records, axes, model_spec)
+            store.folder,
+            spec,
+            lambda member: judge_result(member, items, records, axes, model_spec),
         )
         all_lines = member_lines(store.folder, spec)
     counts = call_counts(all_lines, int(spec.get("repeats", 1)))

@@ -131,7 +131,9 @@ class OpenAIChatModel:
         self.spec = Spec(spec.name, spec.argument, public).canonical()
         body = settings.body_defaults
         self.deterministic = float(body.get("temperature", 0.0)) == 0.0 or "seed" in body
-        self.generation = {k: body[k] for k in ("temperature", "max_tokens", "seed", "top_p") if k in body}
+        self.generation = {
+            k: body[k] for k in ("temperature", "max_tokens", "seed", "top_p") if k in body
+        }
         """The generation fields every request carries (the run card shows them)."""
         self.settings = settings
         self.cache_identity = "endpoint=" + endpoint_identity(settings.base_url)

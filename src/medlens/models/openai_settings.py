@@ -151,11 +151,15 @@ def _extra_body(spec: Spec) -> dict[str, Any]:
             f"openai: {twice[0]} is given twice, as an option and inside extra_body; give it once"
         )
     for key in OPTION_BODY_KEYS:
-        if key in value and (isinstance(value[key], bool) or not isinstance(value[key], int | float)):
+        if key in value and (
+            isinstance(value[key], bool) or not isinstance(value[key], int | float)
+        ):
             raise SpecError(f"openai: option extra_body.{key}={value[key]!r} is not a number")
     bad = _non_finite_path(value, "extra_body")
     if bad:
-        raise SpecError(f"openai: option {bad} is not a finite number (JSON has no NaN or Infinity)")
+        raise SpecError(
+            f"openai: option {bad} is not a finite number (JSON has no NaN or Infinity)"
+        )
     return value
 
 

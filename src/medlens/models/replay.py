@@ -40,7 +40,9 @@ class ReplayModel:
     # A dictionary lookup is cheaper than the response cache.
     worth_caching = False
     reads_images = False  # the predictions are already written: no image is read or decoded
-    generation_note = "none sent: replayed answers (medlens sent no prompt; the answers' own run did)"
+    generation_note = (
+        "none sent: replayed answers (medlens sent no prompt; the answers' own run did)"
+    )
 
     def __init__(self, spec: str, source: Path, predictions: Mapping[str, str]) -> None:
         self.spec = spec

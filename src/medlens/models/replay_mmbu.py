@@ -95,7 +95,9 @@ def _task_files(source: Path, tasks: set[str] | None) -> dict[str, Path]:
                              f"(the first: {found[task].name})")  # fmt: skip
         if tasks is not None and task.lower() not in tasks:
             have = ", ".join(sorted(tasks)) or "none"
-            raise InputError(path, None, f"task {task} is not a task of this benchmark (its tasks: {have})")
+            raise InputError(
+                path, None, f"task {task} is not a task of this benchmark (its tasks: {have})"
+            )
         found[task] = path
     return found
 
@@ -108,7 +110,7 @@ def _items_by_task(items: Sequence[Item]) -> dict[str, dict[str, str]]:
         if not task:
             continue
         at = item.id.lower().find(task.lower())
-        rest = item.id[at + len(task):] if at >= 0 else item.id
+        rest = item.id[at + len(task) :] if at >= 0 else item.id
         index = rest.split("-", 1)[1] if "-" in rest else rest
         out.setdefault(task.lower(), {})[index] = item.id
     return out

@@ -75,7 +75,9 @@ def export_answer_sheet(
     rows = [(study.id, i, question_text(items[i]), ", ".join(images[i]), None, *([None] * 4))
             for i in chosen]  # fmt: skip
     note = "Your answers are compared with the reference answers after you return the sheet."
-    sheet = Sheet([*ANSWER_COLUMNS, *RATER], rows, instructions(ANSWER_PROTOCOL, study.id, note), {})
+    sheet = Sheet(
+        [*ANSWER_COLUMNS, *RATER], rows, instructions(ANSWER_PROTOCOL, study.id, note), {}
+    )
     contents = sheet_bytes(sheet, suffix)  # every byte built before anything is written
     save_study(run_dir, study)
     folder.mkdir(parents=True, exist_ok=True)

@@ -215,7 +215,9 @@ def _win_ratios(
     judge_scores = [judged_item_scores(run, judge) for run in runs]
     names = [str(r) for r in runs]
     out = win_ratios(names, human_scores, judge_scores)
-    out.update(dimension_win_ratios(names, human_values, [judged_values(run, judge)[0] for run in runs]))
+    out.update(
+        dimension_win_ratios(names, human_values, [judged_values(run, judge)[0] for run in runs])
+    )
     return out
 
 
@@ -235,7 +237,11 @@ def dimension_win_ratios(
         d: win_ratios(names, [h[d] for h in human], [j.get(d, {}) for j in judge])
         for d in dimensions
     }
-    gaps = {d: r["largest_difference"] for d, r in per_dimension.items() if r["largest_difference"] is not None}
+    gaps = {
+        d: r["largest_difference"]
+        for d, r in per_dimension.items()
+        if r["largest_difference"] is not None
+    }
     largest = max(gaps, key=lambda d: gaps[d]) if gaps else None
     return {
         "dimensions": per_dimension,

@@ -85,7 +85,9 @@ def forest_svg(board: dict[str, Any]) -> str:
     """One line per model: its score (dot) and 95% CI (bar); chance as a dashed line;
     published reference scores as hollow diamonds (unranked)."""
     labels = run_labels(board)
-    rows = [(f"{m['rank']}. {labels[m['run']]}", m["score"], m["ci"], False) for m in board["models"]]
+    rows = [
+        (f"{m['rank']}. {labels[m['run']]}", m["score"], m["ci"], False) for m in board["models"]
+    ]
     rows += [(f"{r['model']} (published)", r["score"], None, True) for r in board["references"]]
     height = ROW_HEIGHT * (len(rows) + 2)
     left = label_width([row[0] for row in rows])

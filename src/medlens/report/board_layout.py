@@ -105,9 +105,7 @@ def _scale_note(name: str) -> str:
     return "micro-F1 (0–1)" if name == "mmbu" else "percent (0–100)"
 
 
-def dimension_table(
-    dimensions: dict[str, Any], labels: dict[str, str] | None = None
-) -> BoardTable:
+def dimension_table(dimensions: dict[str, Any], labels: dict[str, str] | None = None) -> BoardTable:
     columns = dimensions["columns"]
     weights = dimensions.get("weights") or {}
     headers = ["run", *[f"{c} (w {weights.get(c, 1):g})" for c in columns]]
@@ -155,7 +153,9 @@ def _difference(cell: dict[str, Any]) -> Cell:
     if not cell or not cell.get("ci"):
         return t("–" if not cell else cell.get("note") or "–")
     lo, hi = cell["ci"]
-    return t(f"{100 * cell['difference']:+.1f} [{100 * lo:+.1f}…{100 * hi:+.1f}]", cell["difference"])
+    return t(
+        f"{100 * cell['difference']:+.1f} [{100 * lo:+.1f}…{100 * hi:+.1f}]", cell["difference"]
+    )
 
 
 def tests_table(tests: dict[str, dict[str, Any]], key: str, title: str) -> BoardTable:

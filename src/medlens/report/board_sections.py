@@ -235,7 +235,9 @@ def pair_tables(board: dict[str, Any]) -> list[BoardTable]:
         notes = ["two-sided exact tests, zero differences dropped (scipy); "
                  f"Wilcoxon: {tests[0]['wilcoxon_method']}"]  # fmt: skip
         if len(tests) > 1:
-            notes.append("one test per axis: two axes' cells hold the same items, so they are never pooled")
+            notes.append(
+                "one test per axis: two axes' cells hold the same items, so they are never pooled"
+            )
         tables.append(BoardTable("pair tests", "Tests across pairs", headers, rows, notes))
     return tables
 
@@ -326,7 +328,9 @@ def win_share_tables(shares: dict[str, Any]) -> list[BoardTable]:
 def difficulty_table(d: dict[str, Any]) -> BoardTable:
     headers = ["models right", "share of models", "items"]
     if d.get("continuous"):
-        return BoardTable("difficulty", "Item difficulty", headers, [], [f"{d['n']} items: {d['note']}"])
+        return BoardTable(
+            "difficulty", "Item difficulty", headers, [], [f"{d['n']} items: {d['note']}"]
+        )
     rows = [[num(h["right"]), pct(h["share"]), num(h["items"])] for h in d["histogram"]]
     notes = [f"{d['n']} items: {d['solved_by_all']} solved by every run, "
              f"{d['solved_by_none']} by none; mean share right {percent(d['mean_share'])}"]  # fmt: skip
@@ -379,7 +383,9 @@ def published_table(table: dict[str, Any]) -> BoardTable:
             for r in table["rows"]]  # fmt: skip
     notes = [f"source: {table['citation']}; unranked, not comparable with the board's overall "
              "score (use --layout for the paper's own columns)"]  # fmt: skip
-    return BoardTable("published", f"Published table {table['name']}", ["model", *columns], rows, notes)
+    return BoardTable(
+        "published", f"Published table {table['name']}", ["model", *columns], rows, notes
+    )
 
 
 def board_title(board: dict[str, Any]) -> str:

@@ -64,7 +64,9 @@ def protocol_card(run_dir: Path) -> ProtocolCard:
     items = store.items()
     records = store.records()
     replayed = str(spec.get("model", "")).startswith("replay:")
-    official, deviations = (None, []) if replayed else official_status(spec, len(items), len(records))
+    official, deviations = (
+        (None, []) if replayed else official_status(spec, len(items), len(records))
+    )
     card = run_card(run)
     citations: tuple[tuple[str, str, str], ...] = ()
     if card is not None:
@@ -179,7 +181,8 @@ def _judges(run_dir: Path) -> str:
         weight_text = ", ".join(f"{k} {v:g}" for k, v in weights.items()) if weights else ""
         found.append(
             f"{judge.get('name', path.parent.name)}: {protocol.get('name', '?')} by "
-            f"{judge.get('judge', '?')}" + (f" (weights {weight_text})" if weight_text else "")
+            f"{judge.get('judge', '?')}"
+            + (f" (weights {weight_text})" if weight_text else "")
             + "".join(f" [fingerprint: {line}]" for line in fingerprint_lines(judge))
             + (" [self-judged]" if judge.get("self_judged") else "")
         )
@@ -210,7 +213,9 @@ def _templates(items: list[Any], spec: dict[str, Any]) -> list[tuple[str, str]]:
     from medlens.execution.requests import RunSettings, prompt_text
     from medlens.execution.strategies import recorded_strategy
 
-    settings = RunSettings(prompt=str(spec.get("prompt", "medlens")), strategy=recorded_strategy(spec))
+    settings = RunSettings(
+        prompt=str(spec.get("prompt", "medlens")), strategy=recorded_strategy(spec)
+    )
 
     seen: dict[str, Any] = {}
     for item in items:
@@ -227,8 +232,17 @@ def _templates(items: list[Any], spec: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-RUN_ROWS = frozenset({"benchmark", "items", "medlens version", "date", "subset", "selection",
-                      "full-benchmark estimate"})
+RUN_ROWS = frozenset(
+    {
+        "benchmark",
+        "items",
+        "medlens version",
+        "date",
+        "subset",
+        "selection",
+        "full-benchmark estimate",
+    }
+)
 """Rows of the report's run summary that the card lacks or says less well (the benchmark's
 description, item counts with errors and pending, version, date, a subset's or selection's
 source): merged into the card, so that a report has one protocol table."""

@@ -24,7 +24,9 @@ def estimate_text(run_dir: Path, spec: Mapping[str, Any]) -> str | None:
         f"{found.subset_score:.3f}"
     )
     if found.extrapolating:
-        text += "; extrapolating (" + "; ".join(found.reasons) + "): the interval stays design-based"
+        text += (
+            "; extrapolating (" + "; ".join(found.reasons) + "): the interval stays design-based"
+        )
     return text
 
 

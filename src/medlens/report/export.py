@@ -119,7 +119,9 @@ def incomplete_warning(run_dir: Path) -> str | None:
     pending, errored = counts["pending"], counts["errors"]
     if not pending and not errored:
         return None
-    parts = [f"{pending} of {counts['items']} items have no record and are left out"] if pending else []
+    parts = (
+        [f"{pending} of {counts['items']} items have no record and are left out"] if pending else []
+    )
     if errored:
         parts.append(f"{errored} errored items have an empty prediction")
     return f"warning: {'; '.join(parts)}; rerun the same `medlens run` to complete the run"

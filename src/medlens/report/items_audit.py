@@ -33,7 +33,9 @@ def summary_lines(audit: Mapping[str, Any]) -> list[str]:
         f"{summary['signal_to_noise']} ({summary['signal_to_noise_note']}).",
     ]
     for modality, cell in (summary.get("solved_without_image_share") or {}).items():
-        lines.append(f"Solved without the image, {modality}: {cell['share']:.1%} of {cell['n']} items.")
+        lines.append(
+            f"Solved without the image, {modality}: {cell['share']:.1%} of {cell['n']} items."
+        )
     return lines
 
 
@@ -53,10 +55,15 @@ def audit_markdown(audit: Mapping[str, Any], top: int = TOP) -> str:
     out += [f"- `{name}`: {md_text(text)}" for name, text in audit["flags"].items()]
     out += ["", f"## Top {top} items by suspicion", ""]
     rows = [
-        [md_text(row["id"]), f"{row['suspicion']:.2f}", md_text(", ".join(row["flags"])),
-         md_text(row["key"]), md_text(row["suggested_answer"] or ""),
-         "–" if row["p_correct"] is None else f"{row['p_correct']:.0%}",
-         md_text(_evidence_text(row["evidence"]))]
+        [
+            md_text(row["id"]),
+            f"{row['suspicion']:.2f}",
+            md_text(", ".join(row["flags"])),
+            md_text(row["key"]),
+            md_text(row["suggested_answer"] or ""),
+            "–" if row["p_correct"] is None else f"{row['p_correct']:.0%}",
+            md_text(_evidence_text(row["evidence"])),
+        ]
         for row in audit["items"][:top]
     ]
     out.append(table(("id", "suspicion", "flags", "key", "suggested", "right", "evidence"), rows))
@@ -88,7 +95,8 @@ def _item_html(row: Mapping[str, Any], item: Item | None) -> str:
         f"<li><b>{esc(k)}</b>. {esc(v)}</li>" for k, v in (item.options.items() if item else ())
     )
     answers = "".join(
-        f"<tr><td>{esc(run)}</td><td>{esc(answer or '–')}</td></tr>" for run, answer in row["answers"].items()
+        f"<tr><td>{esc(run)}</td><td>{esc(answer or '–')}</td></tr>"
+        for run, answer in row["answers"].items()
     )
     return (
         f'<section class="item"><h3><a href="{esc(item_url(row["id"]))}">{esc(row["id"])}</a> '
@@ -100,7 +108,9 @@ def _item_html(row: Mapping[str, Any], item: Item | None) -> str:
     )
 
 
-def audit_html(audit: Mapping[str, Any], items: Sequence[Item], runs: Sequence[str], top: int = TOP) -> str:
+def audit_html(
+    audit: Mapping[str, Any], items: Sequence[Item], runs: Sequence[str], top: int = TOP
+) -> str:
     """A standalone page: summary, flags, and the top items with images and each run's answer."""
     by_id = {item.id: item for item in items}
     summary = "".join(f"<p>{esc(line)}</p>" for line in summary_lines(audit))
@@ -108,7 +118,7 @@ def audit_html(audit: Mapping[str, Any], items: Sequence[Item], runs: Sequence[s
     body = "".join(_item_html(row, by_id.get(row["id"])) for row in audit["items"][:top])
     view = " ".join(esc(r) for r in runs)
     return (
-        "<!doctype html><html><head><meta charset=\"utf-8\">"
+        '<!doctype html><html><head><meta charset="utf-8">'
         f"<title>Item audit: {esc(audit['benchmark'].get('spec'))}</title><style>{STYLE}</style></head><body>"
         f"<h1>Item audit: {esc(audit['benchmark'].get('spec'))}</h1>{summary}<h2>Flags</h2><ul>{flags}</ul>"
         f'<p class="note">Each id opens the item with every run side by side in <code>medlens view '

@@ -151,8 +151,10 @@ def member_section(name: str, entry: dict[str, Any], scale: Scale = FRACTION) ->
             scale.ci(overall["ci"]), str(overall.get("calls", 0)),
             str(overall.get("cached_verdicts", 0)), failures_text(overall),
         ))  # fmt: skip
-    rule = "majority of the members (a tie is unresolved)" if panel["combine"] == "majority" else (
-        "mean of the members' scores"
+    rule = (
+        "majority of the members (a tie is unresolved)"
+        if panel["combine"] == "majority"
+        else ("mean of the members' scores")
     )
     notes = [f"panel verdict: {rule}; unresolved items: "
              f"{entry['overall'].get('judge_failures', {}).get('unresolved', 0)}"]  # fmt: skip

@@ -41,6 +41,7 @@ def answers_hint(run: Path | str) -> tuple[str, str]:
         return "Export the predictions with", EXPORT_HINT.format(run=run)
     return "Have people rate the answers with", RATINGS_HINT.format(run=run)
 
+
 LIMITATIONS = (
     "Scores are multiple-choice (or closed-answer) accuracy. They do not measure free-text "
     "answers, report writing, localisation (regions are drawn for the model, not found by it), "
@@ -85,7 +86,9 @@ class AxisRow:
 
     @property
     def small(self) -> bool:
-        return is_small(self.n, self.images if self.effective_images is None else self.effective_images)
+        return is_small(
+            self.n, self.images if self.effective_images is None else self.effective_images
+        )
 
     @property
     def images_shown(self) -> str:

@@ -191,7 +191,10 @@ def overall_table(results: dict[str, Any]) -> Table:
 
 
 def axis_table(
-    axis: str, cells: dict[str, dict[str, Any]], suffix: str = "", results: Mapping[str, Any] | None = None
+    axis: str,
+    cells: dict[str, dict[str, Any]],
+    suffix: str = "",
+    results: Mapping[str, Any] | None = None,
 ) -> Table:
     from medlens.report.sections import coverage_cell
     from medlens.stats.cells import MIN_IMAGES

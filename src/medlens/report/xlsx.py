@@ -163,5 +163,3 @@ def item_rows(run_dir: Path) -> list[Sequence[Any]]:
             *(item.meta.get(a) for a in axes),
         ))  # fmt: skip
     return rows
-
-

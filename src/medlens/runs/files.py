@@ -252,10 +252,7 @@ class JsonLines:
         """Append one line; written and flushed at once, or with its batch (the file stays
         open until :meth:`close`)."""
         self._waiting.append(canonical_bytes(value) + b"\n")
-        if (
-            len(self._waiting) >= self.batch
-            or time.monotonic() - self._written_at >= self.interval
-        ):
+        if len(self._waiting) >= self.batch or time.monotonic() - self._written_at >= self.interval:
             self.flush()
 
     def flush(self) -> None:

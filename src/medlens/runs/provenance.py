@@ -274,9 +274,7 @@ def summary_lines(run: Mapping[str, Any], records: Iterable[Mapping[str, Any]]) 
     return lines
 
 
-def record_benchmark_source(
-    run: dict[str, Any], source: Mapping[str, Any], created: bool
-) -> None:
+def record_benchmark_source(run: dict[str, Any], source: Mapping[str, Any], created: bool) -> None:
     """Put where the benchmark's files came from into run.json: on creation, and on a resume
     from other files (another revision, folder or loader) appended to
     ``resumed_benchmark_sources`` so the first stays."""

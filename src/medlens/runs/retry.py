@@ -18,9 +18,7 @@ def retry_hint(records: Iterable[Mapping[str, Any]]) -> str:
     retried = f"rerun to retry the {transient} transient failure(s)" if transient else ""
     if not permanent:
         return retried
-    fix = (
-        f"(e.g. {permanent[0]['message']}): fix the file(s), then rerun with --retry-errors"
-    )
+    fix = f"(e.g. {permanent[0]['message']}): fix the file(s), then rerun with --retry-errors"
     if not transient:
         return f"all {len(permanent)} errors are permanent {fix}"
     return f"{retried}; {len(permanent)} are permanent {fix}"

@@ -42,9 +42,7 @@ class RunStore:
         self.path = path
         self.run = run
         self._records: dict[str, Record] = {}
-        self._log = JsonLines(
-            path / "records.jsonl", batch=RECORD_BATCH, interval=RECORD_INTERVAL
-        )
+        self._log = JsonLines(path / "records.jsonl", batch=RECORD_BATCH, interval=RECORD_INTERVAL)
         self._lines = 0
         self._items: list[Item] | None = None
         self.damaged: list[str] = []
@@ -107,7 +105,9 @@ class RunStore:
         latest: dict[str, Record] = {}
         dirty = content.tail is not None
         if content.tail is not None:
-            self.damaged.append(f"{file}, line {content.tail.number}: torn last line (a killed write)")
+            self.damaged.append(
+                f"{file}, line {content.tail.number}: torn last line (a killed write)"
+            )
         for line in content.lines:
             if not _is_record(line.value):
                 dirty = True
@@ -214,7 +214,11 @@ def same_items_elsewhere(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool
     rest_old = {k: v for k, v in old.items() if k != "benchmark"}
     rest_new = {k: v for k, v in new.items() if k != "benchmark"}
     bench_old, bench_new = old.get("benchmark"), new.get("benchmark")
-    if rest_old != rest_new or not isinstance(bench_old, Mapping) or not isinstance(bench_new, Mapping):
+    if (
+        rest_old != rest_new
+        or not isinstance(bench_old, Mapping)
+        or not isinstance(bench_new, Mapping)
+    ):
         return False
     kept_old = {k: v for k, v in bench_old.items() if k not in BENCHMARK_LOCATION}
     kept_new = {k: v for k, v in bench_new.items() if k not in BENCHMARK_LOCATION}

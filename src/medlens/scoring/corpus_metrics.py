@@ -208,7 +208,9 @@ def item_weights(
     codes = np.unique(clusters.astype(str), return_inverse=True)[1].ravel()
     if codes.size == 0:
         return []
-    return [counts[:, codes] for counts in _resample_counts(int(codes.max()) + 1, n_resamples, seed)]
+    return [
+        counts[:, codes] for counts in _resample_counts(int(codes.max()) + 1, n_resamples, seed)
+    ]
 
 
 def _resample_counts(n_clusters: int, n_resamples: int, seed: int) -> list[np.ndarray]:

@@ -222,9 +222,7 @@ def weighted_auroc(
     return np.asarray(np.mean(per_class, axis=0))
 
 
-def weighted_binary_auc(
-    score: np.ndarray, positive: np.ndarray, weights: np.ndarray
-) -> np.ndarray:
+def weighted_binary_auc(score: np.ndarray, positive: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """AUROC of `score` for `positive` under each row of (resamples × items) `weights`."""
     order = np.argsort(score, kind="stable")
     sorted_score = score[order]

@@ -143,13 +143,19 @@ def _check_answerable(path: str, where: str, item: Item) -> None:
     item would be scored (or guessed at) without meaning anything."""
     if not item.question.strip() and not item.images:
         raise InputError(path, f"{where}, field 'question'", "blank question" + HINT)
-    if item.answer is not None and not str(item.answer).strip() and not isinstance(item.answer, list):
+    if (
+        item.answer is not None
+        and not str(item.answer).strip()
+        and not isinstance(item.answer, list)
+    ):
         problem = "empty gold answer (null marks a split without answers)" + HINT
         raise InputError(path, f"{where}, field 'answer'", problem)
     if item.kind not in ("choice", "multi_choice") or not item.options:
         return
     if len(item.options) < 2:
-        raise InputError(path, f"{where}, field 'options'", "one option only: nothing to choose" + HINT)
+        raise InputError(
+            path, f"{where}, field 'options'", "one option only: nothing to choose" + HINT
+        )
     seen: dict[str, str] = {}
     for letter, text in item.options.items():
         folded = " ".join(str(text).split()).casefold()

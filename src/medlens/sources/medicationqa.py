@@ -49,7 +49,9 @@ def load_medicationqa(spec: Spec) -> Benchmark:
         for number, (where, row) in enumerate(_rows(path), start=1):
             yield _item(row, path, where, number)
 
-    return native.make_benchmark(spec, "test", iter_items, description="MedicationQA (MedInfo 2019)")
+    return native.make_benchmark(
+        spec, "test", iter_items, description="MedicationQA (MedInfo 2019)"
+    )
 
 
 def _rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -389,5 +389,3 @@ def self_agreement(repeats: Mapping[str, Sequence[float]], level: Level) -> dict
         "alpha_level": level,
         "unanimous": float(np.mean(unanimous)) if unanimous else None,
     }
-
-

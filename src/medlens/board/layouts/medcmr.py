@@ -102,7 +102,9 @@ def medcmr_pairs(aligned: Aligned, context: LayoutContext) -> dict[str, Any]:
     for base, tuned in context.pairs:
         row: dict[str, Any] = {"base": base, "tuned": tuned}
         for form, kind_name in forms.items():
-            row[f"{form}_all"] = _form_difference(aligned, index[base], index[tuned], kind == kind_name)
+            row[f"{form}_all"] = _form_difference(
+                aligned, index[base], index[tuned], kind == kind_name
+            )
             row[form] = {}
             for dim in MEDCMR_DIMENSIONS:
                 mask = np.asarray((kind == kind_name) & (dimension == dim), dtype=bool)
@@ -121,7 +123,9 @@ def medcmr_pairs(aligned: Aligned, context: LayoutContext) -> dict[str, Any]:
     return {"rows": rows, "dimensions": list(MEDCMR_DIMENSIONS), "tests": tests}
 
 
-def _form_difference(aligned: Aligned, base: int, tuned: int, mask: np.ndarray) -> dict[str, Any] | None:
+def _form_difference(
+    aligned: Aligned, base: int, tuned: int, mask: np.ndarray
+) -> dict[str, Any] | None:
     """tuned − base over one answer form's items, with the paired CI every medlens comparison
     prints (``stats.paired.paired_ci``: images as clusters)."""
     from medlens.stats.paired import paired_ci

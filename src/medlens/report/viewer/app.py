@@ -43,6 +43,8 @@ SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
+
+
 def _shown(value: Any) -> Any:
     """Every text a page shows passes the one sanitiser: a bidi override in an id or an answer is
     shown as ``\u202e`` instead of turning the heading around (HTML escaping leaves it)."""
