@@ -11,6 +11,7 @@ demo: $(STAMP_CORE)
 
 test: $(STAMP_DEV)
 	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/pytest -q
