@@ -11,6 +11,7 @@ import numpy as np
 
 from medlens.core.items import Item
 from medlens.core.records import Record
+from medlens.scoring.item_scores import ZERO_ONE_SECONDARY
 from medlens.scoring.metrics import random_baseline, secondary_baselines
 from medlens.stats.bootstrap import group_spread
 from medlens.stats.cells import is_small, one_image_note
@@ -204,7 +205,10 @@ def secondary_cells(table: ScoreTable, mask: np.ndarray) -> dict[str, dict[str, 
         if not has.any():
             continue
         values, clusters = column[has], table.cluster_codes[has]
-        spread = group_spread(values, np.zeros(values.size, np.intp), clusters)
+        continuous = name not in ZERO_ONE_SECONDARY  # no Wilson on a BLEU that is all 0/1
+        spread = group_spread(
+            values, np.zeros(values.size, np.intp), clusters, continuous=continuous
+        )
         summary = _summary(spread, values, table.secondary_random[name][has])
         out[name] = {"n": int(has.sum()), **summary}
     return out

@@ -126,6 +126,9 @@ _SECONDARY: dict[str, dict[str, Callable[[str, str], float]]] = {
     "report": {"rouge_l": metrics.rouge_l, "bleu4": metrics.bleu4},
 }
 _DETECT_SCORES = ("iou", "hit50")
+ZERO_ONE_SECONDARY = frozenset({"exact", "contains", "framed_match", "hit50"})
+"""Secondary metrics that are 0/1 by definition; the others (token F1, BLEU, ROUGE, IoU,
+Jaccard, recall) are continuous, whatever values a slice happens to hold."""
 
 
 def _gold_text(item: Item, gold: str) -> str:

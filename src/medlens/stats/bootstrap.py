@@ -39,16 +39,24 @@ def group_cis(
 
 
 def group_spread(
-    values: np.ndarray, groups: np.ndarray, clusters: np.ndarray | None = None
+    values: np.ndarray,
+    groups: np.ndarray,
+    clusters: np.ndarray | None = None,
+    *,
+    continuous: bool = False,
 ) -> Spread:
-    """n, mean, images and standard errors per group (``np.unique(groups)`` order)."""
+    """n, mean, images and standard errors per group (``np.unique(groups)`` order).
+
+    `continuous`: the values are a continuous metric (BLEU, ROUGE, token F1, IoU) even when the
+    ones observed happen to be 0 or 1, so they take the interval of non-0/1 means, not Wilson's.
+    """
     values = np.asarray(values, dtype=float)
     names, codes = np.unique(np.asarray(groups), return_inverse=True)
     codes = codes.ravel()
     by_image = _cluster_units(values, codes, clusters)
     items = collapse(codes, values, np.ones(values.size))
-    fractional = bool(((values != 0) & (values != 1)).any())
-    return spread(by_image, items if fractional else None, names.size)
+    fractional = continuous or bool(((values != 0) & (values != 1)).any())
+    return spread(by_image, items if fractional else None, names.size, continuous=continuous)
 
 
 def ratio_ci(

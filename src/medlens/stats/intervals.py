@@ -62,11 +62,14 @@ class Spread:
         )  # fmt: skip
 
 
-def spread(clusters: Units, items: Units | None, n_groups: int) -> Spread:
+def spread(
+    clusters: Units, items: Units | None, n_groups: int, *, continuous: bool = False
+) -> Spread:
     """Per-group n, mean, image count and standard errors from collapsed units.
 
     `clusters`: one unit per (group, image); `items`: one unit per (group, item value), needed
-    only when some value is not 0/1 (None: all are).
+    only when some value is not 0/1 (None: all are). `continuous`: every group is a continuous
+    metric, whose interval is not Wilson's even when its values are all 0 or 1.
     """
     # collapsed and rounded as the bootstrap did, so DuckDB's and numpy's sums give one interval
     clusters = collapse(clusters.group, clusters.sum, clusters.size, clusters.count)
@@ -87,7 +90,7 @@ def spread(clusters: Units, items: Units | None, n_groups: int) -> Spread:
     item_se = np.full(n_groups, np.nan)
     if items is not None:
         odd = (items.sum != 0) & (items.sum != 1)
-        fractional = np.bincount(items.group, odd, minlength=n_groups) > 0
+        fractional = (np.bincount(items.group, odd, minlength=n_groups) > 0) | continuous
         deviation = items.sum - mean[items.group]
         count = items.count.astype(float)
         ss = np.bincount(items.group, count * deviation**2, minlength=n_groups)
