@@ -414,8 +414,23 @@ def medcmr_steps(judge: str) -> list[Step]:
                 "cmr-base:cmr-tuned",
             ]
         ),
-        Step(["board", *runs, "--layout", "medcmr", "--judge", "rubric", "--json"]),
-        Step(["board", *runs, "--layout", "medcmr", "--format", "md"]),
+        Step(
+            [
+                "board",
+                *runs,
+                "--layout",
+                "medcmr",
+                "--judge",
+                "rubric",
+                "--pairs",
+                "cmr-base:cmr-tuned",
+                "--allow-partial",
+            ]
+        ),
+        Step(
+            ["board", *runs, "--layout", "medcmr", "--judge", "rubric", "--json", "--allow-partial"]
+        ),
+        Step(["board", *runs, "--layout", "medcmr", "--format", "md", "--allow-partial"]),
         Step(["board", *runs, "--reference", "medcmr"]),
         Step(
             [

@@ -92,8 +92,19 @@ def test_a_run_whose_measured_spend_passes_the_budget_stops_and_resumes(tmp_path
     assert sorted(ids) == sorted(f"q{i}" for i in range(12))
 
 
+def vary_question_lengths(bench: str) -> None:
+    """Pad each question by a different number of words, so prompts differ in length by more
+    than the loopback server's 4 characters per token (the interval needs spread costs)."""
+    path = Path(bench.partition(":")[2])
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for index, row in enumerate(rows):
+        row["question"] += " Describe it." * (index % 4)
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+
 def test_dry_run_projects_from_measured_costs_with_a_t_interval(tmp_path: Path) -> None:
     bench, golds = write_shared_bench(tmp_path / "a", 20, 4)
+    vary_question_lengths(bench)
     out = tmp_path / "studies"
     with serve(ServerConfig(gold=gold_by_marker(golds))) as server:
         model = {"spec": openai_spec(server.base_url), "price": PRICE}
