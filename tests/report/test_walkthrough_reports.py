@@ -178,8 +178,9 @@ def test_reports_show_closed_vs_open_and_fitting_limitations(mixed_run: Path) ->
     assert "| overall |" in section and "question\\_type=PRES, POS" in section
     assert "answer\\_type=" not in section  # the split axis itself is not a row
     assert "Secondary per-item metrics (mean \\[95% CI\\], n, chance): bleu1 " in markdown
-    # 2 of 8 token-F1 values are 1, the rest 0: the 0/1 interval, Wilson-cc(2, 8)
-    assert "token\\_f1 0.250 \\[0.045, 0.644\\] (n=8, chance –)" in markdown
+    # 2 of 8 token-F1 values are 1, the rest 0: still a continuous metric, so the bounded-mean
+    # interval of non-0/1 scores, not Wilson-cc(2, 8)'s [0.045, 0.644] (issue 36)
+    assert "token\\_f1 0.250 \\[0.063, 0.599\\] (n=8, chance –)" in markdown
     assert "Open answers are scored by rules" in markdown
     assert "marked region" not in markdown and "multiple-choice (or closed-answer)" not in markdown
     page = str(render(mixed_run, "html"))

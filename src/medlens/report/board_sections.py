@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from string import ascii_lowercase
 from typing import Any
 
+from medlens.report.model_label import model_label
 from medlens.report.sections import percent, percent_ci
 
 Value = float | int | str | None
@@ -106,9 +107,9 @@ def models_table(board: dict[str, Any]) -> BoardTable:
     rows = []
     for m in board["models"]:
         flag = f" {SMALL}" if m["small"] else ""
-        flag += f" — {m['not_comparable']}" if m.get("not_comparable") else ""
+        flag += " — not comparable (see below)" if m.get("not_comparable") else ""
         rows.append([
-            t(m["name"] + flag, m["name"]), t(m["run"]), num(m["rank"]),
+            t(model_label(m["name"]) + flag, m["name"]), t(m["run"]), num(m["rank"]),
             t(f"{m['rank_ci'][0]}–{m['rank_ci'][1]}", m["rank_ci"][0]), num(m["n"]),
             num(m["images"]), pct(m["score"]), ci_cell(m["ci"]), t(letters.get(m["run"], "")),
         ])  # fmt: skip
