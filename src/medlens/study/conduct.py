@@ -115,7 +115,7 @@ def conduct(prepared: PreparedStudy, events: StudyEvents) -> StudyResult:
         record.save()
         outcome = StudyOutcome()
         try:
-            outcome = _schedule(prepared, plan.only_runs(sampled=False), executor, events, record)
+            _schedule(prepared, plan.only_runs(sampled=False), executor, events, record, outcome)
             if outcome.stop_reason is None and any(job.sample for job in plan.selected_runs):
                 _run_sampled(prepared, outcome, executor, events, record)
         finally:
@@ -131,18 +131,17 @@ def conduct(prepared: PreparedStudy, events: StudyEvents) -> StudyResult:
 
 def _schedule(
     prepared: PreparedStudy, plan: StudyPlan, executor: Executor, events: StudyEvents,
-    record: StudyRecord, outcome: StudyOutcome | None = None,
-) -> StudyOutcome:  # fmt: skip
-    """The runs of `plan` (and their judges) through one scheduler; its outcome merged into
-    `outcome` when given (the sampled phase after the full one)."""
+    record: StudyRecord, outcome: StudyOutcome,
+) -> None:  # fmt: skip
+    """The runs of `plan` (and their judges) through one scheduler, its outcome merged into
+    `outcome` (also when it stops on Ctrl-C or a bug)."""
     scheduler = Scheduler(plan, prepared.previews, executor, prepared.costs, events, record)
     try:
-        found = scheduler.run()
+        scheduler.run()
     finally:
-        if outcome is not None:
-            outcome.results.update(scheduler.outcome.results)
-            outcome.stop_reason = outcome.stop_reason or scheduler.outcome.stop_reason
-    return found if outcome is None else outcome
+        outcome.results.update(scheduler.outcome.results)
+        outcome.stop_reason = outcome.stop_reason or scheduler.outcome.stop_reason
+        outcome.interrupted = outcome.interrupted or scheduler.outcome.interrupted
 
 
 def _run_sampled(
@@ -209,6 +208,8 @@ def dry_run(prepared: PreparedStudy) -> list[PlannedJob]:
         samples = preview.settings.strategy.requests_per_item
         state = "done" if preview.complete else ("new" if preview.selected == len(preview.todo)
                                                  else "partial")  # fmt: skip
+        if job.sample and not Path(job.options.bench.argument).is_file():
+            state = "after the bank"  # its items: the subset drawn once the full runs finish
         rows.append(PlannedJob(job.key, "run", job.model, job.benchmark, preview.selected,
                                len(preview.todo), len(preview.todo) * samples, state,
                                costs.project_run(job)))  # fmt: skip

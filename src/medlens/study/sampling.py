@@ -226,3 +226,22 @@ def sampled_previews(
                                            checked.settings, checked.model_spec, complete,
                                            checked.notes)  # fmt: skip
     return previews
+
+
+def plan_lines(plan: StudyPlan) -> list[str]:
+    """The sampling steps of the plan, one line per benchmark (``study --dry-run``)."""
+    lines = []
+    for shared in shared_subsets(plan):
+        axes = plan.study.benchmarks[shared.benchmark].stratify
+        strata = "predicted difficulty" + (f" × {axes}" if axes else "")
+        drawn = shared.subset.is_file()
+        lines.append(
+            f"sampling {shared.benchmark}: {len(shared.full)} full runs → item bank "
+            f"{shared.folder / BANK} (refitted only when the full runs change) → "
+            + (f"design subset {shared.subset} (drawn before: kept)" if drawn else
+               f"design subset of {shared.n} items (strata: {strata}; seed "
+               f"{plan.study.seed}) → {shared.subset}")
+            + f" → {len(shared.sampled)} sampled runs ({', '.join(j.key for j in shared.sampled)})"
+            f", shown on the boards as estimates with intervals"
+        )  # fmt: skip
+    return lines
