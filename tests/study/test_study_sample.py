@@ -81,6 +81,9 @@ def test_sampled_models_share_one_design_subset_and_show_estimates(
     assert cells["s1"]["score"] == rows["s1"]["estimate"] and cells["s1"]["benchmark"] == "jsonl"
     sampling = read(folder / "study.json")["sampling"]["b"]
     assert sampling["bank_fitted"] and sampling["subset_drawn"] and sampling["items"] == len(drawn)
+    index = (folder / "study.md").read_text(encoding="utf-8")
+    assert f"] estimated from {len(drawn)} items |" in index  # the matrix on the study page
+    assert "s0--b, s1--b: scores on the study's design subset" in index
 
 
 def board_score(board: dict[str, Any], model: str) -> float:
