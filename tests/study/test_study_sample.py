@@ -160,6 +160,7 @@ BAD = [
     ({"sampled": 1}, {"limit": 30}, None, 11, "benchmarks.b.limit", "limit with models that"),
     ({"sampled": 1}, {"probe": "no-image"}, None, 11, "benchmarks.b.probe", "probe with"),
     ({}, {"stratify": "colour"}, None, 12, "benchmarks.b.stratify", "colour"),
+    ({"n": 4}, {"stratify": "modality"}, None, 9, "models.s0.sample", "at least 6"),
     ({}, None, [{"benchmark": "b", "pairs": ["m0:s1"]}], 15, "boards[1].pairs", "m0:s1"),
 ]
 

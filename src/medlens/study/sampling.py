@@ -38,6 +38,7 @@ from medlens.execution.dry_run import plan_run
 from medlens.execution.evaluate import LoadedBenchmark, load_items
 from medlens.execution.selection import parse_stratify
 from medlens.items.responses import MIN_RUNS
+from medlens.items.sample import smallest_n
 from medlens.runs.files import write_atomic
 from medlens.study.jobs import FINISHED_STATES, JobResult
 from medlens.study.plan import RunJob, StudyPlan
@@ -87,24 +88,39 @@ def shared_subsets(plan: StudyPlan) -> list[SharedSubset]:
 
 
 def check_sample_sizes(plan: StudyPlan, loaded: Mapping[str, LoadedBenchmark]) -> None:
-    """N below each benchmark's item count, and the design's axes among the benchmark's;
-    refused naming the study file, the line and the key, before anything is written."""
+    """N below each benchmark's item count and enough for its design, the design's axes among
+    the benchmark's; refused naming the study file, the line and the key, before anything is
+    written."""
     study = plan.study
     for shared in shared_subsets(plan):
         benchmark, items = loaded[shared.benchmark]
         model = study.models[shared.sampled[0].model]
+        where = f"line {model.line}, key models.{model.label}.sample"
         if shared.n >= len(items):
-            raise InputError(study.path, f"line {model.line}, key models.{model.label}.sample",
+            raise InputError(study.path, where,
                              f"{shared.n}: not fewer than the {len(items)} items of benchmark "
                              f"{shared.benchmark!r}; a sample must leave items out (or run the "
                              "model on every item: drop sample)")  # fmt: skip
         entry = study.benchmarks[shared.benchmark]
-        axes = parse_stratify(entry.stratify)
-        try:
-            check_axes(axes, (*describe(benchmark, items).axes, "kind"), "stratify")
-        except MedlensError as exc:
-            raise InputError(study.path, f"line {entry.line}, key benchmarks.{entry.label}."
-                             "stratify", str(exc)) from None  # fmt: skip
+        axes = _design_axes(plan, entry.label, (benchmark, items))
+        fewest = smallest_n(items, axes)
+        if shared.n < fewest:
+            raise InputError(study.path, where,
+                             f"{shared.n}: too few items for the design on benchmark "
+                             f"{shared.benchmark!r} (2 images per stratum of "
+                             f"{entry.stratify or 'the benchmark'}): at least {fewest}")  # fmt: skip
+
+
+def _design_axes(plan: StudyPlan, label: str, loaded: LoadedBenchmark) -> tuple[str, ...]:
+    """The benchmark's ``stratify`` axes, checked against its items' axes."""
+    entry, (benchmark, items) = plan.study.benchmarks[label], loaded
+    axes = parse_stratify(entry.stratify)
+    try:
+        check_axes(axes, (*describe(benchmark, items).axes, "kind"), "stratify")
+    except MedlensError as exc:
+        raise InputError(plan.study.path, f"line {entry.line}, key benchmarks.{label}.stratify",
+                         str(exc)) from None  # fmt: skip
+    return axes
 
 
 def draw_shared_subsets(
