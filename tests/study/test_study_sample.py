@@ -81,6 +81,11 @@ def test_sampled_models_share_one_design_subset_and_show_estimates(
     assert cells["s1"]["score"] == rows["s1"]["estimate"] and cells["s1"]["benchmark"] == "jsonl"
     sampling = read(folder / "study.json")["sampling"]["b"]
     assert sampling["bank_fitted"] and sampling["subset_drawn"] and sampling["items"] == len(drawn)
+    assert read(folder / "study.json")["plan"]["runs"]["s0--b"]["sample"] == N
+    estimate = CliRunner().invoke(app, ["estimate", str(folder / "runs" / "s0--b"), "--bank",
+                                        str(folder / "items" / "b" / "bank.json"), "--json"])  # fmt: skip
+    assert estimate.exit_code == 0, estimate.output
+    assert json.loads(estimate.stdout)["estimate"] == pytest.approx(rows["s0"]["estimate"])
     index = (folder / "study.md").read_text(encoding="utf-8")
     assert f"] estimated from {len(drawn)} items |" in index  # the matrix on the study page
     assert "s0--b, s1--b: scores on the study's design subset" in index
