@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from medlens.board.align import BoardRun, align_runs
+from medlens.board.estimated import designed_source, estimated_rows, split_estimated
 from medlens.board.ranks import score_cells
 from medlens.core.errors import SpecError
 
@@ -33,9 +34,12 @@ def across(
     where: str = "",
 ) -> dict[str, Any]:
     """{"benchmarks", "models", "base", "cells": [{model, benchmark, run, n, score, ci, gain}]}"""
+    ranked, estimated = split_estimated(runs)
+    sources = {str(run.benchmark.get("content_hash")): run for run in ranked}
     run_of: dict[tuple[str, str], BoardRun] = {}
     for run in runs:
-        key = (run.name, benchmark_label(run, runs))
+        source = sources.get(str(designed_source(run))) if run in estimated else None
+        key = (run.name, benchmark_label(source or run, ranked))
         if key in run_of:
             raise SpecError(
                 f"--across: {run_of[key].path} and {run.path} are both {key[0]} on {key[1]}; "
@@ -47,17 +51,30 @@ def across(
     base_model = _base_model(base, runs, models)
     cells = []
     for (model, bench), run in run_of.items():
+        if run in estimated:
+            cells.append(estimated_cell(run, model, bench))
+            continue
         cell = {"model": model, "benchmark": bench, "run": run.run,
                 **score_cells(align_runs([run], "same", where))[0], "gain": None}  # fmt: skip
         base_run = run_of.get((base_model, bench)) if base_model else None
-        if base_run is not None and base_run is not run:
+        if base_run is not None and base_run is not run and base_run not in estimated:
             cell["gain"] = _gain(base_run, run, n_resamples, seed, where)
         cells.append(cell)
     matrix = {"benchmarks": benchmarks, "models": models, "base": base_model, "cells": cells}
-    gaps = split_gaps(run_of, cells)
+    gaps = split_gaps({k: r for k, r in run_of.items() if r not in estimated}, cells)
     if gaps:  # one model on two splits of one benchmark: the VAL/TEST gap
         matrix["split_gaps"] = gaps
     return matrix
+
+
+def estimated_cell(run: BoardRun, model: str, bench: str) -> dict[str, Any]:
+    """A run on a designed subset of a benchmark in the matrix: its full-benchmark estimate and
+    interval in the benchmark's column, ``estimated`` "estimated from N items" (no gain: it
+    shares no item set with the base model's run)."""
+    row = estimated_rows([run])[0]
+    return {"model": model, "benchmark": bench, "run": run.run, "n": row["n"],
+            "score": row["estimate"], "ci": row["ci"], "small": False, "gain": None,
+            "estimated": row["label"]}  # fmt: skip
 
 
 def split_gaps(

@@ -148,6 +148,10 @@ def print_dry_run(prepared: PreparedStudy) -> None:
             _cost_text(row.projection) if priced else "–",
         )))  # fmt: skip
     console.print(table)
+    from medlens.study.sampling import plan_lines
+
+    for line in plan_lines(plan):
+        console.print(Text(line), soft_wrap=True)
     runs = [r for r in rows if r.kind == "run"]
     judges = [r for r in rows if r.kind == "judge"]
     console.print(Text(

@@ -11,6 +11,7 @@ estimate stays design-unbiased and its interval design-based then, the item mode
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,10 +20,12 @@ from typing import Any
 import numpy as np
 
 from medlens.core.errors import MedlensError
+from medlens.core.specs import parse_spec
 from medlens.items import aipw, irt
 from medlens.items.bank import Bank, read_bank
 from medlens.items.responses import run_spec
 from medlens.runs.store import RunStore
+from medlens.sources.sidecar import SIDECAR, layout_hash
 from medlens.stats.intervals import wilson
 
 METHOD = "aipw"
@@ -80,6 +83,8 @@ class RunDesign:
     path: Path
     design: dict[str, Any]
     scores: dict[str, float]
+    subset_file: str = ""
+    """The benchmark spec the run read (its ``subset.json`` holds the population layout)."""
 
 
 def read_run_design(path: Path, bank: Bank) -> RunDesign:
@@ -104,6 +109,11 @@ def read_run_design(path: Path, bank: Bank) -> RunDesign:
         for i, r in records.items()
         if r.get("error") is None and r.get("score") is not None
     }
+    if sum(s["population_items"] for s in layout["strata"].values()) != len(bank.ids):
+        raise MedlensError(
+            f"{path}: its design covers {sum(s['population_items'] for s in layout['strata'].values())} "
+            f"items, but {bank.path} holds {len(bank.ids)}: not a bank of the design's population"
+        )
     sampled = [i for s in layout["strata"].values() for u in s["sampled"] for i in s["units"][u]]
     missing = [i for i in sampled if i not in scores]
     if missing:
@@ -111,7 +121,7 @@ def read_run_design(path: Path, bank: Bank) -> RunDesign:
             f"{path}: {len(missing)} of {len(sampled)} sampled items have no score (first: "
             f"{missing[0]!r}); finish the run (running it again resumes) before estimating"
         )
-    return RunDesign(path, layout, scores)
+    return RunDesign(path, layout, scores, str((spec.get("benchmark") or {}).get("spec") or ""))
 
 
 def estimate_run(path: Path, bank_path: Path, by: str | None = None) -> Estimate:
@@ -135,14 +145,11 @@ def _estimate(bank: Bank, run: RunDesign, by: str | None) -> Estimate:
     y = np.array([run.scores[i] for i in sampled])
     theta, se = irt.ability(y, bank.discrimination[rows], bank.difficulty[rows], bank.guess[rows])
     predicted = dict(zip(bank.ids, bank.predict(theta).tolist(), strict=True))
-    whole = _domain(strata, predicted, run.scores, None)
+    population = (float(sum(predicted.values())), len(predicted))  # the bank's ids: checked
+    whole = _domain(strata, predicted, run.scores, None, population)
     reasons = _extrapolation(bank, theta, strata, predicted, run.scores)
     lo, hi = wilson(np.array([y.sum()]), np.array([len(y)]))
-    by_values = (
-        {}
-        if by is None
-        else _by_axis(strata, predicted, run.scores, run.design["stratify"].index(by))
-    )
+    by_values = {} if by is None else _by_axis(run, predicted, run.design["stratify"].index(by))
     return Estimate(
         estimate=whole.estimate, ci=whole.interval(), n=len(sampled),
         population_n=sum(s["population_items"] for s in strata.values()),
@@ -154,20 +161,25 @@ def _estimate(bank: Bank, run: RunDesign, by: str | None) -> Estimate:
 
 def _samples(
     strata: Mapping[str, Any], predicted: Mapping[str, float], scores: Mapping[str, float]
-) -> tuple[list[aipw.StratumSample], float, int]:
-    """Per stratum its drawn units' totals; the population's predicted total and size."""
-    out, total, size = [], 0.0, 0
+) -> list[aipw.StratumSample]:
+    """Per stratum its drawn units' observed and predicted totals (the drawn units' items are
+    in a compact design too)."""
+    out = []
     for stratum in strata.values():
         units = stratum["units"]
         drawn = stratum["sampled"]
         out.append(aipw.StratumSample(
-            population_units=len(units),
+            population_units=stratum["population_units"],
             observed=np.array([sum(scores[i] for i in units[u]) for u in drawn]),
             predicted=np.array([sum(predicted[i] for i in units[u]) for u in drawn]),
         ))  # fmt: skip
-        total += sum(predicted[i] for ids in units.values() for i in ids)
-        size += sum(len(ids) for ids in units.values())
-    return out, total, size
+    return out
+
+
+def _population(strata: Mapping[str, Any], predicted: Mapping[str, float]) -> tuple[float, int]:
+    """The predicted total and item count of the strata's population (a full layout)."""
+    items = [i for stratum in strata.values() for ids in stratum["units"].values() for i in ids]
+    return float(sum(predicted[i] for i in items)), len(items)
 
 
 def _domain(
@@ -175,9 +187,10 @@ def _domain(
     predicted: Mapping[str, float],
     scores: Mapping[str, float],
     tuning: float | None,
+    population: tuple[float, int],
 ) -> aipw.DesignEstimate:
-    samples, total, size = _samples(strata, predicted, scores)
-    return aipw.design_estimate(size, total, samples, tuning)
+    total, size = population
+    return aipw.design_estimate(size, total, _samples(strata, predicted, scores), tuning)
 
 
 def _extrapolation(
@@ -195,8 +208,9 @@ def _extrapolation(
         reasons.append(
             f"ability {theta:.2f} is {side} the bank's calibration range [{low:.2f}, {high:.2f}]"
         )
-    plain = _domain(strata, predicted, scores, 1.0)
-    prediction_only = sum(predicted.values()) / len(predicted)
+    population = (float(sum(predicted.values())), len(predicted))
+    plain = _domain(strata, predicted, scores, 1.0, population)
+    prediction_only = population[0] / population[1]
     residual = plain.estimate - prediction_only
     if plain.se > 0 and abs(residual) > RESIDUAL_Z * plain.se:
         reasons.append(
@@ -206,26 +220,45 @@ def _extrapolation(
     return reasons
 
 
+def population_layout(run: RunDesign) -> Mapping[str, Any]:
+    """Every stratum's units with their items: the run's design when it is whole, else the
+    layout in ``subset.json`` beside the subset file it ran on, checked against its hash."""
+    strata: Mapping[str, Any] = run.design["strata"]
+    if "layout" not in run.design:
+        return strata
+    sidecar = Path(parse_spec(run.subset_file).argument).expanduser().parent / SIDECAR
+    try:
+        full = json.loads(sidecar.read_text(encoding="utf-8"))["design"]["strata"]
+    except (OSError, ValueError, KeyError, TypeError):
+        full = None
+    if full is None or layout_hash(full) != run.design["layout"].get("sha256"):
+        raise MedlensError(
+            f"{run.path}: an estimate by axis needs the design's population layout, kept in "
+            f"{sidecar} (the subset.json written with the subset); it is missing or another "
+            "design's"
+        )
+    return full
+
+
 def _by_axis(
-    strata: Mapping[str, Any],
-    predicted: Mapping[str, float],
-    scores: Mapping[str, float],
-    position: int,
+    run: RunDesign, predicted: Mapping[str, float], position: int
 ) -> dict[str, dict[str, Any]]:
     """Estimates per value of a stratification axis (its strata form the domain)."""
-    groups: dict[str, dict[str, Any]] = {}
-    for key, stratum in strata.items():
-        value = key.rsplit("#", 1)[0].split("|")[position]
-        groups.setdefault(value, {})[key] = stratum
+    full = population_layout(run)
+    groups: dict[str, list[str]] = {}
+    for key in full:
+        groups.setdefault(key.rsplit("#", 1)[0].split("|")[position], []).append(key)
     out = {}
-    for value, members in sorted(groups.items()):
-        found = _domain(members, predicted, scores, None)
+    for value, keys in sorted(groups.items()):
+        members = {key: run.design["strata"][key] for key in keys}
+        population = _population({key: full[key] for key in keys}, predicted)
+        found = _domain(members, predicted, run.scores, None, population)
         lo, hi = found.interval()
         out[value] = {
             "estimate": round(found.estimate, 6),
             "ci": [round(lo, 6), round(hi, 6)],
             "n": sum(len(s["units"][u]) for s in members.values() for u in s["sampled"]),
-            "population_n": sum(s["population_items"] for s in members.values()),
+            "population_n": population[1],
         }
     return out
 

@@ -10,6 +10,8 @@ run carries its design to ``medlens estimate``.
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -106,6 +108,18 @@ def _design(
         "population_n": len(ids),
         "strata": layout,
     }
+
+
+def smallest_n(items: Sequence[Item], axes: Sequence[str]) -> int:
+    """The fewest items the design accepts on `items` stratified by `axes`: each stratum of the
+    axes needs 2 units (images), and `n` items make about n × units / items units."""
+    ids = [item.id for item in items]
+    units = design.units_of(ids, [item.meta.get("image_id", "") for item in items])
+    by_id = {item.id: item for item in items}
+    sizes = Counter("|".join(_axis_value(by_id[members[0]], axis) for axis in axes)
+                    for members in units.values())  # fmt: skip
+    strata = sum(min(design.MIN_PER_STRATUM, size) for size in sizes.values())
+    return math.ceil((strata - 0.5) * len(ids) / len(units))
 
 
 def _axis_value(item: Item, axis: str) -> str:

@@ -350,6 +350,9 @@ def across_table(matrix: dict[str, Any]) -> BoardTable:
         rows.append(row)
     base = matrix["base"]
     notes = ["score [95% CI], n" + (f"; gain vs {base} in points [paired 95% CI]" if base else "")]
+    if any(c.get("estimated") for c in matrix["cells"]):
+        notes.append("estimated from N items: a run on a designed subset, its full-benchmark "
+                     "score estimated by AIPW with a design-based 95% interval")  # fmt: skip
     for gap in matrix.get("split_gaps") or []:
         low, high = gap["ci"]
         notes.append(
@@ -361,6 +364,10 @@ def across_table(matrix: dict[str, Any]) -> BoardTable:
 
 
 def _across_text(c: dict[str, Any]) -> str:
+    if c.get("estimated"):  # a run on a designed subset: the estimate, or why there is none
+        if c["score"] is None:
+            return f"no estimate (n={c['n']})"
+        return f"{percent(c['score'])} [{percent_ci(c['ci'])}] {c['estimated']}"
     text = f"{percent(c['score'])} [{percent_ci(c['ci'])}] n={c['n']}"
     gain = c.get("gain")
     if gain:

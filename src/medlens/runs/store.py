@@ -13,6 +13,7 @@ from medlens.core.items import Item
 from medlens.core.records import Record
 from medlens.core.version import __version__
 from medlens.runs.files import JsonLines, canonical_json, line_reader, write_atomic
+from medlens.sources.sidecar import with_compact_design
 
 SCHEMA_VERSION = 1
 # Item errors that a retry cannot fix (an undecodable image, a missing file): resume skips them
@@ -196,7 +197,11 @@ def check_same_spec(path: Path, spec: Mapping[str, Any]) -> None:
     if not (path / "run.json").is_file():
         return
     run = read_run_file(path)
-    if run.get("spec_hash") != spec_hash(spec) and not same_items_elsewhere(run["spec"], spec):
+    if (
+        run.get("spec_hash") != spec_hash(spec)
+        and not same_items_elsewhere(run["spec"], spec)
+        and spec_hash(with_compact_design(run["spec"])) != spec_hash(spec)
+    ):
         raise RunMismatchError(
             f"{path} holds a run with a different spec "
             f"({describe_difference(run['spec'], spec)}); use another --name or delete the directory"

@@ -8,7 +8,7 @@ scheduler and writes the outputs; :func:`dry_run` counts and prices what a run w
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from medlens.study.preview import (
     preview_runs,
 )
 from medlens.study.record import StudyRecord, check_identity, read_record
+from medlens.study.sampling import check_sample_sizes, draw_shared_subsets, sampled_previews
 from medlens.study.schedule import Executor, LocalExecutor, Scheduler, StudyOutcome
 
 
@@ -84,6 +85,7 @@ def prepare_study(study: Study, settings: StudySettings) -> PreparedStudy:
     previous = read_record(plan.folder)
     additions = check_identity(plan, previous)
     loaded = load_benchmarks(plan)
+    check_sample_sizes(plan, loaded)
     previews = preview_runs(plan, loaded)
     check_judges(plan)
     check_meta_files(plan)
@@ -111,18 +113,57 @@ def conduct(prepared: PreparedStudy, events: StudyEvents) -> StudyResult:
     with hold_run_lock(plan.folder, "medlens study", note=events.note):
         record = StudyRecord(plan, prepared.previous)
         record.save()
-        scheduler = Scheduler(plan, prepared.previews, executor, prepared.costs, events, record)
+        outcome = StudyOutcome()
         try:
-            outcome = scheduler.run()
+            _schedule(prepared, plan.only_runs(sampled=False), executor, events, record, outcome)
+            if outcome.stop_reason is None and any(job.sample for job in plan.selected_runs):
+                _run_sampled(prepared, outcome, executor, events, record)
         finally:
             executor.close()
-            stop = scheduler.outcome.stop_reason
+            stop = outcome.stop_reason
             record.data["stop"] = {"message": stop} if stop else None
             record.data["cost"] = {"spent": prepared.costs.spent, "budget": prepared.costs.limit}
             record.save()
         result = StudyResult(outcome, record)
         write_outputs(prepared, result)
     return result
+
+
+def _schedule(
+    prepared: PreparedStudy, plan: StudyPlan, executor: Executor, events: StudyEvents,
+    record: StudyRecord, outcome: StudyOutcome,
+) -> None:  # fmt: skip
+    """The runs of `plan` (and their judges) through one scheduler, its outcome merged into
+    `outcome` (also when it stops on Ctrl-C or a bug)."""
+    scheduler = Scheduler(plan, prepared.previews, executor, prepared.costs, events, record)
+    try:
+        scheduler.run()
+    finally:
+        outcome.results.update(scheduler.outcome.results)
+        outcome.stop_reason = outcome.stop_reason or scheduler.outcome.stop_reason
+        outcome.interrupted = outcome.interrupted or scheduler.outcome.interrupted
+
+
+def _run_sampled(
+    prepared: PreparedStudy, outcome: StudyOutcome, executor: Executor, events: StudyEvents,
+    record: StudyRecord,
+) -> None:  # fmt: skip
+    """After the full runs: banks, shared subsets, then the sampled runs on them."""
+    plan = prepared.plan
+    sampling = draw_shared_subsets(plan, record.data["runs"], events.note)
+    record.data["sampling"] = {**record.data.get("sampling", {}), **sampling.record}
+    for key, held in sampling.held.items():
+        outcome.results[key] = held
+        record.update("runs", key, state=held.state, message=held.message)
+    record.save()
+    ready = plan.only_runs(sampled=True)
+    ready = replace(ready, runs={k: j for k, j in ready.runs.items() if k not in sampling.held})
+    if not ready.selected_runs:
+        return
+    prepared.previews.update(sampled_previews(ready, sampling.loaded))
+    if plan.settings.executor == "local":  # the subset, loaded once for every sampled run
+        executor = LocalExecutor(sampling.loaded)
+    _schedule(prepared, ready, executor, events, record, outcome)
 
 
 def write_outputs(prepared: PreparedStudy, result: StudyResult) -> None:
@@ -167,6 +208,8 @@ def dry_run(prepared: PreparedStudy) -> list[PlannedJob]:
         samples = preview.settings.strategy.requests_per_item
         state = "done" if preview.complete else ("new" if preview.selected == len(preview.todo)
                                                  else "partial")  # fmt: skip
+        if job.sample and not Path(job.options.bench.argument).is_file():
+            state = "after the bank"  # its items: the subset drawn once the full runs finish
         rows.append(PlannedJob(job.key, "run", job.model, job.benchmark, preview.selected,
                                len(preview.todo), len(preview.todo) * samples, state,
                                costs.project_run(job)))  # fmt: skip

@@ -28,9 +28,14 @@ class ModelEntry:
     line: int = 1
     training_cutoff: str | None = None
     """``YYYY-MM``: recorded in each of its runs' run.json (``run --model-info``), not its identity."""
+    sample: int | None = None
+    """Items of the study's shared design subset this model answers (None: every item)."""
 
     def identity(self) -> dict[str, Any]:
-        return {"spec": model_identity(self.spec)}  # base_url is transport, as for `run`
+        found: dict[str, Any] = {"spec": model_identity(self.spec)}  # base_url is transport
+        if self.sample is not None:  # absent otherwise: a study recorded before keeps its identity
+            found["sample"] = self.sample
+        return found
 
 
 @dataclass(frozen=True)

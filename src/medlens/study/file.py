@@ -8,10 +8,11 @@ benchmark load, does the backend accept its options) happen when the study is pl
 name the entry's line too.
 
 The file's keys (docs/studies.md): top level ``name``, ``seed``, ``concurrency``, ``budget``;
-``[models]`` label → spec or ``{spec, concurrency, price, training_cutoff}``; ``[benchmarks]`` label → spec or
-``{spec, limit, where, sample, stratify, strategy, prompt, extract, probe, exemplars,
-exclude}``; ``[judges.LABEL]`` ``{spec, protocol, scope, benchmarks, repeats, weights, images,
-with_question, reports, concurrency, price}``; ``[[boards]]`` ``{benchmark, name, layout, judge,
+``[models]`` label → spec or ``{spec, concurrency, price, training_cutoff, sample}`` (sample:
+:mod:`medlens.study.sample_checks`); ``[benchmarks]`` label → spec or ``{spec, limit, where,
+sample, stratify, strategy, prompt, extract, probe, exemplars, exclude}``; ``[judges.LABEL]``
+``{spec, protocol, scope, benchmarks, repeats, weights, images, with_question, reports,
+concurrency, price}``; ``[[boards]]`` ``{benchmark, name, layout, judge,
 pairs, meta, reference, by, where}``.
 """
 
@@ -35,10 +36,11 @@ from medlens.execution.evaluate import MAX_CONCURRENCY
 from medlens.execution.strategies import parse_strategy
 from medlens.study.board_checks import check_board_judges, check_layout_axes, check_self_judging
 from medlens.study.entries import BenchmarkEntry, BoardEntry, JudgeEntry, ModelEntry, Study
+from medlens.study.sample_checks import check_sampled_models
 from medlens.study.tomlkeys import KeyLines, KeyPath, dotted
 
 TOP_KEYS = ("name", "seed", "concurrency", "budget", "models", "benchmarks", "judges", "boards")
-MODEL_KEYS = ("spec", "concurrency", "price", "training_cutoff")
+MODEL_KEYS = ("spec", "concurrency", "price", "training_cutoff", "sample")
 BENCHMARK_KEYS = ("spec", "limit", "where", "sample", "stratify", "strategy", "prompt", "extract",
                   "probe", "exemplars", "exclude")  # fmt: skip
 JUDGE_KEYS = ("spec", "protocol", "scope", "benchmarks", "repeats", "weights", "images",
@@ -127,6 +129,7 @@ def load_study(path: Path | str) -> Study:
     check_board_judges(study, boards, judges)
     check_layout_axes(study, boards, benchmarks)
     check_self_judging(study, models, judges)
+    check_sampled_models(study, models, benchmarks, boards)
     budget = values.get("budget")
     return Study(
         name=name, path=Path(path), sha256=study.sha256, models=models, benchmarks=benchmarks,
@@ -195,6 +198,7 @@ def _model(study: StudyFile, label: str, raw: Any) -> ModelEntry:
         label, spec, _concurrency(study, (*key, "concurrency"), table.get("concurrency")),
         _price(study, (*key, "price"), table.get("price")), study.line(key),
         None if cutoff is None else str(cutoff),
+        _optional_int(study, (*key, "sample"), table.get("sample"), 1),
     )  # fmt: skip
 
 

@@ -51,7 +51,10 @@ def run_section(plan: StudyPlan, data: dict[str, Any], reports: dict[str, str]) 
         ])  # fmt: skip
     headers = ["run", "model", "benchmark", "state", "answered", "score", "95% CI", "n",
                "errors", "report"]  # fmt: skip
-    return Section("Runs", headers, rows)
+    sampled = [key for key, job in plan.runs.items() if job.sample]
+    notes = [f"{', '.join(sampled)}: scores on the study's design subset of their benchmark; "
+             "their full-benchmark estimates are on the boards and below"] if sampled else []  # fmt: skip
+    return Section("Runs", headers, rows, notes)
 
 
 def judge_section(data: dict[str, Any]) -> Section | None:
@@ -99,11 +102,23 @@ def across_section(plan: StudyPlan, boards: list[BoardFile]) -> Section | None:
         row: list[Cell] = [(model, None)]
         for bench in benchmarks:
             c = cells.get((model, bench))
-            text = "–" if c is None else f"{percent(c['score'])} [{percent_ci(c['ci'])}] n={c['n']}"
-            row.append((text, None))
+            row.append((_cell_text(c), None))
         rows.append(row)
-    return Section("Models × benchmarks", ["model", *benchmarks], rows,
-                   ["score [95% CI], n: finished runs only"])  # fmt: skip
+    notes = ["score [95% CI], n: finished runs only"]
+    if any(c.get("estimated") for c in cells.values()):
+        notes.append("estimated from N items: a sampled model's full-benchmark estimate (AIPW, "
+                     "design-based 95% interval) from the study's design subset")  # fmt: skip
+    return Section("Models × benchmarks", ["model", *benchmarks], rows, notes)
+
+
+def _cell_text(c: dict[str, Any] | None) -> str:
+    if c is None:
+        return "–"
+    if c.get("estimated"):
+        if c["score"] is None:
+            return f"no estimate (n={c['n']})"
+        return f"{percent(c['score'])} [{percent_ci(c['ci'])}] {c['estimated']}"
+    return f"{percent(c['score'])} [{percent_ci(c['ci'])}] n={c['n']}"
 
 
 def head_lines(plan: StudyPlan, data: dict[str, Any]) -> list[str]:

@@ -9,17 +9,20 @@ than one run's (or judge's) requests at once; jobs on different lanes run at the
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from medlens.core.errors import SpecError
 from medlens.core.specs import Spec
 from medlens.execution.evaluate import RunOptions
 from medlens.judges.options import JudgeOptions
+from medlens.sources.sidecar import TSV_LOADERS
 from medlens.study.entries import Study
 
 DEFAULT_CONCURRENCY = 8
 RUN_SEPARATOR = "--"
+ITEMS_FOLDER = "items"
+"""Under the study folder: per benchmark with sampled models, its bank and design subset."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,9 @@ class RunJob:
     benchmark: str
     options: RunOptions
     lane: str
+    sample: int | None = None
+    """The model's ``sample = N``: the run answers the study's shared design subset of the
+    benchmark (``options.bench``, drawn after the full runs: :mod:`medlens.study.sampling`)."""
     kind: str = field(default="run", init=False)
 
 
@@ -83,6 +89,11 @@ class StudyPlan:
         only = self.settings.only
         return [job for job in self.runs.values() if not only or job.model in only]
 
+    def only_runs(self, sampled: bool) -> StudyPlan:
+        """The plan with only its sampled runs (`sampled`) or only its full runs."""
+        kept = {k: job for k, job in self.runs.items() if (job.sample is not None) == sampled}
+        return replace(self, runs=kept)
+
     @property
     def budget(self) -> float | None:
         return self.settings.budget if self.settings.budget is not None else self.study.budget
@@ -97,6 +108,15 @@ def endpoint(spec: Spec) -> str:
 
 def run_key(model: str, benchmark: str) -> str:
     return f"{model}{RUN_SEPARATOR}{benchmark}"
+
+
+def subset_spec(folder: Path, benchmark: str, source: Spec) -> Spec:
+    """Where the study keeps a benchmark's shared design subset, as the spec its sampled runs
+    read: ``<study>/items/<benchmark>/subset.tsv`` for a TSV source (rows copied byte for byte),
+    else ``subset.jsonl``."""
+    tsv = source.name in TSV_LOADERS
+    path = folder / ITEMS_FOLDER / benchmark / ("subset.tsv" if tsv else "subset.jsonl")
+    return Spec(source.name if tsv else "jsonl", str(path))
 
 
 def make_plan(study: Study, settings: StudySettings) -> StudyPlan:
@@ -114,16 +134,20 @@ def make_plan(study: Study, settings: StudySettings) -> StudyPlan:
         concurrency = model.concurrency or settings.concurrency or study.concurrency
         for bench in study.benchmarks.values():
             key = run_key(model.label, bench.label)
+            source = bench.spec if model.sample is None else subset_spec(folder, bench.label,
+                                                                          bench.spec)  # fmt: skip
             options = RunOptions(
-                bench=bench.spec, model=model.spec, out=folder / "runs", name=key,
+                bench=source, model=model.spec, out=folder / "runs", name=key,
                 limit=bench.limit, concurrency=concurrency or DEFAULT_CONCURRENCY,
                 prompt=bench.prompt, extract=bench.extract, probe=bench.probe, seed=study.seed,
                 executor="local", cache=settings.cache, strategy=bench.strategy,
                 exemplars=bench.exemplars, where=bench.where, sample=bench.sample,
-                stratify=bench.stratify, exclude=bench.exclude, order=settings.order,
+                stratify=bench.stratify if bench.sample else None, exclude=bench.exclude,
+                order=settings.order,
                 model_info=f"cutoff={model.training_cutoff}" if model.training_cutoff else None,
             )  # fmt: skip
-            runs[key] = RunJob(key, model.label, bench.label, options, endpoint(model.spec))
+            runs[key] = RunJob(key, model.label, bench.label, options, endpoint(model.spec),
+                               model.sample)  # fmt: skip
             judges[key] = _judge_jobs(study, settings, key, bench.label, folder)
     return StudyPlan(study, settings, folder, runs, judges)
 

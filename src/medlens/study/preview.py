@@ -10,7 +10,8 @@ raised before any run, judge or study folder is written.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -63,7 +64,8 @@ def load_benchmarks(plan: StudyPlan) -> dict[str, LoadedBenchmark]:
 
         def load(entry: BenchmarkEntry = entry) -> LoadedBenchmark:
             benchmark, items = load_items(entry.spec)
-            select_run_items(benchmark, items, entry.where, entry.sample, entry.stratify,
+            stratify = entry.stratify if entry.sample else None  # else: a design's axes
+            select_run_items(benchmark, items, entry.where, entry.sample, stratify,
                              entry.exclude, study.seed)  # fmt: skip
             return benchmark, items
 
@@ -78,8 +80,15 @@ def preview_runs(plan: StudyPlan, loaded: dict[str, LoadedBenchmark]) -> dict[st
     for job in plan.selected_runs:
         model = study.models[job.model]
 
+        if job.sample is not None and not Path(job.options.bench.argument).is_file():
+            previews[job.key] = located(study, model.line, f"models.{job.model}",
+                                        partial(provisional_preview, plan, job, loaded),
+                                        run=job.key)  # fmt: skip
+            continue
+
         def check(job: RunJob = job) -> RunPlan:
-            return plan_run(job.options, loaded[job.benchmark])
+            # a sampled run reads its subset (drawn before this invocation) itself
+            return plan_run(job.options, None if job.sample else loaded[job.benchmark])
 
         checked = located(study, model.line, f"models.{job.model}", check, run=job.key)
         complete = not checked.todo and (checked.run_dir / "results.json").is_file()
@@ -88,6 +97,26 @@ def preview_runs(plan: StudyPlan, loaded: dict[str, LoadedBenchmark]) -> dict[st
             complete, checked.notes,
         )  # fmt: skip
     return previews
+
+
+def provisional_preview(
+    plan: StudyPlan, job: RunJob, loaded: dict[str, LoadedBenchmark]
+) -> RunPreview:
+    """A sampled run before its subset is drawn: its model checked on the full benchmark, and
+    N items spread over it standing in for the subset (for --dry-run and the budget)."""
+    import asyncio
+
+    from medlens.execution.evaluate import prepare
+
+    n = job.sample or 0
+    source = plan.study.benchmarks[job.benchmark].spec
+    _spec, items, model, settings, _probe = prepare(
+        replace(job.options, bench=source), describe_only=True, loaded=loaded[job.benchmark]
+    )
+    asyncio.run(model.aclose())
+    todo = [items[k * len(items) // n] for k in range(n)] if 0 < n < len(items) else items
+    note = f"answers the study's design subset of {n} items, drawn once the full runs finished"
+    return RunPreview(job.key, len(todo), todo, settings, model.spec, False, (note,))
 
 
 def check_judges(plan: StudyPlan) -> None:

@@ -167,6 +167,8 @@ def plan_json(plan: StudyPlan) -> dict[str, Any]:
             "concurrency": job.options.concurrency, "limit": job.options.limit,
             "judges": [j.judge for j in plan.judges[key]],
         }  # fmt: skip
+        if job.sample is not None:  # on the study's design subset (study.sampling)
+            runs[key]["sample"] = job.sample
     return {
         "models": list(study.models),
         "benchmarks": list(study.benchmarks),
