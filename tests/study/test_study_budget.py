@@ -99,15 +99,15 @@ def assert_spent_figures_agree(text: str, cost: dict[str, float], budget: str = 
     """The stop message and the final `spent` line tell one story: spent when the budget was
     passed + the answers then in flight (kept) = the final spend, which study.json records."""
     found = re.search(r"budget: \$([\d.]+) spent, over the budget of \$" + re.escape(budget) + r", while \S+ was "
-                      r"answering; no new request was sent; the (\d+) answers? already in flight "
-                      r"were kept \(paid for: \$([\d.]+) more, \$([\d.]+) spent in all\)", text)  # fmt: skip
+                      r"answering; no new request was sent; the (\d+) answers? that came in after "
+                      r"it were kept \(paid for: \$([\d.]+) more, \$([\d.]+) spent in all\)", text)  # fmt: skip
     assert found, text
     at, kept, more, total = float(found[1]), int(found[2]), float(found[3]), float(found[4])
     assert kept >= 1 and at + more == pytest.approx(total, abs=2e-4)
     assert total == pytest.approx(cost["spent"], abs=1e-4) and at > float(budget)
     answers = "answer" if kept == 1 else "answers"
     assert (f"spent: ${total:.4f} of a ${budget} budget (${at:.4f} when the budget was passed + "
-            f"${more:.4f} for the {kept} {answers} then in flight)") in text  # fmt: skip
+            f"${more:.4f} for the {kept} {answers} that came in after)") in text  # fmt: skip
     assert text.count(found[0]) == 2  # the job's line and the closing `stopped:` line agree
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -160,14 +161,17 @@ def test_a_budget_stop_on_ray_keeps_the_answers_in_flight_and_resumes(
         model = {"spec": openai_spec(server.base_url), "price": "input=10000,output=10000"}
         path = write_study(tmp_path / "n.toml", "n", {"long": model}, {"a": bench})
         args = ["study", str(path), "--out", str(tmp_path / "studies"), "--no-reports",
-                "--no-cache", "--concurrency", "3", "--budget", "60"]  # fmt: skip
+                "--no-cache", "--concurrency", "3", "--budget", "100"]  # fmt: skip
         done = study_process(args, cluster)
         assert done.returncode == 3, done.stderr
+        assert (tmp_path / "studies" / "n" / "runs" / "long--a").exists(), done.stdout + done.stderr
         run = tmp_path / "studies" / "n" / "runs" / "long--a"
         kept = records(run)
         assert 0 < len(kept) < 40 and server.stats["requests"] == len(kept)
-        assert "while long--a was answering" in done.stderr
-        assert f"stopped │ {len(kept)}/40 │" in done.stdout
+        assert "while long--a was answering; no new request was sent" in done.stderr
+        kept_after = re.search(r"the (\d+) answers? that came in after it were kept", done.stderr)
+        assert kept_after and int(kept_after[1]) <= 2  # concurrency 3: the others in flight
+        assert f"stopped │ {len(kept)}/40 │" in " ".join(done.stdout.split())
         assert not (tmp_path / "studies" / "n" / STOP_FILE).exists()
         again = study_process([*args[:-1], "10000"], cluster)
         assert again.returncode == 0, again.stderr

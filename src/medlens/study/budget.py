@@ -53,8 +53,29 @@ class BudgetPassed:
     at: float
     """The study's spend, the answer that passed the budget included."""
     kept: int = 0
-    """Answers billed after it (in flight at the stop)."""
+    """Answers billed after it: in flight at the stop (with ``--executor ray`` also those sent
+    before the stop reached the task: the driver reads the tasks' lines every quarter second)."""
     kept_cost: float = 0.0
+
+
+@dataclass
+class TaskBudget:
+    """The budget a Ray task keeps by itself: what was left of it when the task started. The
+    task stops (keeping its answers in flight) as soon as its own spend passes that, without
+    waiting for the driver to read its lines; the driver still stops it when several tasks
+    together pass the budget."""
+
+    price: Price
+    left: float
+    spent: float = 0.0
+
+    def add(self, job: Job, line: Mapping[str, Any]) -> None:
+        if line.get("cached"):
+            return
+        cost = line_cost(line, self.price)
+        self.spent += cost
+        if cost > 0 and self.spent > self.left:
+            raise BudgetExceeded(f"budget: passed while {job.key} was answering")
 
 
 @dataclass(frozen=True)
@@ -174,6 +195,13 @@ class StudyCosts:
         if over:
             raise BudgetExceeded(self.stop_message())
 
+    def task_budget(self, job: Job) -> TaskBudget | None:
+        """What a remote task may spend by itself (None: no budget)."""
+        if self.limit is None:
+            return None
+        with self._lock:
+            return TaskBudget(self.price(job), self.limit - self.spent)
+
     def stop_message(self) -> str:
         """Why the study stopped at the budget, with what it spent up to now (the message is
         rebuilt when the answers in flight are in: its figures then match the final spend)."""
@@ -186,7 +214,7 @@ class StudyCosts:
         if passed.kept:
             answers = "answer" if passed.kept == 1 else "answers"
             text += (
-                f"; the {passed.kept} {answers} already in flight were kept (paid for: "
+                f"; the {passed.kept} {answers} that came in after it were kept (paid for: "
                 f"${passed.kept_cost:.4f} more, ${self.spent:.4f} spent in all)"
             )
         return text + "; rerun with a larger --budget to continue"
@@ -246,6 +274,6 @@ def spent_line(cost: Mapping[str, Any]) -> str:
         text += f" (${cost['passed_at']:.4f} when the budget was passed"
         if kept.get("answers"):
             answers = "answer" if kept["answers"] == 1 else "answers"
-            text += f" + ${kept['cost']:.4f} for the {kept['answers']} {answers} then in flight"
+            text += f" + ${kept['cost']:.4f} for the {kept['answers']} {answers} that came in after"
         text += ")"
     return text

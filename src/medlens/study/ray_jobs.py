@@ -26,6 +26,7 @@ import ray
 
 from medlens.core.errors import MedlensError, StopAfterInFlight
 from medlens.execution.ray import connect, needs_gpu
+from medlens.study.budget import StudyCosts, TaskBudget
 from medlens.study.jobs import JobHooks, JobResult, StudyEvents, execute, guarded
 from medlens.study.plan import Job, RunJob
 
@@ -61,10 +62,10 @@ class StopFile:
 
 
 @ray.remote
-def run_job_task(job: Job, stop_file: str) -> JobResult:
+def run_job_task(job: Job, stop_file: str, budget: TaskBudget | None) -> JobResult:
     """One job on a Ray worker; its user errors come back as a result, like a local job's."""
     events: StudyEvents = _Quiet()
-    hooks = JobHooks(job, events, _NoCost(), StopFile(stop_file))
+    hooks = JobHooks(job, events, budget or _NoCost(), StopFile(stop_file))
     return guarded(lambda: execute(job, hooks), job.kind)
 
 
@@ -116,7 +117,8 @@ class RayExecutor:
         self.submitted += 1
         spec = job.options.model if isinstance(job, RunJob) else job.options.judge
         options = {"num_cpus": 1, "num_gpus": 1 if needs_gpu(spec) else 0}
-        ref = run_job_task.options(**options).remote(job, str(self.stop_file))
+        budget = hooks.costs.task_budget(job) if isinstance(hooks.costs, StudyCosts) else None
+        ref = run_job_task.options(**options).remote(job, str(self.stop_file), budget)
         future: Future[JobResult] = Future()
         future.set_running_or_notify_cancel()
         ref.future().add_done_callback(lambda done: self._settle(job, done, future))
