@@ -57,6 +57,7 @@ def test_the_study_stops_before_a_run_would_pass_the_budget_and_resumes(tmp_path
         assert len(record_ids(runs / "m0--a")) == 10 and not (runs / "m1--a").exists()
         record = json.loads((out / "b" / "study.json").read_text())
         assert record["runs"]["m1--a"]["state"] == "pending"
+        assert "pending │ 0/10 │" in text  # not started: none of its 10 items, not –/–
         assert "stopping before run m1--a" in record["stop"]["message"]
         assert record["cost"]["spent"] == sum(item_costs(runs / "m0--a"))
         done_before = (runs / "m0--a" / "records.jsonl").read_bytes()

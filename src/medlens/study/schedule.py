@@ -133,6 +133,7 @@ class Scheduler:
             self.outcome.interrupted = True
             self._wind_down("interrupted")
             raise
+        self._count_unstarted()
         passed = self.costs.passed
         if passed is not None and self.outcome.stopped_by == passed.job:
             self.outcome.stop_reason = self.costs.stop_message()  # every lane's in-flight in
@@ -154,6 +155,14 @@ class Scheduler:
                     self._wind_down("a job failed with a bug")
                     raise
                 self._finished(job, result)
+
+    def _count_unstarted(self) -> None:
+        """A run the study did not start (the budget stopped it first) shows what it holds of
+        its items (0/N, or what an earlier invocation answered), not –/–."""
+        for job in self.plan.selected_runs:
+            if job.key not in self.outcome.results:
+                counts = stored_counts(job.options.out / job.key) or {"answered": 0, "errors": 0}
+                self.record.update("runs", job.key, items=self.previews[job.key].selected, **counts)
 
     def _queue(self, job: Job, first: bool = False) -> None:
         lane = self.lanes.setdefault(job.lane, deque())
