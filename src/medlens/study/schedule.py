@@ -219,16 +219,7 @@ class Scheduler:
         )
 
     def _finished(self, job: Job, result: JobResult, announce: bool = True) -> None:
-        passed = self.costs.passed
-        if result.state == "stopped" and passed is not None and passed.job == job.key:
-            result = replace(result, message=self.costs.stop_message())  # its in-flight counted
-        if isinstance(job, RunJob) and not result.summary:  # stopped or failed: what it kept
-            result.summary.update(stored_counts(job.options.out / job.key))
-        elif isinstance(job, JudgeJob) and not result.summary and job.key in self.hooks:
-            result.summary.update(stored_judgements(job, self.hooks[job.key].planned))
-        if isinstance(job, RunJob) and result.summary:
-            # what the run covers (its limit and selection), not the whole benchmark
-            result.summary["items"] = self.previews[job.key].selected
+        result = self._completed(job, result)
         self.outcome.results[job.key] = result
         fields: dict[str, Any] = {"state": result.state, **result.summary}
         for stale in ("judged", "to_judge"):  # a stopped stage's counts, once it has finished
@@ -253,6 +244,21 @@ class Scheduler:
                 skipped = JobResult("skipped", message=f"its run {result.state}")
                 self.outcome.results[judge.key] = skipped
                 self.record.update("judges", judge.key, state="skipped", message=skipped.message)
+
+    def _completed(self, job: Job, result: JobResult) -> JobResult:
+        """The result as the study shows it: a budget stop's message with its answers in flight
+        counted, what a stopped job kept, the items a run covers."""
+        passed = self.costs.passed
+        if result.state == "stopped" and passed is not None and passed.job == job.key:
+            result = replace(result, message=self.costs.stop_message())  # its in-flight counted
+        if isinstance(job, RunJob) and not result.summary:  # stopped or failed: what it kept
+            result.summary.update(stored_counts(job.options.out / job.key))
+        elif isinstance(job, JudgeJob) and not result.summary and job.key in self.hooks:
+            result.summary.update(stored_judgements(job, self.hooks[job.key].planned))
+        if isinstance(job, RunJob) and result.summary:
+            # what the run covers (its limit and selection), not the whole benchmark
+            result.summary["items"] = self.previews[job.key].selected
+        return result
 
     def _judged_before(self, judge: JudgeJob) -> bool:
         """A judge that finished on a run that has not changed since has nothing new to judge
