@@ -91,6 +91,8 @@ def test_a_run_whose_measured_spend_passes_the_budget_stops_and_resumes(tmp_path
         assert (state["answered"], state["items"]) == (len(answered), 12)
         assert f"stopped │ {len(answered)}/12 │" in text  # the summary table: records of total
         assert_spent_figures_agree(text, record["cost"])
+        page = " ".join((out / "n" / "study.md").read_text().split())
+        assert "when the budget was passed" in page and page.count("rerun") == 1
         assert invoke(path, out, "--budget", "1000").exit_code == 0
     ids = record_ids(run)
     assert sorted(ids) == sorted(f"q{i}" for i in range(12))

@@ -116,7 +116,9 @@ def head_lines(plan: StudyPlan, data: dict[str, Any]) -> list[str]:
     if cost.get("spent"):
         lines.append(spent_line(cost))
     if data.get("stop"):
-        lines.append(f"stopped: {data['stop']['message']} (rerun the same command to continue)")
+        message = data["stop"]["message"]
+        tail = "" if "rerun" in message else " (rerun the same command to continue)"
+        lines.append(f"stopped: {message}{tail}")
     return lines
 
 
