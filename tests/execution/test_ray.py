@@ -309,3 +309,28 @@ def test_an_unreachable_address_fails_at_once(address: str) -> None:
     # Ray alone would retry for minutes behind a frozen progress bar.
     with pytest.raises(RayExecutorError, match="cannot reach the cluster at"):
         connect(address)
+
+
+def test_a_stop_keeps_the_answers_ray_workers_had_in_flight_and_resumes(tmp_path: Path) -> None:
+    """A caller's StopAfterInFlight (a study's budget) on a Ray run: no shard starts after it,
+    the running workers stop after their requests in flight, and every answer the server gave
+    is stored (none dropped with a killed worker); a rerun sends only the rest."""
+    from medlens.core.errors import StopAfterInFlight
+
+    bench, golds = write_benchmark(tmp_path / "bench", 64)
+    config = ServerConfig(gold=gold_by_marker(golds), api_key=KEY, latency=0.02)
+
+    def stop_at_once(record: dict[str, Any]) -> None:
+        raise StopAfterInFlight("budget: stop")
+
+    with serve(config) as server:
+        options = dict(bench=bench, model=openai_spec(server), out=tmp_path / "runs", name="s",
+                       concurrency=2, executor="ray", cache=False)  # fmt: skip
+        with pytest.raises(StopAfterInFlight, match="budget: stop"):
+            evaluate(run_options(**options), on_progress=stop_at_once)
+        stored = records(tmp_path / "runs" / "s")
+        assert 8 <= len(stored) < 64  # at least the first shard's records; not every item
+        assert server.stats["requests"] == len(stored)  # every paid answer kept
+        again = evaluate(run_options(**options))
+        assert server.stats["requests"] == 64 and again.ran == 64 - len(stored)
+    assert sorted(records(tmp_path / "runs" / "s")) == sorted(golds)

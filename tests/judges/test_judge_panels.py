@@ -269,3 +269,34 @@ def test_run_refuses_a_judge_naming_the_model_before_answering(tmp_path: Path) -
                             judge_spec(server.base_url, model="llava"))  # fmt: skip
         assert result.exit_code == 2 and "judging its own answers is refused" in result.output
         assert server.stats["requests"] == 0 and not (tmp_path / "runs").exists()
+
+
+def test_a_stop_keeps_every_members_calls_in_flight(run: Path) -> None:
+    """A caller's StopAfterInFlight (a study's budget) during a panel: no member asks anything
+    new, each stores the calls it had in flight (none dropped), and a rerun asks only the rest.
+    Each judge answers its first call at once and holds the others until the stop."""
+    from medlens.analysis.derived import derive_and_save
+    from medlens.core.errors import StopAfterInFlight
+    from medlens.core.specs import parse_spec
+    from medlens.judges.options import JudgeOptions
+    from medlens.judges.stage import judge_run
+
+    replies = [JudgeReplies(gate_after=1), JudgeReplies(gate_after=1)]
+
+    def stop_at_once(line: object) -> None:
+        for reply in replies:
+            reply.release.set()  # the held calls answer now: they are in flight at the stop
+        raise StopAfterInFlight("budget: stop")
+
+    with serve(judge_config(replies[0])) as a, serve(judge_config(replies[1])) as b:
+        specs = tuple(parse_spec(judge_spec(s.base_url)) for s in (a, b))
+        options = JudgeOptions(run, specs[0], "equivalence", name="duo", panel=specs,
+                               concurrency=3, cache=False)  # fmt: skip
+        with pytest.raises(StopAfterInFlight):
+            judge_run(options, on_progress=stop_at_once, derive_results=derive_and_save)
+        members = sorted((run / "judges" / "duo" / "members").iterdir())
+        stored = [sum(x["by"] == "judge" for x in judgement_lines(f)) for f in members]
+        assert sum(stored) < 22 and min(stored) >= 1  # both members answered, then stopped
+        judge_run(options, derive_results=derive_and_save)
+        # every call answered before the stop was kept: the rerun asks each item once in all
+        assert [s.stats["requests"] for s in (a, b)] == [11, 11]

@@ -42,3 +42,31 @@ def test_ray_judges_like_the_local_runner(tmp_path: Path) -> None:
         return {line["id"]: line["verdict"] for line in judgement_lines(run / "judges" / name)}  # type: ignore[misc]
 
     assert verdicts("ray") == verdicts("local") and len(verdicts("ray")) == 40
+
+
+@pytest.mark.slow
+def test_a_stop_keeps_the_judgements_ray_workers_had_in_flight(tmp_path: Path) -> None:
+    """A caller's StopAfterInFlight (a study's budget) on a Ray judge stage: every call the
+    judge answered is stored (none dropped with a killed worker); a rerun asks only the rest."""
+    from medlens.analysis.derived import derive_and_save
+    from medlens.core.errors import StopAfterInFlight
+    from medlens.core.specs import parse_spec
+    from medlens.judges.options import JudgeOptions
+    from medlens.judges.stage import judge_run
+
+    def stop_at_once(line: object) -> None:
+        raise StopAfterInFlight("budget: stop")
+
+    run = finished_run(tmp_path, n_open=40, n_closed=0)
+    with serve(judge_config(JudgeReplies(), latency=0.02)) as server:
+        options = JudgeOptions(run, parse_spec(judge_spec(server.base_url)), "rubric",
+                               concurrency=2, cache=False, executor="ray")  # fmt: skip
+        with pytest.raises(StopAfterInFlight, match="budget: stop"):
+            judge_run(options, on_progress=stop_at_once, derive_results=derive_and_save)
+        (folder,) = (run / "judges").iterdir()
+        stored = judgement_lines(folder)
+        assert 0 < len(stored) < 40
+        assert server.stats["requests"] == len(stored)  # every answered call kept
+        judge_run(options, derive_results=derive_and_save)
+        assert server.stats["requests"] == 40
+    assert len(judgement_lines(folder)) == 40

@@ -6,6 +6,7 @@ Student-t interval of `medlens cost`, checked here against scipy."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,8 @@ import pytest
 from scipy import stats
 from typer.testing import CliRunner, Result
 
-from loopback_server import ServerConfig, gold_by_marker, serve
+from judge_server import judge_config, verdict
+from loopback_server import ChatRequest, ServerConfig, gold_by_marker, serve
 from medlens.cli import app
 from medlens.study.conduct import dry_run, prepare_study
 from medlens.study.file import load_study
@@ -55,6 +57,7 @@ def test_the_study_stops_before_a_run_would_pass_the_budget_and_resumes(tmp_path
         assert len(record_ids(runs / "m0--a")) == 10 and not (runs / "m1--a").exists()
         record = json.loads((out / "b" / "study.json").read_text())
         assert record["runs"]["m1--a"]["state"] == "pending"
+        assert "pending │ 0/10 │" in text  # not started: none of its 10 items, not –/–
         assert "stopping before run m1--a" in record["stop"]["message"]
         assert record["cost"]["spent"] == sum(item_costs(runs / "m0--a"))
         done_before = (runs / "m0--a" / "records.jsonl").read_bytes()
@@ -87,9 +90,28 @@ def test_a_run_whose_measured_spend_passes_the_budget_stops_and_resumes(tmp_path
         assert state["state"] == "stopped"
         assert (state["answered"], state["items"]) == (len(answered), 12)
         assert f"stopped │ {len(answered)}/12 │" in text  # the summary table: records of total
+        assert_spent_figures_agree(text, record["cost"])
+        page = " ".join((out / "n" / "study.md").read_text().split())
+        assert "when the budget was passed" in page and page.count("rerun") == 1
         assert invoke(path, out, "--budget", "1000").exit_code == 0
     ids = record_ids(run)
     assert sorted(ids) == sorted(f"q{i}" for i in range(12))
+
+
+def assert_spent_figures_agree(text: str, cost: dict[str, float], budget: str = "30.00") -> None:
+    """The stop message and the final `spent` line tell one story: spent when the budget was
+    passed + the answers then in flight (kept) = the final spend, which study.json records."""
+    found = re.search(r"budget: \$([\d.]+) spent, over the budget of \$" + re.escape(budget) + r", while \S+ was "
+                      r"answering; no new request was sent; the (\d+) answers? that came in after "
+                      r"it were kept \(paid for: \$([\d.]+) more, \$([\d.]+) spent in all\)", text)  # fmt: skip
+    assert found, text
+    at, kept, more, total = float(found[1]), int(found[2]), float(found[3]), float(found[4])
+    assert kept >= 1 and at + more == pytest.approx(total, abs=2e-4)
+    assert total == pytest.approx(cost["spent"], abs=1e-4) and at > float(budget)
+    answers = "answer" if kept == 1 else "answers"
+    assert (f"spent: ${total:.4f} of a ${budget} budget (${at:.4f} when the budget was passed + "
+            f"${more:.4f} for the {kept} {answers} that came in after)") in text  # fmt: skip
+    assert text.count(found[0]) == 2  # the job's line and the closing `stopped:` line agree
 
 
 def vary_question_lengths(bench: str) -> None:
@@ -143,3 +165,37 @@ def test_a_chain_of_thought_run_is_projected_with_reasoning_length_answers(tmp_p
     plain, cot = rows["m--plain"].projection.cost, rows["m--cot"].projection.cost
     answers = 6 * (512 - 64) * 10000 / 1e6  # the output tokens' difference, in USD
     assert answers <= cot - plain < answers + 6 * 1.0  # + cot's longer prompt (< 100 tokens)
+
+
+def long_verdict(request: ChatRequest) -> str:
+    """The judge's verdict with a 1,000-token reason: its calls cost more than projected."""
+    return json.dumps({**verdict(request), "reason": "y" * 4000})
+
+
+def test_a_judge_whose_spend_passes_the_budget_keeps_its_calls_in_flight(tmp_path: Path) -> None:
+    bench, _ = write_shared_bench(tmp_path / "a", 12, 3, kinds=("open",))
+    out = tmp_path / "studies"
+    paraphrase = ServerConfig(reply=lambda request: "The image shows a finding.")  # not exact
+    with serve(paraphrase) as server, serve(judge_config(long_verdict)) as judge:
+        model = {"spec": openai_spec(server.base_url), "price": "input=0,output=0"}
+        judges = {"eq": {"spec": openai_spec(judge.base_url, "judge"),
+                         "protocol": "equivalence", "price": PRICE}}  # fmt: skip
+        path = write_study(tmp_path / "j.toml", "j", {"m": model}, {"a": bench}, judges=judges)
+        result = invoke(path, out, "--budget", "40")
+        assert result.exit_code == 3, result.output
+        assert "while m--a/eq was answering" in " ".join(result.output.split())
+        folder = out / "j" / "runs" / "m--a" / "judges" / "eq"
+        judged = [json.loads(x) for x in (folder / "judgements.jsonl").read_text().splitlines()]
+        assert 0 < len(judged) < 12 and all(x["by"] == "judge" for x in judged)
+        # every judge call that was answered (paid for) is stored, none dropped in flight
+        assert judge.stats["requests"] == len(judged)
+        record = json.loads((out / "j" / "study.json").read_text())
+        assert record["judges"]["m--a/eq"]["state"] == "stopped"
+        text = " ".join(result.output.split())
+        assert f"eq stopped {len(judged)}/12 judged" in text
+        assert_spent_figures_agree(text, record["cost"], "40.00")
+        calls_before = judge.stats["requests"]
+        assert invoke(path, out, "--budget", "1000").exit_code == 0
+        assert judge.stats["requests"] - calls_before == 12 - len(judged)  # nothing asked twice
+    judged = [json.loads(x) for x in (folder / "judgements.jsonl").read_text().splitlines()]
+    assert sorted(x["id"] for x in judged) == sorted(f"q{i}" for i in range(12))

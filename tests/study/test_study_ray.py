@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -21,6 +22,7 @@ from typer.testing import CliRunner
 from judge_server import JudgeReplies, judge_config
 from loopback_server import ServerConfig, gold_by_marker, serve
 from medlens.cli import app
+from medlens.study.ray_jobs import STOP_FILE
 from study_fixtures import openai_spec, records, write_shared_bench, write_study
 
 ray = pytest.importorskip("ray")
@@ -145,3 +147,40 @@ def test_an_unreachable_ray_address_refuses_the_study(tmp_path: Path) -> None:
     assert result.exit_code == 2, result.output
     assert "ray: cannot reach the cluster" in result.output
     assert not (tmp_path / "studies").exists()
+
+
+def test_a_budget_stop_on_ray_keeps_the_answers_in_flight_and_resumes(
+    tmp_path: Path, cluster: str
+) -> None:
+    """The driver sees the spend pass the budget in the lines a task appends; the task stops
+    after its requests in flight and stores them (it is not killed with them), shows what it
+    kept, leaves no stop file, and a rerun sends only the rest."""
+    bench, _ = write_shared_bench(tmp_path / "a", 40, 4)
+    long_answers = ServerConfig(reply=lambda request: "x" * 4000, latency=0.05)
+    with serve(long_answers) as server:
+        model = {"spec": openai_spec(server.base_url), "price": "input=10000,output=10000"}
+        path = write_study(tmp_path / "n.toml", "n", {"long": model}, {"a": bench})
+        args = ["study", str(path), "--out", str(tmp_path / "studies"), "--no-reports",
+                "--no-cache", "--concurrency", "3", "--budget", "100"]  # fmt: skip
+        done = study_process(args, cluster)
+        assert done.returncode == 3, done.stderr
+        assert (tmp_path / "studies" / "n" / "runs" / "long--a").exists(), done.stdout + done.stderr
+        run = tmp_path / "studies" / "n" / "runs" / "long--a"
+        kept = records(run)
+        assert 0 < len(kept) < 40 and server.stats["requests"] == len(kept)
+        assert "while long--a was answering; no new request was sent" in done.stderr
+        kept_after = re.search(r"the (\d+) answers? that came in after it were kept", done.stderr)
+        assert kept_after and int(kept_after[1]) <= 2  # concurrency 3: the others in flight
+        assert f"stopped │ {len(kept)}/40 │" in " ".join(done.stdout.split())
+        assert not (tmp_path / "studies" / "n" / STOP_FILE).exists()
+        again = study_process([*args[:-1], "10000"], cluster)
+        assert again.returncode == 0, again.stderr
+        assert server.stats["requests"] == 40
+    assert len(records(run)) == 40
+
+
+def study_process(args: list[str], address: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), **RAY_ENV, "COLUMNS": "200"}
+    command = [sys.executable, "-m", "medlens", *args, "--executor", "ray",
+               "--ray-address", address]  # fmt: skip
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)

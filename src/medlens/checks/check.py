@@ -33,12 +33,15 @@ from medlens.core.items import (
     Item,
     decode_image,
 )
+from medlens.sources.answerable import answerable_problems
 
 MAX_AXIS_VALUES = 200
 """A meta field with more distinct values than this is free text and is not checked as an axis."""
 SMALL_N = 50
 """Slices smaller than this are flagged (and never ranked as worst cells)."""
 DEFAULT_SAMPLE = 32
+LISTED = 1000
+"""Items the ``answerable`` check lists at most (it lists every one, unlike the others' 10)."""
 _FOLD = re.compile(r"[\W_]+")
 _NOT_AXES = {"id", "qid", "index", "image_id", "image", "image_path", "image_name", "question_id",
              *READING_FIELDS}  # fmt: skip
@@ -80,6 +83,9 @@ class _Tally:
         self.ids: set[bytes] = set()
         self.duplicate_ids: list[str] = []
         self.gold_problems: list[str] = []
+        self.unanswerable: list[str] = []
+        """The first items no answer can be meaningful for (``sources.answerable``)."""
+        self.unanswerable_count = 0
         self.kinds: Counter[str] = Counter()
         self.axes: dict[str, Counter[str]] = {}
         self.free_text: set[str] = set()
@@ -102,6 +108,11 @@ class _Tally:
         problem = gold_problem(item)
         if problem:
             self.gold_problems.append(f"{item.id}: {problem}")
+        reasons = [why for name, why in answerable_problems(item) if name != "answer"]
+        if reasons:  # an empty gold answer is gold_in_options' to list
+            self.unanswerable_count += 1
+            if len(self.unanswerable) < LISTED:
+                self.unanswerable.append(f"{item.id}: {'; '.join(reasons)}")
         self._add_axes(item.meta)
         self._add_images(item)
 
@@ -189,6 +200,7 @@ def run_checks(
         _answers_check(tally, benchmark.has_answers),
         _duplicate_check(tally),
         _gold_check(tally, benchmark.has_answers),
+        _answerable_check(tally),
         _decode_check(tally),
         _kinds_check(tally),
         _variants_check(tally),
@@ -258,6 +270,22 @@ def _gold_check(tally: _Tally, has_answers: bool) -> CheckResult:
             {"problems": problems[:1000]},
         )
     return CheckResult("gold_in_options", "pass", "every gold answer is among its options")
+
+
+def _answerable_check(tally: _Tally) -> CheckResult:
+    """Every item a ``jsonl:`` run refuses for its question or options, listed in full (up to
+    :data:`LISTED`): the refusal names a few and points here. A warning, not a failure: the
+    published sets carry a few (MedMCQA's dev split: 21 items with two options alike), and a
+    run of them scores as published; ``--strict`` fails on it."""
+    count = tally.unanswerable_count
+    if not count:
+        summary = "every question has text or an image; choices have two or more distinct options"
+        return CheckResult("answerable", "pass", summary)
+    summary = f"{count:,} items have a blank question, one option or two options alike"
+    if count > LISTED:
+        summary += f" (the first {LISTED:,} listed)"
+    return CheckResult("answerable", "warn", summary, tuple(tally.unanswerable),
+                       {"count": count, "items": tally.unanswerable})  # fmt: skip
 
 
 def _decode_check(tally: _Tally) -> CheckResult:

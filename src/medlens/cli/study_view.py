@@ -13,6 +13,7 @@ from rich.text import Text
 
 from medlens.cli.common import console, err_console, progress_bar
 from medlens.report.sections import percent, percent_ci
+from medlens.study.budget import spent_line
 
 if TYPE_CHECKING:
     from medlens.study.conduct import PreparedStudy, StudyResult
@@ -86,9 +87,7 @@ def print_summary(prepared: PreparedStudy, result: StudyResult) -> None:
         table.add_row(*(Text(cell) for cell in _run_cells(key, state)), Text("; ".join(judges)))
     console.print(table)
     if data.get("cost", {}).get("spent"):
-        budget = data["cost"].get("budget")
-        tail = f" of a ${budget:.2f} budget" if budget is not None else ""
-        console.print(Text(f"spent: ${data['cost']['spent']:.4f}{tail}"))
+        console.print(Text(spent_line(data["cost"])), soft_wrap=True)
     for board in result.boards:
         where = ", ".join(str(plan.folder / path) for path in board.files.values()) or "not written"
         console.print(Text(f"board {board.name}: {where}"), soft_wrap=True)
@@ -112,6 +111,8 @@ def _run_cells(key: str, state: dict[str, Any]) -> list[str]:
 def _judge_text(state: dict[str, Any]) -> str:
     score = state.get("score")
     text = str(state.get("state", "pending"))
+    if state.get("judged") is not None:  # stopped: the lines it kept, of what it had to judge
+        text += f" {state['judged']}/{state.get('to_judge', '–')} judged"
     return text + (f" {percent(score)} n={state.get('n')}" if score is not None else "")
 
 

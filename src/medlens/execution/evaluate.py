@@ -206,8 +206,9 @@ def evaluate(
     the run directory is touched; the lock is held from opening the store to writing results.
 
     A caller stops a run early by raising from `on_progress` (a study's budget or Ctrl-C): the
-    record that triggered it is already stored, requests in flight are dropped, and a rerun
-    resumes from the records written.
+    record that triggered it is already stored; with :class:`StopAfterInFlight` the requests in
+    flight are awaited and stored too (any other error drops them); a rerun resumes from the
+    records written.
     """
     from medlens.runs.lock import RunLockedError, hold_run_lock, lock_holder
 

@@ -9,8 +9,8 @@ per-item work is :func:`process_item`; executors differ only in where that runs.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TYPE_CHECKING, TypeVar
 
 from medlens.core.errors import ItemError, StopAfterInFlight
 from medlens.core.items import Item
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from medlens.execution.probes import Probe
 
 OnRecord = Callable[[Record], None]
+Task = TypeVar("Task")
+Answer = TypeVar("Answer")
 
 
 async def process_item(
@@ -56,24 +58,39 @@ async def run_local(
     on_record: OnRecord,
     probe: Probe | None = None,
 ) -> None:
-    """Run items on this machine with at most `settings.concurrency` requests in flight.
+    """Run items on this machine with at most `settings.concurrency` requests in flight; a stop
+    raised by `on_record` keeps the answers in flight (see :func:`answer_all`)."""
 
-    When `on_record` raises :class:`StopAfterInFlight`, no worker takes another item; the
-    answers still in flight are awaited and passed to `on_record` (they are paid for), then the
-    first such error is raised."""
-    queue = iter(items)
+    async def answer(item: Item) -> Record:
+        return await process_item(item, model, settings, probe)
+
+    await answer_all(items, answer, on_record, settings.concurrency)
+
+
+async def answer_all(
+    work: Iterable[Task],
+    answer: Callable[[Task], Awaitable[Answer]],
+    deliver: Callable[[Answer], None],
+    concurrency: int,
+) -> None:
+    """`answer` each of `work` with at most `concurrency` at once, `deliver` each answer.
+
+    When `deliver` raises :class:`StopAfterInFlight`, no worker takes another task; the answers
+    still in flight are awaited and delivered too (they are paid for; `deliver` may raise again
+    for them), then the first such error is raised. Any other error stops at once."""
+    queue = iter(work)
     stopping: list[StopAfterInFlight] = []
 
     async def worker() -> None:
-        for item in queue:
-            record = await process_item(item, model, settings, probe)
+        for task in queue:
+            result = await answer(task)
             try:
-                on_record(record)
+                deliver(result)
             except StopAfterInFlight as exc:
                 stopping.append(exc)
             if stopping:
                 return
 
-    await asyncio.gather(*(worker() for _ in range(max(1, settings.concurrency))))
+    await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
     if stopping:
         raise stopping[0]

@@ -18,14 +18,14 @@ import os
 import re
 import socket
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import ray
 from ray.exceptions import RayActorError, RayTaskError
 
-from medlens.core.errors import MedlensError
+from medlens.core.errors import MedlensError, StopAfterInFlight
 from medlens.core.items import Item
 from medlens.core.records import Record
 from medlens.core.specs import Spec
@@ -35,6 +35,7 @@ from medlens.execution.requests import RunSettings
 
 log = logging.getLogger(__name__)
 
+OnAny = Callable[[Any], None]
 WORKER_NAME_PREFIX = "medlens-worker"
 # Items per shard: small enough that progress streams and a lost worker costs little, large
 # enough that a worker keeps `concurrency` requests in flight.
@@ -45,8 +46,31 @@ class RayExecutorError(MedlensError):
     """The Ray cluster could not run the evaluation (unreachable, or workers keep dying)."""
 
 
+class StoppableWorker:
+    """What every kind of worker shares: a stop that lets a shard's requests in flight finish
+    (the driver asks for it when its `on_record` stops; see :class:`ShardQueue`)."""
+
+    stopping = False
+
+    async def stop_after_in_flight(self) -> None:
+        self.stopping = True
+
+    async def answer_shard(self, answer: Callable[[OnAny], Awaitable[None]]) -> list[Any]:
+        """What `answer` delivers until it ends, or stops after a stop was asked for."""
+        delivered: list[Any] = []
+
+        def collect(value: Any) -> None:
+            delivered.append(value)
+            if self.stopping:
+                raise StopAfterInFlight("ray: the driver asked this worker to stop")
+
+        with contextlib.suppress(StopAfterInFlight):
+            await answer(collect)
+        return delivered
+
+
 @ray.remote
-class ShardWorker:
+class ShardWorker(StoppableWorker):
     """One worker: its own backend, answering whole shards with the local runner."""
 
     def __init__(
@@ -67,9 +91,9 @@ class ShardWorker:
         self.settings = settings
 
     async def run_shard(self, shard: list[Item], probe: Probe | None) -> list[Record]:
-        records: list[Record] = []
-        await run_local(shard, self.model, self.settings, records.append, probe)
-        return records
+        return await self.answer_shard(
+            lambda collect: run_local(shard, self.model, self.settings, collect, probe)
+        )
 
     async def close(self) -> None:
         await self.model.aclose()
@@ -211,49 +235,88 @@ class WorkerPool:
         on_record: OnRecord,
         max_restarts: int,
     ) -> None:
-        """Run every shard to completion, streaming records to `on_record` shard by shard."""
-        queue = deque(shards)
-        idle = [self.spawn(where) for _ in range(where.workers)]
-        running: dict[asyncio.Future[Any], tuple[Any, list[Item]]] = {}
-        restarts_left = max_restarts * where.workers
+        """Run every shard to completion, streaming records to `on_record` shard by shard; a
+        stop it raises keeps what is in flight (see :class:`ShardQueue`)."""
+        run = ShardQueue(self, shards, where, probe, max_restarts * where.workers)
         try:
-            while queue or running:
-                while idle and queue:
-                    actor, shard = idle.pop(), queue.popleft()
-                    future = asyncio.wrap_future(actor.run_shard.remote(shard, probe).future())
-                    running[future] = (actor, shard)
-                done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            while run.running or (run.queue and not run.stopping):
+                run.start_idle()
+                done, _ = await asyncio.wait(run.running, return_when=asyncio.FIRST_COMPLETED)
                 for future in done:
-                    actor, shard = running.pop(future)
-                    try:
-                        records = future.result()
-                    except RayActorError as exc:
-                        if getattr(exc, "actor_init_failed", False):
-                            raise _init_failure(exc) from None  # would fail again on a new worker
-                        if restarts_left <= 0:
-                            raise RayExecutorError(f"ray: workers keep dying ({exc})") from None
-                        restarts_left -= 1
-                        log.warning(
-                            "ray: a worker died; its shard of %d items is re-queued", len(shard)
-                        )
-                        queue.appendleft(shard)  # re-queued; the driver recorded nothing of it
-                        idle.append(self.spawn(where))
-                        continue
-                    except RayTaskError as exc:
-                        raise _cause(exc) from None
-                    for record in records:
-                        on_record(record)
-                    idle.append(actor)
+                    run.settle(future, on_record)
         finally:
-            for future in running:  # abandoned on error: retrieve so asyncio does not complain
+            for future in run.running:  # abandoned on error: retrieve so asyncio does not complain
                 future.add_done_callback(lambda f: f.cancelled() or f.exception())
-            await self._stop([*idle, *(actor for actor, _ in running.values())])
+            await self._stop([*run.idle, *(actor for actor, _ in run.running.values())])
+        if run.stopping:
+            raise run.stopping[0]
 
     async def _stop(self, actors: list[Any]) -> None:
         for actor in actors:
             with contextlib.suppress(RayActorError, RayTaskError):
                 await asyncio.wrap_future(actor.close.remote().future())
             ray.kill(actor)
+
+
+class ShardQueue:
+    """The shards of one :meth:`WorkerPool.drain`: idle actors take the next shard, a dead one
+    is replaced (its shard re-queued). When `on_record` raises :class:`StopAfterInFlight`, no
+    shard starts any more and each running worker is told to stop after its requests in
+    flight; what they answered is still delivered, then the stop is raised."""
+
+    def __init__(
+        self,
+        pool: WorkerPool,
+        shards: list[list[Any]],
+        where: Placement,
+        probe: Probe | None,
+        restarts: int,
+    ) -> None:
+        self.pool, self.where, self.probe, self.restarts_left = pool, where, probe, restarts
+        self.queue = deque(shards)
+        self.idle = [pool.spawn(where) for _ in range(where.workers)]
+        self.running: dict[asyncio.Future[Any], tuple[Any, list[Any]]] = {}
+        self.stopping: list[StopAfterInFlight] = []
+
+    def start_idle(self) -> None:
+        while self.idle and self.queue and not self.stopping:
+            actor, shard = self.idle.pop(), self.queue.popleft()
+            future = asyncio.wrap_future(actor.run_shard.remote(shard, self.probe).future())
+            self.running[future] = (actor, shard)
+
+    def settle(self, future: asyncio.Future[Any], on_record: Callable[[Any], None]) -> None:
+        actor, shard = self.running.pop(future)
+        try:
+            records = future.result()
+        except RayActorError as exc:
+            self._replace(exc, shard)
+            return
+        except RayTaskError as exc:
+            raise _cause(exc) from None
+        for record in records:
+            try:
+                on_record(record)
+            except StopAfterInFlight as exc:
+                self._stop(exc)
+        self.idle.append(actor)
+
+    def _stop(self, exc: StopAfterInFlight) -> None:
+        if not self.stopping:
+            for actor, _ in self.running.values():
+                actor.stop_after_in_flight.remote()
+        self.stopping.append(exc)
+
+    def _replace(self, exc: RayActorError, shard: list[Any]) -> None:
+        if getattr(exc, "actor_init_failed", False):
+            raise _init_failure(exc) from None  # would fail again on a new worker
+        if self.stopping:
+            return  # its answers are lost (killed in flight); a rerun sends them again
+        if self.restarts_left <= 0:
+            raise RayExecutorError(f"ray: workers keep dying ({exc})") from None
+        self.restarts_left -= 1
+        log.warning("ray: a worker died; its shard of %d items is re-queued", len(shard))
+        self.queue.appendleft(shard)  # re-queued; the driver recorded nothing of it
+        self.idle.append(self.pool.spawn(self.where))
 
 
 def _init_failure(exc: RayActorError) -> BaseException:

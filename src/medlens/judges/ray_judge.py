@@ -12,6 +12,7 @@ import ray
 from medlens.core.specs import Spec
 from medlens.execution.ray import (
     Placement,
+    StoppableWorker,
     WorkerPool,
     _driver_cache_dir,
     connect,
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 
 
 @ray.remote
-class JudgeWorker:
+class JudgeWorker(StoppableWorker):
     """One worker: its own judge backend, judging whole shards with the local judge runner."""
 
     def __init__(
@@ -45,9 +46,11 @@ class JudgeWorker:
         self.concurrency = concurrency
 
     async def run_shard(self, shard: list[JudgeTask], probe: Any) -> list[dict[str, Any]]:
-        lines: list[dict[str, Any]] = []
-        await run_judge_local(shard, self.model, self.settings, lines.append, self.concurrency)
-        return lines
+        return await self.answer_shard(
+            lambda collect: run_judge_local(
+                shard, self.model, self.settings, collect, self.concurrency
+            )
+        )
 
     async def close(self) -> None:
         await self.model.aclose()

@@ -8,13 +8,13 @@ reply without a verdict (an error, empty, cut at the token limit, unparseable, o
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
 from medlens.core.errors import ItemError, MedlensError
+from medlens.execution.execute import answer_all
 from medlens.judges.protocol import ParsedReply
 from medlens.judges.replies import read_reply
 from medlens.judges.tasks import JudgeSettings, JudgeTask, build_judge_request
@@ -129,11 +129,11 @@ async def run_judge_local(
     on_judgement: OnJudgement,
     concurrency: int,
 ) -> None:
-    """Judge `tasks` on this machine with at most `concurrency` calls in flight."""
-    queue = iter(tasks)
+    """Judge `tasks` on this machine with at most `concurrency` calls in flight; a stop raised
+    by `on_judgement` (a study's budget) keeps the calls in flight: they are awaited and passed
+    on, then the stop is raised (``execution.execute.answer_all``)."""
 
-    async def worker() -> None:
-        for task in queue:
-            on_judgement(await judge_task(task, model, settings))
+    async def judge(task: JudgeTask) -> dict[str, Any]:
+        return await judge_task(task, model, settings)
 
-    await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
+    await answer_all(tasks, judge, on_judgement, concurrency)

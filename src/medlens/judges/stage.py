@@ -13,12 +13,12 @@ import contextlib
 import json
 import shutil
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from medlens.core.errors import MedlensError
+from medlens.core.errors import MedlensError, StopAfterInFlight
 from medlens.judges.combine import protocol_kind
 from medlens.judges.identity import served_counts, served_switch_line
 from medlens.judges.options import LOADS_WEIGHTS, JudgeOptions, load_judge_model
@@ -135,25 +135,47 @@ def _judge_all(opened: list[_Open], on_progress: OnProgress | None) -> None:
             asyncio.run(o.stage.model.aclose())
         else:
             _load_weights(o.stage, o.todo)
+    recorders = Recorders(on_progress)
+    if any(o.stage.options.executor == "ray" for o in busy):
+        for o in busy:
+            asyncio.run(_call_judge(o.todo, o.stage, recorders.of(o.store)))
+        return
+    if busy:
+        asyncio.run(together(_call_judge(o.todo, o.stage, recorders.of(o.store)) for o in busy))
 
-    def recorder(o: _Open) -> OnProgress:
+
+class Recorders:
+    """Each stage's judgement callback: store the line, then report it; a stop one of them
+    reports (a study's budget) stops every member of a panel after its calls in flight."""
+
+    def __init__(self, on_progress: OnProgress | None) -> None:
+        self.on_progress = on_progress
+        self.stopping: list[StopAfterInFlight] = []
+
+    def of(self, store: JudgeStore) -> OnProgress:
         def on_judgement(line: dict[str, Any]) -> None:
-            o.store.append(line)
-            if on_progress:
-                on_progress(line)
+            store.append(line)
+            try:
+                if self.on_progress:
+                    self.on_progress(line)  # the drained lines are reported (and billed) too
+            except StopAfterInFlight as exc:
+                self.stopping.append(exc)
+            if self.stopping:
+                raise self.stopping[0]
 
         return on_judgement
 
-    if any(o.stage.options.executor == "ray" for o in busy):
-        for o in busy:
-            asyncio.run(_call_judge(o.todo, o.stage, recorder(o)))
-        return
 
-    async def everyone() -> None:
-        await asyncio.gather(*(_call_judge(o.todo, o.stage, recorder(o)) for o in busy))
-
-    if busy:
-        asyncio.run(everyone())
+async def together(calls: Iterable[Coroutine[Any, Any, None]]) -> None:
+    """Await `calls` side by side; when one stops after its calls in flight, the others (told
+    by their :class:`Recorders`) are awaited while they store theirs, then the stop is raised.
+    Any other error stops at once."""
+    tasks = [asyncio.ensure_future(call) for call in calls]
+    try:
+        await asyncio.gather(*tasks)
+    except StopAfterInFlight:
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 def _remove_unjudged(plan: JudgePlan, opened: list[_Open], panel_existed: bool) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 from medlens.core.errors import InputError
 from medlens.core.items import KINDS, Benchmark, Item
 from medlens.core.specs import Spec, check_options
+from medlens.sources.answerable import BadItems, answerable_problems
 from medlens.sources.image_paths import resolve_inside
 
 _PATH_SOURCES = ("file", "dicom", "tsv")
@@ -60,16 +61,19 @@ def iter_jsonl_items(path: str, lenient: bool = False) -> Iterator[Item]:
     """Stream and check the items of a jsonl file; InputError names the line and field."""
     root = os.path.realpath(os.path.dirname(path))
     seen: set[str] = set()
+    bad = BadItems(path, f"; `medlens check jsonl:{path}` lists every such item")
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
             if not raw.strip():
                 continue
             item = _parse_line(path, number, raw, root)
-            check_item(path, f"line {number}", item, lenient)
+            for where, problem in check_item(path, f"line {number}", item, lenient)[:1]:
+                bad.add(number, item.id, where, problem)
             if item.id in seen:
                 raise InputError(path, f"line {number}, field 'id'", f"duplicate id {item.id!r}")
             seen.add(item.id)
             yield item
+    bad.refuse()  # every item read: the refusal names them all
     if not seen:
         raise InputError(path, None, "empty file: no items")
 
@@ -100,11 +104,13 @@ def _parse_line(path: str, number: int, raw: bytes, root: str) -> Item:
         raise InputError(path, f"line {number}", f"not an item ({exc})") from None
 
 
-def check_item(path: str, where: str, item: Item, lenient: bool = False) -> None:
-    """The GMAI loader's checks: letter keys, gold among options, yes/no words, image files;
-    and (unless `lenient`, as `medlens check` reads) the items `check` fails."""
-    if not lenient:
-        _check_answerable(path, where, item)
+def check_item(path: str, where: str, item: Item, lenient: bool = False) -> list[tuple[str, str]]:
+    """The GMAI loader's checks: letter keys, yes/no words, image files (raised at once); and
+    (unless `lenient`, as `medlens check` reads) the problems `check` lists the item for: gold
+    not among its options and those of ``sources.answerable``, returned as (where, problem)."""
+    problems = [] if lenient else [
+        (f"{where}, field {name!r}", problem) for name, problem in answerable_problems(item)
+    ]  # fmt: skip
     if item.kind in ("choice", "multi_choice"):
         if not item.options:
             raise InputError(path, f"{where}, field 'options'", f"a {item.kind} item needs options")
@@ -112,14 +118,9 @@ def check_item(path: str, where: str, item: Item, lenient: bool = False) -> None
         if bad:
             problem = f"option keys must be letters A-Z, got {', '.join(map(repr, bad))}"
             raise InputError(path, f"{where}, field 'options'", problem)
-        answer = item.answer
-        if answer is not None and not lenient:
-            text = str(answer)
-            letters = [c for c in text if c not in ", "] if item.kind == "multi_choice" else [text]
-            if not letters or any(letter not in item.options for letter in letters):
-                known = ", ".join(item.options)
-                problem = f"gold {answer!r} is not among the options ({known})"
-                raise InputError(path, f"{where}, field 'answer'", problem)
+        gold = _gold_not_an_option(item)
+        if gold and not lenient:
+            problems.append((f"{where}, field 'answer'", gold))
     if item.kind == "yes_no" and item.answer is not None:
         allowed = (
             ("yes", "no", "maybe")
@@ -133,36 +134,18 @@ def check_item(path: str, where: str, item: Item, lenient: bool = False) -> None
         if image.source in _PATH_SOURCES and not os.path.isfile(image.path):
             problem = f"no such image file {image.name or image.path!r}"
             raise InputError(path, f"{where}, field 'images[{position}]'", problem)
+    return problems
 
 
-HINT = "; `medlens check jsonl:FILE` lists every such item"
-
-
-def _check_answerable(path: str, where: str, item: Item) -> None:
-    """No blank question, no empty gold, at least two options, no two options alike: such an
-    item would be scored (or guessed at) without meaning anything."""
-    if not item.question.strip() and not item.images:
-        raise InputError(path, f"{where}, field 'question'", "blank question" + HINT)
-    if (
-        item.answer is not None
-        and not str(item.answer).strip()
-        and not isinstance(item.answer, list)
-    ):
-        problem = "empty gold answer (null marks a split without answers)" + HINT
-        raise InputError(path, f"{where}, field 'answer'", problem)
-    if item.kind not in ("choice", "multi_choice") or not item.options:
-        return
-    if len(item.options) < 2:
-        raise InputError(
-            path, f"{where}, field 'options'", "one option only: nothing to choose" + HINT
-        )
-    seen: dict[str, str] = {}
-    for letter, text in item.options.items():
-        folded = " ".join(str(text).split()).casefold()
-        if folded in seen:
-            problem = f"options {seen[folded]} and {letter} have the same text {text!r}" + HINT
-            raise InputError(path, f"{where}, field 'options'", problem)
-        seen[folded] = letter
+def _gold_not_an_option(item: Item) -> str | None:
+    answer = item.answer
+    if answer is None:
+        return None
+    text = str(answer)
+    letters = [c for c in text if c not in ", "] if item.kind == "multi_choice" else [text]
+    if letters and all(letter in item.options for letter in letters):
+        return None
+    return f"gold {answer!r} is not among the options ({', '.join(item.options)})"
 
 
 def _check_fields(path: str, number: int, data: Mapping[str, Any]) -> None:

@@ -44,6 +44,40 @@ class BudgetExceeded(StopAfterInFlight):
     already sent for are kept: they are paid for)."""
 
 
+@dataclass
+class BudgetPassed:
+    """When the measured spend first passed the budget, and what came in after (the answers
+    in flight then, stored because they are paid for)."""
+
+    job: str
+    at: float
+    """The study's spend, the answer that passed the budget included."""
+    kept: int = 0
+    """Answers billed after it: in flight at the stop (with ``--executor ray`` also those sent
+    before the stop reached the task: the driver reads the tasks' lines every quarter second)."""
+    kept_cost: float = 0.0
+
+
+@dataclass
+class TaskBudget:
+    """The budget a Ray task keeps by itself: what was left of it when the task started. The
+    task stops (keeping its answers in flight) as soon as its own spend passes that, without
+    waiting for the driver to read its lines; the driver still stops it when several tasks
+    together pass the budget."""
+
+    price: Price
+    left: float
+    spent: float = 0.0
+
+    def add(self, job: Job, line: Mapping[str, Any]) -> None:
+        if line.get("cached"):
+            return
+        cost = line_cost(line, self.price)
+        self.spent += cost
+        if cost > 0 and self.spent > self.left:
+            raise BudgetExceeded(f"budget: passed while {job.key} was answering")
+
+
 @dataclass(frozen=True)
 class Projection:
     """The projected cost of one job's remaining work."""
@@ -91,6 +125,8 @@ class StudyCosts:
         self.limit = plan.budget
         self._lock = threading.Lock()
         self.spent = 0.0
+        self.passed: BudgetPassed | None = None
+        """Set when the spend passed the budget while a job answered."""
         self._job_spent: dict[str, float] = {}
         self.run_lines: dict[str, list[dict[str, Any]]] = {}
         self.judge_lines: dict[str, list[dict[str, Any]]] = {}
@@ -142,19 +178,54 @@ class StudyCosts:
             return self._job_spent.get(job.key, 0.0)
 
     def add(self, job: Job, line: Mapping[str, Any]) -> None:
-        """One record or judgement answered: its billed cost; BudgetExceeded past the budget."""
+        """One record or judgement answered: its billed cost; BudgetExceeded past the budget
+        (again for each paid answer in flight at the stop: they are counted and kept)."""
         if line.get("cached"):
             return
         cost = line_cost(line, self.price(job))
         with self._lock:
             self.spent += cost
             self._job_spent[job.key] = self._job_spent.get(job.key, 0.0) + cost
-            over = self.limit is not None and cost > 0 and self.spent > self.limit
+            if self.passed is not None:
+                self.passed.kept += 1
+                self.passed.kept_cost += cost
+            elif self.limit is not None and cost > 0 and self.spent > self.limit:
+                self.passed = BudgetPassed(job.key, self.spent)
+            over = self.passed is not None and cost > 0
         if over:
-            raise BudgetExceeded(
-                f"budget: ${self.spent:.4f} spent, over the budget of ${self.limit:.2f}, "
-                f"while {job.key} was answering; it stopped (rerun with a larger --budget)"
+            raise BudgetExceeded(self.stop_message())
+
+    def task_budget(self, job: Job) -> TaskBudget | None:
+        """What a remote task may spend by itself (None: no budget)."""
+        if self.limit is None:
+            return None
+        with self._lock:
+            return TaskBudget(self.price(job), self.limit - self.spent)
+
+    def stop_message(self) -> str:
+        """Why the study stopped at the budget, with what it spent up to now (the message is
+        rebuilt when the answers in flight are in: its figures then match the final spend)."""
+        passed, limit = self.passed, self.limit or 0.0
+        assert passed is not None
+        text = (
+            f"budget: ${passed.at:.4f} spent, over the budget of ${limit:.2f}, while "
+            f"{passed.job} was answering; no new request was sent"
+        )
+        if passed.kept:
+            answers = "answer" if passed.kept == 1 else "answers"
+            text += (
+                f"; the {passed.kept} {answers} that came in after it were kept (paid for: "
+                f"${passed.kept_cost:.4f} more, ${self.spent:.4f} spent in all)"
             )
+        return text + "; rerun with a larger --budget to continue"
+
+    def record(self) -> dict[str, Any]:
+        """The study.json ``cost`` object."""
+        data: dict[str, Any] = {"spent": self.spent, "budget": self.limit}
+        if self.passed is not None:
+            data["passed_at"] = self.passed.at
+            data["kept_after_stop"] = {"answers": self.passed.kept, "cost": self.passed.kept_cost}
+        return data
 
     def project_run(self, job: RunJob) -> Projection:
         preview = self.previews[job.key]
@@ -190,3 +261,19 @@ def estimate_run(preview: RunPreview, price: Price, job: RunJob) -> float:
     strategy = preview.settings.strategy
     scaled = strategy_estimate(estimate, strategy.requests_per_item, strategy.refine)
     return price.of(scaled["tokens"]["input"], scaled["tokens"]["output"])
+
+
+def spent_line(cost: Mapping[str, Any]) -> str:
+    """``spent: $X of a $B budget``, saying how the spend came past the budget after a stop."""
+    budget = cost.get("budget")
+    text = f"spent: ${cost['spent']:.4f}" + (
+        f" of a ${budget:.2f} budget" if budget is not None else ""
+    )
+    kept = cost.get("kept_after_stop") or {}
+    if cost.get("passed_at") is not None:
+        text += f" (${cost['passed_at']:.4f} when the budget was passed"
+        if kept.get("answers"):
+            answers = "answer" if kept["answers"] == 1 else "answers"
+            text += f" + ${kept['cost']:.4f} for the {kept['answers']} {answers} that came in after"
+        text += ")"
+    return text

@@ -100,7 +100,7 @@ def executor_for(prepared: PreparedStudy) -> Executor:
     if settings.executor == "ray":
         from medlens.study.ray_jobs import RayExecutor
 
-        return RayExecutor(settings.ray_address)
+        return RayExecutor(settings.ray_address, prepared.plan.folder)
     return LocalExecutor(prepared.loaded)
 
 
@@ -122,7 +122,7 @@ def conduct(prepared: PreparedStudy, events: StudyEvents) -> StudyResult:
             executor.close()
             stop = outcome.stop_reason
             record.data["stop"] = {"message": stop} if stop else None
-            record.data["cost"] = {"spent": prepared.costs.spent, "budget": prepared.costs.limit}
+            record.data["cost"] = prepared.costs.record()
             record.save()
         result = StudyResult(outcome, record)
         write_outputs(prepared, result)

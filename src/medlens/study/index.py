@@ -17,6 +17,7 @@ from medlens.report.html_format import esc
 from medlens.report.md_format import md_text, table
 from medlens.report.sections import percent, percent_ci
 from medlens.runs.files import write_atomic
+from medlens.study.budget import spent_line
 from medlens.study.outputs import ACROSS, BoardFile
 from medlens.study.plan import StudyPlan
 
@@ -128,12 +129,11 @@ def head_lines(plan: StudyPlan, data: dict[str, Any]) -> list[str]:
     ]
     cost = data.get("cost") or {}
     if cost.get("spent"):
-        budget = cost.get("budget")
-        lines.append(
-            f"spent: ${cost['spent']:.4f}" + (f" of a ${budget:.2f} budget" if budget else "")
-        )
+        lines.append(spent_line(cost))
     if data.get("stop"):
-        lines.append(f"stopped: {data['stop']['message']} (rerun the same command to continue)")
+        message = data["stop"]["message"]
+        tail = "" if "rerun" in message else " (rerun the same command to continue)"
+        lines.append(f"stopped: {message}{tail}")
     return lines
 
 

@@ -7,13 +7,12 @@ stages store the line that was answered first, so a rerun resumes after it).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from medlens.core.errors import MedlensError, StorageError
+from medlens.core.errors import MedlensError, StopAfterInFlight, StorageError
 from medlens.execution.evaluate import LoadedBenchmark
 from medlens.study.plan import Job, JudgeJob, RunJob
 
@@ -21,8 +20,9 @@ FINISHED_STATES = ("done", "errors")
 """A run or judge in these states has a record (or judgement) for everything it covers."""
 
 
-class StudyStopped(MedlensError):
-    """The study is stopping (Ctrl-C, the budget, another job's failure): this job stops too."""
+class StudyStopped(StopAfterInFlight):
+    """The study is stopping (Ctrl-C, the budget, another job's failure): this job stops too,
+    after storing the answers it had in flight (they are paid for)."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,12 @@ class StudyEvents(Protocol):
     def note(self, message: str) -> None: ...
 
 
+class StopSignal(Protocol):
+    """Set when the study stops: a :class:`threading.Event`, or a Ray task's stop file."""
+
+    def is_set(self) -> bool: ...
+
+
 class LineSink(Protocol):
     def add(self, job: Job, line: Mapping[str, Any]) -> None: ...
 
@@ -57,11 +63,12 @@ class JobHooks:
     job: Job
     events: StudyEvents
     costs: LineSink
-    stop: threading.Event
+    stop: StopSignal
     planned: tuple[int | None, int] = (None, 0)
     """(items, done) the plan counted, for an executor whose job cannot report its own start."""
 
     def started(self, total: int | None, done: int) -> None:
+        self.planned = (total, done)
         self.events.job_started(self.job, total, done)
 
     def answered(self, line: Mapping[str, Any]) -> None:
@@ -102,6 +109,20 @@ def stored_counts(folder: Path) -> dict[str, Any]:
     records = RunStore.open(folder).records().values()
     errors = sum(1 for record in records if record.get("error"))
     return {"answered": len(records) - errors, "errors": errors}
+
+
+def stored_judgements(job: JudgeJob, planned: tuple[int | None, int]) -> dict[str, Any]:
+    """``judged`` (lines kept for good) and ``to_judge`` (the stage's lines in all, when its
+    start said) of a judge stage stopped before its end; empty when it wrote nothing."""
+    from medlens.judges.store import JudgeStore
+
+    folder = job.options.run_dir / "judges" / job.judge
+    if not (folder / "judgements.jsonl").is_file():
+        return {}  # not started, or a panel (its lines are written at its end)
+    counts: dict[str, Any] = {"judged": len(JudgeStore.open(folder).done())}
+    if planned[0] is not None:
+        counts["to_judge"] = planned[0]
+    return counts
 
 
 def run_summary(results: Mapping[str, Any]) -> dict[str, Any]:

@@ -17,7 +17,7 @@ import time
 from collections import deque
 from collections.abc import Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from medlens.execution.evaluate import LoadedBenchmark
@@ -32,6 +32,7 @@ from medlens.study.jobs import (
     result_of,
     run_summary,
     stored_counts,
+    stored_judgements,
 )
 from medlens.study.plan import Job, JudgeJob, RunJob, StudyPlan
 from medlens.study.preview import RunPreview
@@ -94,6 +95,8 @@ class StudyOutcome:
     stop_reason: str | None = None
     """Why the study stopped before its end (the budget), else None."""
     interrupted: bool = False
+    stopped_by: str | None = None
+    """The job whose stop stopped the study (its message is `stop_reason`)."""
 
 
 class Scheduler:
@@ -115,6 +118,7 @@ class Scheduler:
         self.lanes: dict[str, deque[Job]] = {}
         self.active: dict[Future[JobResult], tuple[Job, Projection]] = {}
         self.outcome = StudyOutcome()
+        self.hooks: dict[str, JobHooks] = {}
 
     def run(self) -> StudyOutcome:
         """Every selected run and judge, until done or stopped; re-raises a job's bug."""
@@ -129,6 +133,10 @@ class Scheduler:
             self.outcome.interrupted = True
             self._wind_down("interrupted")
             raise
+        self._count_unstarted()
+        passed = self.costs.passed
+        if passed is not None and self.outcome.stopped_by == passed.job:
+            self.outcome.stop_reason = self.costs.stop_message()  # every lane's in-flight in
         return self.outcome
 
     def _loop(self) -> None:
@@ -147,6 +155,14 @@ class Scheduler:
                     self._wind_down("a job failed with a bug")
                     raise
                 self._finished(job, result)
+
+    def _count_unstarted(self) -> None:
+        """A run the study did not start (the budget stopped it first) shows what it holds of
+        its items (0/N, or what an earlier invocation answered), not –/–."""
+        for job in self.plan.selected_runs:
+            if job.key not in self.outcome.results:
+                counts = stored_counts(job.options.out / job.key) or {"answered": 0, "errors": 0}
+                self.record.update("runs", job.key, items=self.previews[job.key].selected, **counts)
 
     def _queue(self, job: Job, first: bool = False) -> None:
         lane = self.lanes.setdefault(job.lane, deque())
@@ -169,7 +185,7 @@ class Scheduler:
             self._start(job, projection)
 
     def _start(self, job: Job, projection: Projection) -> None:
-        hooks = JobHooks(job, self.events, self.costs, self.stop)
+        hooks = self.hooks[job.key] = JobHooks(job, self.events, self.costs, self.stop)
         if isinstance(job, RunJob):
             preview = self.previews[job.key]
             hooks.planned = (preview.selected, preview.selected - len(preview.todo))
@@ -203,21 +219,21 @@ class Scheduler:
         )
 
     def _finished(self, job: Job, result: JobResult, announce: bool = True) -> None:
-        if isinstance(job, RunJob) and not result.summary:  # stopped or failed: what it kept
-            result.summary.update(stored_counts(job.options.out / job.key))
-        if isinstance(job, RunJob) and result.summary:
-            # what the run covers (its limit and selection), not the whole benchmark
-            result.summary["items"] = self.previews[job.key].selected
+        result = self._completed(job, result)
         self.outcome.results[job.key] = result
         fields: dict[str, Any] = {"state": result.state, **result.summary}
+        for stale in ("judged", "to_judge"):  # a stopped stage's counts, once it has finished
+            if stale not in fields:
+                self.record.data[self._section(job)].get(job.key, {}).pop(stale, None)
         fields["message"] = result.message or None
         self.record.update(self._section(job), job.key, **fields)
-        self.record.data["cost"] = {"spent": self.costs.spent, "budget": self.costs.limit}
+        self.record.data["cost"] = self.costs.record()
         self.record.save()
         if announce:
             self.events.job_finished(job, result)
         if result.state == "stopped" and self.outcome.stop_reason is None:
             self.outcome.stop_reason = result.message
+            self.outcome.stopped_by = job.key
             self.stop.set()
         if isinstance(job, RunJob) and result.state in FINISHED_STATES:
             for judge in reversed(self.plan.judges[job.key]):
@@ -228,6 +244,21 @@ class Scheduler:
                 skipped = JobResult("skipped", message=f"its run {result.state}")
                 self.outcome.results[judge.key] = skipped
                 self.record.update("judges", judge.key, state="skipped", message=skipped.message)
+
+    def _completed(self, job: Job, result: JobResult) -> JobResult:
+        """The result as the study shows it: a budget stop's message with its answers in flight
+        counted, what a stopped job kept, the items a run covers."""
+        passed = self.costs.passed
+        if result.state == "stopped" and passed is not None and passed.job == job.key:
+            result = replace(result, message=self.costs.stop_message())  # its in-flight counted
+        if isinstance(job, RunJob) and not result.summary:  # stopped or failed: what it kept
+            result.summary.update(stored_counts(job.options.out / job.key))
+        elif isinstance(job, JudgeJob) and not result.summary and job.key in self.hooks:
+            result.summary.update(stored_judgements(job, self.hooks[job.key].planned))
+        if isinstance(job, RunJob) and result.summary:
+            # what the run covers (its limit and selection), not the whole benchmark
+            result.summary["items"] = self.previews[job.key].selected
+        return result
 
     def _judged_before(self, judge: JudgeJob) -> bool:
         """A judge that finished on a run that has not changed since has nothing new to judge
