@@ -4,41 +4,19 @@ model from real SLAKE organ labels, reviewed in the sheet by the test, built int
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from openpyxl import load_workbook
-from typer.testing import CliRunner
 
 from data_paths import realdata_dir
+from draft_fixtures import fill, invoke, sheet_rows, slake_organ_labels, spec
 from draft_server import draft_reply
 from loopback_server import LoopbackServer, ServerConfig, serve
 from medlens.builder.drafting import DraftTask, Template, read_draft
 from medlens.builder.labels import LabelRow
 from medlens.builder.model_calls import Reply, UnusableReply
-from medlens.cli import app
-
-IMAGES = ("xmlab0", "xmlab11", "xmlab22")
-
-
-def slake_organ_labels(folder: Path) -> tuple[Path, Path]:
-    """Image-level organ labels of a few SLAKE CTs (their detection.json), as a labels CSV."""
-    slake = realdata_dir("slake")
-    rows = []
-    for name in IMAGES:
-        for entry in json.loads((slake / "imgs" / name / "detection.json").read_text()):
-            for label in entry:
-                rows.append({"image": f"{name}/source.jpg", "label": label, "modality": "CT",
-                             "body_part": "abdomen", "source": "slake"})  # fmt: skip
-    labels = folder / "labels.csv"
-    with open(labels, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    return labels, slake / "imgs"
 
 
 @pytest.fixture
@@ -47,50 +25,12 @@ def server() -> Iterator[LoopbackServer]:
         yield running
 
 
-def spec(server: LoopbackServer, model: str = "drafter") -> str:
-    return f"openai:{model}?base_url={server.base_url}&backoff=0&backoff_max=0&max_retries=0"
-
-
-def invoke(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(app, list(args))
-    return result.exit_code, result.stderr
-
-
 def draft(tmp_path: Path, server: LoopbackServer, sheet: Path, *extra: str) -> list[dict[str, str]]:
     labels, root = slake_organ_labels(tmp_path)
     code, err = invoke("build", str(labels), "--images", str(root), "--output", str(sheet),
                        "--draft-with", spec(server), "--dimensions", "identify,describe", *extra)  # fmt: skip
     assert code == 0, err
     return sheet_rows(sheet)
-
-
-def sheet_rows(sheet: Path) -> list[dict[str, str]]:
-    if sheet.suffix == ".csv":
-        with open(sheet, encoding="utf-8", newline="") as handle:
-            return list(csv.DictReader(handle))
-    workbook = load_workbook(sheet)
-    table = [[c if c is not None else "" for c in row] for row in workbook["ratings"].iter_rows(values_only=True)]
-    return [dict(zip(table[0], map(str, row), strict=True)) for row in table[1:]]
-
-
-def fill(sheet: Path, decisions: dict[str, dict[str, str]]) -> None:
-    """Write the reviewer's cells (row id → column → value) into the sheet."""
-    if sheet.suffix == ".csv":
-        rows = sheet_rows(sheet)
-        for row in rows:
-            row.update(decisions.get(row["row"], {}))
-        with open(sheet, "w", encoding="utf-8", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
-        return
-    workbook = load_workbook(sheet)
-    table = workbook["ratings"]
-    header = [c.value for c in table[1]]
-    for cells in table.iter_rows(min_row=2):
-        for column, value in decisions.get(str(cells[1].value), {}).items():
-            cells[header.index(column)].value = value
-    workbook.save(sheet)
 
 
 def test_drafted_rows_name_the_model_and_unusable_drafts_start_rejected(

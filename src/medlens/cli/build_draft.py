@@ -64,6 +64,9 @@ def ask_model(spec: Spec, prompts: Sequence[Prompt], what: str) -> tuple[str, li
     bar.start()
     try:
         name, replies = ask_all(spec, prompts, lambda reply: bar.advance(task))
+    except BaseException:
+        bar.live.transient = True  # a refusal (a server that is down) stays one line
+        raise
     finally:
         bar.stop()
     failed = [r for r in replies if r.error is not None]
@@ -169,6 +172,7 @@ def draft_picks(
     from medlens.builder.wording import stem
     from medlens.core.errors import SpecError
     from medlens.core.specs import parse_spec
+    from medlens.models import model_identity
 
     specs = [parse_spec(t) for t in specs_text.split(",") if t.strip()]
     if not specs:
@@ -176,6 +180,9 @@ def draft_picks(
     if candidates < 1 or options < 2 or annotators < 1:
         raise SpecError(f"--candidates {candidates} --options {options} --annotators "
                         f"{annotators}: expected ≥ 1, ≥ 2 and ≥ 1")  # fmt: skip
+    names = [model_identity(s) for s in specs]
+    if twice := next((n for i, n in enumerate(names) if n in names[:i]), None):
+        raise SpecError(f"--distractors-from names the model {twice} twice (give each model once)")
     check_sheet_output(output, force)
     text = stem("image", "classify", False, True, "", question)
     tasks = pick_tasks(read_labels(labels, images).rows, text)
@@ -183,8 +190,6 @@ def draft_picks(
     replies: dict[str, list[Reply]] = {}
     for spec in specs:
         name, got = ask_model(spec, prompts, "distractor candidates")
-        if name in replies:
-            raise SpecError(f"--distractors-from: {spec} names the model {name} twice")
         replies[name] = got
     record = picks_record(tasks, replies, candidates, options, annotators, labels)
     write_sheet_and_record(output, pick_sheet(record, output), record)
