@@ -226,3 +226,11 @@ def test_the_same_model_twice_among_distractor_models_is_refused(
     refused(["build", str(labels), "--images", str(root), "--output", str(tmp_path / "p.csv"),
              "--distractors-from", models], "--distractors-from", "names the model openai:llm-a twice",
             tmp_path)  # fmt: skip
+
+
+def test_distractor_specs_split_at_commas_before_a_spec_name_only() -> None:
+    from medlens.cli.build_draft import distractor_specs
+
+    text = 'openai:a?base_url=http://x/v1&extra_body={"n":1,"m":2}, openai:b?base_url=http://y/v1'
+    assert [s.argument for s in distractor_specs(text)] == ["a", "b"]
+    assert distractor_specs(text)[0].options["extra_body"] == '{"n":1,"m":2}'

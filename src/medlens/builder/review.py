@@ -119,42 +119,50 @@ def _row_question(
     path: Path, number: int, cells: Mapping[str, str], drafted: Mapping[str, Any],
     record: Mapping[str, Any],
 ) -> Question | None:  # fmt: skip
+    """The question of an accepted or edited row (None for a rejected or unreviewed one)."""
     decision = cells["decision"].strip().lower()
     if decision not in ("", *DECISIONS):
         problem = f"{cells['decision']!r} is not a decision (accept, reject, edit or empty)"
         raise InputError(path, f"row {number}, column 'decision'", problem)
     if decision in ("", "reject"):
         return None
-    edited = {k: cells[f"edited_{k}"] for k in ("question", "options", "answer")}
-    if decision == "edit" and not any(edited.values()):
-        problem = "decision edit, but edited_question, edited_options and edited_answer are empty"
-        raise InputError(path, f"row {number}, column 'decision'", problem)
-    if decision == "accept":
-        edited = dict.fromkeys(edited, "")
-    text = edited["question"] or cells["question"]
-    options = [" ".join(o.split()) for o in (edited["options"] or cells["options"]).splitlines()]
-    answer = " ".join((edited["answer"] or cells["answer"]).split())
-    field = "edited_" if decision == "edit" else ""
-    where = f"row {number}, column '{{}}'"
-    if not text.strip():
-        column = f"{field}question" if edited["question"] or not cells["question"] else "question"
-        raise InputError(path, where.format(column), f"an {decision}ed row with an empty question")
-    options = [o for o in options if o]
-    _check_options(path, where.format(f"{field}options" if edited["options"] else "options"),
-                   options, answer)  # fmt: skip
+    text, options, gold = _reviewed_content(path, number, cells, decision)
     if not cells["reviewer"]:
-        raise InputError(path, where.format("reviewer"), f"an {decision}ed row needs a reviewer")
-    gold = next(o for o in options if folded(o) == folded(answer))
-    changed = (" ".join(text.split()), options, gold) != (
-        drafted["question"], drafted["options"], drafted["answer"])  # fmt: skip
+        problem = f"an {decision}ed row needs a reviewer"
+        raise InputError(path, f"row {number}, column 'reviewer'", problem)
+    changed = (text, options, gold) != (drafted["question"], drafted["options"], drafted["answer"])
     meta = {**drafted["meta"], "label": drafted["label"], "dimension": drafted["dimension"],
             "drafted_by": record["model"], "reviewed_by": cells["reviewer"],
             "review": "edited" if changed else "accepted", "draft_row": drafted["row"]}  # fmt: skip
     if drafted.get("group"):
         meta["dimension_group"] = drafted["group"]
     wrong = tuple(o for o in options if o != gold)
-    return Question(drafted["row"], " ".join(text.split()), gold, wrong, drafted["image_path"],
-                    drafted["image"], meta)  # fmt: skip
+    return Question(drafted["row"], text, gold, wrong, drafted["image_path"], drafted["image"],
+                    meta)  # fmt: skip
+
+
+def _reviewed_content(
+    path: Path, number: int, cells: Mapping[str, str], decision: str
+) -> tuple[str, list[str], str]:
+    """Question, options and gold text as reviewed: the edited cells where an edited row fills
+    them, the draft's cells otherwise; checked, the column at fault named."""
+    edited = {k: cells[f"edited_{k}"] for k in ("question", "options", "answer")}
+    if decision == "edit" and not any(edited.values()):
+        problem = "decision edit, but edited_question, edited_options and edited_answer are empty"
+        raise InputError(path, f"row {number}, column 'decision'", problem)
+    if decision == "accept":
+        edited = dict.fromkeys(edited, "")
+    text = " ".join((edited["question"] or cells["question"]).split())
+    lines = (edited["options"] or cells["options"]).splitlines()
+    options = [o for o in (" ".join(line.split()) for line in lines) if o]
+    answer = " ".join((edited["answer"] or cells["answer"]).split())
+    where = f"row {number}, column '{{}}'"
+    if not text:
+        column = "edited_question" if decision == "edit" and not cells["question"] else "question"
+        raise InputError(path, where.format(column), f"an {decision}ed row with an empty question")
+    column = "edited_options" if edited["options"] else "options"
+    _check_options(path, where.format(column), options, answer)
+    return text, options, next(o for o in options if folded(o) == folded(answer))
 
 
 def _check_options(path: Path, where: str, options: list[str], answer: str) -> None:

@@ -145,7 +145,7 @@ def draft_review(
     from medlens.core.errors import SpecError
     from medlens.core.specs import parse_spec
 
-    if options < 2:
+    if not 2 <= options <= 10:
         raise SpecError(f"--options {options}: a drafted question has 2 to 10 options")
     check_sheet_output(output, force)
     spec = parse_spec(spec_text)
@@ -161,6 +161,24 @@ def draft_review(
         f"reject with their problem); draft record {record_path(output)}")  # fmt: skip
 
 
+def distractor_specs(text: str) -> list[Spec]:
+    """The comma-separated model specs of ``--distractors-from``, each model once."""
+    import re
+
+    from medlens.core.errors import SpecError
+    from medlens.core.specs import parse_spec
+    from medlens.models import model_identity
+
+    # a comma starts the next spec only before ``name:`` (an option value may hold commas)
+    specs = [parse_spec(t) for t in re.split(r",(?=\s*[A-Za-z][\w-]*:)", text) if t.strip()]
+    if not specs:
+        raise SpecError("--distractors-from: give one or more model specs, comma-separated")
+    names = [model_identity(s) for s in specs]
+    if twice := next((n for i, n in enumerate(names) if n in names[:i]), None):
+        raise SpecError(f"--distractors-from names the model {twice} twice (give each model once)")
+    return specs
+
+
 def draft_picks(
     labels: Path, images: Path | None, output: Path, specs_text: str, candidates: int,
     options: int, annotators: int, question: str | None, force: bool,
@@ -171,26 +189,18 @@ def draft_picks(
     from medlens.builder.picks import pick_sheet
     from medlens.builder.wording import stem
     from medlens.core.errors import SpecError
-    from medlens.core.specs import parse_spec
-    from medlens.models import model_identity
 
-    specs = [parse_spec(t) for t in specs_text.split(",") if t.strip()]
-    if not specs:
-        raise SpecError("--distractors-from: give one or more model specs, comma-separated")
-    if candidates < 1 or options < 2 or annotators < 1:
+    specs = distractor_specs(specs_text)
+    if candidates < 1 or not 2 <= options <= 10 or annotators < 1:
         raise SpecError(f"--candidates {candidates} --options {options} --annotators "
-                        f"{annotators}: expected ≥ 1, ≥ 2 and ≥ 1")  # fmt: skip
-    names = [model_identity(s) for s in specs]
-    if twice := next((n for i, n in enumerate(names) if n in names[:i]), None):
-        raise SpecError(f"--distractors-from names the model {twice} twice (give each model once)")
+                        f"{annotators}: expected ≥ 1, 2 to 10 and ≥ 1")  # fmt: skip
     check_sheet_output(output, force)
     text = stem("image", "classify", False, True, "", question)
     tasks = pick_tasks(read_labels(labels, images).rows, text)
     prompts = [candidates_prompt(task, candidates) for task in tasks]
     replies: dict[str, list[Reply]] = {}
     for spec in specs:
-        name, got = ask_model(spec, prompts, "distractor candidates")
-        replies[name] = got
+        name, replies[name] = ask_model(spec, prompts, "distractor candidates")
     record = picks_record(tasks, replies, candidates, options, annotators, labels)
     write_sheet_and_record(output, pick_sheet(record, output), record)
     say(f"wrote {output}: {len(record['rows'])} items with candidates from {len(specs)} models; "
