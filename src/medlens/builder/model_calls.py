@@ -58,13 +58,17 @@ class Reply:
     cached: bool
 
 
+def open_model(spec: Spec) -> Model:
+    """The backend `spec` names (a bad spec is refused here, before any request)."""
+    return load_model(spec, ModelContext(items=[], concurrency=CONCURRENCY))
+
+
 def ask_all(
-    spec: Spec, prompts: Sequence[Prompt], on_reply: Callable[[Reply], None] | None = None
-) -> tuple[str, list[Reply]]:
-    """Send every prompt to the model `spec` names (at most CONCURRENCY at once); the model's
-    canonical spec (no secrets) and one reply per prompt, in order."""
-    model = load_model(spec, ModelContext(items=[], concurrency=CONCURRENCY))
-    return model.spec, asyncio.run(_ask(model, prompts, on_reply))
+    model: Model, prompts: Sequence[Prompt], on_reply: Callable[[Reply], None] | None = None
+) -> list[Reply]:
+    """Send every prompt to `model` (at most CONCURRENCY at once, through the response cache);
+    one reply per prompt, in order. Closes the model."""
+    return asyncio.run(_ask(model, prompts, on_reply))
 
 
 async def _ask(

@@ -65,7 +65,8 @@ def pick_sheet(record: Mapping[str, Any], sheet: Path) -> SheetContent:
          "column pick_YOURNAME if you like. Do not change the draft, item, candidate or option "
          "columns."),
     ]  # fmt: skip
-    return SheetContent([*ITEM_COLUMNS, *annotators], rows, instructions)
+    choices = {a: ("x",) for a in annotators}  # a drop-down in xlsx
+    return SheetContent([*ITEM_COLUMNS, *annotators], rows, instructions, choices)
 
 
 def read_picks(

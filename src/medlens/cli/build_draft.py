@@ -56,19 +56,21 @@ def check_image_level(granularity: str, task: str, flag: str) -> None:
 
 def ask_model(spec: Spec, prompts: Sequence[Prompt], what: str) -> tuple[str, list[Reply]]:
     """Every prompt to one model under a progress bar; a model that answered none is refused."""
-    from medlens.builder.model_calls import ask_all
+    from medlens.builder.model_calls import ask_all, open_model
     from medlens.core.errors import MedlensError
 
+    model = open_model(spec)
+    name = model.spec
     bar = progress_bar(f"medlens build ({what})", unit="requests")
     task = bar.add_task(str(spec), total=len(prompts))
-    bar.start()
+    bar.live.transient = True  # the summary says what was done; a refusal stays one line
+    if err_console.is_terminal:  # in a log or pipe the bar would leave a blank line
+        bar.start()
     try:
-        name, replies = ask_all(spec, prompts, lambda reply: bar.advance(task))
-    except BaseException:
-        bar.live.transient = True  # a refusal (a server that is down) stays one line
-        raise
+        replies = ask_all(model, prompts, lambda reply: bar.advance(task))
     finally:
-        bar.stop()
+        if bar.live.is_started:
+            bar.stop()
     failed = [r for r in replies if r.error is not None]
     if replies and len(failed) == len(replies):
         raise MedlensError(f"{spec}: no request was answered ({failed[0].error}); nothing written")
