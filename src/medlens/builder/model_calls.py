@@ -79,7 +79,7 @@ async def _ask(
 
     async def one(prompt: Prompt) -> Reply:
         async with gate:
-            response = await model.generate(request_of(model.spec, prompt))
+            response = await model.generate(request_of(model, prompt))
         error = None if response.error is None else f"{response.error.type}: {response.error.message}"
         reply = Reply(prompt.key, response.text, error, response.cached)
         if on_reply is not None:
@@ -92,12 +92,15 @@ async def _ask(
         await model.aclose()
 
 
-def request_of(model_spec: str, prompt: Prompt) -> Request:
+def request_of(model: Model, prompt: Prompt) -> Request:
+    """The request of one prompt: the spec's own generation settings (temperature, seed), with
+    room for a JSON draft unless the spec sets ``max_tokens`` itself."""
     messages = (Message("user", (TextPart(prompt.text),)),)
-    params: dict[str, Any] = {"max_tokens": MAX_TOKENS, "temperature": 0.0,
-                              "builder": prompt.purpose}  # fmt: skip
+    params: dict[str, Any] = {"builder": prompt.purpose}
+    if getattr(model, "max_tokens", None) is None:
+        params["max_tokens"] = MAX_TOKENS
     item = Item(id=prompt.key, question=prompt.text, kind="open")
-    return Request(item, messages, params, fingerprint(model_spec, messages, params))
+    return Request(item, messages, params, fingerprint(model.spec, messages, params))
 
 
 class UnusableReply(ValueError):
