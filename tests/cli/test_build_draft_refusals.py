@@ -203,6 +203,8 @@ def test_drafting_options_are_checked_before_any_request(tmp_path: Path) -> None
         (["--draft-with", model, "--distractors-from", model], "--draft-with",
          "give one of them"),
         (["--distractors-from", model, "--candidates", "0"], "--candidates 0", "expected"),
+        (["--draft-with", model, "--template", "full"], "--draft-with writes a sheet",
+         "--template would do nothing"),
     ]:  # fmt: skip
         refused([*base, *extra], where, problem, tmp_path)
     sheet.write_text("keep me")

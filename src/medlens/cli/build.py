@@ -85,9 +85,11 @@ def build(
     if draft_with is not None or distractors_from is not None:
         from medlens.cli.build_draft import DraftStep, draft_step
 
+        unused = (("--template", template != "none"), ("--confusable", confusable),
+                  ("--lint", lint), ("--strict", strict), ("--strict-pool", strict_pool))  # fmt: skip
         step = DraftStep(labels, images, output, granularity, task, options, question, force,
                          draft_with, dimensions, draft_templates, distractors_from, candidates,
-                         annotators)  # fmt: skip
+                         annotators, tuple(flag for flag, given in unused if given))  # fmt: skip
         return draft_step(step)
     fmt = output_format(output)
     note = claim_output(output, force)

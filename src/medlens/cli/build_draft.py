@@ -112,6 +112,8 @@ class DraftStep:
     distractors_from: str | None
     candidates: int
     annotators: int
+    unused: tuple[str, ...] = ()
+    """Options of the one-step build given with a drafting step (refused: they would do nothing)."""
 
 
 def draft_step(step: DraftStep) -> None:
@@ -121,6 +123,9 @@ def draft_step(step: DraftStep) -> None:
     if step.draft_with is not None and step.distractors_from is not None:
         raise SpecError("--draft-with and --distractors-from are two steps: give one of them")
     flag = "--draft-with" if step.draft_with is not None else "--distractors-from"
+    if step.unused:
+        raise SpecError(f"{flag} writes a sheet to fill: {', '.join(step.unused)} would do "
+                        "nothing there (leave it out)")  # fmt: skip
     check_image_level(step.granularity, step.task, flag)
     if step.draft_with is not None:
         draft_review(step.labels, step.images, step.output, step.draft_with, step.options,
