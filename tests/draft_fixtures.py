@@ -48,7 +48,10 @@ def sheet_rows(sheet: Path) -> list[dict[str, str]]:
         with open(sheet, encoding="utf-8", newline="") as handle:
             return list(csv.DictReader(handle))
     workbook = load_workbook(sheet)
-    table = [[c if c is not None else "" for c in row] for row in workbook["ratings"].iter_rows(values_only=True)]
+    table = [
+        [c if c is not None else "" for c in row]
+        for row in workbook["ratings"].iter_rows(values_only=True)
+    ]
     return [dict(zip(table[0], map(str, row), strict=True)) for row in table[1:]]
 
 

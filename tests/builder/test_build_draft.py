@@ -41,9 +41,15 @@ def test_drafted_rows_name_the_model_and_unusable_drafts_start_rejected(
     n = len((tmp_path / "labels.csv").read_text().splitlines()) - 1
     assert list(by_id) == [f"{i}:{d}" for i in range(1, n + 1) for d in ("identify", "describe")]
     liver = by_id["1:identify"]
-    assert liver["label"] == "Liver" and liver["answer"] == "Liver" and liver["model"] == "openai:drafter"
+    assert (
+        liver["label"] == "Liver"
+        and liver["answer"] == "Liver"
+        and liver["model"] == "openai:drafter"
+    )
     assert liver["options"].splitlines()[1] == "Liver" and liver["decision"] == ""
-    assert (tmp_path / liver["image"]).resolve() == (realdata_dir("slake") / "imgs/xmlab0/source.jpg").resolve()
+    assert (tmp_path / liver["image"]).resolve() == (
+        realdata_dir("slake") / "imgs/xmlab0/source.jpg"
+    ).resolve()
     spleen = by_id["4:identify"]  # a prose reply
     assert spleen["decision"] == "reject" and "no JSON object" in spleen["problem"]
     assert spleen["question"] == ""
@@ -79,7 +85,9 @@ def test_reviewed_sheet_becomes_items_that_check_and_run(
     assert list(items) == ["1:identify", "1:describe", "4:identify", "5:identify"]
     liver = items["1:identify"]
     assert liver["options"][liver["answer"]] == "Liver" and len(liver["options"]) == 4
-    assert liver["meta"]["drafted_by"] == "openai:drafter" and liver["meta"]["reviewed_by"] == "dr-a"
+    assert (
+        liver["meta"]["drafted_by"] == "openai:drafter" and liver["meta"]["reviewed_by"] == "dr-a"
+    )
     assert liver["meta"]["review"] == "accepted" and liver["meta"]["dimension"] == "identify"
     assert liver["meta"]["modality"] == "CT" and liver["meta"]["image_id"] == "xmlab0/source.jpg"
     side = items["1:describe"]
@@ -105,7 +113,10 @@ def test_csv_sheet_and_a_rerun_answered_from_the_cache(
     sheet = tmp_path / "review.csv"
     first = draft(tmp_path, server, sheet)
     asked = server.stats["requests"]
-    assert asked == 2 * (len((tmp_path / "labels.csv").read_text().splitlines()) - 1) and (tmp_path / "review.instructions.csv").is_file()
+    assert (
+        asked == 2 * (len((tmp_path / "labels.csv").read_text().splitlines()) - 1)
+        and (tmp_path / "review.instructions.csv").is_file()
+    )
     again = draft(tmp_path, server, sheet, "--force")
     assert again == first
     assert server.stats["requests"] - asked <= 1  # the cache's one live check of the server
@@ -164,3 +175,18 @@ def test_a_draft_in_a_fence_after_prose_is_read() -> None:
     text = 'Here it is:\n```json\n{"question": "Which?", "options": {"A": "Heart", "B": "liver"}, "answer": "LIVER"}\n```'
     drafted = read_draft(TASK, Reply("1:identify", text, None, False), 2)
     assert drafted.options == ("Heart", "liver") and drafted.answer == "liver"
+
+
+def test_an_xlsx_sheet_with_an_unknown_row_is_refused_and_nothing_written(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
+    sheet = tmp_path / "review.xlsx"
+    draft(tmp_path, server, sheet)
+    fill(sheet, {"1:identify": {"decision": "accept", "reviewer": "dr-a"},
+                 "2:describe": {"row": "2:smell", "decision": "accept", "reviewer": "dr-a"}})  # fmt: skip
+    output = tmp_path / "out" / "items.jsonl"
+    code, err = invoke("build-from-review", str(sheet), "--output", str(output))
+    assert code == 2
+    assert err.strip() == (f"medlens: error: {sheet}, row 5, column 'row': '2:smell' is not a row "
+                           f"of the draft in {tmp_path / 'review.draft.json'}")  # fmt: skip
+    assert not output.parent.exists()

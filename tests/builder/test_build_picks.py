@@ -100,7 +100,9 @@ def test_most_picked_candidates_become_the_distractors(
     assert set(texts[:3]) < set(chosen)  # picked by all three
     assert len(set(chosen) & {texts[3], texts[4], texts[5]}) == 1  # one vote each: a seeded tie
     meta = liver["meta"]
-    assert meta["pick_tie_broken_by_seed"] == "yes" and meta["annotators"] == "pick_1, pick_2, pick_3"
+    assert (
+        meta["pick_tie_broken_by_seed"] == "yes" and meta["annotators"] == "pick_1, pick_2, pick_3"
+    )
     votes = json.loads(meta["distractor_votes"])
     assert votes == {**dict.fromkeys(texts[:3], 3), **dict.fromkeys(texts[3:], 1)}
     sets = {name: rule(6) for name, rule in RULES.items()}
@@ -146,4 +148,7 @@ def test_an_item_with_too_few_candidates_is_left_out_and_named(
     err = draft_picks(tmp_path, server, tmp_path / "picks.xlsx", "llm-a", "llm-bad")
     assert "labels.csv, row 1: left out (1 distinct candidates, 4 distractors needed)" in err
     record = json.loads((tmp_path / "picks.draft.json").read_text())
-    assert "openai:llm-bad: unusable reply (no JSON object in the reply)" in record["left_out"][0]["notes"]
+    assert (
+        "openai:llm-bad: unusable reply (no JSON object in the reply)"
+        in record["left_out"][0]["notes"]
+    )

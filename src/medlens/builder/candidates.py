@@ -70,7 +70,9 @@ def candidates_prompt(task: PickTask, n: int) -> Prompt:
     if context:
         parts.append("Image context:\n" + data_block("CONTEXT", context))
     if task.other_labels:
-        parts.append("Other labels of this image:\n" + data_block("OTHER", "; ".join(task.other_labels)))
+        parts.append(
+            "Other labels of this image:\n" + data_block("OTHER", "; ".join(task.other_labels))
+        )
     parts.append(REPLY_FORMAT)
     return Prompt(task.item_id, "\n\n".join(parts), "distractors")
 
@@ -82,9 +84,7 @@ def read_candidates(reply: Reply, n: int) -> list[str]:
     return text_list(reply_object(reply.text), "distractors")[:n]
 
 
-def item_row(
-    task: PickTask, replies: Mapping[str, Reply], n: int
-) -> dict[str, Any]:
+def item_row(task: PickTask, replies: Mapping[str, Reply], n: int) -> dict[str, Any]:
     """The record row of one item: merged candidates, the notes of unusable replies and of
     dropped candidates. `replies`: model spec → its reply for this item."""
     excluded = {folded(task.row.label): "the gold answer"}

@@ -130,7 +130,9 @@ def draft_tasks(rows: Sequence[LabelRow], dimensions: Sequence[Template]) -> lis
         labels_of.setdefault(row.image, []).append(row.label)
     tasks = []
     for index, row in enumerate(rows, start=1):
-        others = tuple(dict.fromkeys(x for x in labels_of[row.image] if folded(x) != folded(row.label)))
+        others = tuple(
+            dict.fromkeys(x for x in labels_of[row.image] if folded(x) != folded(row.label))
+        )
         for template in dimensions:
             tasks.append(DraftTask(f"{row.id or index}:{template.name}", row, template, others))
     return tasks
@@ -145,7 +147,9 @@ def draft_prompt(task: DraftTask, options: int) -> Prompt:
     if context:
         parts.append("Image context:\n" + data_block("CONTEXT", context))
     if task.other_labels:
-        parts.append("Other labels of this image:\n" + data_block("OTHER", "; ".join(task.other_labels)))
+        parts.append(
+            "Other labels of this image:\n" + data_block("OTHER", "; ".join(task.other_labels))
+        )
     parts.append(REPLY_FORMAT)
     return Prompt(task.row_id, "\n\n".join(parts), "draft")
 

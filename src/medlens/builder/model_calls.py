@@ -80,7 +80,9 @@ async def _ask(
     async def one(prompt: Prompt) -> Reply:
         async with gate:
             response = await model.generate(request_of(model, prompt))
-        error = None if response.error is None else f"{response.error.type}: {response.error.message}"
+        error = (
+            None if response.error is None else f"{response.error.type}: {response.error.message}"
+        )
         reply = Reply(prompt.key, response.text, error, response.cached)
         if on_reply is not None:
             on_reply(reply)

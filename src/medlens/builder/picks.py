@@ -69,9 +69,7 @@ def pick_sheet(record: Mapping[str, Any], sheet: Path) -> SheetContent:
     return SheetContent([*ITEM_COLUMNS, *annotators], rows, instructions, choices)
 
 
-def read_picks(
-    sheets: Sequence[FilledRows], record: Mapping[str, Any], record_path: Path
-) -> Picks:
+def read_picks(sheets: Sequence[FilledRows], record: Mapping[str, Any], record_path: Path) -> Picks:
     """Every annotator's picks, checked row by row against the draft record."""
     by_item = {r["item"]: r for r in record["rows"]}
     picks: Picks = {}
@@ -112,7 +110,9 @@ def _known_row(
         return None
     known = {c["id"]: c for c in item["candidates"]}
     if cells["candidate"] not in known:
-        problem = f"{cells['candidate']!r} is not a candidate of item {cells['item']!r} in the draft"
+        problem = (
+            f"{cells['candidate']!r} is not a candidate of item {cells['item']!r} in the draft"
+        )
         raise InputError(path, f"row {number}, column 'candidate'", problem)
     if folded(cells["option"]) == folded(item["label"]):
         raise InputError(path, where, f"candidate {cells['option']!r} is the gold answer")

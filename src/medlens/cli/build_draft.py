@@ -210,8 +210,10 @@ def draft_picks(
         name, replies[name] = ask_model(spec, prompts, "distractor candidates")
     record = picks_record(tasks, replies, candidates, options, annotators, labels)
     write_sheet_and_record(output, pick_sheet(record, output), record)
-    say(f"wrote {output}: {len(record['rows'])} items with candidates from {len(specs)} models; "
-        f"draft record {record_path(output)}")
+    say(
+        f"wrote {output}: {len(record['rows'])} items with candidates from {len(specs)} models; "
+        f"draft record {record_path(output)}"
+    )
     for left in record["left_out"][:5]:
         say(f"warning: {labels}, {left['where']}: left out ({left['reason']})")
     if len(record["left_out"]) > 5:
@@ -270,8 +272,10 @@ def build_from_review(
     questions = reviewed_questions(read_sheet(sheet), record, draft)
     count = write_questions(questions, sheet, output, seed, force)
     edited = sum(q.meta["review"] == "edited" for q in questions)
-    say(f"wrote {count} items to {output} ({edited} edited by their reviewer; "
-        f"{len(record['rows']) - count} of {len(record['rows'])} drafted rows left out)")
+    say(
+        f"wrote {count} items to {output} ({edited} edited by their reviewer; "
+        f"{len(record['rows']) - count} of {len(record['rows'])} drafted rows left out)"
+    )
 
 
 @command("build-from-picks", help="Items whose distractors are the annotators' most-picked.")
@@ -293,6 +297,8 @@ def build_from_picks(
     questions = picked_questions(picks, record, sheets[0], seed)
     count = write_questions(questions, sheets[0], output, seed, force)
     ties = sum(q.meta["pick_tie_broken_by_seed"] == "yes" for q in questions)
-    say(f"wrote {count} items to {output} from the picks of {len(picks)} annotators "
+    say(
+        f"wrote {count} items to {output} from the picks of {len(picks)} annotators "
         f"({ties} with a tie broken by the seed; {len(record['rows']) - count} of "
-        f"{len(record['rows'])} items without picks left out)")
+        f"{len(record['rows'])} items without picks left out)"
+    )
