@@ -16,7 +16,8 @@ from judge_server import read_block
 from loopback_server import ChatRequest
 
 ORGANS = ("Liver", "Spleen", "Left Kidney", "Right Kidney", "Heart", "Left Lung", "Right Lung",
-          "Bladder", "Colon", "Stomach", "Pancreas", "Gallbladder", "Esophagus", "Trachea")  # fmt: skip
+          "Bladder", "Colon", "Stomach", "Pancreas", "Gallbladder", "Esophagus",
+          "Trachea")  # fmt: skip
 OFFSET = {"llm-a": 0, "llm-b": 2, "llm-c": 4}
 """Where each model starts in the organ list: their candidates overlap in part."""
 
@@ -38,7 +39,8 @@ def draft_reply(request: ChatRequest) -> str:
                  "options": [wrong[0], label, *wrong[1:]], "answer": label}  # fmt: skip
     else:
         draft = {"question": f"On which side of the image does the {label.lower()} lie?",
-                 "options": ["left", "right", "midline", "not visible"], "answer": "left"}  # fmt: skip
+                 "options": ["left", "right", "midline", "not visible"],
+                 "answer": "left"}  # fmt: skip
     return "```json\n" + json.dumps(draft) + "\n```"
 
 

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
 from data_paths import realdata_dir
 from draft_fixtures import fill, invoke, sheet_rows, slake_organ_labels, spec
@@ -28,7 +29,8 @@ def server() -> Iterator[LoopbackServer]:
 def draft(tmp_path: Path, server: LoopbackServer, sheet: Path, *extra: str) -> list[dict[str, str]]:
     labels, root = slake_organ_labels(tmp_path)
     code, err = invoke("build", str(labels), "--images", str(root), "--output", str(sheet),
-                       "--draft-with", spec(server), "--dimensions", "identify,describe", *extra)  # fmt: skip
+                       "--draft-with", spec(server), "--dimensions", "identify,describe",
+                       *extra)  # fmt: skip
     assert code == 0, err
     return sheet_rows(sheet)
 
@@ -47,9 +49,11 @@ def test_drafted_rows_name_the_model_and_unusable_drafts_start_rejected(
         and liver["model"] == "openai:drafter"
     )
     assert liver["options"].splitlines()[1] == "Liver" and liver["decision"] == ""
-    assert (tmp_path / liver["image"]).resolve() == (
-        realdata_dir("slake") / "imgs/xmlab0/source.jpg"
-    ).resolve()
+    assert liver["image"] == "review-images/xmlab0_source.png"  # the picture the item shows
+    with Image.open(tmp_path / liver["image"]) as shown:
+        source = Image.open(realdata_dir("slake") / "imgs/xmlab0/source.jpg")
+        assert shown.format == "PNG" and shown.size == source.size
+    assert {r["image"] for r in rows} == {f"review-images/xmlab{n}_source.png" for n in (0, 11, 22)}
     spleen = by_id["4:identify"]  # a prose reply
     assert spleen["decision"] == "reject" and "no JSON object" in spleen["problem"]
     assert spleen["question"] == ""
@@ -113,10 +117,12 @@ def test_csv_sheet_and_a_rerun_answered_from_the_cache(
     sheet = tmp_path / "review.csv"
     first = draft(tmp_path, server, sheet)
     asked = server.stats["requests"]
-    assert (
-        asked == 2 * (len((tmp_path / "labels.csv").read_text().splitlines()) - 1)
-        and (tmp_path / "review.instructions.csv").is_file()
-    )
+    on_image: dict[str, set[str]] = {}
+    for row in first:
+        on_image.setdefault(row["image"], set()).add(row["label"])
+    prompts = {(r["label"], r["dimension"], frozenset(on_image[r["image"]])) for r in first}
+    assert asked == len(prompts) < len(first)  # the same label and context: one request
+    assert (tmp_path / "review.instructions.csv").is_file()
     again = draft(tmp_path, server, sheet, "--force")
     assert again == first
     assert server.stats["requests"] - asked <= 1  # the cache's one live check of the server
@@ -143,7 +149,8 @@ def test_templates_from_a_file_replace_the_built_in_ones(
     assert code == 0, err
     rows = sheet_rows(sheet)
     assert {r["dimension"] for r in rows} == {"organ"} and len(rows) == 9
-    assert "Ask which organ it is, with 3 options" in server.last_body["messages"][0]["content"]  # type: ignore[index]
+    sent = server.last_body["messages"][0]["content"]  # type: ignore[index]
+    assert "Ask which organ it is, with 3 options" in sent
     assert "4 options, expected 3" in rows[0]["problem"]  # the server drafts four
 
 
@@ -172,7 +179,8 @@ def test_unusable_drafts_say_why(reply: str | None, problem: str) -> None:
 
 
 def test_a_draft_in_a_fence_after_prose_is_read() -> None:
-    text = 'Here it is:\n```json\n{"question": "Which?", "options": {"A": "Heart", "B": "liver"}, "answer": "LIVER"}\n```'
+    draft = '{"question": "Which?", "options": {"A": "Heart", "B": "liver"}, "answer": "LIVER"}'
+    text = f"Here it is:\n```json\n{draft}\n```"
     drafted = read_draft(TASK, Reply("1:identify", text, None, False), 2)
     assert drafted.options == ("Heart", "liver") and drafted.answer == "liver"
 
@@ -183,7 +191,8 @@ def test_an_xlsx_sheet_with_an_unknown_row_is_refused_and_nothing_written(
     sheet = tmp_path / "review.xlsx"
     draft(tmp_path, server, sheet)
     fill(sheet, {"1:identify": {"decision": "accept", "reviewer": "dr-a"},
-                 "2:describe": {"row": "2:smell", "decision": "accept", "reviewer": "dr-a"}})  # fmt: skip
+                 "2:describe": {"row": "2:smell", "decision": "accept",
+                                "reviewer": "dr-a"}})  # fmt: skip
     output = tmp_path / "out" / "items.jsonl"
     code, err = invoke("build-from-review", str(sheet), "--output", str(output))
     assert code == 2

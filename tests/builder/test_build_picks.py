@@ -36,7 +36,8 @@ def draft_picks(tmp_path: Path, server: LoopbackServer, sheet: Path, *models: st
     labels, root = slake_organ_labels(tmp_path)
     specs = ",".join(spec(server, m) for m in models or ("llm-a", "llm-b", "llm-c"))
     code, err = invoke("build", str(labels), "--images", str(root), "--output", str(sheet),
-                       "--distractors-from", specs, "--candidates", "4", "--options", "5")  # fmt: skip
+                       "--distractors-from", specs, "--candidates", "4",
+                       "--options", "5")  # fmt: skip
     assert code == 0, err
     return err
 

@@ -195,7 +195,8 @@ def test_drafting_options_are_checked_before_any_request(tmp_path: Path) -> None
     templates = tmp_path / "t.toml"
     templates.write_text('[dimensions.x]\nprompt = "Ask about {organ}"\n')
     for extra, where, problem in [
-        (["--draft-with", model, "--granularity", "box"], "--draft-with", "use --granularity image"),
+        (["--draft-with", model, "--granularity", "box"], "--draft-with",
+         "use --granularity image"),
         (["--draft-with", model, "--dimensions", "identify,smell"], "--dimensions 'smell'",
          "no such template"),
         (["--draft-with", model, "--draft-templates", str(templates)],
@@ -226,7 +227,8 @@ def test_the_same_model_twice_among_distractor_models_is_refused(
     labels, root = slake_organ_labels(tmp_path)
     models = ",".join(spec(server, m) for m in ("llm-a", "llm-a"))
     refused(["build", str(labels), "--images", str(root), "--output", str(tmp_path / "p.csv"),
-             "--distractors-from", models], "--distractors-from", "names the model openai:llm-a twice",
+             "--distractors-from", models], "--distractors-from",
+            "names the model openai:llm-a twice",
             tmp_path)  # fmt: skip
 
 

@@ -106,9 +106,10 @@ def item_row(task: PickTask, replies: Mapping[str, Reply], n: int) -> dict[str, 
             if model not in entry["proposed_by"]:
                 entry["proposed_by"].append(model)
     candidates = [{"id": f"c{i}", **c} for i, c in enumerate(merged.values(), start=1)]
-    return {"item": task.item_id, "image": task.row.image, "image_path": str(task.row.image_path),
-            "label": task.row.label, "question": task.question, "meta": dict(task.row.meta),
-            "candidates": candidates, "notes": notes}  # fmt: skip
+    return {"item": task.item_id, "where": task.row.where, "image": task.row.image,
+            "image_path": str(task.row.image_path), "label": task.row.label,
+            "question": task.question, "meta": dict(task.row.meta), "candidates": candidates,
+            "notes": notes}  # fmt: skip
 
 
 def picks_record(

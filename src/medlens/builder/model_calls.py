@@ -47,7 +47,7 @@ class Prompt:
     key: str
     text: str
     purpose: str
-    """``draft`` or ``distractors``: part of the fingerprint, so the two never share a cache entry."""
+    """``draft`` or ``distractors``: in the fingerprint, so the two never share a cache entry."""
 
 
 @dataclass(frozen=True)
@@ -74,24 +74,31 @@ def ask_all(
 async def _ask(
     backend: Model, prompts: Sequence[Prompt], on_reply: Callable[[Reply], None] | None
 ) -> list[Reply]:
+    """Each distinct prompt asked once (two label rows with the same label and context get the
+    same draft, in one request); every prompt gets its reply under its own key."""
     model = with_cache(backend)
     gate = asyncio.Semaphore(CONCURRENCY)
+    keys: dict[tuple[str, str], list[str]] = {}
+    for prompt in prompts:
+        keys.setdefault((prompt.text, prompt.purpose), []).append(prompt.key)
+    replies: dict[str, Reply] = {}
 
-    async def one(prompt: Prompt) -> Reply:
+    async def one(prompt: Prompt) -> None:
         async with gate:
             response = await model.generate(request_of(model, prompt))
-        error = (
-            None if response.error is None else f"{response.error.type}: {response.error.message}"
-        )
-        reply = Reply(prompt.key, response.text, error, response.cached)
-        if on_reply is not None:
-            on_reply(reply)
-        return reply
+        failed = response.error
+        error = None if failed is None else f"{failed.type}: {failed.message}"
+        for key in keys[(prompt.text, prompt.purpose)]:
+            replies[key] = Reply(key, response.text, error, response.cached)
+            if on_reply is not None:
+                on_reply(replies[key])
 
+    distinct = {(p.text, p.purpose): p for p in prompts}
     try:
-        return list(await asyncio.gather(*(one(p) for p in prompts)))
+        await asyncio.gather(*(one(p) for p in distinct.values()))
     finally:
         await model.aclose()
+    return [replies[p.key] for p in prompts]
 
 
 def request_of(model: Model, prompt: Prompt) -> Request:
@@ -139,7 +146,7 @@ def text_field(value: Mapping[str, Any], name: str) -> str:
 
 
 def text_list(value: Mapping[str, Any], name: str) -> list[str]:
-    """A list of non-empty strings in a reply object (a dict of letter → text is read in order)."""
+    """A list of non-empty strings in a reply object (a letter → text dict is read in order)."""
     found = value.get(name)
     if isinstance(found, dict):
         found = list(found.values())

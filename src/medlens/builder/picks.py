@@ -28,7 +28,7 @@ from medlens.builder.reviewed import (
     SheetContent,
     check_columns,
     check_draft_ids,
-    image_cell,
+    picture_names,
     record_id,
 )
 from medlens.core.errors import InputError
@@ -45,11 +45,12 @@ Picks = dict[str, dict[str, set[str]]]
 
 def pick_sheet(record: Mapping[str, Any], sheet: Path) -> SheetContent:
     draft = record_id(record)
+    pictures = picture_names(record["rows"], sheet)
     annotators = [f"pick_{i}" for i in range(1, record["annotators"] + 1)]
     empty = [None] * len(annotators)
     rows: list[Sequence[Any]] = []
     for row in record["rows"]:
-        image = image_cell(row["image_path"], sheet)
+        image = pictures[row["image_path"]]
         rows.append((draft, row["item"], "gold", image, row["question"], row["label"], "gold",
                      "", "; ".join(row["notes"]), *empty))  # fmt: skip
         for c in row["candidates"]:

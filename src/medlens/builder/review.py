@@ -25,7 +25,7 @@ from medlens.builder.reviewed import (
     SheetContent,
     check_columns,
     check_draft_ids,
-    image_cell,
+    picture_names,
     record_id,
 )
 from medlens.core.errors import InputError
@@ -48,9 +48,10 @@ def draft_record(
     rows = []
     for task, reply in zip(tasks, replies, strict=True):
         row: dict[str, Any] = {
-            "row": task.row_id, "image": task.row.image, "image_path": str(task.row.image_path),
-            "label": task.row.label, "dimension": task.template.name,
-            "group": task.template.group, "meta": dict(task.row.meta), "reply": reply.text,
+            "row": task.row_id, "where": task.row.where, "image": task.row.image,
+            "image_path": str(task.row.image_path), "label": task.row.label,
+            "dimension": task.template.name, "group": task.template.group,
+            "meta": dict(task.row.meta), "reply": reply.text,
         }  # fmt: skip
         try:
             drafted = read_draft(task, reply, options)
@@ -67,8 +68,9 @@ def draft_record(
 
 def review_sheet(record: Mapping[str, Any], sheet: Path) -> SheetContent:
     draft = record_id(record)
+    pictures = picture_names(record["rows"], sheet)
     rows = [
-        (draft, r["row"], image_cell(r["image_path"], sheet), r["label"], r["dimension"],
+        (draft, r["row"], pictures[r["image_path"]], r["label"], r["dimension"],
          r["question"], "\n".join(r["options"]), r["answer"], record["model"], r["problem"],
          "reject" if r["problem"] else None, None, None, None, None, None)
         for r in record["rows"]

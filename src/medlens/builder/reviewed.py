@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
-from collections.abc import Iterator, Mapping, Sequence
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -87,10 +87,40 @@ def check_draft_ids(sheet: FilledRows, draft_id: str, record_path: Path) -> None
             raise InputError(sheet.path, f"row {number}, column 'draft'", problem)
 
 
-def image_cell(image_path: str, sheet: Path) -> str:
-    """The image as the sheet names it: relative to the sheet's folder when that is short."""
-    relative = os.path.relpath(image_path, sheet.resolve().parent)
-    return image_path if relative.startswith(".." + os.sep + "..") else relative
+def pictures_folder(sheet: Path) -> Path:
+    """Where a sheet's pictures lie: ``<sheet stem>-images/`` beside it."""
+    return sheet.with_name(sheet.stem + "-images")
+
+
+def picture_names(rows: Iterable[Mapping[str, Any]], sheet: Path) -> dict[str, str]:
+    """Source image path → the sheet-relative name of its PNG copy (``<stem>-images/x.png``):
+    reviewers see the very picture the item will show, and the sheet travels with its folder."""
+    folder = pictures_folder(sheet).name
+    names: dict[str, str] = {}
+    used: set[str] = set()
+    for row in rows:
+        if row["image_path"] in names:
+            continue
+        base = re.sub(r"[^A-Za-z0-9._-]+", "_", str(Path(row["image"]).with_suffix("")))
+        base = base.strip("._") or "image"
+        name, k = f"{base}.png", 1
+        while name in used:
+            k += 1
+            name = f"{base}-{k}.png"
+        used.add(name)
+        names[row["image_path"]] = f"{folder}/{name}"
+    return names
+
+
+def picture_png(image_path: str, source: str, where: str) -> bytes:
+    """The PNG an item built from this image shows (as ``medlens build`` renders it)."""
+    from medlens.builder.images import png_bytes
+    from medlens.builder.readers import UnreadableImage, read_image
+
+    try:
+        return png_bytes(read_image(Path(image_path)))
+    except (UnreadableImage, OSError) as exc:
+        raise InputError(source, f"{where}, field 'image'", f"{image_path}: {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -138,17 +168,6 @@ class ItemMaker:
         return item, (self._picture(question, source),)
 
     def _picture(self, question: Question, source: Path) -> Picture:
-        from medlens.builder.images import png_bytes
-        from medlens.builder.readers import UnreadableImage, read_image
-
-        path = Path(question.image_path)
         name = self._names.setdefault(question.image_path, f"i{len(self._names) + 1:05d}.png")
-
-        def data() -> bytes:
-            try:
-                return png_bytes(read_image(path))
-            except (UnreadableImage, OSError) as exc:
-                where = f"row {question.id!r}, field 'image'"
-                raise InputError(source, where, f"{path}: {exc}") from None
-
-        return Picture(name, data)
+        where = f"row {question.id!r}"
+        return Picture(name, lambda: picture_png(question.image_path, str(source), where))

@@ -86,7 +86,8 @@ def build(
         from medlens.cli.build_draft import DraftStep, draft_step
 
         unused = (("--template", template != "none"), ("--confusable", confusable),
-                  ("--lint", lint), ("--strict", strict), ("--strict-pool", strict_pool))  # fmt: skip
+                  ("--lint", lint), ("--strict", strict),
+                  ("--strict-pool", strict_pool))  # fmt: skip
         step = DraftStep(labels, images, output, granularity, task, options, question, force,
                          draft_with, dimensions, draft_templates, distractors_from, candidates,
                          annotators, tuple(flag for flag, given in unused if given))  # fmt: skip

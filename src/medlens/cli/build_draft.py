@@ -37,11 +37,12 @@ def say(text: str) -> None:
 
 def check_sheet_output(output: Path, force: bool) -> None:
     """A sheet output: .xlsx/.csv in an existing folder; its files replaced only with --force."""
+    from medlens.builder.reviewed import pictures_folder
     from medlens.core.errors import SpecError
     from medlens.ratings.sheets import check_output
 
     check_output(output)
-    for path in (output, record_path(output)):
+    for path in (output, record_path(output), pictures_folder(output)):
         if path.exists() and not force:
             raise SpecError(f"--output {output}: {path} exists; give --force to replace it")
 
@@ -80,15 +81,32 @@ def ask_model(spec: Spec, prompts: Sequence[Prompt], what: str) -> tuple[str, li
     return name, replies
 
 
-def write_sheet_and_record(output: Path, sheet: SheetContent, record: dict[str, Any]) -> None:
-    """Build every byte first, then write the record, then the sheet (each atomically)."""
-    from medlens.builder.reviewed import record_bytes
+def write_sheet_and_record(
+    output: Path, sheet: SheetContent, record: dict[str, Any], labels: Path
+) -> None:
+    """The pictures (rendered in a staging folder first: an unreadable image leaves nothing),
+    then the record, then the sheet, each moved or written into place whole."""
+    from medlens.builder.output import replace_path, staged_folder
+    from medlens.builder.reviewed import (
+        picture_names,
+        picture_png,
+        pictures_folder,
+        record_bytes,
+    )
     from medlens.ratings.sheets import Sheet, sheet_bytes, write_bytes_atomic
 
-    suffix = output.suffix.lower()
     contents = sheet_bytes(
-        Sheet(sheet.header, sheet.rows, sheet.instructions, sheet.choices), suffix
+        Sheet(sheet.header, sheet.rows, sheet.instructions, sheet.choices), output.suffix.lower()
     )
+    where = {row["image_path"]: row["where"] for row in record["rows"]}
+    folder = pictures_folder(output)
+    with staged_folder(output.parent) as staging:
+        staged = staging / folder.name
+        staged.mkdir()
+        for image_path, name in picture_names(record["rows"], output).items():
+            png = picture_png(image_path, str(labels), where[image_path])
+            (staging / name).write_bytes(png)
+        replace_path(staged, folder)
     write_bytes_atomic(record_path(output), record_bytes(record))
     for extra, content in contents.items():
         write_bytes_atomic(output.with_name(output.stem + extra) if extra else output, content)
@@ -133,7 +151,8 @@ def draft_step(step: DraftStep) -> None:
     else:
         assert step.distractors_from is not None
         draft_picks(step.labels, step.images, step.output, step.distractors_from,
-                    step.candidates, step.options, step.annotators, step.question, step.force)  # fmt: skip
+                    step.candidates, step.options, step.annotators, step.question,
+                    step.force)  # fmt: skip
 
 
 def draft_review(
@@ -162,7 +181,7 @@ def draft_review(
     prompts = [draft_prompt(task, options) for task in tasks]
     model, replies = ask_model(spec, prompts, "drafting")
     record = draft_record(tasks, replies, model, templates, options, labels)
-    write_sheet_and_record(output, review_sheet(record, output), record)
+    write_sheet_and_record(output, review_sheet(record, output), record, labels)
     unusable = sum(bool(r["problem"]) for r in record["rows"])
     say(f"wrote {output}: {len(tasks)} drafted questions by {model} ({unusable} unusable, marked "
         f"reject with their problem); draft record {record_path(output)}")  # fmt: skip
@@ -209,7 +228,7 @@ def draft_picks(
     for spec in specs:
         name, replies[name] = ask_model(spec, prompts, "distractor candidates")
     record = picks_record(tasks, replies, candidates, options, annotators, labels)
-    write_sheet_and_record(output, pick_sheet(record, output), record)
+    write_sheet_and_record(output, pick_sheet(record, output), record, labels)
     say(
         f"wrote {output}: {len(record['rows'])} items with candidates from {len(specs)} models; "
         f"draft record {record_path(output)}"
@@ -262,7 +281,7 @@ def build_from_review(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the option order")] = 0,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing output")] = False,
 ) -> None:
-    """Accepted and edited rows → choice items whose meta names the drafting model and reviewer."""
+    """Accepted and edited rows → choice items whose meta names the drafting model, reviewer."""
     from medlens.builder.review import reviewed_questions
     from medlens.builder.reviewed import read_record
     from medlens.ratings.sheets import read_sheet
