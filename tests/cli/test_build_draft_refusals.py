@@ -238,3 +238,17 @@ def test_distractor_specs_split_at_commas_before_a_spec_name_only() -> None:
     text = 'openai:a?base_url=http://x/v1&extra_body={"n":1,"m":2}, openai:b?base_url=http://y/v1'
     assert [s.argument for s in distractor_specs(text)] == ["a", "b"]
     assert distractor_specs(text)[0].options["extra_body"] == '{"n":1,"m":2}'
+
+
+def test_an_unreadable_image_is_refused_before_any_request(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.png").write_bytes(b"not a picture")
+    labels = root / "labels.csv"
+    labels.write_text("image,label\na.png,liver\n", encoding="utf-8")
+    asked = server.stats["requests"]
+    refused(["build", str(labels), "--output", str(tmp_path / "s.csv"), "--draft-with",
+             spec(server)], "labels.csv, row 1, field 'image'", "a.png", tmp_path)  # fmt: skip
+    assert server.stats["requests"] == asked

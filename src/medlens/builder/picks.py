@@ -28,7 +28,6 @@ from medlens.builder.reviewed import (
     SheetContent,
     check_columns,
     check_draft_ids,
-    picture_names,
     record_id,
 )
 from medlens.core.errors import InputError
@@ -43,9 +42,9 @@ Picks = dict[str, dict[str, set[str]]]
 """annotator → item → picked candidate ids."""
 
 
-def pick_sheet(record: Mapping[str, Any], sheet: Path) -> SheetContent:
+def pick_sheet(record: Mapping[str, Any], pictures: Mapping[str, str]) -> SheetContent:
+    """The sheet; `pictures`: source image path → its sheet-relative PNG (``picture_names``)."""
     draft = record_id(record)
-    pictures = picture_names(record["rows"], sheet)
     annotators = [f"pick_{i}" for i in range(1, record["annotators"] + 1)]
     empty = [None] * len(annotators)
     rows: list[Sequence[Any]] = []

@@ -25,7 +25,6 @@ from medlens.builder.reviewed import (
     SheetContent,
     check_columns,
     check_draft_ids,
-    picture_names,
     record_id,
 )
 from medlens.core.errors import InputError
@@ -66,9 +65,9 @@ def draft_record(
             "options": options, "rows": rows}  # fmt: skip
 
 
-def review_sheet(record: Mapping[str, Any], sheet: Path) -> SheetContent:
+def review_sheet(record: Mapping[str, Any], pictures: Mapping[str, str]) -> SheetContent:
+    """The sheet; `pictures`: source image path → its sheet-relative PNG (``picture_names``)."""
     draft = record_id(record)
-    pictures = picture_names(record["rows"], sheet)
     rows = [
         (draft, r["row"], pictures[r["image_path"]], r["label"], r["dimension"],
          r["question"], "\n".join(r["options"]), r["answer"], record["model"], r["problem"],

@@ -9,7 +9,8 @@ benchmark. The sheets are ``ratings`` sheets (xlsx with an instructions sheet, o
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -19,6 +20,7 @@ import typer
 from medlens.cli.common import command, err_console, progress_bar
 
 if TYPE_CHECKING:
+    from medlens.builder.labels import LabelsFile
     from medlens.builder.model_calls import Prompt, Reply
     from medlens.builder.reviewed import Question, SheetContent
     from medlens.core.specs import Spec
@@ -81,35 +83,47 @@ def ask_model(spec: Spec, prompts: Sequence[Prompt], what: str) -> tuple[str, li
     return name, replies
 
 
-def write_sheet_and_record(
-    output: Path, sheet: SheetContent, record: dict[str, Any], labels: Path
-) -> None:
-    """The pictures (rendered in a staging folder first: an unreadable image leaves nothing),
-    then the record, then the sheet, each moved or written into place whole."""
-    from medlens.builder.output import replace_path, staged_folder
-    from medlens.builder.reviewed import (
-        picture_names,
-        picture_png,
-        pictures_folder,
-        record_bytes,
-    )
-    from medlens.ratings.sheets import Sheet, sheet_bytes, write_bytes_atomic
+@contextlib.contextmanager
+def sheet_output(output: Path, labels: LabelsFile) -> Iterator[SheetOutput]:
+    """Every picture of the labels rendered into a staging folder first (an unreadable image
+    is refused before any request is paid for); `SheetOutput.finish` then moves them into
+    place beside the sheet and writes the record and the sheet. A refusal leaves nothing."""
+    from medlens.builder.output import staged_folder
+    from medlens.builder.reviewed import picture_names, picture_png, pictures_folder
 
-    contents = sheet_bytes(
-        Sheet(sheet.header, sheet.rows, sheet.instructions, sheet.choices), output.suffix.lower()
-    )
-    where = {row["image_path"]: row["where"] for row in record["rows"]}
-    folder = pictures_folder(output)
+    rows = [{"image": r.image, "image_path": str(r.image_path), "where": r.where}
+            for r in labels.rows]  # fmt: skip
+    where = {row["image_path"]: row["where"] for row in reversed(rows)}
+    names = picture_names(rows, output)
     with staged_folder(output.parent) as staging:
-        staged = staging / folder.name
-        staged.mkdir()
-        for image_path, name in picture_names(record["rows"], output).items():
-            png = picture_png(image_path, str(labels), where[image_path])
-            (staging / name).write_bytes(png)
-        replace_path(staged, folder)
-    write_bytes_atomic(record_path(output), record_bytes(record))
-    for extra, content in contents.items():
-        write_bytes_atomic(output.with_name(output.stem + extra) if extra else output, content)
+        (staging / pictures_folder(output).name).mkdir()
+        for image_path, name in names.items():
+            (staging / name).write_bytes(
+                picture_png(image_path, str(labels.path), where[image_path])
+            )
+        yield SheetOutput(output, staging, names)
+
+
+@dataclass(frozen=True)
+class SheetOutput:
+    output: Path
+    staging: Path
+    pictures: dict[str, str]
+    """Source image path → the sheet-relative name of its PNG."""
+
+    def finish(self, sheet: SheetContent, record: dict[str, Any]) -> None:
+        from medlens.builder.output import replace_path
+        from medlens.builder.reviewed import pictures_folder, record_bytes
+        from medlens.ratings.sheets import Sheet, sheet_bytes, write_bytes_atomic
+
+        table = Sheet(sheet.header, sheet.rows, sheet.instructions, sheet.choices)
+        contents = sheet_bytes(table, self.output.suffix.lower())
+        folder = pictures_folder(self.output)
+        replace_path(self.staging / folder.name, folder)
+        write_bytes_atomic(record_path(self.output), record_bytes(record))
+        for extra, content in contents.items():
+            target = self.output.with_name(self.output.stem + extra) if extra else self.output
+            write_bytes_atomic(target, content)
 
 
 @dataclass(frozen=True)
@@ -177,11 +191,13 @@ def draft_review(
     spec = parse_spec(spec_text)
     templates = load_templates(templates_file)
     chosen = choose_dimensions(templates, dimensions)
-    tasks = draft_tasks(read_labels(labels, images).rows, chosen)
+    read = read_labels(labels, images)
+    tasks = draft_tasks(read.rows, chosen)
     prompts = [draft_prompt(task, options) for task in tasks]
-    model, replies = ask_model(spec, prompts, "drafting")
-    record = draft_record(tasks, replies, model, templates, options, labels)
-    write_sheet_and_record(output, review_sheet(record, output), record, labels)
+    with sheet_output(output, read) as out:
+        model, replies = ask_model(spec, prompts, "drafting")
+        record = draft_record(tasks, replies, model, templates, options, labels)
+        out.finish(review_sheet(record, out.pictures), record)
     unusable = sum(bool(r["problem"]) for r in record["rows"])
     say(f"wrote {output}: {len(tasks)} drafted questions by {model} ({unusable} unusable, marked "
         f"reject with their problem); draft record {record_path(output)}")  # fmt: skip
@@ -222,13 +238,15 @@ def draft_picks(
                         f"{annotators}: expected ≥ 1, 2 to 10 and ≥ 1")  # fmt: skip
     check_sheet_output(output, force)
     text = stem("image", "classify", False, True, "", question)
-    tasks = pick_tasks(read_labels(labels, images).rows, text)
+    read = read_labels(labels, images)
+    tasks = pick_tasks(read.rows, text)
     prompts = [candidates_prompt(task, candidates) for task in tasks]
     replies: dict[str, list[Reply]] = {}
-    for spec in specs:
-        name, replies[name] = ask_model(spec, prompts, "distractor candidates")
-    record = picks_record(tasks, replies, candidates, options, annotators, labels)
-    write_sheet_and_record(output, pick_sheet(record, output), record, labels)
+    with sheet_output(output, read) as out:
+        for spec in specs:
+            name, replies[name] = ask_model(spec, prompts, "distractor candidates")
+        record = picks_record(tasks, replies, candidates, options, annotators, labels)
+        out.finish(pick_sheet(record, out.pictures), record)
     say(
         f"wrote {output}: {len(record['rows'])} items with candidates from {len(specs)} models; "
         f"draft record {record_path(output)}"
