@@ -146,9 +146,9 @@ def picked_questions(
     """Each item with its most-picked candidates as distractors; every annotator must have
     marked exactly the number needed on every item the sheets hold."""
     needed = record["options"] - 1
-    items = sorted({i for by_item in picks.values() for i in by_item},
-                   key=[r["item"] for r in record["rows"]].index)  # fmt: skip
     by_item = {r["item"]: r for r in record["rows"]}
+    picked = {i for by in picks.values() for i in by}
+    items = [i for i in by_item if i in picked]  # in the draft's order
     questions = []
     for item in items:
         for annotator, by in sorted(picks.items()):
