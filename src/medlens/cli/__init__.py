@@ -29,6 +29,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "medlens.cli.agreement",
     "medlens.cli.board",
     "medlens.cli.build",
+    "medlens.cli.build_draft",
     "medlens.cli.calibrate",
     "medlens.cli.subset",
     "medlens.cli.unpack",

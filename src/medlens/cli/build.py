@@ -9,6 +9,9 @@ import typer
 
 from medlens.cli.common import command, err_console, progress_bar
 
+DRAFT_WITH = "Model spec drafting questions per label and dimension → review sheet (.xlsx/.csv)"
+DIMENSIONS = "Draft dimensions, comma list (default all: identify, describe, reason)"
+DISTRACTORS_FROM = "Model specs proposing distractors, comma list → annotators' pick sheet"
 HELP = "Build a benchmark from labelled images; same inputs and seed give identical bytes."
 
 
@@ -55,21 +58,41 @@ def build(
         ),
     ] = False,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing output")] = False,
+    draft_with: Annotated[str | None, typer.Option("--draft-with", help=DRAFT_WITH)] = None,
+    dimensions: Annotated[str | None, typer.Option("--dimensions", help=DIMENSIONS)] = None,
+    draft_templates: Annotated[
+        Path | None, typer.Option("--draft-templates", help="TOML prompt templates per dimension")
+    ] = None,
+    distractors_from: Annotated[
+        str | None, typer.Option("--distractors-from", help=DISTRACTORS_FROM)
+    ] = None,
+    candidates: Annotated[int, typer.Option("--candidates", help="Candidates per model")] = 4,
+    annotators: Annotated[int, typer.Option("--annotators", help="Pick columns")] = 3,
 ) -> None:
     """Build a benchmark from labelled images; same inputs and seed give identical bytes.
 
-    Over 60 lines only because typer declares each of the 16 options in the signature.
+    Over 60 lines only because typer declares each of the 22 options in the signature.
     """
     from medlens.builder.labelled import BuildOptions, LabelledBuild
     from medlens.builder.labels import read_confusable, read_labels
     from medlens.builder.output import claim_output, output_format
     from medlens.builder.wording import lint_words, parse_templates
 
-    fmt = output_format(output)
     if output.resolve() == labels.resolve():
         from medlens.core.errors import SpecError
 
         raise SpecError(f"--output {output}: that is the labels file itself")
+    if draft_with is not None or distractors_from is not None:
+        from medlens.cli.build_draft import DraftStep, draft_step
+
+        unused = (("--template", template != "none"), ("--confusable", confusable),
+                  ("--lint", lint), ("--strict", strict),
+                  ("--strict-pool", strict_pool))  # fmt: skip
+        step = DraftStep(labels, images, output, granularity, task, options, question, force,
+                         draft_with, dimensions, draft_templates, distractors_from, candidates,
+                         annotators, tuple(flag for flag, given in unused if given))  # fmt: skip
+        return draft_step(step)
+    fmt = output_format(output)
     note = claim_output(output, force)
     settings = BuildOptions(
         granularity=granularity,
