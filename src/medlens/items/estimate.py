@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 
 from medlens.core.errors import MedlensError
-from medlens.core.specs import parse_spec
 from medlens.items import aipw, irt
 from medlens.items.bank import Bank, read_bank
 from medlens.items.responses import run_spec
+from medlens.runs.recorded import stored_spec
 from medlens.runs.store import RunStore
 from medlens.sources.sidecar import SIDECAR, layout_hash
 from medlens.stats.intervals import wilson
@@ -226,7 +226,7 @@ def population_layout(run: RunDesign) -> Mapping[str, Any]:
     strata: Mapping[str, Any] = run.design["strata"]
     if "layout" not in run.design:
         return strata
-    sidecar = Path(parse_spec(run.subset_file).argument).expanduser().parent / SIDECAR
+    sidecar = Path(stored_spec(run.subset_file).argument).expanduser().parent / SIDECAR
     try:
         full = json.loads(sidecar.read_text(encoding="utf-8"))["design"]["strata"]
     except (OSError, ValueError, KeyError, TypeError):
