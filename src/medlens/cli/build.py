@@ -44,6 +44,13 @@ def build(
         str | None,
         typer.Option("--lint", help="Words to warn about in questions (a,b,c or a file)"),
     ] = None,
+    lexicon: Annotated[
+        Path | None,
+        typer.Option(
+            "--lexicon",
+            help="TSV of extra wording terms (term<TAB>category) added to the built-in lexicon",
+        ),
+    ] = None,
     strict: Annotated[
         bool, typer.Option("--strict", help="Refuse a label that cannot become an item")
     ] = False,
@@ -58,14 +65,16 @@ def build(
 ) -> None:
     """Build a benchmark from labelled images; same inputs and seed give identical bytes.
 
-    Over 60 lines only because typer declares each of the 16 options in the signature.
+    Over 60 lines only because typer declares each of the 17 options in the signature.
     """
     from medlens.builder.labelled import BuildOptions, LabelledBuild
     from medlens.builder.labels import read_confusable, read_labels
     from medlens.builder.output import claim_output, output_format
     from medlens.builder.wording import lint_words, parse_templates
+    from medlens.core.lexicon import wording_lexicon
 
     fmt = output_format(output)
+    words = wording_lexicon(lexicon)  # a bad lexicon file is refused before anything is written
     if output.resolve() == labels.resolve():
         from medlens.core.errors import SpecError
 
@@ -80,6 +89,7 @@ def build(
         question=question,
         confusable=frozenset(read_confusable(confusable)) if confusable else frozenset(),
         lint=lint_words(lint) if lint else (),
+        lexicon=words,
         strict=strict,
         strict_pool=strict_pool,
     )
