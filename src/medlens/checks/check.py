@@ -20,6 +20,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from medlens.checks.admission import (
+    AdmissionFacts,
+    admission_check,
+    shipped_admission,
+    sources_of,
+)
 from medlens.checks.leakage import _ContentHashes, _leakage_check
 from medlens.checks.result import SHOWN, CheckResult, Status
 from medlens.checks.vocabulary import Vocabulary, shipped_vocabulary, vocabulary_check
@@ -165,13 +171,15 @@ def run_checks(
     on_item: Callable[[], None] | None = None,
     vocabulary: Vocabulary | None = None,
     lexicon: Lexicon | None = None,
+    admission: AdmissionFacts | None = None,
 ) -> CheckReport:
     """Stream the benchmark once and return its checklist; ``others`` are checked for leakage.
 
     ``skipped`` names other splits that could not be opened (reported, not failed);
     ``on_item`` is called after each item (progress); ``vocabulary`` (default: the one that
     ships for the loader, GMAI-MMBench's) names axis values outside it; ``lexicon`` (default:
-    the built-in one) is the wording lexicon of the ``wording`` check.
+    the built-in one) is the wording lexicon of the ``wording`` check; ``admission`` (default:
+    the shipped facts) the source admission facts.
     """
     from medlens.checks.protocol import ProtocolTally
     from medlens.checks.readiness import ReadinessTally, readiness_check
@@ -217,6 +225,8 @@ def run_checks(
     if vocabulary is not None:
         checks.append(vocabulary_check(tally.axes, vocabulary))
     checks.append(wording.check(benchmark.name))
+    sources = sources_of(benchmark.name, tally.axes.get("source", {}))
+    checks.append(admission_check(sources, admission or shipped_admission()))
     checks.append(readiness_check(readiness, checks))  # DAIMS items, scored from the data
     return CheckReport(benchmark.spec, benchmark.split, tally.count, tuple(checks))
 

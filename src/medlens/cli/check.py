@@ -47,6 +47,13 @@ def check(
             "that the wording check looks for in image questions"
         ),
     ] = None,
+    admission: Annotated[
+        str | None,
+        typer.Option(
+            help="A TOML file of source admission facts (licence, labels, release) laid over "
+            "the ones medlens ships"
+        ),
+    ] = None,
 ) -> None:
     """Check a benchmark's integrity: counts, answers, images, gold in options, ids, axes, leakage."""
     from medlens.api import load_benchmark
@@ -60,6 +67,9 @@ def check(
 
     vocab = load_vocabulary(vocabulary) if vocabulary is not None else None  # before any work
     words = wording_lexicon(lexicon)
+    from medlens.checks.admission import admission_facts
+
+    facts = admission_facts(admission)
     benchmark = load_benchmark(spec, lenient=True)
     if against:
         others = [load_benchmark(text, lenient=True) for text in against]
@@ -77,6 +87,7 @@ def check(
             on_item=lambda: bar.advance(task),
             vocabulary=vocab,
             lexicon=words,
+            admission=facts,
         )
     if as_json:
         sys.stdout.write(json.dumps(report.to_json(strict), ensure_ascii=False) + "\n")
