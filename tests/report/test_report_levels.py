@@ -86,3 +86,11 @@ def test_markdown_and_html_levels_are_escaped_and_xlsx_is_refused(tmp_path: Path
     line = one_error_line(runner.invoke(app, ["report", str(run), "--by", "category", "-f",
                                               "xlsx", "-o", str(out)]))  # fmt: skip
     assert "--by" in line and "xlsx" in line and not out.exists()
+
+
+def test_board_by_a_tree_level_tables_each_level(gmai_run: Path, tmp_path: Path) -> None:
+    other = named_run(f"gmai:{gmai_run.parent.parent / 'val.tsv'}", "first", tmp_path, "f")
+    board = json.loads(invoke("board", str(gmai_run), str(other), "--by", "tree:l2-category",
+                              "--json"))  # fmt: skip
+    assert list(board["by"]) == ["category", "l2-category"]
+    assert set(board["by"]["l2-category"]) == {"Body region", "Statements"}
