@@ -147,3 +147,14 @@ def test_parse_lexicon_names_the_duplicate_and_its_first_line() -> None:
     ):
         parse_lexicon("pneumonia\tdisease\n\nPNEUMONIA\tdisease\n", "x.tsv")
     assert len(parse_lexicon("a\tdisease\n# c\n", "x.tsv")) == 1
+
+
+def test_a_gold_ending_in_a_capital_has_no_plural_and_plain_properties_are_no_outcome() -> None:
+    question = "Which lead is inside the red box? Is the QRS complex predominantly negative?"
+    found = judge_wording(
+        question, builtin_lexicon(), kind="choice", options=["lead I", "lead V2"], golds=["lead I"]
+    )
+    assert not found  # the demo's ECG items: "lead is" is not the plural of "lead I"
+    named = judge_wording("Two nodules here.", builtin_lexicon(), kind="choice",
+                          options=["nodule", "cyst"], golds=["nodule"])  # fmt: skip
+    assert named.names_gold == ("nodule",)

@@ -203,9 +203,12 @@ def judge_wording(
 
 
 def _spans(text: str, question: str) -> list[tuple[int, int]]:
-    """Where ``text`` (or its plural) stands as whole words in the question, any case."""
-    pattern = rf"(?<!\w){re.escape(text.strip())}(?:s|es)?(?!\w)"
-    return [m.span() for m in re.finditer(pattern, question, flags=re.IGNORECASE)]
+    """Where ``text`` stands as whole words in the question, in any case; a text ending in a
+    lowercase letter also as its plural (-s, -es, lowercase: "lead I" is not "lead is")."""
+    text = text.strip()
+    plural = "(?-i:s|es)?" if text[-1:].islower() else ""
+    pattern = rf"(?<!\w)(?i:{re.escape(text)}){plural}(?!\w)"
+    return [m.span() for m in re.finditer(pattern, question)]
 
 
 def _inside(hit: Hit, spans: Sequence[tuple[int, int]]) -> bool:
