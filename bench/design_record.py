@@ -91,8 +91,10 @@ def main() -> None:
         print(f"{args.items} items ({args.per_image} per image), n={args.n}:")
         for path in (subset.parent / "subset.json", run / "run.json", run / "results.json"):
             print(f"  {path.name}: {path.stat().st_size / 1e3:,.1f} kB")
-        print(f"  estimate {estimate['estimate']:.4f} [{estimate['ci'][0]:.4f}, "
-              f"{estimate['ci'][1]:.4f}] from n={estimate['n']} of {estimate['population_n']}")
+        print(
+            f"  estimate {estimate['estimate']:.4f} [{estimate['ci'][0]:.4f}, "
+            f"{estimate['ci'][1]:.4f}] from n={estimate['n']} of {estimate['population_n']}"
+        )
 
 
 if __name__ == "__main__":

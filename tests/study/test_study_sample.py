@@ -68,7 +68,8 @@ def test_sampled_models_share_one_design_subset_and_show_estimates(
     assert sorted(bank["runs"]) == [f"m{k}--b" for k in range(6)]  # full runs only
     board = read(folder / "boards" / "b.json")
     assert [m["run"] for m in board["models"]] == sorted(
-        (f"m{k}" for k in range(6)), key=lambda m: -board_score(board, m))
+        (f"m{k}" for k in range(6)), key=lambda m: -board_score(board, m)
+    )
     rows = {row["run"]: row for row in board["estimated"]}
     assert sorted(rows) == ["s0", "s1"]
     for row in rows.values():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -105,7 +105,10 @@ def _board(aligned: Aligned, options: BoardOptions, published: Published) -> dic
     from medlens.board import pairs as pairs_module
     from medlens.board.difficulty import difficulty
     from medlens.board.published import reference_table_json
+    from medlens.checks.vocabulary import expand_levels
 
+    # tree:LEVEL → its parent levels first, one per-axis table each (as slice and report)
+    options = replace(options, by=expand_levels(options.by, list(aligned.meta)))
     axes_module.check_board_axes(aligned, options.by)
     pairs = pairs_module.parse_pairs(options.pairs, [r.run for r in aligned.runs])
     meta = _read_meta(options.meta)

@@ -41,9 +41,10 @@ from medlens.builder.output import Entry, Picture
 from medlens.builder.pools import POOL_META, Distractors, LabelPools, describe_key
 from medlens.builder.questions import LETTERS, BalancedLetters, choose_options, move_gold
 from medlens.builder.skips import SkipLog, Unbuildable
-from medlens.builder.wording import context_sentence, lint, stem, with_context
+from medlens.builder.wording import WordingLint, context_sentence, stem, with_context
 from medlens.core.errors import InputError, SpecError
 from medlens.core.items import Item, ItemKind
+from medlens.core.lexicon import Lexicon
 
 if TYPE_CHECKING:
     import numpy as np
@@ -67,6 +68,8 @@ class BuildOptions:
     question: str | None = None
     confusable: frozenset[frozenset[str]] = frozenset()
     lint: tuple[str, ...] = ()
+    lexicon: Lexicon | None = None
+    """The wording lexicon (None: the built-in one)."""
     strict: bool = False
     """Refuse at the first label that cannot become an item, instead of skipping it."""
     strict_pool: bool = False
@@ -121,6 +124,7 @@ class LabelledBuild:
         self._image_boxes: dict[str, list[tuple[str, Box]]] = {}
         self._ids: set[str] = set()
         self.skips = SkipLog()
+        self.wording = WordingLint(options.lint, options.lexicon)
         self.on_group: Callable[[], None] | None = None
         """Called after each label group (built or skipped): the command's progress bar."""
         if options.question and "{label}" in options.question and options.task == "classify":
@@ -152,7 +156,7 @@ class LabelledBuild:
                 self.on_group()
             built += len(made)
             yield from made
-        self.warnings += self.skips.lines(len(self.groups))
+        self.warnings += self.wording.summary() + self.skips.lines(len(self.groups))
         if not built:
             reasons = "; ".join(self.skips.rows)
             raise InputError(self.labels.path, None, f"no label could be made an item ({reasons})")
@@ -172,11 +176,7 @@ class LabelledBuild:
                 where = f"{first.where}, field 'id'"
                 raise InputError(self.labels.path, where, f"duplicate item id {item_id!r}")
             self._ids.add(item_id)
-            if found := lint(question, self.options.lint):
-                self.warnings.append(
-                    f"{self.labels.path}, {first.where}: question of item {item_id!r} contains "
-                    f"{', '.join(repr(w) for w in found)}"
-                )
+            self._lint(f"{self.labels.path}, {first.where}", item_id, question, base)
             item = Item(
                 id=item_id,
                 question=question,
@@ -186,6 +186,16 @@ class LabelledBuild:
                 meta={**base.meta, "template": template},
             )
             yield item, (base.picture,)
+
+    def _lint(self, where: str, item_id: str, question: str, base: Base) -> None:
+        """MMBU's wording rules on one question: its gold is the label (the option texts of the
+        gold letters); a detect question's label is the target it asks to locate."""
+        if base.kind == "detect":
+            self.wording.add(where, item_id, question, "detect", (), (), target=base.label)
+            return
+        letters = str(base.answer)
+        golds = [base.options[c] for c in letters if c in base.options] or [base.label]
+        self.wording.add(where, item_id, question, base.kind, list(base.options.values()), golds)
 
     def _base(self, index: int, group: Group) -> Base:
         first = group.rows[0]

@@ -8,6 +8,12 @@ Templates (MMBU's three context levels), recorded as ``meta["template"]``:
 - ``full``: the sentence filled from every metadata field present among specimen, modality,
   stain, contrast, preparation and body part ("This is a CT image of the abdomen. Contrast:
   portal venous.").
+
+The word lint (:class:`WordingLint`) applies MMBU's wording rules to every question the build
+writes, with the built-in lexicon (``core.lexicon``; ``--lexicon FILE`` extends it) and the
+``--lint`` words: a question that names its own gold answer, and every disease, outcome,
+malignancy or abbreviation term the rules do not allow, become warnings (the first
+:data:`SHOWN_WORDING` questions one line each, then a count).
 """
 
 from __future__ import annotations
@@ -18,11 +24,15 @@ from pathlib import Path
 
 from medlens.builder.skips import Unbuildable
 from medlens.core.errors import SpecError
+from medlens.core.lexicon import Lexicon, builtin_lexicon, judge_wording
 
 TEMPLATES = ("none", "modality", "full")
 FULL_FIELDS = (("specimen", "Specimen"), ("stain", "Stain"), ("contrast", "Contrast"),
                ("preparation", "Preparation"))  # fmt: skip
 """Fields of the full template after the modality/body-part sentence, in this order."""
+
+SHOWN_WORDING = 20
+"""Questions the build names one per warning line; the rest are counted."""
 
 COLOUR_OF = {"box": "red", "mask": "green", "contour": "yellow"}
 
@@ -114,3 +124,50 @@ def lint(question: str, words: Sequence[str]) -> list[str]:
         if re.search(rf"(?<!\w){re.escape(word)}(?!\w)", question, flags=re.IGNORECASE):
             found.append(word)
     return found
+
+
+class WordingLint:
+    """The build's wording warnings: per question, the gold it names, the lexicon terms and the
+    ``--lint`` words it contains."""
+
+    def __init__(self, words: Sequence[str], lexicon: Lexicon | None = None) -> None:
+        self.words = tuple(words)
+        self.lexicon = lexicon if lexicon is not None else builtin_lexicon()
+        self.lines: list[str] = []
+        self.flagged = 0
+
+    def add(
+        self, where: str, item_id: str, question: str, kind: str, options: Sequence[str],
+        golds: Sequence[str], target: str = "",
+    ) -> None:  # fmt: skip
+        """Check one question; ``where`` is "FILE, row N" of its label row."""
+        listed = lint(question, self.words)
+        found = judge_wording(
+            question, self.lexicon, kind=kind, options=options, golds=golds, target=target
+        )
+        folded = {word.casefold() for word in listed}
+        named = [f"names its gold answer {gold!r}" for gold in found.names_gold]
+        terms = [
+            f"{h.word!r} ({h.category})" for h in found.hits if h.word.casefold() not in folded
+        ]
+        phrases = named + [repr(word) for word in listed] + terms
+        if not phrases:
+            return
+        self.flagged += 1
+        if len(self.lines) < SHOWN_WORDING:
+            self.lines.append(f"{where}: question of item {item_id!r} {_joined(phrases)}")
+
+    def summary(self) -> list[str]:
+        """The warning lines, and a count of the questions not shown."""
+        more = self.flagged - len(self.lines)
+        if more <= 0:
+            return list(self.lines)
+        return [*self.lines, f"… and {more} more questions break the wording rules (same kinds)"]
+
+
+def _joined(phrases: list[str]) -> str:
+    """``names its gold answer 'x'; contains 'a' (disease), 'b'``."""
+    named = [p for p in phrases if p.startswith("names ")]
+    words = [p for p in phrases if not p.startswith("names ")]
+    parts = named + ([f"contains {', '.join(words)}"] if words else [])
+    return "; ".join(parts)

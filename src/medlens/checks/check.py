@@ -20,9 +20,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from medlens.checks.admission import (
+    AdmissionFacts,
+    admission_check,
+    shipped_admission,
+    sources_of,
+)
 from medlens.checks.leakage import _ContentHashes, _leakage_check
 from medlens.checks.result import SHOWN, CheckResult, Status
 from medlens.checks.vocabulary import Vocabulary, shipped_vocabulary, vocabulary_check
+from medlens.checks.wording import WordingTally
 from medlens.core.errors import ItemError
 from medlens.core.items import (
     CANONICAL_AXES,
@@ -33,6 +40,7 @@ from medlens.core.items import (
     Item,
     decode_image,
 )
+from medlens.core.lexicon import Lexicon
 from medlens.sources.answerable import answerable_problems
 
 MAX_AXIS_VALUES = 200
@@ -173,12 +181,16 @@ def run_checks(
     seed: int = 0,
     on_item: Callable[[], None] | None = None,
     vocabulary: Vocabulary | None = None,
+    lexicon: Lexicon | None = None,
+    admission: AdmissionFacts | None = None,
 ) -> CheckReport:
     """Stream the benchmark once and return its checklist; ``others`` are checked for leakage.
 
     ``skipped`` names other splits that could not be opened (reported, not failed);
     ``on_item`` is called after each item (progress); ``vocabulary`` (default: the one that
-    ships for the loader, GMAI-MMBench's) names axis values outside it.
+    ships for the loader, GMAI-MMBench's) names axis values outside it; ``lexicon`` (default:
+    the built-in one) is the wording lexicon of the ``wording`` check; ``admission`` (default:
+    the shipped facts) the source admission facts.
     """
     from medlens.checks.protocol import ProtocolTally
     from medlens.checks.readiness import ReadinessTally, readiness_check
@@ -186,11 +198,13 @@ def run_checks(
     tally = _Tally(sample_size, seed)
     protocol = ProtocolTally()  # issue 15: patient leakage, gold labels, rare classes
     readiness = ReadinessTally()
+    wording = WordingTally(lexicon)
     hashes = _ContentHashes() if others else None
     for item in benchmark.items():
         tally.add(item)
         protocol.add(item)
         readiness.add(item)
+        wording.add(item)
         if hashes is not None:
             hashes.add(item)
         if on_item is not None:
@@ -222,6 +236,9 @@ def run_checks(
     vocabulary = vocabulary or shipped_vocabulary(benchmark.name)
     if vocabulary is not None:
         checks.append(vocabulary_check(tally.axes, vocabulary))
+    checks.append(wording.check(benchmark.name))
+    sources = sources_of(benchmark.name, tally.axes.get("source", {}))
+    checks.append(admission_check(sources, admission or shipped_admission()))
     checks.append(readiness_check(readiness, checks))  # DAIMS items, scored from the data
     return CheckReport(benchmark.spec, benchmark.split, tally.count, tuple(checks))
 

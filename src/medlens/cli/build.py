@@ -47,6 +47,13 @@ def build(
         str | None,
         typer.Option("--lint", help="Words to warn about in questions (a,b,c or a file)"),
     ] = None,
+    lexicon: Annotated[
+        Path | None,
+        typer.Option(
+            "--lexicon",
+            help="TSV of extra wording terms (term<TAB>category) added to the built-in lexicon",
+        ),
+    ] = None,
     strict: Annotated[
         bool, typer.Option("--strict", help="Refuse a label that cannot become an item")
     ] = False,
@@ -71,13 +78,15 @@ def build(
 ) -> None:
     """Build a benchmark from labelled images; same inputs and seed give identical bytes.
 
-    Over 60 lines only because typer declares each of the 22 options in the signature.
+    Over 60 lines only because typer declares each of the 23 options in the signature.
     """
     from medlens.builder.labelled import BuildOptions, LabelledBuild
     from medlens.builder.labels import read_confusable, read_labels
     from medlens.builder.output import claim_output, output_format
     from medlens.builder.wording import lint_words, parse_templates
+    from medlens.core.lexicon import wording_lexicon
 
+    words = wording_lexicon(lexicon)  # a bad lexicon file is refused before anything is written
     if output.resolve() == labels.resolve():
         from medlens.core.errors import SpecError
 
@@ -87,7 +96,7 @@ def build(
 
         unused = (("--template", template != "none"), ("--confusable", confusable),
                   ("--lint", lint), ("--strict", strict),
-                  ("--strict-pool", strict_pool))  # fmt: skip
+                  ("--strict-pool", strict_pool), ("--lexicon", lexicon))  # fmt: skip
         step = DraftStep(labels, images, output, granularity, task, options, question, force,
                          draft_with, dimensions, draft_templates, distractors_from, candidates,
                          annotators, tuple(flag for flag, given in unused if given))  # fmt: skip
@@ -103,6 +112,7 @@ def build(
         question=question,
         confusable=frozenset(read_confusable(confusable)) if confusable else frozenset(),
         lint=lint_words(lint) if lint else (),
+        lexicon=words,
         strict=strict,
         strict_pool=strict_pool,
     )

@@ -40,6 +40,20 @@ def check(
             "must come from (default for gmai: GMAI-MMBench's own)"
         ),
     ] = None,
+    lexicon: Annotated[
+        str | None,
+        typer.Option(
+            help="A TSV of wording terms (term<TAB>category) added to the built-in lexicon "
+            "that the wording check looks for in image questions"
+        ),
+    ] = None,
+    admission: Annotated[
+        str | None,
+        typer.Option(
+            help="A TOML file of source admission facts (licence, labels, release) laid over "
+            "the ones medlens ships"
+        ),
+    ] = None,
 ) -> None:
     """Check a benchmark's integrity: counts, answers, images, gold in options, ids, axes, leakage."""
     from medlens.api import load_benchmark
@@ -49,8 +63,13 @@ def check(
     # Lenient: whole-file problems a loader can tolerate become failed checks listing every
     # offending row, not an error at the first (`medlens run` still refuses such a file).
     from medlens.checks.vocabulary import load_vocabulary
+    from medlens.core.lexicon import wording_lexicon
 
     vocab = load_vocabulary(vocabulary) if vocabulary is not None else None  # before any work
+    words = wording_lexicon(lexicon)
+    from medlens.checks.admission import admission_facts
+
+    facts = admission_facts(admission)
     benchmark = load_benchmark(spec, lenient=True)
     if against:
         others = [load_benchmark(text, lenient=True) for text in against]
@@ -67,6 +86,8 @@ def check(
             seed=seed,
             on_item=lambda: bar.advance(task),
             vocabulary=vocab,
+            lexicon=words,
+            admission=facts,
         )
     if as_json:
         sys.stdout.write(json.dumps(report.to_json(strict), ensure_ascii=False) + "\n")

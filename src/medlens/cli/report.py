@@ -26,6 +26,14 @@ def report(
     as_json: Annotated[
         bool, typer.Option("--json", help="One JSON object (the same as --format json)")
     ] = False,
+    by: Annotated[
+        str | None,
+        typer.Option(
+            "--by",
+            help="Add a levels section: these axes nested parent → child, each row with n and "
+            "CI; tree:LEVEL adds its parent levels (tree:l2-category = category,l2-category)",
+        ),
+    ] = None,
 ) -> None:
     """Report a run: overall and per-axis scores with CIs, baselines and failure rates."""
     from medlens.analysis.score_source import parse_score_source
@@ -39,8 +47,16 @@ def report(
     if output is None and format in BINARY_FORMATS:  # before any work
         raise MedlensError(f"--format {format} is binary: give --output FILE")
     refuse_page_on_terminal(format, output)
+    if by is not None:
+        from medlens.report.levels import check_levels_format
+
+        check_levels_format(format)
     source = parse_score_source(score)
     rendered = render(run, format, source)
+    if by is not None and isinstance(rendered, str):
+        from medlens.report.levels import with_levels
+
+        rendered = with_levels(rendered, format, run, source, by)
     if source.judged:  # every missing verdict is said, whatever the format
         from medlens.report import load_results
 

@@ -95,6 +95,13 @@ def run(
             "benchmark's release on the protocol card"
         ),
     ] = None,
+    admission: Annotated[
+        Path | None,
+        typer.Option(
+            help="TOML of source admission facts (licence, labels, release) recorded for the "
+            "protocol card over the ones medlens ships"
+        ),
+    ] = None,
     where: Annotated[
         str | None, typer.Option(help="Only items matching, as in slice: 'modality=CT'")
     ] = None,
@@ -132,7 +139,7 @@ def run(
 ) -> None:
     """Evaluate MODEL on BENCH; rerunning the same command resumes where it stopped.
 
-    Over 60 lines only because typer declares each of the 28 options in the signature; the
+    Over 60 lines only because typer declares each of the 29 options in the signature; the
     body merges the config file, then dry-runs, or runs (and judges) and summarises.
     """
     from medlens.cli.run_config import merged_options
@@ -142,6 +149,10 @@ def run(
     if values.get("exclude") is not None:
         values["exclude"] = str(values["exclude"])
     values["vocab"] = tuple(str(path) for path in values.get("vocab") or ())
+    if values.get("admission") is not None:  # checked before anything is written
+        from medlens.checks.admission import admission_tables
+
+        values["admission"] = admission_tables(values["admission"])
     options = run_options(values)
     tracking = log_target(values.get("log"))
     if price is not None and not dry_run:

@@ -65,6 +65,9 @@ def slice_run(
     conditions = parse_where(where, table.axes)
     cells = cube(apply_where(table, conditions), axes, min_n=min_n)
     ranked = worst_cells(cells, worst, min_n) if worst else []
+    from medlens.analysis.levels import asks_for_levels, level_rows
+
+    levels = level_rows(cells, axes) if asks_for_levels(by) else []
     warnings = coverage_warnings(run, source, cells[0].coverage)
     print_warnings(warnings)
     if as_json:
@@ -77,10 +80,17 @@ def slice_run(
             "cells": [c.to_json() for c in cells],
             "worst": [c.to_json() for c in ranked],
             "score_warnings": warnings,
+            **({"levels": [row.to_json() for row in levels]} if levels else {}),
         }
         sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
         return
     _print_text(cells, axes, ranked, min_n, where, None if has_answers else run, worst, source)
+    if levels and cells[0].n:
+        from rich.text import Text
+
+        from medlens.report.levels import levels_text
+
+        console.print(Text(levels_text(axes, levels, min_n)), soft_wrap=True)
 
 
 def _print_text(

@@ -271,6 +271,8 @@ def _evaluate_locked(
     record_benchmark_source(store.run, settings.benchmark_source, created)  # runs.provenance
     if options.model_info:  # describes the model, not the run: outside the spec hash
         store.run["model_info"] = parse_model_info(options.model_info)
+    if options.admission:  # what the user states about the sources: the card reads it
+        store.run["admission"] = dict(options.admission)
     stamp_run(store, options.model, created)  # environment is not part of the spec hash
     for message in store.damaged:
         note(f"{message}; its item is run again")

@@ -4,8 +4,10 @@ the run folder it names."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from medlens.core.errors import SpecError
 from medlens.core.limits import check_calls_per_item
@@ -59,6 +61,9 @@ class RunOptions:
     """User vocabulary files (``--vocab``) read with the built-in ones (``extract.vocabulary``)."""
     model_info: str | None = None
     """``cutoff=YYYY-MM``: the model's training cutoff, kept in run.json (not the spec)."""
+    admission: Mapping[str, Any] | None = None
+    """A user's source admission tables (``run --admission``, checked by ``checks.admission``),
+    kept in run.json for the protocol card (not the spec)."""
 
 
 def default_name(options: RunOptions) -> str:

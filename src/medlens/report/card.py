@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from medlens.analysis.references import READING_PROTOCOLS
+from medlens.checks.admission import admission_facts, admission_text, sources_of
 from medlens.checks.contamination import cutoff_text, isolation_text
 from medlens.execution.generation import generation_text, self_consistency_text
 from medlens.judges.identity import fingerprint_lines
@@ -72,7 +73,7 @@ def protocol_card(run_dir: Path) -> ProtocolCard:
     if card is not None:
         citations = ((str(bench.get("name", "")), card["licence"], card["citation"]),)
     return ProtocolCard(
-        rows=_rows(run, store.path, len(records)),
+        rows=(*_rows(run, store.path, len(records)), ("source admission", _admission(run, items))),
         templates=tuple(_templates(items, spec)),
         official=official,
         deviations=tuple(deviations),
@@ -105,6 +106,16 @@ def _rows(run: dict[str, Any], run_dir: Path, n_records: int) -> tuple[tuple[str
         ("training cutoff vs release", cutoff_text(run)),
         ("isolation", isolation_text(spec)),
     )
+
+
+def _admission(run: dict[str, Any], items: Sequence[Any]) -> str:
+    """Each source's licence, label origin and release against the model's training cutoff
+    (``checks.admission``; facts a user gave ``run --admission`` are recorded in run.json)."""
+    name = str(run["spec"]["benchmark"].get("name", ""))
+    sources = sources_of(name, (str(item.meta.get("source", "")) for item in items))
+    facts = admission_facts(recorded=run.get("admission"))
+    cutoff = (run.get("model_info") or {}).get("training_cutoff")
+    return admission_text(sources, facts, cutoff)
 
 
 def _prompt_style(spec: dict[str, Any]) -> str:

@@ -65,9 +65,7 @@ def check_sampled_models(
     _check_pairs(study, boards, {m.label for m in sampled})
 
 
-def _check_stratify_needs_sample(
-    study: Failing, benchmarks: Mapping[str, BenchmarkEntry]
-) -> None:
+def _check_stratify_needs_sample(study: Failing, benchmarks: Mapping[str, BenchmarkEntry]) -> None:
     for bench in benchmarks.values():
         if bench.stratify is not None and bench.sample is None:
             study.fail(("benchmarks", bench.label, "stratify"),
