@@ -164,6 +164,18 @@ def test_vqa_rad_run_report(tmp_path: Path) -> None:
     assert "### By answer\\_type" in markdown
 
 
+def test_a_few_items_of_vqa_rad_report_without_tabulating_their_ids(tmp_path: Path) -> None:
+    """Five items: `qid` repeats no value but is short of the 10-item uniqueness rule; its name
+    says id, so neither results.json nor the worst cells group by it (the md report refused)."""
+    import json
+
+    run_dir = run(tmp_path, f"vqa-rad:{realdata_dir('vqa_rad')}", "oracle", "five", "--limit", "5")
+    markdown = str(render(run_dir, "md"))
+    assert "### By answer\\_type" in markdown and "qid" not in markdown
+    results = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
+    assert "qid" not in results["by"] and "answer_type" in results["by"]
+
+
 def test_hand_built_run_with_errors_and_hostile_axis_values(tmp_path: Path) -> None:
     from slice_runs import write_run
 

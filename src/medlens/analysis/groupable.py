@@ -13,20 +13,16 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from medlens.analysis.results import _structured, not_a_category
+from medlens.analysis.results import per_item_values
 from medlens.core.errors import SpecError
 from medlens.core.items import CANONICAL_AXES
-
-ID_SUFFIXES = ("id", "_path", "_file", "_row", "_index")
-"""Field names that say id or path (``qid``, ``img_id``, ``source_row``): per-item values even
-when a small selection repeats them."""
 
 
 def per_item_field(axis: str, values: np.ndarray) -> bool:
     """An id, a path or a JSON value per item: no groups to compare."""
     if axis in CANONICAL_AXES:
         return axis == "image_id"
-    return axis.endswith(ID_SUFFIXES) or _structured(values) or not_a_category(values)
+    return per_item_values(axis, values)
 
 
 def _repeats(values: np.ndarray, canonical: np.ndarray) -> bool:

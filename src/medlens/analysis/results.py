@@ -43,7 +43,7 @@ def breakdown_axes(table: ScoreTable) -> list[str]:
         distinct = len(set(values.tolist()) - {""})
         if key == "image_id" or key in READING_FIELDS or not 0 < distinct <= MAX_AXIS_VALUES:
             continue
-        if key not in CANONICAL_AXES and (_structured(values) or not_a_category(values)):
+        if key not in CANONICAL_AXES and per_item_values(key, values):
             continue  # JSON, ids and paths are kept for other uses, never tabulated
         if key in CANONICAL_AXES or (
             distinct >= 2 and not _renames(codes, key, [*CANONICAL_AXES, *axes])
@@ -62,6 +62,16 @@ def breakdown_axes(table: ScoreTable) -> list[str]:
 _PATH_LIKE = re.compile(
     r"(^|[/\\])[^/\\\s]+\.(png|jpe?g|dcm|dicom|nii|gz|tiff?|bmp|gif|npy|json)$", re.IGNORECASE
 )
+
+
+ID_SUFFIXES = ("id", "_path", "_file", "_row", "_index")
+"""Field names that say id or path (``qid``, ``img_id``, ``source_row``): per-item values even
+when a small selection repeats them."""
+
+
+def per_item_values(key: str, values: np.ndarray) -> bool:
+    """A native field holding an id, a path or JSON per item: never a table, never a `--by`."""
+    return key.endswith(ID_SUFFIXES) or _structured(values) or not_a_category(values)
 
 
 def not_a_category(values: np.ndarray) -> bool:
