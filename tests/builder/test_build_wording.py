@@ -74,6 +74,22 @@ def test_the_rules_allow_yes_no_subjects_stated_choices_and_grounding_targets() 
     assert [(h.word, h.category) for h in named.hits] == [("tumour", "malignancy")]
 
 
+def test_a_layout_naming_every_option_by_its_distinctive_words_is_a_stated_choice() -> None:
+    """The demo's ECG item lists every lead of the layout ("II, aVL, V2") and mentions "a lead II
+    rhythm strip": every option ("lead V2", "lead II", …) is named, so its gold is not given away."""
+    question = (
+        "Rows I, aVR, V1, V4 / II, aVL, V2, V5 / III, aVF, V3, V6, then a lead II rhythm strip. "
+        "Which lead is inside the red box?"
+    )
+    options = ["lead V2", "lead V5", "lead II", "lead V1"]
+    kept = judge_wording(question, builtin_lexicon(), kind="choice", options=options,
+                         golds=["lead II"])  # fmt: skip
+    assert not kept
+    partial = judge_wording(question, builtin_lexicon(), kind="choice",
+                            options=[*options[:3], "lead X9"], golds=["lead II"])  # fmt: skip
+    assert partial.names_gold == ("lead II",)
+
+
 def test_default_build_warns_about_lexicon_words_without_a_lint_list(tmp_path: Path) -> None:
     labels = write_mask_set(tmp_path)
     text = (labels.read_text().replace("modality\n", "modality,specimen\n")

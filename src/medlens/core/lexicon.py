@@ -181,7 +181,8 @@ def judge_wording(
     - A yes/no question must name what it asks about, and yes/no is not given away by it:
       nothing is flagged.
     - A question that names every one of its options ("benign or malignant?") restates the
-      choice: neither its option words nor its gold are flagged.
+      choice: neither its option words nor its gold are flagged. An option counts as named by
+      its distinctive words too (options "lead II", "lead V1": a layout naming "II, V1").
     - Otherwise a gold answer named in the question is the worst case (``names_gold``); other
       lexicon terms are flagged, except the target a grounding question asks to locate
       (``target``: "Where is the polyp?" is answered with a box, not with the word).
@@ -190,10 +191,10 @@ def judge_wording(
         return Wording()
     spans = {text: _spans(text, question) for text in dict.fromkeys([*options, *golds]) if text}
     target_spans = _spans(target, question) if target.strip() else []
-    named = [text for text in options if spans.get(text)]
-    if len(options) >= 2 and len(named) == len(set(options)):
+    stated = {t: spans.get(t, []) or _spans(short, question) for t, short in _distinct(options)}
+    if len(options) >= 2 and all(stated.values()):
         gold_named: tuple[str, ...] = ()
-        covered = [span for text in options for span in spans[text]]
+        covered = [span for text in options for span in stated[text]]
     else:
         gold_named = tuple(text for text in golds if spans.get(text))
         covered = [span for text in gold_named for span in spans[text]]
@@ -206,9 +207,19 @@ def _spans(text: str, question: str) -> list[tuple[int, int]]:
     """Where ``text`` stands as whole words in the question, in any case; a text ending in a
     lowercase letter also as its plural (-s, -es, lowercase: "lead I" is not "lead is")."""
     text = text.strip()
+    if not text:
+        return []
     plural = "(?-i:s|es)?" if text[-1:].islower() else ""
     pattern = rf"(?<!\w)(?i:{re.escape(text)}){plural}(?!\w)"
     return [m.span() for m in re.finditer(pattern, question)]
+
+
+def _distinct(options: Sequence[str]) -> list[tuple[str, str]]:
+    """Each option with the words every option shares left out ("lead II" → "II")."""
+    words = [text.split() for text in options]
+    shared = set.intersection(*map(set, words)) if len(words) >= 2 else set()
+    return [(text, " ".join(w for w in split if w not in shared))
+            for text, split in zip(options, words, strict=True)]  # fmt: skip
 
 
 def _inside(hit: Hit, spans: Sequence[tuple[int, int]]) -> bool:
