@@ -9,8 +9,9 @@ import pytest
 from sklearn.metrics import roc_auc_score
 from statsmodels.stats.proportion import confint_proportions_2indep
 
-from medlens.analysis.subgroups import auroc_interval, group_auroc, largest_gap, range_interval
+from medlens.analysis.subgroups import group_auroc, largest_gap, range_interval
 from medlens.scoring.corpus_metrics import item_weights
+from medlens.stats.auroc import auroc_interval
 
 
 def _gap(correct: np.ndarray, groups: np.ndarray) -> dict[str, object]:

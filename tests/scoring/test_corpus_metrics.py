@@ -259,3 +259,34 @@ def test_reports_show_the_corpus_metrics(tmp_path: Path) -> None:
         shown = result.output.replace("\\", "")  # markdown escapes the underscores
         assert "classify corpus metrics: macro_f1" in shown
         assert "chexpert_f1" in shown and "uncertain = negative" in shown
+
+
+def test_the_reported_auroc_interval_keeps_a_width_when_the_sample_separates_perfectly() -> None:
+    """The report's AUROC takes the logit interval of ``medlens subgroups`` (covered ≥ 0.95 in
+    ``bench/subgroup_coverage.py``); the percentile bootstrap it replaces is [1, 1] here."""
+    from medlens.core.items import Item
+    from medlens.scoring.corpus_metrics import corpus_cells
+    from medlens.scoring.corpus_stats import build_kind_rows
+    from medlens.scoring.kind_rows import KindRows
+    from medlens.stats.auroc import auroc_interval
+
+    gold = ["malignant" if i % 3 == 0 else "benign" for i in range(60)]
+    items = [
+        Item(f"m{i}", "Benign or malignant?", "classify", answer=g,
+             meta={"labels": "benign|malignant", "image_id": f"img{i}"})
+        for i, g in enumerate(gold)
+    ]  # fmt: skip
+    records = [
+        {"option_probs": {"malignant": 0.6 + i / 200, "benign": 0.4 - i / 200}}
+        if g == "malignant"
+        else {"option_probs": {"malignant": 0.4 - i / 200, "benign": 0.6 + i / 200}}
+        for i, g in enumerate(gold)
+    ]
+    rows = KindRows(items=items, records=records)  # type: ignore[arg-type]
+    build_kind_rows("classify", rows)
+    cell = corpus_cells(rows)["auroc"]
+    assert cell["value"] == pytest.approx(1.0) and cell["n"] == 60
+    low, high = cell["ci"]
+    assert low < 0.97 and high <= 1.0
+    expected = auroc_interval(1.0, np.ones(10), (20, 40))
+    assert expected is not None and low == pytest.approx(expected[0])

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from medlens.core.errors import SpecError
 from medlens.core.items import Item
@@ -35,6 +34,7 @@ from medlens.core.records import Record
 from medlens.runs.store import RunStore
 from medlens.scoring.corpus_metrics import item_weights
 from medlens.scoring.corpus_stats import (
+    auroc_pair_counts,
     gold_label,
     known_labels,
     label_key,
@@ -42,6 +42,7 @@ from medlens.scoring.corpus_stats import (
     weighted_auroc,
 )
 from medlens.scoring.screening import sensitivity_at_specificity, specificity_at_sensitivity
+from medlens.stats.auroc import auroc_interval
 from medlens.stats.bootstrap import group_cis
 
 LEVEL_TAILS = (2.5, 97.5)
@@ -153,47 +154,8 @@ def group_auroc(
     draws = np.concatenate(
         [weighted_auroc(probs["matrix"], probs["truth"], w[:, index], index) for w in weights]
     )
-    truth = probs["truth"][index]
-    classes = [1] if probs["matrix"].shape[1] == 2 else range(probs["matrix"].shape[1])
-    counts = [(int((truth == c).sum()), int((truth != c).sum())) for c in classes]
-    return point, auroc_interval(point, draws, min(counts, key=lambda pn: pn[0] * pn[1]))
-
-
-def auroc_interval(
-    point: float, draws: np.ndarray, counts: tuple[int, int], level: float = 0.95
-) -> list[float] | None:
-    """95% interval of an AUROC on the logit scale: point ± z·SE, SE the larger of the cluster
-    bootstrap's and Hanley & McNeil's (1982), both of the AUROC shrunk by half a pair
-    ((A·P + ½)/(P + 1), P = positives × negatives) so that a perfect score keeps a width.
-
-    The percentile interval of the first version under-covered small groups with a high AUROC
-    (0.89 at n = 50, AUROC 0.92; 0.81 at AUROC 0.98); the bootstrap SE alone still collapses when
-    the sample separates perfectly (0.64 with 9 positives), and Hanley-McNeil alone ignores the
-    clustering of images: ``bench/subgroup_coverage.py``. Multi-class (macro) AUROCs use the
-    least-populated class's counts.
-    """
-    finite = draws[np.isfinite(draws)]
-    pairs = counts[0] * counts[1]
-    if finite.size < 2 or pairs == 0:
-        return None
-
-    def shrunk(value: np.ndarray | float) -> np.ndarray:
-        return (np.asarray(value) * pairs + 0.5) / (pairs + 1)
-
-    def logit(value: np.ndarray) -> np.ndarray:
-        return np.asarray(np.log(value / (1 - value)))
-
-    area = float(shrunk(point))
-    q1, q2 = area / (2 - area), 2 * area**2 / (1 + area)
-    variance = (
-        area * (1 - area) + (counts[0] - 1) * (q1 - area**2) + (counts[1] - 1) * (q2 - area**2)
-    ) / pairs
-    hanley = float(np.sqrt(max(variance, 0.0))) / (area * (1 - area))
-    se = max(float(np.std(logit(shrunk(finite)), ddof=1)), hanley)
-    z = float(stats.norm.ppf(0.5 + level / 2))
-    centre = float(logit(np.asarray(area)))
-    low, high = 1 / (1 + np.exp(-np.array([centre - z * se, centre + z * se])))
-    return [float(low), float(high)]
+    counts = auroc_pair_counts(probs["matrix"], probs["truth"], index)
+    return point, auroc_interval(point, draws, counts)
 
 
 def largest_gap(

@@ -41,6 +41,7 @@ from medlens.core.items import Item
 from medlens.core.records import Record
 from medlens.scoring.corpus_stats import build_kind_rows
 from medlens.scoring.kind_rows import KindRows, Statistic
+from medlens.stats.auroc import auroc_interval
 from medlens.stats.bootstrap import group_cis
 
 N_RESAMPLES = 1000
@@ -144,10 +145,22 @@ def _resampled_cells(
     batches = _resample_counts(n_clusters, N_RESAMPLES, 0) if rows.weighted and n_clusters else []
     for name, weighted in rows.weighted.items():
         value = float(weighted(np.ones((1, index.size)), index)[0])
-        weighted_draws = [weighted(counts[:, codes], index) for counts in batches]
-        ci = _percentile_ci(np.concatenate(weighted_draws), 0.95) if batches else (np.nan, np.nan)
+        draws = np.concatenate([weighted(counts[:, codes], index) for counts in batches] or [[]])
+        ci = _weighted_interval(rows, name, index, value, draws)
         out[name] = _cell(index, clusters, value, ci)
     return out
+
+
+def _weighted_interval(
+    rows: KindRows, name: str, index: np.ndarray, value: float, draws: np.ndarray
+) -> tuple[float, float]:
+    """An AUROC's logit interval (:mod:`medlens.stats.auroc`), else the percentile one."""
+    if not draws.size:
+        return np.nan, np.nan
+    if name not in rows.pair_counts:
+        return _percentile_ci(draws, 0.95)
+    interval = auroc_interval(value, draws, rows.pair_counts[name](index))
+    return (interval[0], interval[1]) if interval and np.isfinite(value) else (np.nan, np.nan)
 
 
 KIND_METRICS_ORDER = tuple(name for names in KIND_METRICS.values() for name in names)

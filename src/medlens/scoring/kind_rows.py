@@ -29,4 +29,7 @@ class KindRows:
         default_factory=dict
     )
     """Metrics recomputed from item weights (resamples × items) → (resamples,): AUROC."""
+    pair_counts: dict[str, Callable[[np.ndarray], tuple[int, int]]] = field(default_factory=dict)
+    """An AUROC's (positives, negatives) over item indices: its interval is
+    :func:`medlens.stats.auroc.auroc_interval`, not the percentile one."""
     clusters: np.ndarray | None = None
