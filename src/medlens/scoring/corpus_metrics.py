@@ -145,7 +145,8 @@ def _resampled_cells(
     batches = _resample_counts(n_clusters, N_RESAMPLES, 0) if rows.weighted and n_clusters else []
     for name, weighted in rows.weighted.items():
         value = float(weighted(np.ones((1, index.size)), index)[0])
-        draws = np.concatenate([weighted(counts[:, codes], index) for counts in batches] or [[]])
+        parts = [weighted(counts[:, codes], index) for counts in batches]
+        draws = np.concatenate(parts) if parts else np.empty(0)
         ci = _weighted_interval(rows, name, index, value, draws)
         out[name] = _cell(index, clusters, value, ci)
     return out
