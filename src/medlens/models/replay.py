@@ -74,11 +74,11 @@ def make_replay(spec: Spec, context: ModelContext) -> ReplayModel:
         check_questions(source, asked, context.items)
     else:
         table = source.is_file() and source.suffix.lower() in TABLE_SUFFIXES
-        predictions, asked = _table_rows(source) if table else (load_predictions(source), None)
+        predictions, questions = _table_rows(source) if table else (load_predictions(source), None)
         if source.is_dir():
             check_same_questions(source, context.items)
         elif context.items:
-            questions = asked if table else _table_questions(source)
+            questions = questions if table else _table_questions(source)
             check_table_questions(source, questions, context.items)
     canonical = f"replay:{source}?sha256={_digest(predictions)}"
     model = ReplayModel(canonical, source, predictions)
