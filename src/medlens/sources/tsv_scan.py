@@ -82,10 +82,6 @@ class TsvScanner:
         """Byte offset just past the last row read (its line terminator included)."""
         return self._pos
 
-    def contains(self, needle: bytes) -> bool:
-        """Whether `needle` occurs anywhere in the file (one ``find``, at C speed)."""
-        return self._buf.find(needle) >= 0
-
     def __enter__(self) -> TsvScanner:
         return self
 
