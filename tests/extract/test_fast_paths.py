@@ -1,0 +1,119 @@
+"""The extractor's fast paths give what its patterns give, on real and fuzzed text.
+
+Three readers skip regex scans where they cannot change the result: the answer-phrase rules try
+their pattern only where its opening word occurs (``containers.rule_matches``), the cut-output
+check looks up the output's last word (``non_answer.is_cut``), and ``normalize_output`` returns
+ASCII text without markup as it is. Each is checked here against the pattern-by-pattern path on
+the real data sets' questions, options, answers and explanations (MedMCQA's "Ans. a …",
+PubMedQA's long answers, SLAKE's Chinese questions), on every output the extraction tests read,
+and on fuzzed text built from the words, marks and look-alike characters the patterns turn on.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import json
+import random
+from functools import cache
+
+from data_paths import REPO_ROOT, realdata_dir
+from medlens.extract import containers
+from medlens.extract.containers import normalize_output, normalized_by_patterns, rule_matches
+from medlens.extract.non_answer import _DANGLING_WORDS, dangles_by_patterns, is_cut, last_word
+
+WORDS = (
+    "answer", "Answer", "ANSWER", "ans", "Ans-a", "answers are", "option", "Options", "choice",
+    "diagnosis", "response", "selection", "final answer", "Final Answer:", "is", "would be", "=",
+    ":", "-", "I", "i", "I'd", "I would", "choose", "select", "pick", "go with", "opt for", "my",
+    "My final choice is", "it's", "it is", "It must be", "say", "think", "believe", "most likely",
+    "best", "likeliest", "correct", "underlying", "that leaves", "this leaves us with", "which",
+    "which leaves only", "the", "a", "an", "of", "and", "or", "to", "in", "on", "at", "with",
+    "by", "for", "from", "as", "are", "was", "were", "be", "that", "than", "but", "because",
+    "since", "show", "shows", "showing", "demonstrate", "demonstrates", "reveal", "reveals",
+    "indicate", "indicates", "suggest", "suggests", "consistent", "these", "its", "their",
+    "A", "B", "(C)", "D.",
+    "E", "x", "banswer", "_answer", "answer_", "3answer", "ſ", "K", "İ", "ı", "é", "答案是", "选",
+    "**", "__", "`", "#", "<think>", "</think>", "\u200b", "Ａ", "：",
+)  # fmt: skip
+GLUE = (" ", " ", " ", "", "\n", ", ", ". ", "; ", "(", ")", "—", "–", "\t", "? ", ": ", "'")
+
+
+def fuzzed(rng: random.Random) -> str:
+    return "".join(rng.choice(WORDS) + rng.choice(GLUE) for _ in range(rng.randint(1, 14)))
+
+
+@cache
+def real_texts() -> tuple[str, ...]:
+    texts: list[str] = []
+    with (realdata_dir("medmcqa") / "dev.json").open(encoding="utf-8") as lines:
+        for line in itertools.islice(lines, 1500):
+            row = json.loads(line)
+            texts += [
+                str(row[k]) for k in ("question", "exp", "opa", "opb", "opc", "opd") if row[k]
+            ]
+    pubmed = json.loads((realdata_dir("pubmedqa") / "ori_pqal.json").read_text(encoding="utf-8"))
+    for row in itertools.islice(pubmed.values(), 400):
+        texts += [row["LONG_ANSWER"], row["QUESTION"], *row["CONTEXTS"][:1]]
+    slake = json.loads((realdata_dir("slake") / "test.json").read_text(encoding="utf-8"))
+    texts += [str(row[k]) for row in slake for k in ("question", "answer")]
+    return tuple(texts)
+
+
+@cache
+def extraction_test_outputs() -> tuple[str, ...]:
+    """Every string the extraction tests read (outputs in the styles of real models)."""
+    found: list[str] = []
+    for path in sorted((REPO_ROOT / "tests" / "extract").glob("test_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found += [
+            n.value
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str)
+        ]
+    return tuple(found)
+
+
+def corpus(seed: int) -> list[str]:
+    rng = random.Random(seed)
+    texts = [*real_texts(), *extraction_test_outputs(), *(fuzzed(rng) for _ in range(3000))]
+    # real text with the patterns' words spliced in, and cut at random places
+    texts += [t[: rng.randint(0, len(t))] + rng.choice(WORDS) + " B." for t in real_texts()[:2000]]
+    return texts
+
+
+def test_phrase_rules_find_what_a_scan_of_every_position_finds() -> None:
+    checked = 0
+    for text in corpus(0):
+        lowered = text.lower()
+        for method, pattern, _ in containers._PHRASE_RULES:
+            starts = containers._PHRASE_STARTS.get(method)
+            fast = [m.span() for m in rule_matches(text, lowered, pattern, starts)]
+            assert fast == [m.span() for m in pattern.finditer(text)], (method, text)
+            checked += bool(fast)
+    assert checked > 2000  # the rules do match: the comparison is not between empty lists
+
+
+def test_the_cut_check_reads_the_last_word_as_its_patterns_do() -> None:
+    rng = random.Random(1)
+    cut = 0
+    for text in corpus(1):
+        for tail in ("", rng.choice(GLUE), " " + rng.choice(WORDS), rng.choice(WORDS)):
+            end = " " + (text + tail).rstrip()[-24:]
+            for lettered in (False, True):
+                expected = dangles_by_patterns(end, lettered)
+                assert is_cut(text + tail, lettered=lettered) == expected, (text + tail, lettered)
+                cut += expected
+    assert cut > 1000
+
+
+def test_every_dangling_word_is_one_the_pattern_knows() -> None:
+    for word in _DANGLING_WORDS:
+        for spelled in (word, word.upper(), word.title()):
+            assert dangles_by_patterns(" it " + spelled, lettered=False), spelled
+    assert last_word(" x the_3") == "the_3" and last_word("end.") == ""
+
+
+def test_normalised_output_is_the_patterns_own() -> None:
+    for text in corpus(2):
+        assert normalize_output(text) == normalized_by_patterns(text), text
