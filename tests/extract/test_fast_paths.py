@@ -1,9 +1,10 @@
 """The extractor's fast paths give what its patterns give, on real and fuzzed text.
 
-Three readers skip regex scans where they cannot change the result: the answer-phrase rules try
-their pattern only where its opening word occurs (``containers.rule_matches``), the cut-output
-check looks up the output's last word (``non_answer.is_cut``), and ``normalize_output`` returns
-ASCII text without markup as it is. Each is checked here against the pattern-by-pattern path on
+Four readers skip work where it cannot change the result: the answer-phrase rules try their
+pattern only where its opening word occurs (``containers.rule_matches``), the cut-output check
+looks up the output's last word (``non_answer.is_cut``), ``normalize_output`` returns ASCII text
+without markup as it is, and the affirmation rule finds no mentions in ASCII text without a word
+that affirms (``choice._from_affirmation``). Each is checked here against the pattern-by-pattern path on
 the real data sets' questions, options, answers and explanations (MedMCQA's "Ans. a …",
 PubMedQA's long answers, SLAKE's Chinese questions), on every output the extraction tests read,
 and on fuzzed text built from the words, marks and look-alike characters the patterns turn on.
@@ -19,6 +20,7 @@ from functools import cache
 
 from data_paths import REPO_ROOT, realdata_dir
 from medlens.extract import containers
+from medlens.extract.choice import AFFIRMING_WORDS, _from_affirmation, affirmed_by_mentions
 from medlens.extract.containers import normalize_output, normalized_by_patterns, rule_matches
 from medlens.extract.non_answer import _DANGLING_WORDS, dangles_by_patterns, is_cut, last_word
 
@@ -28,7 +30,7 @@ WORDS = (
     ":", "-", "I", "i", "I'd", "I would", "choose", "select", "pick", "go with", "opt for", "my",
     "My final choice is", "it's", "it is", "It must be", "say", "think", "believe", "most likely",
     "best", "likeliest", "correct", "underlying", "that leaves", "this leaves us with", "which",
-    "which leaves only", "the", "a", "an", "of", "and", "or", "to", "in", "on", "at", "with",
+    "which leaves only", "right", "true", "yes", ": yes", "is my answer", "is my choice", "would be my pick", "the", "a", "an", "of", "and", "or", "to", "in", "on", "at", "with",
     "by", "for", "from", "as", "are", "was", "were", "be", "that", "than", "but", "because",
     "since", "show", "shows", "showing", "demonstrate", "demonstrates", "reveal", "reveals",
     "indicate", "indicates", "suggest", "suggests", "consistent", "these", "its", "their",
@@ -117,3 +119,37 @@ def test_every_dangling_word_is_one_the_pattern_knows() -> None:
 def test_normalised_output_is_the_patterns_own() -> None:
     for text in corpus(2):
         assert normalize_output(text) == normalized_by_patterns(text), text
+
+
+@cache
+def real_options() -> tuple[dict[str, str], ...]:
+    """MedMCQA's option sets, and GMAI-like ones with words the affirmation rule looks for."""
+    found = []
+    with (realdata_dir("medmcqa") / "dev.json").open(encoding="utf-8") as lines:
+        for line in itertools.islice(lines, 300):
+            row = json.loads(line)
+            found.append({letter: str(row[f"op{letter.lower()}"]) for letter in "ABCD"})
+    found += [
+        {"A": "Drusen", "B": "Glaucoma", "C": "Most likely normal", "D": "None is correct"},
+        {"A": "True", "B": "False", "C": "Right lung", "D": "My answer"},
+    ]
+    return tuple(found)
+
+
+def test_the_affirmation_rule_skips_only_text_that_affirms_nothing() -> None:
+    rng = random.Random(3)
+    affirmed = 0
+    for text in corpus(3)[::3]:
+        options = rng.choice(real_options())
+        if rng.random() < 0.3:  # an option named with an affirming word after it, or without one
+            letter = rng.choice(list(options))
+            text += (
+                f" {rng.choice([letter, options[letter]])} {rng.choice(WORDS)} {rng.choice(WORDS)}"
+            )
+        cleaned = normalize_output(text)
+        for multi in (False, True):
+            expected = affirmed_by_mentions(cleaned, options, multi)
+            assert _from_affirmation(cleaned, options, multi) == expected, (text, options)
+            affirmed += expected is not None
+    assert affirmed > 100
+    assert all(word in " ".join(WORDS).lower() for word in AFFIRMING_WORDS)
