@@ -16,10 +16,13 @@ import ast
 import itertools
 import json
 import random
+import string
 from functools import cache
 
+import pytest
+
 from data_paths import REPO_ROOT, realdata_dir
-from medlens.extract import containers
+from medlens.extract import Extraction, containers, extract
 from medlens.extract.choice import AFFIRMING_WORDS, _from_affirmation, affirmed_by_mentions
 from medlens.extract.containers import normalize_output, normalized_by_patterns, rule_matches
 from medlens.extract.non_answer import _DANGLING_WORDS, dangles_by_patterns, is_cut, last_word
@@ -153,3 +156,22 @@ def test_the_affirmation_rule_skips_only_text_that_affirms_nothing() -> None:
             affirmed += expected is not None
     assert affirmed > 100
     assert all(word in " ".join(WORDS).lower() for word in AFFIRMING_WORDS)
+
+
+def test_a_bare_letter_is_read_as_the_full_rules_read_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import medlens.extract as extraction
+    from medlens.core.items import Item
+
+    full: list[Extraction] = []
+    for kind in ("choice", "multi_choice", "yes_no", "classify", "open"):
+        for options in ({}, {"A": "Drusen", "B": "Glaucoma"}, {"a": "x", "I": "y", "E": "z"}):
+            answer = None if kind == "open" else "A"
+            item = Item(id="1", question="Which?", kind=kind, options=options, answer=answer)
+            for text in [*string.ascii_letters, "AB", "1", " B", "B "]:
+                for finish in (None, "stop", "length"):
+                    fast = extract(item, text, "medlens", finish)
+                    monkeypatch.setattr(extraction, "_LETTERS", frozenset())
+                    full.append(extract(item, text, "medlens", finish))
+                    monkeypatch.undo()
+                    assert fast == full[-1], (kind, options, text, finish)
+    assert sum(found.method == "bare_letter" for found in full) >= 30
