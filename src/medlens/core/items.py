@@ -6,6 +6,7 @@ import base64
 import binascii
 import hashlib
 import io
+import json
 import os
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -13,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from medlens.core.errors import ItemError
-from medlens.core.json_text import standard_json
 from medlens.core.specs import Spec
 
 if TYPE_CHECKING:
@@ -297,9 +297,8 @@ class BenchmarkInfo:
         )
 
 
-def nulls_of(item: Item) -> int:
-    """How many None values the item's JSON holds (its answer and context may be None)."""
-    return (item.answer is None) + (item.context is None)
+_IDENTITY_ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+"""``json.dumps(..., sort_keys=True, ensure_ascii=False)`` without building an encoder per item."""
 
 
 def describe(benchmark: Benchmark, items: Iterable[Item]) -> BenchmarkInfo:
@@ -310,8 +309,8 @@ def describe(benchmark: Benchmark, items: Iterable[Item]) -> BenchmarkInfo:
     for item in items:
         count += 1
         keys.update(item.meta)
-        line = standard_json(_identity(item), sort_keys=True, nulls=nulls_of(item))
-        digest.update(line + b"\n")
+        line = _IDENTITY_ENCODER.encode(_identity(item))
+        digest.update(line.encode("utf-8") + b"\n")
     axes = [a for a in CANONICAL_AXES if a in keys] + sorted(keys - set(CANONICAL_AXES))
     return BenchmarkInfo(
         name=benchmark.name,

@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from medlens.core.errors import MedlensError, RunMismatchError
-from medlens.core.items import Item, nulls_of
-from medlens.core.json_text import standard_json
+from medlens.core.items import Item
 from medlens.core.records import Record
 from medlens.core.version import __version__
 from medlens.runs.files import JsonLines, canonical_json, line_reader, write_atomic
@@ -88,8 +87,9 @@ class RunStore:
 
     def _write_items(self, items: Iterable[Item]) -> None:
         kept = list(items)
-        lines = (standard_json(item.to_json(), nulls=nulls_of(item)) for item in kept)
-        write_atomic(self.path / "items.jsonl", b"".join(line + b"\n" for line in lines))
+        encode = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps's bytes, one encoder
+        lines = (encode(item.to_json()) for item in kept)
+        write_atomic(self.path / "items.jsonl", "".join(line + "\n" for line in lines))
         self._items = kept  # what the file now holds: results need not parse it again
 
     # -- records -----------------------------------------------------------------------------
