@@ -2,7 +2,8 @@
 
 Per size it writes a jsonl benchmark with real PNGs (``tests/benchfiles.py``), runs ``medlens run
 --model random`` on it twice (two runs side by side), starts ``medlens view`` on a free port and
-times: startup (process start → listening: imports plus reading both runs), then the first and the
+times: startup (process start → listening: imports plus reading both runs; its CPU seconds too,
+which a loaded machine does not inflate), then the first and the
 median of REPEATS requests for the first list page, a filtered page (outcome + axis + text), the last
 page, an item page and a thumbnail, and, where Selenium and chromedriver are installed, the
 browser's navigation timing of the first page (request sent → DOM built, and → load). The
@@ -90,6 +91,16 @@ def browser_seconds(url: str) -> tuple[float, float] | None:
     return best[0] / 1000, best[1] / 1000
 
 
+def process_cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds a process has used so far (Linux ``/proc``; None elsewhere):
+    start-up's own cost, apart from the waiting a loaded machine adds to its wall time."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def measure(root: Path, n_items: int) -> dict[str, float]:
     runs = make_runs(root, n_items)
     start = time.perf_counter()
@@ -100,6 +111,9 @@ def measure(root: Path, n_items: int) -> dict[str, float]:
     try:
         line = process.stdout.readline()  # type: ignore[union-attr]
         figures = {"startup": time.perf_counter() - start}
+        cpu = process_cpu_seconds(process.pid)
+        if cpu is not None:
+            figures["startup CPU"] = cpu
         url = line.split(": ", 1)[1].strip().rstrip("/")
         for name, path in PAGES.items():
             first, figures[name] = request_seconds(url + path)

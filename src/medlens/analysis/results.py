@@ -16,7 +16,6 @@ from medlens.analysis.score_table import (
     cell,
     score_table,
     secondary_cells,
-    value_codes,
     vocabulary_decided,
 )
 from medlens.core.items import CANONICAL_AXES, READING_FIELDS, Item
@@ -97,7 +96,7 @@ class _Codes:
     def of(self, key: str) -> tuple[np.ndarray, int]:
         """(code per item, number of distinct values)."""
         if key not in self._known:
-            names, codes = value_codes(self.table.meta[key])
+            names, codes = self.table.meta_codes(key)
             self._known[key] = (codes, len(names))
         return self._known[key]
 
@@ -121,7 +120,7 @@ def by_axis(table: ScoreTable, axes: Sequence[str]) -> dict[str, dict[str, dict[
     scored = table.scored
     clusters = table.cluster_codes[scored]
     for axis in axes:
-        names, codes = value_codes(table.meta[axis])  # integer compares, not string compares
+        names, codes = table.meta_codes(axis)  # integer compares, not string compares
         spreads: dict[str, Spread] = {}
         if scored.any():
             present = np.unique(codes[scored])

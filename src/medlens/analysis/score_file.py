@@ -26,28 +26,56 @@ _META, _SECONDARY, _CHANCE = "meta:", "secondary:", "secondary_random:"
 
 
 def table_columns(table: ScoreTable) -> Any:
-    """The score table as a pyarrow Table (no metadata)."""
+    """The score table as a pyarrow Table (no metadata), its columns built from their buffers
+    (``pa.array`` would import pandas: see :func:`arrow_strings`)."""
     import pyarrow as pa
 
     def strings(values: np.ndarray) -> Any:
-        return pa.array([str(v) for v in values.tolist()], type=pa.string())
+        return arrow_strings([str(v) for v in values.tolist()])
 
     columns: dict[str, Any] = {
-        "id": pa.array(table.ids, type=pa.string()),
-        "score": pa.array(table.score, type=pa.float64()),
-        "vlmeval": pa.array(table.vlmeval, type=pa.float64()),
-        "random": pa.array(table.random, type=pa.float64()),
+        "id": arrow_strings(table.ids),
+        "score": arrow_floats(table.score),
+        "vlmeval": arrow_floats(table.vlmeval),
+        "random": arrow_floats(table.random),
         "status": strings(table.status),
         "cluster": strings(table.cluster),
     }
     if table.finish is not None:  # finish reasons ("length": cut at the token cap)
         columns["finish"] = strings(table.finish)
     columns.update({_META + k: strings(v) for k, v in table.meta.items()})
-    columns.update({_SECONDARY + k: pa.array(v, pa.float64()) for k, v in table.secondary.items()})
-    columns.update(
-        {_CHANCE + k: pa.array(v, pa.float64()) for k, v in table.secondary_random.items()}
+    columns.update({_SECONDARY + k: arrow_floats(v) for k, v in table.secondary.items()})
+    columns.update({_CHANCE + k: arrow_floats(v) for k, v in table.secondary_random.items()})
+    return pa.Table.from_arrays(list(columns.values()), names=list(columns))
+
+
+def arrow_strings(values: list[str]) -> Any:
+    """``pa.array(values, type=pa.string())``, built from its offsets and bytes: pyarrow imports
+    pandas (a third of a second, more than the rest of writing the file) on its first
+    ``pa.array`` call, to look for pandas objects. The same array, buffer for buffer; text that
+    is not UTF-8 (a lone surrogate) or 2 GB and more goes to ``pa.array``, which refuses it or
+    splits it as it always did."""
+    import pyarrow as pa
+
+    try:
+        encoded = [value.encode() for value in values]
+    except UnicodeEncodeError:
+        return pa.array(values, type=pa.string())
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([*map(len, encoded)], out=offsets[1:])
+    if offsets[-1] > np.iinfo(np.int32).max:
+        return pa.array(values, type=pa.string())
+    return pa.StringArray.from_buffers(
+        len(encoded), pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(b"".join(encoded))
     )
-    return pa.table(columns)
+
+
+def arrow_floats(values: np.ndarray) -> Any:
+    """``pa.array(values, type=pa.float64())`` (NaN stays a value, not a null), from its buffer."""
+    import pyarrow as pa
+
+    data = np.ascontiguousarray(values, dtype=np.float64)
+    return pa.Array.from_buffers(pa.float64(), len(data), [None, pa.py_buffer(data)])
 
 
 def write_score_file(

@@ -53,6 +53,17 @@ class ScoreTable:
         return value_codes(self.cluster)[1]
 
     @cached_property
+    def _meta_codes(self) -> dict[str, tuple[list[str], np.ndarray]]:
+        return {}
+
+    def meta_codes(self, key: str) -> tuple[list[str], np.ndarray]:
+        """``value_codes(self.meta[key])``, computed once per axis (results.json's breakdown
+        and its per-axis cells both ask for every axis)."""
+        if key not in self._meta_codes:
+            self._meta_codes[key] = value_codes(self.meta[key])
+        return self._meta_codes[key]
+
+    @cached_property
     def status_is(self) -> dict[str, np.ndarray]:
         """Status → which rows have it (compared once: a results.json asks for every cell)."""
         return {status: self.status == status for status in (*STATUSES, "error")}

@@ -10,6 +10,8 @@ Imports ``core``."""
 
 from __future__ import annotations
 
+import string
+
 from medlens.core.items import Item
 from medlens.extract.choice import extract_choice
 from medlens.extract.extraction import EXTRACT_MODES, STATUSES, Extraction, Mode, Status
@@ -48,6 +50,12 @@ def extract(
     return _read(item, text, mode)
 
 
+_LETTERS = frozenset(string.ascii_letters)
+_LETTERED = ("choice", "multi_choice")
+"""One ASCII letter answering a choice item (a third of GMAI outputs) is no non-answer, is not
+cut (only "a" ends like a cut sentence, and lettered items keep it), and is read by
+``extract_choice``'s first rule, ``bare_letter`` (``tests/extract/test_fast_paths.py``)."""
+
 _WEAK_CHOICE = ("option_mention", "option_text")
 """Choice rules that read options mentioned while reasoning, not a commitment: a cut output
 read by them has not answered yet."""
@@ -56,6 +64,10 @@ read by them has not answered yet."""
 def _read_committed(item: Item, text: str, finish_reason: str | None) -> Extraction:
     """medlens's reading: non-answers commit to nothing; a cut output is read without its
     unfinished last sentence (``non_answer``)."""
+    if text in _LETTERS and item.kind in _LETTERED and finish_reason != "length":
+        letter = text.upper()  # a bare letter: what the rules below read, without them
+        if letter in item.options:
+            return Extraction(letter, "ok", "bare_letter")
     nothing = non_answer(text)
     if nothing is not None:
         return nothing

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from medlens.extract.containers import container_levels, normalize_output, sentences
 from medlens.extract.extraction import Extraction
-from medlens.extract.mentions import find_mentions, negated_after, positive_letters
+from medlens.extract.mentions import Mention, find_mentions, negated_after, positive_letters
 from medlens.extract.propositions import _stem
 from medlens.extract.refusal import is_refusal
 
@@ -246,8 +246,37 @@ def _skip_option_text(body: str, position: int, option: str, letter: str) -> int
 
 def _from_affirmation(text: str, options: Mapping[str, str], multi: bool) -> Extraction | None:
     """Options the output declares correct: "Option C is correct", "Drusen is the best answer"."""
-    letters = positive_letters(find_mentions(text, options), affirmed_only=True)
+    if text.isascii() and not any(word in text.lower() for word in AFFIRMING_WORDS):
+        return None  # nothing can be affirmed: the mentions need not be found (see below)
+    return affirmed_by_mentions(text, options, multi)
+
+
+AFFIRMING_WORDS = ("correct", "right", "best", "true", "most", "answer", "my", "yes")
+"""One of these occurs after every affirmed mention (``mentions._POST_AFFIRMATION``: "… is
+correct", "… is my answer", ": yes"; the rest of its words are Chinese), so ASCII text without
+any of them affirms no option (``re.I`` folds nothing else onto ASCII letters)."""
+
+
+def affirmed_by_mentions(text: str, options: Mapping[str, str], multi: bool) -> Extraction | None:
+    """:func:`_from_affirmation` read from every option mention."""
+    letters = positive_letters(mentions_of(text, options), affirmed_only=True)
     return _decide(Reading(tuple(sorted(letters))), "affirmed_option", multi) if letters else None
+
+
+_last_mentions: tuple[str, Mapping[str, str], list[Mention]] | None = None
+
+
+def mentions_of(text: str, options: Mapping[str, str]) -> list[Mention]:
+    """``find_mentions(text, options)``, kept for the same two objects: the affirmation rule and
+    the mention rule read the same output, which is searched once. (The kept objects cannot be
+    freed, so another text or options dict never takes their identity.)"""
+    global _last_mentions
+    last = _last_mentions  # read once: another thread may replace it meanwhile
+    if last is not None and last[0] is text and last[1] is options:
+        return last[2]
+    found = find_mentions(text, options)
+    _last_mentions = (text, options, found)
+    return found
 
 
 def _from_conclusion(text: str, options: Mapping[str, str], multi: bool) -> Extraction | None:
@@ -330,7 +359,7 @@ def _is_bare_line(line: str, options: Mapping[str, str]) -> bool:
 
 def _from_mentions(text: str, options: Mapping[str, str], multi: bool) -> Extraction | None:
     """Options mentioned anywhere and not negated; the weakest rule, so ambiguity is common."""
-    mentions = find_mentions(text, options)
+    mentions = mentions_of(text, options)
     letters = positive_letters(mentions)
     if not letters:
         return None

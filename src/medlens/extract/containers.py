@@ -17,6 +17,8 @@ _THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
 _BOLD_LETTER = re.compile(r"(\*\*|__)\s*\(?([A-Za-z])\)?\s*(\*\*|__)")
 _MARKUP = re.compile(r"\*\*|__|`|^#+\s*", re.M)
 _INVISIBLE = re.compile(r"[\u200b-\u200f\ufeff]")
+_MARKS = ("<", "*", "_", "`", "#")
+"""A character each of the patterns above needs (``<think>``, ``**``, ``__``, backticks, ``#``)."""
 
 
 def without_reasoning(text: str) -> str:
@@ -30,6 +32,13 @@ def without_reasoning(text: str) -> str:
 def normalize_output(text: str) -> str:
     """Fold width variants (NFKC: ``Ａ``→``A``, ``：``→``:``), drop invisible characters, reasoning
     blocks and markdown emphasis; ``**B**`` becomes ``(B)`` so it still reads as a letter."""
+    if text.isascii() and not any(mark in text for mark in _MARKS):
+        return text.strip()  # NFKC keeps ASCII, and none of the patterns below can match
+    return normalized_by_patterns(text)
+
+
+def normalized_by_patterns(text: str) -> str:
+    """:func:`normalize_output` of any text, pattern by pattern."""
     text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
     without_thinking = _THINK.sub(" ", text).strip()
     # A reasoning model that only thought aloud still answered somewhere in its thoughts.
@@ -111,6 +120,22 @@ _PHRASE_RULES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
 """(method, pattern, words one of which must occur): the words skip a regex scan of long
 chain-of-thought outputs that cannot match, which is most of extraction time."""
 
+_WORD_GATES = {words: re.compile("|".join(map(re.escape, words))) for _, _, words in _PHRASE_RULES}
+"""Each rule's words as one search (a literal alternation, scanned at C speed)."""
+
+_PHRASE_STARTS: dict[str, re.Pattern[str]] = {
+    method: re.compile(r"\b(?:" + words.replace(" ", "|") + ")")
+    for method, words in (
+        ("final_answer", "final"),
+        ("answer_phrase", "ans option choice diagnosis response selection"),
+        ("commitment", "most best likeliest correct underlying that this which"),
+        ("choose_phrase", "i my"),
+    )
+}
+"""Where a match of a rule's pattern can start, in lower-cased text: each alternative of the
+pattern opens with ``\b`` and one of these words (``I`` and ``it`` both open on ``i``). In ASCII
+text the pattern is tried only there (:func:`rule_matches`), not at every character."""
+
 
 def container_levels(text: str) -> list[list[Span]]:
     """Containers by decreasing trust; within a level, spans in text order (readers try the last)."""
@@ -187,15 +212,42 @@ def _phrases(
     spans = []
     lowered = text.lower()
     for method, pattern, words in rules:
-        if not any(word in lowered for word in words):
+        if not _WORD_GATES[words].search(lowered):  # any(word in lowered for word in words)
             continue
-        for match in pattern.finditer(text):
+        for match in rule_matches(text, lowered, pattern, _PHRASE_STARTS.get(method)):
             end = _SPAN_END.search(text, match.end())
             stop = end.start() if end and end.start() > match.end() else len(text)
             spans.append(
                 Span(method, text[match.end() : min(stop, match.end() + 300)], match.start())
             )
     return sorted(spans, key=lambda span: span.start)
+
+
+def rule_matches(
+    text: str, lowered: str, pattern: re.Pattern[str], starts: re.Pattern[str] | None
+) -> list[re.Match[str]]:
+    """``list(pattern.finditer(text))``, found by trying the pattern only where `starts` finds a
+    word in `lowered` (``text.lower()``) when `text` is ASCII (lower-casing keeps every position
+    and word boundary, and ``re.I`` folds no other character onto an ASCII letter); by a scan of
+    every position otherwise.
+
+    The same matches: every match opens on a word `starts` finds (a word inside another cannot
+    follow a word boundary, so the words' own non-overlapping scan misses none), and ``finditer``
+    returns, after each match, the first position at or past its end where the pattern matches.
+    ``tests/extract/test_fast_paths.py`` checks this against ``finditer`` on real and fuzzed text.
+    """
+    if starts is None or not text.isascii():
+        return list(pattern.finditer(text))
+    found: list[re.Match[str]] = []
+    end = 0
+    for start in starts.finditer(lowered):
+        if start.start() < end:
+            continue
+        match = pattern.match(text, start.start())
+        if match is not None:
+            found.append(match)
+            end = match.end()
+    return found
 
 
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?。！？;；])\s+|(?<=[。！？；])|\n+")

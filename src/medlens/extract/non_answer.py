@@ -110,9 +110,40 @@ def is_cut(
     if not by_text:
         return False
     end = " " + text.rstrip()[-24:]  # end-anchored patterns: never scan a long output
+    word = last_word(end)
+    if not word.isascii():
+        return dangles_by_patterns(end, lettered)
+    word = word.lower()  # what the patterns find, without trying them at every position
+    if lettered and word in ("a", "an"):
+        return False
+    return word in _DANGLING_WORDS or end[-1] in _DANGLING_MARKS
+
+
+def dangles_by_patterns(end: str, lettered: bool) -> bool:
+    """Whether `end` (an output's stripped end) stops on a word or mark that continues."""
     if lettered and re.search(r"\b(?:a|an)$", end, re.I):
         return False
     return _DANGLING.search(end) is not None
+
+
+_DANGLING_WORDS = frozenset((
+    "the", "a", "an", "of", "and", "or", "to", "in", "on", "at", "with", "by", "for", "from",
+    "as", "is", "are", "was", "were", "be", "that", "which", "than", "but", "because", "since",
+    "show", "shows", "showing", "demonstrate", "demonstrates", "reveal", "reveals", "indicate",
+    "indicates", "suggest", "suggests", "consistent", "these", "its", "their",
+))  # fmt: skip
+"""The words of ``_DANGLING``: after ``rstrip`` its ``\\s*$`` is empty, so it matches exactly
+when the trailing run of word characters is one of these (its ``\\b`` is the run's start) or
+the last character one of ``_DANGLING_MARKS``; ``re.I`` folds like ``lower`` on ASCII words."""
+_DANGLING_MARKS = frozenset(",:;(-–—")
+
+
+def last_word(text: str) -> str:
+    """The run of word characters (``\\w``: letters, digits, ``_``) `text` ends with."""
+    start = len(text)
+    while start and (text[start - 1].isalnum() or text[start - 1] == "_"):
+        start -= 1
+    return text[start:]
 
 
 def complete_part(text: str) -> str:

@@ -14,11 +14,12 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from medlens.core.errors import InputError, MedlensError, SpecError
 from medlens.core.specs import Spec, check_options
 from medlens.models.base import ModelContext, ModelError, Request, Response
+from medlens.models.prediction_table import read_columns
 from medlens.models.replay_mmbu import (
     check_questions,
     folder_predictions,
@@ -72,11 +73,13 @@ def make_replay(spec: Spec, context: ModelContext) -> ReplayModel:
         predictions, asked = folder_predictions(source, context.items, _jsonl_rows)
         check_questions(source, asked, context.items)
     else:
-        predictions = load_predictions(source)
+        table = source.is_file() and source.suffix.lower() in TABLE_SUFFIXES
+        predictions, questions = _table_rows(source) if table else (load_predictions(source), None)
         if source.is_dir():
             check_same_questions(source, context.items)
         elif context.items:
-            check_table_questions(source, _table_questions(source), context.items)
+            questions = questions if table else _table_questions(source)
+            check_table_questions(source, questions, context.items)
     canonical = f"replay:{source}?sha256={_digest(predictions)}"
     model = ReplayModel(canonical, source, predictions)
     model.notes = coverage_notes(source, predictions, context.items)
@@ -198,14 +201,26 @@ def _run_predictions(source: Path) -> dict[str, str]:
 
 def _table_predictions(source: Path) -> dict[str, str]:
     """Read the two columns as text; empty prediction cells become empty strings."""
+    return _table_rows(source)[0]
 
-    columns = _header(source)
-    index_column = _find_column(source, columns, "index")
-    prediction_column = _find_column(source, columns, "prediction")
-    frame = _read_columns(source, [index_column, prediction_column])
+
+def _table_rows(source: Path) -> tuple[dict[str, str], dict[str, str] | None]:
+    """(index → prediction, index → question or None without a `question` column), from one
+    reading of the table."""
+    chosen: dict[str, str | None] = {}
+
+    def choose(columns: list[str]) -> list[str]:
+        chosen["index"] = _find_column(source, columns, "index")
+        chosen["prediction"] = _find_column(source, columns, "prediction")
+        has_question = any(c.strip().lower() == "question" for c in columns)
+        chosen["question"] = _find_column(source, columns, "question") if has_question else None
+        return [column for column in chosen.values() if column is not None]
+
+    table = read_columns(source, choose)
+    index_column, prediction_column = str(chosen["index"]), str(chosen["prediction"])
     predictions: dict[str, str] = {}
     for row, (raw_index, text) in enumerate(
-        zip(frame[index_column], frame[prediction_column], strict=True)
+        zip(table[index_column], table[prediction_column], strict=True)
     ):
         item_id = _normalise_index(raw_index)
         where = f"row {row + 2}"  # 1-based, after the header line
@@ -214,20 +229,11 @@ def _table_predictions(source: Path) -> dict[str, str]:
         if item_id in predictions:
             raise InputError(source, where, f"column {index_column!r}: duplicate index {item_id!r}")
         predictions[item_id] = text
-    return predictions
-
-
-def _read_columns(source: Path, wanted: list[str]) -> Any:
-    """The `wanted` columns of an xlsx/tsv/csv table, every cell as text (empty stays "")."""
-    import pandas as pd
-
-    try:
-        if source.suffix.lower() == ".xlsx":
-            return pd.read_excel(source, usecols=wanted, dtype=str, keep_default_na=False)
-        separator = "\t" if source.suffix.lower() == ".tsv" else ","
-        return pd.read_csv(source, sep=separator, usecols=wanted, dtype=str, keep_default_na=False)
-    except (OSError, ValueError) as exc:
-        raise InputError(source, None, f"cannot read ({exc})") from None
+    question_column = chosen["question"]
+    if question_column is None:
+        return predictions, None
+    questions = zip(table[index_column], table[question_column], strict=True)
+    return predictions, {_normalise_index(index): question for index, question in questions}
 
 
 def _table_questions(source: Path) -> dict[str, str] | None:
@@ -242,28 +248,7 @@ def _table_questions(source: Path) -> dict[str, str] | None:
             _normalise_index(str(r["index"])): str(r["question"]) for r in rows if "question" in r
         }
         return asked or None
-    columns = _header(source)
-    if not any(c.strip().lower() == "question" for c in columns):
-        return None
-    index_column = _find_column(source, columns, "index")
-    question_column = _find_column(source, columns, "question")
-    frame = _read_columns(source, [index_column, question_column])
-    return {
-        _normalise_index(index): question
-        for index, question in zip(frame[index_column], frame[question_column], strict=True)
-    }
-
-
-def _header(source: Path) -> list[str]:
-    import pandas as pd
-
-    try:
-        if source.suffix.lower() == ".xlsx":
-            return [str(c) for c in pd.read_excel(source, nrows=0).columns]
-        separator = "\t" if source.suffix.lower() == ".tsv" else ","
-        return [str(c) for c in pd.read_csv(source, sep=separator, nrows=0).columns]
-    except (OSError, ValueError) as exc:
-        raise InputError(source, "header", f"cannot read ({exc})") from None
+    return _table_rows(source)[1]
 
 
 def _find_column(source: Path, columns: list[str], name: str) -> str:

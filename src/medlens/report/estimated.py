@@ -10,6 +10,8 @@ from typing import Any
 
 def estimate_text(run_dir: Path, spec: Mapping[str, Any]) -> str | None:
     """One line: the estimate, its interval and n; why there is none; None without a design."""
+    if not isinstance((spec.get("subset") or {}).get("design"), dict):
+        return None  # recorded_estimate's own first test, before importing scipy.optimize for it
     from medlens.items.estimate import recorded_estimate
 
     found = recorded_estimate(Path(run_dir), spec)
