@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from medlens.builder.drafting import CONTEXT_FIELDS
+from medlens.builder.drafting import image_blocks
 from medlens.builder.labels import LabelRow
 from medlens.builder.model_calls import (
     DATA_NOTE,
@@ -66,13 +66,7 @@ def pick_tasks(rows: Sequence[LabelRow], question: str) -> list[PickTask]:
 def candidates_prompt(task: PickTask, n: int) -> Prompt:
     parts = [ASK.format(n=n), DATA_NOTE, "Question:\n" + data_block("QUESTION", task.question),
              "Correct answer:\n" + data_block("ANSWER", task.row.label)]  # fmt: skip
-    context = "; ".join(f"{k}: {task.row.meta[k]}" for k in CONTEXT_FIELDS if task.row.meta.get(k))
-    if context:
-        parts.append("Image context:\n" + data_block("CONTEXT", context))
-    if task.other_labels:
-        parts.append(
-            "Other labels of this image:\n" + data_block("OTHER", "; ".join(task.other_labels))
-        )
+    parts += image_blocks(task.row.meta, task.other_labels)
     parts.append(REPLY_FORMAT)
     return Prompt(task.item_id, "\n\n".join(parts), "distractors")
 

@@ -138,18 +138,25 @@ def draft_tasks(rows: Sequence[LabelRow], dimensions: Sequence[Template]) -> lis
     return tasks
 
 
+def image_blocks(meta: Mapping[str, Any], other_labels: Sequence[str]) -> list[str]:
+    """The label's image context and the image's other labels, as delimited data blocks."""
+    blocks = []
+    context = "; ".join(f"{k}: {meta[k]}" for k in CONTEXT_FIELDS if meta.get(k))
+    if context:
+        blocks.append("Image context:\n" + data_block("CONTEXT", context))
+    if other_labels:
+        blocks.append(
+            "Other labels of this image:\n" + data_block("OTHER", "; ".join(other_labels))
+        )
+    return blocks
+
+
 def draft_prompt(task: DraftTask, options: int) -> Prompt:
     template = task.template
     parts = [template.prompt.format(options=options, options_less_one=options - 1,
                                     dimension=template.name), DATA_NOTE]  # fmt: skip
     parts.append("Label:\n" + data_block("LABEL", task.row.label))
-    context = "; ".join(f"{k}: {task.row.meta[k]}" for k in CONTEXT_FIELDS if task.row.meta.get(k))
-    if context:
-        parts.append("Image context:\n" + data_block("CONTEXT", context))
-    if task.other_labels:
-        parts.append(
-            "Other labels of this image:\n" + data_block("OTHER", "; ".join(task.other_labels))
-        )
+    parts += image_blocks(task.row.meta, task.other_labels)
     parts.append(REPLY_FORMAT)
     return Prompt(task.row_id, "\n\n".join(parts), "draft")
 
