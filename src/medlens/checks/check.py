@@ -227,20 +227,33 @@ def run_checks(
         ),
         _axis_counts_check(tally),
         *protocol.checks(others),
+        *_reference_checks(benchmark, tally, vocabulary, wording, admission),
     ]
+    checks.append(readiness_check(readiness, checks))  # DAIMS items, scored from the data
+    return CheckReport(benchmark.spec, benchmark.split, tally.count, tuple(checks))
+
+
+def _reference_checks(
+    benchmark: Benchmark,
+    tally: _Tally,
+    vocabulary: Vocabulary | None,
+    wording: WordingTally,
+    admission: AdmissionFacts | None,
+) -> list[CheckResult]:
+    """Checks against what medlens knows of the benchmark: GMAI's official files, its axis
+    vocabulary, MMBU's wording rules and each source's admission facts, in this order."""
     from medlens.checks.gmai_official import gmai_file_check
 
+    checks = []
     official = gmai_file_check(benchmark, tally.axes, tally.count)  # issue 23
     if official is not None:
         checks.append(official)
     vocabulary = vocabulary or shipped_vocabulary(benchmark.name)
     if vocabulary is not None:
         checks.append(vocabulary_check(tally.axes, vocabulary))
-    checks.append(wording.check(benchmark.name))
     sources = sources_of(benchmark.name, tally.axes.get("source", {}))
-    checks.append(admission_check(sources, admission or shipped_admission()))
-    checks.append(readiness_check(readiness, checks))  # DAIMS items, scored from the data
-    return CheckReport(benchmark.spec, benchmark.split, tally.count, tuple(checks))
+    return [*checks, wording.check(benchmark.name),
+            admission_check(sources, admission or shipped_admission())]  # fmt: skip
 
 
 def _count_check(tally: _Tally) -> CheckResult:

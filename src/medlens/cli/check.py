@@ -55,7 +55,10 @@ def check(
         ),
     ] = None,
 ) -> None:
-    """Check a benchmark's integrity: counts, answers, images, gold in options, ids, axes, leakage."""
+    """Check a benchmark's integrity: counts, answers, images, gold in options, ids, axes, leakage.
+
+    Over 60 lines only because typer declares each of its options in the signature.
+    """
     from medlens.api import load_benchmark
     from medlens.checks.check import run_checks
     from medlens.checks.leakage import sibling_benchmarks

@@ -47,7 +47,10 @@ def slice_run(
     score: Annotated[str, typer.Option("--score", help=SCORE_HELP)] = "rules",
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout")] = False,
 ) -> None:
-    """Slice a run: n, score, 95% CI, random baseline and unparsed rate per cell."""
+    """Slice a run: n, score, 95% CI, random baseline and unparsed rate per cell.
+
+    Over 60 lines only because typer declares each option in the signature.
+    """
     from medlens.analysis.score_source import coverage_warnings, parse_score_source
     from medlens.analysis.slices import apply_where, cube, load_slice_table, worst_cells
     from medlens.core.where import parse_where
