@@ -16,7 +16,10 @@ if TYPE_CHECKING:
 _STYLE = {"pass": "green", "fail": "bold red", "warn": "yellow", "info": "cyan"}
 
 
-@command("check")
+@command(
+    "check",
+    help="Check a benchmark's integrity: counts, answers, images, gold in options, ids, axes, leakage.",
+)
 def check(
     spec: Annotated[str, typer.Argument(help="Benchmark spec, e.g. slake:data/slake?split=test")],
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout")] = False,

@@ -26,7 +26,10 @@ NO_MATCH = "no items with a record match the filter"
 ALL_ERRORED = "no scored items: every matching item errored (see `medlens report`)"
 
 
-@command("slice")
+@command(
+    "slice",
+    help="Slice a run: n, score, 95% CI, random baseline and unparsed rate per cell.",
+)
 def slice_run(
     run: Annotated[Path, typer.Argument(help="Run directory")],
     by: Annotated[
