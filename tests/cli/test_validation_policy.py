@@ -3,7 +3,9 @@ unknown ids, run names, --min-n, --where syntax and values, compare A A, missing
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer.main
@@ -106,3 +108,34 @@ def test_help_has_no_developer_notes() -> None:
         text = runner.invoke(app, [name, "--help"], env={"COLUMNS": "200"}).output
         for note in ("60 lines", "typer", "signature", "(help: HELP)"):
             assert note not in text, (name, note)
+
+
+def _commands(group: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    for name, command in group.commands.items():
+        if hasattr(command, "commands"):
+            yield from _commands(command, (*path, name))
+        else:
+            yield (*path, name), command
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.replace("│", " ").split())
+
+
+def test_help_shows_every_help_text_as_written() -> None:
+    """Square brackets are not console markup (`'medlens[overlap]'`, `{axis: [values]}` lost
+    theirs) and a summary wrapped in the source is one line in the command list."""
+    root = typer.main.get_command(app)
+    listing = _flat(runner.invoke(app, ["--help"], env={"COLUMNS": "2000"}).output)
+    for name, command in root.commands.items():  # type: ignore[attr-defined]
+        summary = _flat((command.help or "").split("\n\n")[0])
+        assert summary in listing, name
+    for path, command in _commands(root):
+        text = _flat(runner.invoke(app, [*path, "--help"], env={"COLUMNS": "2000"}).output)
+        assert _flat((command.help or "").split("\n\n")[0]) in text, path
+        for param in command.params:
+            if getattr(param, "help", None):
+                assert _flat(param.help) in text, (path, param.name)
+    assert "'medlens[overlap]'" in listing
+    raw = runner.invoke(app, ["--help"], env={"COLUMNS": "2000"}).output.splitlines()
+    assert any("differ, grouped by the rules" in line for line in raw)

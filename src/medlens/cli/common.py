@@ -25,11 +25,12 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from medlens.cli.help_format import LiteralHelpCommand, LiteralHelpGroup
 from medlens.core.errors import EXIT_STORAGE, MedlensError, StorageError
 from medlens.core.terminal import terminal_safe
 
 
-class OneLineErrors(typer.core.TyperGroup):
+class OneLineErrors(LiteralHelpGroup):
     """Usage errors (a missing option, a value of the wrong type) as one `medlens: error:` line
     with exit code 2, like every other error, instead of click's boxed usage text."""
 
@@ -111,7 +112,7 @@ def command(name: str | None = None, **kwargs: Any) -> Callable[[F], F]:
     """Register a command whose user errors print one line and exit 2, and Ctrl-C exits 130."""
 
     def decorate(function: F) -> F:
-        app.command(name, **kwargs)(with_error_policy(function))
+        app.command(name, cls=LiteralHelpCommand, **kwargs)(with_error_policy(function))
         return function
 
     return decorate

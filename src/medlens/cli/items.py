@@ -11,10 +11,12 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from medlens.cli.common import app, console, err_console, with_error_policy
+from medlens.cli.help_format import LiteralHelpCommand, LiteralHelpGroup
 
 items_app = typer.Typer(
     help="Item science: an item bank from many runs, design-based samples, the item audit.",
     no_args_is_help=True,
+    cls=LiteralHelpGroup,
 )
 app.add_typer(items_app, name="items")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -24,7 +26,7 @@ def subcommand(name: str) -> Callable[[F], F]:
     """An ``items`` subcommand with the CLI's error policy (one line, exit 2; Ctrl-C 130)."""
 
     def decorate(function: F) -> F:
-        items_app.command(name)(with_error_policy(function))
+        items_app.command(name, cls=LiteralHelpCommand)(with_error_policy(function))
         return function
 
     return decorate

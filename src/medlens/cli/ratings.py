@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from medlens.cli.common import SCORE_HELP, app, console, err_console, with_error_policy
+from medlens.cli.help_format import LiteralHelpCommand, LiteralHelpGroup
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
 ratings_app = typer.Typer(
     help="Human rating studies: blinded sheets out, filled sheets in, with CIs and agreement.",
     no_args_is_help=True,
+    cls=LiteralHelpGroup,
 )
 app.add_typer(ratings_app, name="ratings")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -31,7 +33,7 @@ def subcommand(name: str) -> Callable[[F], F]:
     """A ``ratings`` subcommand with the CLI's error policy (one line, exit 2; Ctrl-C 130)."""
 
     def decorate(function: F) -> F:
-        ratings_app.command(name)(with_error_policy(function))
+        ratings_app.command(name, cls=LiteralHelpCommand)(with_error_policy(function))
         return function
 
     return decorate

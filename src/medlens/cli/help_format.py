@@ -1,0 +1,74 @@
+"""``--help`` shows help text as written.
+
+typer's rich help reads square brackets in help text as console markup and drops them
+(``pip install 'medlens[overlap]'`` came out as ``'medlens'``, ``{axis: [values]}`` as
+``{axis: }``), and its command list keeps a docstring's line breaks, so a summary wrapped in the
+source broke mid-sentence. medlens's help holds no markup, so its prose is rendered literally
+and a command's summary as one line. typer has no setting for that (its ``rich_markup_mode``
+is rich markup, Markdown, or click's plain help without the panels), so the two text builders of
+``typer.rich_utils`` are replaced — only when help is printed, since typer imports that module
+only then."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import typer.core
+from rich.text import Text
+
+_patched = False
+
+
+def _literal_rich_text(*, text: str, style: str = "", markup_mode: Any) -> Any:
+    """Help prose as written (typer's builder parses it as rich markup); Markdown stays Markdown."""
+    from typer import rich_utils
+
+    if markup_mode == rich_utils.MARKUP_MODE_MARKDOWN:
+        return _typer_rich_text(text=text, style=style, markup_mode=markup_mode)
+    cleaned = inspect.cleandoc(text)
+    if "\x1b" in cleaned:  # text carrying its own colours, as typer allows
+        return rich_utils.highlighter(Text.from_ansi(cleaned, style=style))
+    return rich_utils.highlighter(Text(cleaned, style=style))
+
+
+def _one_line_command_help(*, help_text: str, markup_mode: Any) -> Any:
+    """A command's summary in the command list: its first paragraph on one line."""
+    first = inspect.cleandoc(help_text).split("\n\n")[0]
+    return _typer_command_help(help_text=" ".join(first.split()), markup_mode=markup_mode)
+
+
+def use_literal_help() -> None:
+    """Replace typer's help-text builders (once)."""
+    global _patched, _typer_rich_text, _typer_command_help
+    if _patched:
+        return
+    from typer import rich_utils
+
+    _typer_rich_text, _typer_command_help = (
+        rich_utils._make_rich_text,
+        rich_utils._make_command_help,
+    )
+    rich_utils._make_rich_text = _literal_rich_text
+    rich_utils._make_command_help = _one_line_command_help
+    _patched = True
+
+
+_typer_rich_text: Any = None
+_typer_command_help: Any = None
+
+
+class LiteralHelpGroup(typer.core.TyperGroup):
+    """A command group whose ``--help`` shows help text as written."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        use_literal_help()
+        super().format_help(ctx, formatter)
+
+
+class LiteralHelpCommand(typer.core.TyperCommand):
+    """A command whose ``--help`` shows help text as written."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        use_literal_help()
+        super().format_help(ctx, formatter)
