@@ -7,11 +7,13 @@ Once the study's full runs have finished, for each benchmark with sampled runs t
    there are at least 5, and written to ``<study>/items/<benchmark>/bank.json`` beside
    ``bank-runs.json`` (each run's records.jsonl hash); a rerun whose full runs did not change
    reuses it, and one with a new or grown full run refits it;
-2. the design subset (``medlens items sample``: strata by the benchmark's ``stratify`` axes and
-   the bank's predicted difficulty, inclusion probabilities recorded in ``subset.json``, seeded
-   with the study's seed) is drawn once, to ``<study>/items/<benchmark>/subset.jsonl`` (``.tsv``
+2. the design subset (``medlens items sample`` with its default unit, single items: strata by the
+   benchmark's ``stratify`` axes and the bank's predicted difficulty, inclusion probabilities
+   recorded in ``subset.json``, seeded with the study's seed) is drawn once, to ``<study>/items/<benchmark>/subset.jsonl`` (``.tsv``
    for a TSV source), and kept: every sampled model of the study, now or added later, answers
-   those items. A refitted bank does not redraw it; the estimate then uses the new bank (any
+   those items (a subset drawn before item units existed keeps its images as units: its
+   ``subset.json`` records no ``unit``, and the estimate reads it as a design of images). A
+   refitted bank does not redraw it; the estimate then uses the new bank (any
    bank fitted without the sampled runs keeps the AIPW estimate design-unbiased);
 3. the sampled runs are previewed on the subset as ``run --dry-run`` would, and run.
 
@@ -107,7 +109,7 @@ def check_sample_sizes(plan: StudyPlan, loaded: Mapping[str, LoadedBenchmark]) -
         if shared.n < fewest:
             raise InputError(study.path, where,
                              f"{shared.n}: too few items for the design on benchmark "
-                             f"{shared.benchmark!r} (2 images per stratum of "
+                             f"{shared.benchmark!r} (2 items per stratum of "
                              f"{entry.stratify or 'the benchmark'}): at least {fewest}")  # fmt: skip
 
 
@@ -255,7 +257,7 @@ def plan_lines(plan: StudyPlan) -> list[str]:
             f"sampling {shared.benchmark}: {len(shared.full)} full runs → item bank "
             f"{shared.folder / BANK} (refitted only when the full runs change) → "
             + (f"design subset {shared.subset} (drawn before: kept)" if drawn else
-               f"design subset of {shared.n} items (strata: {strata}; seed "
+               f"design subset of {shared.n} items (single items drawn; strata: {strata}; seed "
                f"{plan.study.seed}) → {shared.subset}")
             + f" → {len(shared.sampled)} sampled runs ({', '.join(j.key for j in shared.sampled)})"
             f", shown on the boards as estimates with intervals"
