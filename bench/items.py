@@ -147,7 +147,18 @@ def coverage(args: argparse.Namespace) -> None:
         c = hit.mean()
         print(f"  {cell:>19}: coverage {c:.1%} ± {math.sqrt(c * (1 - c) / len(hit)):.1%} (MC s.e.), "
               f"MAE {np.abs(err).mean():.4f}, mean half-width {half.mean():.4f} vs Wilson "
-              f"{wil.mean():.4f} (ratio {half.mean() / wil.mean():.2f}), flagged extrapolating {extra.mean():.0%}")  # fmt: skip
+              f"{wil.mean():.4f} (ratio {half.mean() / wil.mean():.3f}{_ratio_se(half, wil, args.worlds)}), "
+              f"flagged extrapolating {extra.mean():.0%}")  # fmt: skip
+
+
+def _ratio_se(half: np.ndarray, wilson: np.ndarray, worlds: int) -> str:
+    """The ratio's Monte Carlo error: the s.e. of the per-world ratios (worlds differ more than
+    repetitions within one), as text."""
+    if worlds < 2:
+        return ""
+    ratios = [h.mean() / w.mean() for h, w in zip(np.array_split(half, worlds),
+                                                  np.array_split(wilson, worlds), strict=True)]  # fmt: skip
+    return f" ± {np.std(ratios, ddof=1) / math.sqrt(worlds):.3f} over worlds"
 
 
 def audit_world(

@@ -39,6 +39,7 @@ from medlens.core.where import check_axes
 from medlens.execution.dry_run import plan_run
 from medlens.execution.evaluate import LoadedBenchmark, load_items
 from medlens.execution.selection import parse_stratify
+from medlens.items.estimate import design_unit
 from medlens.items.responses import MIN_RUNS
 from medlens.items.sample import smallest_n
 from medlens.runs.files import write_atomic
@@ -215,6 +216,7 @@ def _record_entry(
     return {
         "n": shared.n,
         "items": sidecar.get("n_items"),
+        "unit": design_unit(sidecar.get("design") or {}),
         "bank": str((shared.folder / BANK).relative_to(plan.folder)),
         "subset": str(shared.subset.relative_to(plan.folder)),
         "full_runs": [job.key for job in finished],
