@@ -2,10 +2,11 @@
 results.json of a run on the subset (they carry the design), at a GMAI-sized benchmark.
 
     .venv/bin/python bench/design_record.py [--items 26000] [--per-image 2] [--n 500] [--runs 5]
+                                            [--unit item|image]
 
 Writes a jsonl benchmark of `--items` four-option items (`--per-image` questions per image) and
 `--runs` runs on it whose answers follow a 2PL, fits the bank (``items fit``), draws `--n` items
-(``items sample --stratify modality``), runs the ``random`` model on the subset (``medlens run``)
+(``items sample --stratify modality --unit UNIT``), runs the ``random`` model on the subset (``medlens run``)
 and prints each file's size, then checks that ``medlens estimate`` reads the run.
 """
 
@@ -73,6 +74,7 @@ def main() -> None:
     parser.add_argument("--per-image", type=int, default=2)
     parser.add_argument("--n", type=int, default=500)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--unit", choices=("item", "image"), default="item")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -82,13 +84,13 @@ def main() -> None:
         invoke("items", "fit", *runs, "--output", root / "bank.json")
         subset = root / "sub" / "subset.jsonl"
         invoke("items", "sample", f"jsonl:{bench}", "--bank", root / "bank.json", "--n", args.n,
-               "--stratify", "modality", "--output", subset)  # fmt: skip
+               "--stratify", "modality", "--unit", args.unit, "--output", subset)  # fmt: skip
         invoke("run", "--bench", f"jsonl:{subset}", "--model", "random", "--out", root / "out",
                "--name", "new")  # fmt: skip
         estimate = json.loads(invoke("estimate", root / "out" / "new", "--bank", root / "bank.json",
                                      "--json"))  # fmt: skip
         run = root / "out" / "new"
-        print(f"{args.items} items ({args.per_image} per image), n={args.n}:")
+        print(f"{args.items} items ({args.per_image} per image), n={args.n}, {args.unit} units:")
         for path in (subset.parent / "subset.json", run / "run.json", run / "results.json"):
             print(f"  {path.name}: {path.stat().st_size / 1e3:,.1f} kB")
         print(

@@ -2,6 +2,7 @@
 audit precision and recall, and the item model's fit time and memory.
 
     .venv/bin/python bench/items.py [--worlds 10] [--reps 100] [--items 2000] [--n 300]
+                                    [--units item,image]
                                     [--audit-reps 10] [--fit-items 26000] [--fit-runs 50]
 
 A world: a benchmark of `--items` four-option items on images (1–4 questions each, an image
@@ -9,7 +10,8 @@ effect shared by its questions), three skills (each item loads mostly on its dep
 and model *families* with different skill profiles. The bank is fitted on 20 calibration models
 of families 1–3 (abilities in [−1, 1]). Per repetition a new model answers every item (its
 realised full-benchmark score is the truth), `items sample` draws `--n` items (stratified by
-department and predicted difficulty, images as units) and `estimate` runs on them:
+department and predicted difficulty; `--units`: single items, the default design, and whole images,
+on the same answers) and `estimate` runs on them:
 
 - interpolating: a family 1–3 model inside the calibration range;
 - extrapolating: a family-4 model (another skill profile) stronger than every calibration model.
@@ -101,10 +103,10 @@ def calibrate(world: World, rng: np.random.Generator, n_models: int = 20) -> Ban
 
 
 def one_estimate(
-    world: World, bank: Bank, y: np.ndarray, n: int, seed: int
+    world: World, bank: Bank, y: np.ndarray, n: int, seed: int, unit: str
 ) -> tuple[float, float, float, float, bool]:
     """(estimate − truth, covered, half-width, Wilson half-width, extrapolating)."""
-    layout = _design(bank, world.items, n, seed, ("department",))
+    layout = _design(bank, world.items, n, seed, ("department",), unit)
     scores = {item.id: float(v) for item, v in zip(world.items, y, strict=True)}
     found = _estimate(bank, RunDesign(Path("run"), layout, scores), None)
     truth = float(y.mean())
@@ -119,9 +121,9 @@ def one_estimate(
 
 
 def coverage(args: argparse.Namespace) -> None:
+    units = args.units.split(",")
     cells: dict[str, list[tuple[float, float, float, float, bool]]] = {
-        "interpolating": [],
-        "extrapolating": [],
+        f"{unit} {cell}": [] for unit in units for cell in ("interpolating", "extrapolating")
     }
     for w in range(args.worlds):
         rng = np.random.default_rng(1000 + w)
@@ -132,7 +134,10 @@ def coverage(args: argparse.Namespace) -> None:
             outside = world.p_correct(2.5, 3, rng)
             for cell, p in (("interpolating", inside), ("extrapolating", outside)):
                 y = (rng.random(len(p)) < p).astype(float)
-                cells[cell].append(one_estimate(world, bank, y, args.n, seed=rep))
+                for unit in units:  # the same answers under each design
+                    cells[f"{unit} {cell}"].append(
+                        one_estimate(world, bank, y, args.n, rep, unit)
+                    )
     reps = args.worlds * args.reps
     print(
         f"estimate: {args.worlds} worlds × {args.reps} reps = {reps} per cell; {args.items} items, n ≈ {args.n}"
@@ -140,9 +145,20 @@ def coverage(args: argparse.Namespace) -> None:
     for cell, rows in cells.items():
         err, hit, half, wil, extra = (np.array(col) for col in zip(*rows, strict=True))
         c = hit.mean()
-        print(f"  {cell:>13}: coverage {c:.1%} ± {math.sqrt(c * (1 - c) / len(hit)):.1%} (MC s.e.), "
+        print(f"  {cell:>19}: coverage {c:.1%} ± {math.sqrt(c * (1 - c) / len(hit)):.1%} (MC s.e.), "
               f"MAE {np.abs(err).mean():.4f}, mean half-width {half.mean():.4f} vs Wilson "
-              f"{wil.mean():.4f} (ratio {half.mean() / wil.mean():.2f}), flagged extrapolating {extra.mean():.0%}")  # fmt: skip
+              f"{wil.mean():.4f} (ratio {half.mean() / wil.mean():.3f}{_ratio_se(half, wil, args.worlds)}), "
+              f"flagged extrapolating {extra.mean():.0%}")  # fmt: skip
+
+
+def _ratio_se(half: np.ndarray, wilson: np.ndarray, worlds: int) -> str:
+    """The ratio's Monte Carlo error: the s.e. of the per-world ratios (worlds differ more than
+    repetitions within one), as text."""
+    if worlds < 2:
+        return ""
+    ratios = [h.mean() / w.mean() for h, w in zip(np.array_split(half, worlds),
+                                                  np.array_split(wilson, worlds), strict=True)]  # fmt: skip
+    return f" ± {np.std(ratios, ddof=1) / math.sqrt(worlds):.3f} over worlds"
 
 
 def audit_world(
@@ -229,6 +245,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=100)
     parser.add_argument("--items", type=int, default=2000)
     parser.add_argument("--n", type=int, default=300)
+    parser.add_argument("--units", default="item,image", help="designs to measure: item,image")
     parser.add_argument("--audit-reps", type=int, default=10)
     parser.add_argument("--fit-items", type=int, default=26000)
     parser.add_argument("--fit-runs", type=int, default=50)

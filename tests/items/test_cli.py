@@ -70,10 +70,11 @@ def test_sample_estimate_round_trip(
     bench, _, bank = calibrated
     subset = tmp_path / "sub" / "s.jsonl"
     result = invoke("items", "sample", f"jsonl:{bench}", "--bank", bank, "--n", 30,
-                    "--stratify", "modality", "--output", subset)  # fmt: skip
+                    "--stratify", "modality", "--unit", "image", "--output", subset)  # fmt: skip
     assert result.exit_code == 0, result.output
     sidecar = json.loads((subset.parent / "subset.json").read_text())
     layout = sidecar["design"]
+    assert layout["unit"] == "image"
     assert sum(s["population_items"] for s in layout["strata"].values()) == 90
     units = {u for s in layout["strata"].values() for u in s["units"]}
     assert len(units) == 30  # 3 questions per image: images are the units

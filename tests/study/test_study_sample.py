@@ -16,6 +16,7 @@ from typer.testing import CliRunner, Result
 
 from items_fixtures import write_bench, write_runs
 from medlens.cli import app
+from medlens.runs.store import spec_hash
 from study_fixtures import record_ids, write_study
 
 N_ITEMS, N = 60, 24
@@ -62,7 +63,7 @@ def test_sampled_models_share_one_design_subset_and_show_estimates(
     for key in ("s0--b", "s1--b"):  # the same items, exactly the subset's
         assert sorted(record_ids(folder / "runs" / key)) == sorted(drawn)
         design = read(folder / "runs" / key / "run.json")["spec"]["subset"]["design"]
-        assert design["seed"] == 0 and design["n_requested"] == N
+        assert design["seed"] == 0 and design["n_requested"] == N and design["unit"] == "item"
     assert len(record_ids(folder / "runs" / "m0--b")) == N_ITEMS
     bank = read(folder / "items" / "b" / "bank.json")
     assert sorted(bank["runs"]) == [f"m{k}--b" for k in range(6)]  # full runs only
@@ -82,6 +83,7 @@ def test_sampled_models_share_one_design_subset_and_show_estimates(
     assert cells["s1"]["score"] == rows["s1"]["estimate"] and cells["s1"]["benchmark"] == "jsonl"
     sampling = read(folder / "study.json")["sampling"]["b"]
     assert sampling["bank_fitted"] and sampling["subset_drawn"] and sampling["items"] == len(drawn)
+    assert sampling["unit"] == "item"
     assert read(folder / "study.json")["plan"]["runs"]["s0--b"]["sample"] == N
     estimate = CliRunner().invoke(app, ["estimate", str(folder / "runs" / "s0--b"), "--bank",
                                         str(folder / "items" / "b" / "bank.json"), "--json"])  # fmt: skip
@@ -114,6 +116,32 @@ def test_a_rerun_resumes_without_refitting_or_redrawing(
     sampling = read(folder / "study.json")["sampling"]["b"]
     assert not sampling["bank_fitted"] and not sampling["subset_drawn"]
     assert read(folder / "boards" / "b.json")["estimated"][0]["label"].startswith("estimated")
+
+
+def test_a_subset_drawn_before_units_could_be_chosen_is_kept_and_read_as_images(
+    tmp_path: Path, answers: tuple[Path, list[Path]]
+) -> None:
+    bench, runs = answers
+    assert study(tmp_path, bench, models(runs)).exit_code == 0
+    folder = tmp_path / "studies" / "s"
+    sidecar = folder / "items" / "b" / "subset.json"
+    older = read(sidecar)
+    del older["design"]["unit"]  # as an earlier medlens wrote it
+    sidecar.write_text(json.dumps(older, indent=1))
+    for key in ("s0--b", "s1--b"):
+        recorded = read(folder / "runs" / key / "run.json")
+        del recorded["spec"]["subset"]["design"]["unit"]
+        recorded["spec_hash"] = spec_hash(recorded["spec"])
+        (folder / "runs" / key / "run.json").write_text(json.dumps(recorded, indent=1))
+    kept = (folder / "items" / "b" / "subset.jsonl").read_bytes()
+    again = study(tmp_path, bench, models(runs))
+    assert again.exit_code == 0, again.output
+    assert (folder / "items" / "b" / "subset.jsonl").read_bytes() == kept
+    sampling = read(folder / "study.json")["sampling"]["b"]
+    assert sampling["unit"] == "image" and not sampling["subset_drawn"]
+    assert "unit" not in read(sidecar)["design"]
+    rows = read(folder / "boards" / "b.json")["estimated"]
+    assert [row["run"] for row in rows] == ["s0", "s1"] and "images" in rows[0]["method"]
 
 
 def test_a_new_full_model_refits_the_bank_and_keeps_the_subset(

@@ -78,6 +78,7 @@ def sample(
     output: Annotated[Path, typer.Option("--output", help="SUBSET.jsonl or SUBSET.tsv")],
     seed: Annotated[int, typer.Option("--seed", help="Seed of the draw")] = 0,
     stratify: Annotated[str | None, typer.Option("--stratify", help="AXIS[,AXIS]: strata besides predicted difficulty")] = None,
+    unit: Annotated[str, typer.Option("--unit", help="item: draw single items (narrower interval); image: draw whole images with all their questions")] = "item",
     force: Annotated[bool, typer.Option("--force", help="Replace an existing output")] = False,
 ) -> None:  # fmt: skip
     """Draw a design-based sample (inclusion probabilities recorded in subset.json)."""
@@ -86,14 +87,15 @@ def sample(
     from medlens.items.sample import sample_subset
 
     content = sample_subset(
-        parse_spec(spec), bank, n, output, seed, parse_stratify(stratify), force
+        parse_spec(spec), bank, n, output, seed, parse_stratify(stratify), force, unit
     )
     if content.get("note"):
         err_console.print(f"note: {content['note']}", highlight=False, markup=False)
     strata = content["design"]["strata"]
     err_console.print(
         f"wrote {content['n_items']} of {content['source']['n_items']} items to {output} "
-        f"({len(strata)} strata, {sum(s['sampled_units'] for s in strata.values())} units; "
+        f"({len(strata)} strata, {sum(s['sampled_units'] for s in strata.values())} "
+        f"{'items' if unit == 'item' else 'units (images)'} drawn; "
         f"design in {output.parent / 'subset.json'})",
         highlight=False, markup=False,
     )  # fmt: skip

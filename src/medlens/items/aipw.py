@@ -15,8 +15,11 @@ instead of widening the interval beyond the plain sample's.
 
     Var̂(μ̂) = Σ_h M_h² (1 − m_h / M_h) s_h² / m_h / N²,   s_h² = sample variance of Y_u − λF_u
 
-(finite-population corrected; the units are images when items share one, so questions on one
-picture count once). The 95% interval is μ̂ ± t(df)·SE with df = Σ m_h − H, clipped to [0, 1].
+(finite-population corrected). The units are what the design drew: single items (``items sample
+--unit item``), whose design variance is exactly this with one item a unit, however the items
+share images, since the draw never takes an image's questions together; or images with all their
+questions (``--unit image``), whose totals Y_u make the variance cluster-aware. The 95% interval
+is μ̂ ± t(df)·SE with df = Σ m_h − H, clipped to [0, 1].
 """
 
 from __future__ import annotations

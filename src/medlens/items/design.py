@@ -1,8 +1,9 @@
-"""A stratified sample of sampling units (images, or items without a shared image) and its
+"""A stratified sample of sampling units (single items, or images with their questions) and its
 inclusion probabilities (numbers and ids only).
 
-Units: items that share an ``image_id`` form one unit (a cluster), so the estimator's variance
-sees questions on one picture together; an item without one is its own unit. A unit belongs to
+Units (:func:`units_of`, from one key per item): with image keys, items that share an
+``image_id`` form one unit (a cluster), so the estimator's variance sees questions on one picture
+together; an item without a key is its own unit (with no keys at all, every item is one). A unit belongs to
 the stratum of its first item. Strata: the benchmark's axes (``--stratify``) crossed with bins of
 predicted difficulty (equal-size bins of the bank's predicted share right at the calibration
 runs' median ability; 1 to 5 bins, about one per 8 units the axis stratum expects). Allocation

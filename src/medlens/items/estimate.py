@@ -4,7 +4,8 @@
 The run's ability is fitted on its sampled items against the bank (weak prior, so a model
 stronger than every calibration run is not pulled back); the bank predicts every population item
 at that ability; :func:`medlens.items.aipw.design_estimate` corrects the predictions with the
-sampled residuals. ``extrapolating`` is true when the ability lies outside the calibration runs'
+sampled residuals, over the units the design drew (its ``unit``: ``item``, or ``image`` — also
+a design recorded before the unit could be chosen). ``extrapolating`` is true when the ability lies outside the calibration runs'
 range or the residual check fails (the λ = 1 residual mean differs from 0 at the 1% level); the
 estimate stays design-unbiased and its interval design-based then, the item model just helps less.
 """
@@ -49,10 +50,14 @@ class Estimate:
     tuning: float
     n_units: int
     by: dict[str, dict[str, Any]] = field(default_factory=dict)
+    unit: str = "image"
+    """The design's sampling unit: ``item`` or ``image`` (a design recorded before units could
+    be chosen drew images)."""
 
     def method_text(self) -> str:
         """How the estimate was made, in a few words (text outputs)."""
-        return (f"AIPW, λ={self.tuning:.2f}, {self.n_units} sampled units, "
+        drawn = "sampled items" if self.unit == "item" else "sampled units (images)"
+        return (f"AIPW, λ={self.tuning:.2f}, {self.n_units} {drawn}, "
                 "finite-population corrected")  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
@@ -70,6 +75,7 @@ class Estimate:
             "ability_se": round(self.ability_se, 4),
             "lambda": round(self.tuning, 4),
             "n_units": self.n_units,
+            "unit": self.unit,
         }
         if self.by:
             out["by"] = self.by
@@ -156,7 +162,13 @@ def _estimate(bank: Bank, run: RunDesign, by: str | None) -> Estimate:
         wilson_ci=(float(lo[0]), float(hi[0])), subset_score=float(y.mean()),
         extrapolating=bool(reasons), reasons=reasons, ability=theta, ability_se=se,
         tuning=whole.tuning, n_units=sum(len(s["sampled"]) for s in strata.values()), by=by_values,
+        unit=design_unit(run.design),
     )  # fmt: skip
+
+
+def design_unit(layout: Mapping[str, Any]) -> str:
+    """The sampling unit a design records; a design recorded without one drew images."""
+    return str(layout.get("unit") or "image")
 
 
 def _samples(

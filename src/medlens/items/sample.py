@@ -1,10 +1,11 @@
 """``medlens items sample``: a design-based subset of a bank's benchmark, written as a subset.
 
 The benchmark is read once to check it is the bank's (same content hash, same ids) and to learn
-each item's axes and image; the design (:mod:`medlens.items.design`) draws units; the subset is
-written by ``medlens subset``'s writer, whose ``subset.json`` gains ``design``: method, bank
-(path, sha256), seed, axes, and per stratum its units (every item's), the drawn ones and their
-inclusion probability. A run on the subset records the sidecar (``spec.subset.design``), so the
+each item's axes and image; the design (:mod:`medlens.items.design`) draws units — single items
+(``--unit item``, the default) or whole images (``--unit image``: the questions on one image form
+one unit); the subset is written by ``medlens subset``'s writer, whose ``subset.json`` gains
+``design``: method, ``unit``, bank (path, sha256), seed, axes, and per stratum its units (every
+item's), the drawn ones and their inclusion probability. A run on the subset records the sidecar (``spec.subset.design``), so the
 run carries its design to ``medlens estimate``.
 """
 
@@ -28,7 +29,12 @@ from medlens.items import design, irt
 from medlens.items.bank import Bank, read_bank
 from medlens.sources import load_benchmark
 
-METHOD = "stratified sample of units (images), Neyman allocation on the bank's predictions"
+UNITS = ("item", "image")
+"""What the design draws: single items (the default) or images with all their questions."""
+METHODS = {
+    "item": "stratified sample of items, Neyman allocation on the bank's predictions",
+    "image": "stratified sample of units (images), Neyman allocation on the bank's predictions",
+}
 
 
 def sample_subset(
@@ -39,10 +45,12 @@ def sample_subset(
     seed: int = 0,
     axes: Sequence[str] = (),
     force: bool = False,
+    unit: str = "item",
 ) -> dict[str, Any]:
     """Draw the sample and write the subset; returns the sidecar's content."""
     if n < 1:
         raise SpecError(f"--n {n}: expected at least 1")
+    check_unit(unit)
     bank = read_bank(bank_path)
     benchmark = load_benchmark(source)
     items = list(benchmark.items())
@@ -51,7 +59,7 @@ def sample_subset(
     check_axes(axes, (*info.axes, "kind"), "--stratify")
     if n > len(items):
         raise SpecError(f"--n {n}: larger than {source} ({len(items)} items)")
-    layout = _design(bank, items, n, seed, tuple(axes))
+    layout = _design(bank, items, n, seed, tuple(axes), unit)
     recipe = Recipe(sample=n, stratify=tuple(axes), seed=seed)
     ids = {
         i
@@ -60,6 +68,20 @@ def sample_subset(
         for i in stratum["units"][u]
     }
     return subset(source, output, recipe, force=force, drawn=Drawn(ids, layout, info.content_hash))
+
+
+def check_unit(unit: str) -> None:
+    """Refuse a sampling unit the design does not know."""
+    if unit not in UNITS:
+        raise SpecError(f"--unit {unit}: expected item or image")
+
+
+def unit_keys(items: Sequence[Item], unit: str) -> list[str]:
+    """Per item the key of its unit: its image (``image``; an item without one is its own
+    unit), or nothing (``item``: every item is its own unit)."""
+    if unit == "image":
+        return [item.meta.get("image_id", "") for item in items]
+    return ["" for _ in items]
 
 
 def _check_bank(bank: Bank, content_hash: str, items: Sequence[Item], spec: str) -> None:
@@ -75,11 +97,16 @@ def _check_bank(bank: Bank, content_hash: str, items: Sequence[Item], spec: str)
 
 
 def _design(
-    bank: Bank, items: Sequence[Item], n: int, seed: int, axes: tuple[str, ...]
+    bank: Bank,
+    items: Sequence[Item],
+    n: int,
+    seed: int,
+    axes: tuple[str, ...],
+    unit: str = "item",
 ) -> dict[str, Any]:
     """Strata, allocation and draw; the ``design`` entry of ``subset.json``."""
     ids = [item.id for item in items]
-    units = design.units_of(ids, [item.meta.get("image_id", "") for item in items])
+    units = design.units_of(ids, unit_keys(items, unit))
     column = {item_id: j for j, item_id in enumerate(bank.ids)}
     order = np.array([column[i] for i in ids])
     thetas = np.array([theta for theta, _ in bank.abilities.values()])
@@ -100,7 +127,8 @@ def _design(
         for key, members in strata.items()
     }
     return {
-        "method": METHOD,
+        "method": METHODS[unit],
+        "unit": unit,
         "bank": {"path": str(bank.path.resolve()), "sha256": bank.sha256},
         "seed": seed,
         "stratify": list(axes),
@@ -110,11 +138,11 @@ def _design(
     }
 
 
-def smallest_n(items: Sequence[Item], axes: Sequence[str]) -> int:
+def smallest_n(items: Sequence[Item], axes: Sequence[str], unit: str = "item") -> int:
     """The fewest items the design accepts on `items` stratified by `axes`: each stratum of the
-    axes needs 2 units (images), and `n` items make about n × units / items units."""
+    axes needs 2 units (items or images), and `n` items make about n × units / items units."""
     ids = [item.id for item in items]
-    units = design.units_of(ids, [item.meta.get("image_id", "") for item in items])
+    units = design.units_of(ids, unit_keys(items, unit))
     by_id = {item.id: item for item in items}
     sizes = Counter("|".join(_axis_value(by_id[members[0]], axis) for axis in axes)
                     for members in units.values())  # fmt: skip

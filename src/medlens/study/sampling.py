@@ -7,11 +7,13 @@ Once the study's full runs have finished, for each benchmark with sampled runs t
    there are at least 5, and written to ``<study>/items/<benchmark>/bank.json`` beside
    ``bank-runs.json`` (each run's records.jsonl hash); a rerun whose full runs did not change
    reuses it, and one with a new or grown full run refits it;
-2. the design subset (``medlens items sample``: strata by the benchmark's ``stratify`` axes and
-   the bank's predicted difficulty, inclusion probabilities recorded in ``subset.json``, seeded
-   with the study's seed) is drawn once, to ``<study>/items/<benchmark>/subset.jsonl`` (``.tsv``
+2. the design subset (``medlens items sample`` with its default unit, single items: strata by the
+   benchmark's ``stratify`` axes and the bank's predicted difficulty, inclusion probabilities
+   recorded in ``subset.json``, seeded with the study's seed) is drawn once, to ``<study>/items/<benchmark>/subset.jsonl`` (``.tsv``
    for a TSV source), and kept: every sampled model of the study, now or added later, answers
-   those items. A refitted bank does not redraw it; the estimate then uses the new bank (any
+   those items (a subset drawn before item units existed keeps its images as units: its
+   ``subset.json`` records no ``unit``, and the estimate reads it as a design of images). A
+   refitted bank does not redraw it; the estimate then uses the new bank (any
    bank fitted without the sampled runs keeps the AIPW estimate design-unbiased);
 3. the sampled runs are previewed on the subset as ``run --dry-run`` would, and run.
 
@@ -37,6 +39,7 @@ from medlens.core.where import check_axes
 from medlens.execution.dry_run import plan_run
 from medlens.execution.evaluate import LoadedBenchmark, load_items
 from medlens.execution.selection import parse_stratify
+from medlens.items.estimate import design_unit
 from medlens.items.responses import MIN_RUNS
 from medlens.items.sample import smallest_n
 from medlens.runs.files import write_atomic
@@ -107,7 +110,7 @@ def check_sample_sizes(plan: StudyPlan, loaded: Mapping[str, LoadedBenchmark]) -
         if shared.n < fewest:
             raise InputError(study.path, where,
                              f"{shared.n}: too few items for the design on benchmark "
-                             f"{shared.benchmark!r} (2 images per stratum of "
+                             f"{shared.benchmark!r} (2 items per stratum of "
                              f"{entry.stratify or 'the benchmark'}): at least {fewest}")  # fmt: skip
 
 
@@ -213,6 +216,7 @@ def _record_entry(
     return {
         "n": shared.n,
         "items": sidecar.get("n_items"),
+        "unit": design_unit(sidecar.get("design") or {}),
         "bank": str((shared.folder / BANK).relative_to(plan.folder)),
         "subset": str(shared.subset.relative_to(plan.folder)),
         "full_runs": [job.key for job in finished],
@@ -255,7 +259,7 @@ def plan_lines(plan: StudyPlan) -> list[str]:
             f"sampling {shared.benchmark}: {len(shared.full)} full runs → item bank "
             f"{shared.folder / BANK} (refitted only when the full runs change) → "
             + (f"design subset {shared.subset} (drawn before: kept)" if drawn else
-               f"design subset of {shared.n} items (strata: {strata}; seed "
+               f"design subset of {shared.n} items (single items drawn; strata: {strata}; seed "
                f"{plan.study.seed}) → {shared.subset}")
             + f" → {len(shared.sampled)} sampled runs ({', '.join(j.key for j in shared.sampled)})"
             f", shown on the boards as estimates with intervals"
