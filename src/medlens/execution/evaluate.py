@@ -20,6 +20,7 @@ from medlens.core.model_info import parse_model_info
 from medlens.core.records import Record
 from medlens.core.specs import Spec
 from medlens.execution.cache import CacheChecks, with_cache
+from medlens.execution.collector import collector_paused, loaded_objects_frozen
 from medlens.execution.dispatch import dispatch_order
 from medlens.execution.execute import run_local
 from medlens.execution.exemplars import Exemplars, load_exemplars, require_reasoning
@@ -219,12 +220,14 @@ def evaluate(
         raise RunLockedError(
             f"{path} is being written by {holder}; wait for it to finish or use another --name"
         )
-    spec, items, model, settings, probe = prepare(options, loaded=loaded)
+    with collector_paused():  # loading makes long-lived objects only: see execution.collector
+        spec, items, model, settings, probe = prepare(options, loaded=loaded)
     check_same_spec(path, spec)
     out_existed, run_existed = options.out.exists(), path.exists()
     note = on_note or (lambda message: None)
     try:
-        with hold_run_lock(path, "medlens run", note=note):
+        frozen = loaded_objects_frozen(options.executor == "local")
+        with hold_run_lock(path, "medlens run", note=note), frozen:
             return _evaluate_locked(
                 options,
                 path,
