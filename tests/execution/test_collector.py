@@ -13,13 +13,14 @@ import pytest
 import medlens.execution.evaluate as evaluation
 from benchfiles import write_jsonl_benchmark
 from cli_runs import named_run
-from medlens.execution.collector import collector_paused, loaded_objects_frozen
+from medlens.execution.collector import RUN_THRESHOLD, collector_paused, loaded_objects_frozen
 
 
 def test_loading_pauses_the_collector_and_the_run_freezes_what_was_loaded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen: dict[str, Any] = {}
+    before = gc.get_threshold()
     prepare, run_local = evaluation.prepare, evaluation.run_local
 
     def watched_prepare(*args: Any, **kwargs: Any) -> Any:
@@ -29,6 +30,7 @@ def test_loading_pauses_the_collector_and_the_run_freezes_what_was_loaded(
     async def watched_run(*args: Any, **kwargs: Any) -> None:
         seen["frozen while running"] = gc.get_freeze_count()
         seen["enabled while running"] = gc.isenabled()
+        seen["threshold while running"] = gc.get_threshold()[0]
         await run_local(*args, **kwargs)
 
     monkeypatch.setattr(evaluation, "prepare", watched_prepare)
@@ -37,14 +39,16 @@ def test_loading_pauses_the_collector_and_the_run_freezes_what_was_loaded(
     named_run(f"jsonl:{bench}", "random?seed=1", tmp_path / "runs", "r")
     assert seen["enabled while loading"] is False
     assert seen["frozen while running"] > 0 and seen["enabled while running"] is True
-    assert gc.isenabled() and gc.get_freeze_count() == 0
+    assert seen["threshold while running"] == RUN_THRESHOLD
+    assert gc.isenabled() and gc.get_freeze_count() == 0 and gc.get_threshold() == before
 
 
 def test_both_end_with_their_block_even_on_an_error() -> None:
+    before = gc.get_threshold()
     with pytest.raises(RuntimeError), collector_paused(), loaded_objects_frozen():
         assert not gc.isenabled() and gc.get_freeze_count() > 0
         raise RuntimeError("the run failed")
-    assert gc.isenabled() and gc.get_freeze_count() == 0
+    assert gc.isenabled() and gc.get_freeze_count() == 0 and gc.get_threshold() == before
     gc.disable()
     try:
         with collector_paused():
@@ -55,8 +59,9 @@ def test_both_end_with_their_block_even_on_an_error() -> None:
 
 
 def test_nothing_is_frozen_when_not_asked_and_a_callers_freeze_is_kept() -> None:
+    before = gc.get_threshold()
     with loaded_objects_frozen(freeze=False):  # a Ray run
-        assert gc.get_freeze_count() == 0
+        assert gc.get_freeze_count() == 0 and gc.get_threshold() == before
     gc.freeze()
     try:
         with loaded_objects_frozen():
