@@ -37,7 +37,7 @@ def medlens_imports(*args: str) -> str:
     return done.stdout.strip().splitlines()[-1]
 
 
-def test_a_replay_imports_neither_pandas_nor_scipy_optimize_and_its_report_no_scipy_or_numpy(tmp_path: Path) -> None:
+def test_a_replay_and_its_json_report_import_neither_pandas_nor_more_scipy(tmp_path: Path) -> None:
     rows = write_gmai_tsv(tmp_path / "GMAI-MMBench_VAL.tsv", n_rows=12)
     predictions = tmp_path / "predictions.tsv"
     with predictions.open("w", encoding="utf-8", newline="") as handle:
