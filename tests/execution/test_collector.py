@@ -21,11 +21,11 @@ def test_loading_pauses_the_collector_and_the_run_freezes_what_was_loaded(
 ) -> None:
     seen: dict[str, Any] = {}
     before = gc.get_threshold()
-    prepare, run_local = evaluation.prepare, evaluation.run_local
+    load_items, run_local = evaluation.load_items, evaluation.run_local
 
-    def watched_prepare(*args: Any, **kwargs: Any) -> Any:
+    def watched_load(*args: Any, **kwargs: Any) -> Any:
         seen["enabled while loading"] = gc.isenabled()
-        return prepare(*args, **kwargs)
+        return load_items(*args, **kwargs)
 
     async def watched_run(*args: Any, **kwargs: Any) -> None:
         seen["frozen while running"] = gc.get_freeze_count()
@@ -33,7 +33,7 @@ def test_loading_pauses_the_collector_and_the_run_freezes_what_was_loaded(
         seen["threshold while running"] = gc.get_threshold()[0]
         await run_local(*args, **kwargs)
 
-    monkeypatch.setattr(evaluation, "prepare", watched_prepare)
+    monkeypatch.setattr(evaluation, "load_items", watched_load)
     monkeypatch.setattr(evaluation, "run_local", watched_run)
     bench = write_jsonl_benchmark(tmp_path, n_items=12)
     named_run(f"jsonl:{bench}", "random?seed=1", tmp_path / "runs", "r")

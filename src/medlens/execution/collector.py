@@ -3,12 +3,13 @@
 Loading a large benchmark allocates hundreds of thousands of long-lived objects (items, their
 options and metadata, a replay's predictions); each time the young generations fill, the
 collector walks them again, and its full collections cost about 0.5 s CPU of re-scoring 26,000
-GMAI answers (issue 36). So the collector is paused while the benchmark loads (bounded work,
-nothing cyclic to free), and for a run on this machine what is then alive is frozen out of its
-scans (``gc.freeze``) while the run executes and its results are built, and the youngest
-generation is collected every 20,000 net allocations instead of 700 (``RUN_THRESHOLD``: the
-young collections then cost ~0.1 s less of that replay); answers, records and everything else
-made meanwhile are still collected. Both end with the run, so a long-lived process (a notebook
+GMAI answers (issue 36). So the collector is paused while the benchmark loads and its items are
+selected and described (bounded work, nothing cyclic to free; not while a model loads), and
+for a run on this machine what is then alive is frozen out of its scans (``gc.freeze``) while
+the run executes and its results are built, and the youngest generation is collected every
+20,000 net allocations instead of 700 (``RUN_THRESHOLD``: the young collections then cost
+~0.1 s less of that replay); answers, records and everything else made meanwhile are still
+collected. Both end with the run, so a long-lived process (a notebook
 calling ``medlens.evaluate``) is left as it was.
 
 A Ray run is left alone: with the loaded objects frozen, the Ray driver of

@@ -88,13 +88,14 @@ def prepare(
     model_name = options.model.name
     MODELS.get(model_name)  # fail on a mistyped model before a long load
     check_run_extras(model_name, options.executor)
-    benchmark, items = loaded if loaded is not None else load_items(options.bench)
-    items, selection = select_run_items(
-        benchmark, items, options.where, options.sample, options.stratify, options.exclude,
-        options.seed,
-    )  # fmt: skip
-    check_reading_modes(options, benchmark.name, items)
-    info = describe(benchmark, items)
+    with collector_paused():  # loading makes long-lived objects only: see execution.collector
+        benchmark, items = loaded if loaded is not None else load_items(options.bench)
+        items, selection = select_run_items(
+            benchmark, items, options.where, options.sample, options.stratify, options.exclude,
+            options.seed,
+        )  # fmt: skip
+        check_reading_modes(options, benchmark.name, items)
+        info = describe(benchmark, items)
     probe, items = probe_items(options, items)
     context = ModelContext(
         items=items,
@@ -220,8 +221,7 @@ def evaluate(
         raise RunLockedError(
             f"{path} is being written by {holder}; wait for it to finish or use another --name"
         )
-    with collector_paused():  # loading makes long-lived objects only: see execution.collector
-        spec, items, model, settings, probe = prepare(options, loaded=loaded)
+    spec, items, model, settings, probe = prepare(options, loaded=loaded)
     check_same_spec(path, spec)
     out_existed, run_existed = options.out.exists(), path.exists()
     note = on_note or (lambda message: None)
