@@ -20,7 +20,14 @@ from typing import Any
 import pytest
 
 from benchfiles import write_jsonl_benchmark
-from medlens.runs.files import JsonLines, canonical_bytes, canonical_json, loads_line
+from medlens.runs.files import (
+    _LONG_NUMBER,
+    JsonLines,
+    canonical_bytes,
+    canonical_json,
+    has_long_digit_run,
+    loads_line,
+)
 from medlens.runs.store import RECORD_BATCH, RunStore
 
 
@@ -106,6 +113,20 @@ def test_a_fingerprint_is_the_sha256_of_the_standard_encoding() -> None:
     }
     expected = hashlib.sha256(standard(payload)).hexdigest()
     assert fingerprint("openai:m?base_url=x", messages, params) == expected
+
+
+def test_the_whole_file_digit_run_check_agrees_with_its_regex() -> None:
+    rng = random.Random(11)
+    alphabet = b"0123456789" * 4 + b' ."e-+:,{}[]\n\xc3\xa9\x00'
+    for _ in range(4000):
+        size = rng.randint(0, 80)
+        data = bytes(rng.choice(alphabet) for _ in range(size))
+        if rng.random() < 0.3:  # runs of 17–21 digits at random places
+            cut = rng.randint(0, size)
+            run = "".join(rng.choice("0123456789") for _ in range(rng.randint(17, 21)))
+            data = data[:cut] + run.encode() + data[cut:]
+        assert has_long_digit_run(data) == (_LONG_NUMBER.search(data) is not None), data
+    assert has_long_digit_run(b"9" * 19) and not has_long_digit_run(b"9" * 18 + b"a" + b"9" * 18)
 
 
 def test_objects_the_standard_encoder_refuses_are_still_refused() -> None:

@@ -125,6 +125,14 @@ def canonical_json(value: Any) -> str:
 
 _LONG_NUMBER = re.compile(rb"[0-9]{19}")
 """19 digits in a row: maybe an integer beyond 64 bits, which orjson reads as a float."""
+_DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"0" * 9)
+
+
+def has_long_digit_run(whole: bytes) -> bool:
+    """``_LONG_NUMBER.search(whole) is not None`` for a whole file, about ten times faster on a
+    file without such a run (the regex steps through 16 MB of items.jsonl in 0.25 s): every
+    digit becomes ``0`` (no other byte is one), then 19 zeros are looked for."""
+    return b"0" * 19 in whole.translate(_DIGITS_TO_ZERO)
 
 
 def loads_line(raw: bytes | str) -> Any:
@@ -144,7 +152,7 @@ def line_reader(whole: bytes) -> Callable[[bytes], Any]:
     """A parser for the lines of `whole` (a file's bytes) that reads each as :func:`loads_line`
     does, with one search of the whole file for long digit runs instead of one per line (that
     search was a third of the cost of a parse)."""
-    if _LONG_NUMBER.search(whole):
+    if has_long_digit_run(whole):
         return loads_line
     parse = orjson.loads
 
@@ -219,7 +227,7 @@ def _line(number: int, raw: bytes) -> Line:
 def _lines(parts: list[bytes], whole: bytes) -> list[Line]:
     """Every part as a :class:`Line` (numbered from 1), as :func:`_line` makes them, with one
     search of `whole` for long digit runs instead of one per line."""
-    if _LONG_NUMBER.search(whole):
+    if has_long_digit_run(whole):
         return [_line(number, raw) for number, raw in enumerate(parts, start=1)]
     parse, out = orjson.loads, []
     for number, raw in enumerate(parts, start=1):
