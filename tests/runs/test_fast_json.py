@@ -20,7 +20,14 @@ from typing import Any
 import pytest
 
 from benchfiles import write_jsonl_benchmark
-from medlens.runs.files import JsonLines, canonical_bytes, canonical_json, loads_line
+from medlens.runs.files import (
+    _LONG_NUMBER,
+    JsonLines,
+    canonical_bytes,
+    canonical_json,
+    has_long_digit_run,
+    loads_line,
+)
 from medlens.runs.store import RECORD_BATCH, RunStore
 
 
@@ -67,6 +74,59 @@ def test_random_floats_and_records_encode_as_the_standard_encoder_does() -> None
             "scores": {"jaccard": rng.choice(floats)}, "option_probs": {"A": rng.random() / 1e6},
         }  # fmt: skip
         assert canonical_bytes(record) == standard(record)
+
+
+def test_keys_known_to_hold_no_float_skip_the_walk_and_encode_alike() -> None:
+    """The fingerprint's fast path (its messages are strings) against the standard encoder."""
+    rng = random.Random(7)
+    floats = random_floats(rng, 300)
+    texts = ["", "é中😀\u2028", "\x00\x1f\x7f", 'q " \\ "1e-5"', "Options:\nA. x\n"]
+    for number in range(300):
+        params = {"temperature": floats[number], "top_p": rng.choice([1e-05, 0.5, 1e16, 3])}
+        if number % 7 == 0:
+            params["nan"] = float("nan")  # the standard encoder's NaN, through the fallback
+        payload = {
+            "model": rng.choice(texts),
+            "messages": [["user", [rng.choice(texts), {"image": "ab" * 32}]]],
+            "params": params,
+        }
+        assert canonical_bytes(payload, float_free=("model", "messages")) == standard(payload)
+    listed = [1e-05, "x"]  # not a dict: walked whole, whatever is named
+    assert canonical_bytes(listed, float_free=("model",)) == standard(listed)
+
+
+def test_a_fingerprint_is_the_sha256_of_the_standard_encoding() -> None:
+    import hashlib
+
+    from medlens.execution.requests import fingerprint
+    from medlens.models.base import ImagePart, Message, TextPart
+
+    messages = [
+        Message("user", (ImagePart(data=b"", sha256="d" * 64, name="0"), TextPart("é 1e-5 \x01"))),
+        Message("assistant", (TextPart("B"),)),
+    ]
+    params = {"temperature": 1e-05, "max_tokens": 16, "stop": ["\n"], "top_p": 1e16}
+    payload = {
+        "model": "openai:m?base_url=x",
+        "messages": [["user", [{"image": "d" * 64}, "é 1e-5 \x01"]], ["assistant", ["B"]]],
+        "params": params,
+    }
+    expected = hashlib.sha256(standard(payload)).hexdigest()
+    assert fingerprint("openai:m?base_url=x", messages, params) == expected
+
+
+def test_the_whole_file_digit_run_check_agrees_with_its_regex() -> None:
+    rng = random.Random(11)
+    alphabet = b"0123456789" * 4 + b' ."e-+:,{}[]\n\xc3\xa9\x00'
+    for _ in range(4000):
+        size = rng.randint(0, 80)
+        data = bytes(rng.choice(alphabet) for _ in range(size))
+        if rng.random() < 0.3:  # runs of 17–21 digits at random places
+            cut = rng.randint(0, size)
+            run = "".join(rng.choice("0123456789") for _ in range(rng.randint(17, 21)))
+            data = data[:cut] + run.encode() + data[cut:]
+        assert has_long_digit_run(data) == (_LONG_NUMBER.search(data) is not None), data
+    assert has_long_digit_run(b"9" * 19) and not has_long_digit_run(b"9" * 18 + b"a" + b"9" * 18)
 
 
 def test_objects_the_standard_encoder_refuses_are_still_refused() -> None:

@@ -27,11 +27,13 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from medlens.analysis.score_source import ScoreSource, sourced_run
-from medlens.analysis.score_table import ScoreTable
 from medlens.runs.store import RunStore
+
+if TYPE_CHECKING:  # numpy and the scoring rules: only where results are rebuilt
+    from medlens.analysis.score_table import ScoreTable
 
 RULES = "rules"
 """The default score source: the records' own (rule) scores."""

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -22,7 +22,9 @@ from medlens.cli.common import command
 from medlens.core.errors import InputError
 from medlens.core.items import Item, ItemKind
 from medlens.core.terminal import terminal_safe_json
-from medlens.extract import Mode, extract
+
+if TYPE_CHECKING:  # the rules load with the command that uses them, not with every command
+    from medlens.extract import Mode
 
 STDIN = "<stdin>"
 
@@ -53,6 +55,7 @@ def extract_command(
     ] = None,
 ) -> None:
     """Read answers from JSON lines {"output": ..., "options": {...}} on stdin, one JSON line out each."""
+    from medlens.extract import extract
     from medlens.extract.vocabulary import use_vocabulary
 
     use_vocabulary(tuple(str(path) for path in vocab or ()))

@@ -20,6 +20,7 @@ from medlens.core.model_info import parse_model_info
 from medlens.core.records import Record
 from medlens.core.specs import Spec
 from medlens.execution.cache import CacheChecks, with_cache
+from medlens.execution.collector import collector_paused, loaded_objects_frozen
 from medlens.execution.dispatch import dispatch_order
 from medlens.execution.execute import run_local
 from medlens.execution.exemplars import Exemplars, load_exemplars, require_reasoning
@@ -87,13 +88,14 @@ def prepare(
     model_name = options.model.name
     MODELS.get(model_name)  # fail on a mistyped model before a long load
     check_run_extras(model_name, options.executor)
-    benchmark, items = loaded if loaded is not None else load_items(options.bench)
-    items, selection = select_run_items(
-        benchmark, items, options.where, options.sample, options.stratify, options.exclude,
-        options.seed,
-    )  # fmt: skip
-    check_reading_modes(options, benchmark.name, items)
-    info = describe(benchmark, items)
+    with collector_paused():  # loading makes long-lived objects only: see execution.collector
+        benchmark, items = loaded if loaded is not None else load_items(options.bench)
+        items, selection = select_run_items(
+            benchmark, items, options.where, options.sample, options.stratify, options.exclude,
+            options.seed,
+        )  # fmt: skip
+        check_reading_modes(options, benchmark.name, items)
+        info = describe(benchmark, items)
     probe, items = probe_items(options, items)
     context = ModelContext(
         items=items,
@@ -224,7 +226,8 @@ def evaluate(
     out_existed, run_existed = options.out.exists(), path.exists()
     note = on_note or (lambda message: None)
     try:
-        with hold_run_lock(path, "medlens run", note=note):
+        frozen = loaded_objects_frozen(options.executor == "local")
+        with hold_run_lock(path, "medlens run", note=note), frozen:
             return _evaluate_locked(
                 options,
                 path,

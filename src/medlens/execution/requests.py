@@ -135,4 +135,9 @@ def fingerprint(model_spec: str, messages: Iterable[Message], params: Mapping[st
         ],
         "params": dict(params),
     }
-    return hashlib.sha256(canonical_bytes(payload)).hexdigest()  # canonical_json's bytes, by orjson
+    # canonical_json's bytes, by orjson; the messages are strings (role, text, image digest)
+    return hashlib.sha256(canonical_bytes(payload, float_free=_STRINGS_ONLY)).hexdigest()
+
+
+_STRINGS_ONLY = frozenset({"model", "messages"})
+"""The fingerprint's parts that hold no float: only its parameters are walked for floats."""

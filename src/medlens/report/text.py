@@ -1,9 +1,8 @@
-"""Terminal (text) and JSON reports."""
+"""Terminal (text) report (the JSON report is `medlens.report.render_json`)."""
 
 from __future__ import annotations
 
 import io
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,11 +28,6 @@ VLMEVAL_COLUMN_NOTE = (
     "finds on its own, or one option's full text), so it differs where an answer needs medlens's "
     "reading"
 )
-
-
-def render_json(run_dir: Path, score: ScoreSource | None = None) -> str:
-    """The results as one JSON object: overall, rates, by-axis cells and the rest of results.json."""
-    return json.dumps(load_results(run_dir, score), indent=2, ensure_ascii=False) + "\n"
 
 
 def fmt(value: float | None, digits: int = 3) -> str:
