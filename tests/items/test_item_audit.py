@@ -88,6 +88,30 @@ def test_drop_flagged_reads_the_audit(
     assert "q0" in flagged and kept == {f"q{i}" for i in range(80)} - flagged
 
 
+def test_drop_flagged_refuses_an_audit_of_another_benchmark(
+    audited: tuple[Path, list[Path], list[Path]], tmp_path: Path
+) -> None:
+    bench, runs, _ = audited
+    report = tmp_path / "audit.json"
+    report.write_text(json.dumps(audit_json(*runs)))
+    other_bench = write_bench(tmp_path / "other", 50)
+    out = tmp_path / "clean" / "c.jsonl"
+    out.parent.mkdir()
+    line = one_error_line(
+        invoke("subset", f"jsonl:{other_bench}", "--drop-flagged", report, "--output", out)
+    )
+    assert str(report) in line and "an audit of" in line and str(other_bench) in line
+    assert list(out.parent.iterdir()) == []
+    # an audit without a content hash (`medlens audit --json`) whose flagged ids are no items
+    contamination = tmp_path / "contamination.json"
+    contamination.write_text(json.dumps({"items": [{"id": "nope", "flagged": True}]}))
+    line = one_error_line(
+        invoke("subset", f"jsonl:{bench}", "--drop-flagged", contamination, "--output", out)
+    )
+    assert str(contamination) in line and "'nope'" in line
+    assert list(out.parent.iterdir()) == []
+
+
 def test_markdown_and_html_escape_model_text(
     audited: tuple[Path, list[Path], list[Path]], tmp_path: Path
 ) -> None:

@@ -38,7 +38,7 @@ from medlens.builder.output import (
 from medlens.core.errors import InputError, ItemError, SpecError
 from medlens.core.items import CONTAINER_SOURCES, Benchmark, BenchmarkInfo, ImageRef, Item, describe
 from medlens.core.specs import Spec
-from medlens.execution.selection import Filter, Recipe, sample_ids
+from medlens.execution.selection import Filter, Recipe, flagged_ids, sample_ids
 from medlens.sources import load_benchmark
 from medlens.sources.sidecar import SIDECAR, TSV_LOADERS
 
@@ -57,6 +57,8 @@ class Population:
     spans: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
     images: dict[str, ImageRef] = field(default_factory=dict)
     tsv_path: str = ""
+    every_id: set[str] = field(default_factory=set)
+    """Every item id of the source, kept or not (``--drop-flagged`` is checked against them)."""
 
 
 def subset(
@@ -83,6 +85,7 @@ def subset(
     else:
         population = _scan_items(benchmark, recipe)
     _check_runs(recipe, population.info)
+    _check_flagged(recipe, population)
     chosen = sample_ids(population.strata, recipe, spec) if drawn is None else drawn.ids
     if drawn is not None and drawn.content_hash != population.info.content_hash:
         raise SpecError(
@@ -190,6 +193,7 @@ def _scan_tsv(benchmark: Benchmark, recipe: Recipe) -> Population:
 
     def observe(items: Iterable[Item]) -> Iterator[Item]:
         for item in items:
+            population.every_id.add(item.id)
             if keep.keeps(item.id, item.meta):
                 population.strata.setdefault(keep.stratum(item.meta), []).append(item.id)
                 population.order.append(item.id)
@@ -205,7 +209,7 @@ def _scan_tsv(benchmark: Benchmark, recipe: Recipe) -> Population:
 
 def _scan_items(benchmark: Benchmark, recipe: Recipe) -> Population:
     items = list(benchmark.items())
-    population = Population(info=describe(benchmark, items))
+    population = Population(info=describe(benchmark, items), every_id={i.id for i in items})
     keep = Filter(recipe, population.info.axes)
     for item in items:
         if keep.keeps(item.id, item.meta):
@@ -235,6 +239,33 @@ def _check_runs(recipe: Recipe, source: BenchmarkInfo) -> None:
                 f"--drop-solved-by {run}: that run was made on another benchmark "
                 f"({spec['benchmark'].get('spec')}), not on {source.spec}"
             )
+
+
+def _check_flagged(recipe: Recipe, population: Population) -> None:
+    """``--drop-flagged`` must be an audit of this very benchmark: an item audit names its
+    content hash; every flagged id (of either audit) must be an item of the source, or the
+    subset would silently keep the items the user meant to drop."""
+    if not recipe.drop_flagged:
+        return
+    path, source = Path(recipe.drop_flagged), population.info
+    report = json.loads(path.read_text(encoding="utf-8"))  # read once already (Filter)
+    audited = report.get("benchmark") if isinstance(report.get("benchmark"), dict) else {}
+    content = audited.get("content_hash")
+    if content and content != source.content_hash:
+        raise InputError(
+            path, "field 'benchmark'",
+            f"--drop-flagged: an audit of {audited.get('spec')} (content {str(content)[:12]}), "
+            f"not of {source.spec} (content {source.content_hash[:12]})",
+        )  # fmt: skip
+    unknown = sorted(flagged_ids(path) - population.every_id)
+    if unknown:
+        shown = ", ".join(repr(i) for i in unknown[:5])
+        more = f", … ({len(unknown)} in all)" if len(unknown) > 5 else ""
+        raise InputError(
+            path, "field 'items'",
+            f"--drop-flagged: {len(unknown)} flagged ids are not items of {source.spec}: "
+            f"{shown}{more}",
+        )  # fmt: skip
 
 
 def _copy_rows(population: Population, ids: list[str], staged: Path) -> int:
