@@ -40,6 +40,7 @@ from medlens.core.items import CONTAINER_SOURCES, Benchmark, BenchmarkInfo, Imag
 from medlens.core.specs import Spec
 from medlens.execution.selection import Filter, Recipe, flagged_ids, sample_ids
 from medlens.sources import load_benchmark
+from medlens.sources.answerable import answerable_problems
 from medlens.sources.sidecar import SIDECAR, TSV_LOADERS
 
 SCHEMA = 1
@@ -95,6 +96,8 @@ def subset(
     ids = population.order if chosen is None else [i for i in population.order if i in chosen]
     if not ids:
         raise SpecError(f"{spec}: the selection keeps no items (nothing to write)")
+    if fmt == "jsonl":
+        _check_answerable(output, spec, [population.items[i] for i in ids if i in population.items])
     content: dict[str, Any] = {}
 
     def write(staged: Path, staged_images: Path) -> int:
@@ -239,6 +242,24 @@ def _check_runs(recipe: Recipe, source: BenchmarkInfo) -> None:
                 f"--drop-solved-by {run}: that run was made on another benchmark "
                 f"({spec['benchmark'].get('spec')}), not on {source.spec}"
             )
+
+
+def _check_answerable(output: Path, spec: str, kept: list[Item]) -> None:
+    """A jsonl file refuses items that cannot be answered meaningfully (``sources.answerable``)
+    that their own loader ran with a warning (MedMCQA's 21 items with two identical options):
+    refuse before writing, naming them, instead of failing on the staged file's hidden path."""
+    bad = [(item.id, name, problem) for item in kept for name, problem in answerable_problems(item)]
+    if not bad:
+        return
+    shown = "; ".join(f"id {i!r}, field {name!r}: {problem}" for i, name, problem in bad[:3])
+    rest = sorted({i for i, _, _ in bad[3:]} - {i for i, _, _ in bad[:3]})
+    listed = ", ".join(repr(i) for i in rest[:10]) + (", …" if len(rest) > 10 else "")
+    more = f"; and {len(rest)} more ({listed})" if rest else ""
+    raise SpecError(
+        f"--output {output}: {len({i for i, _, _ in bad})} of the items to write would be refused "
+        f"by the jsonl: loader (`medlens check {spec}` lists them under 'answerable'): {shown}"
+        f"{more}; leave them out with --exclude FILE (one id per line)"
+    )
 
 
 def _check_flagged(recipe: Recipe, population: Population) -> None:
