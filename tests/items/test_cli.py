@@ -162,6 +162,24 @@ def test_bad_bank_file_is_one_line(
     assert str(bad) in line
 
 
+def test_an_audit_report_or_a_list_given_as_bank_is_named_plainly(
+    tmp_path: Path, calibrated: tuple[Path, list[Path], Path]
+) -> None:
+    """No Python exception text ("list indices must be integers…") in the refusal."""
+    _, runs, _ = calibrated
+    audit = tmp_path / "audit.json"
+    found = invoke("items", "audit", *runs, "--json")
+    assert found.exit_code == 0, found.output
+    audit.write_text(found.stdout)
+    line = one_error_line(invoke("items", "audit", *runs, "--bank", audit))
+    assert str(audit) in line and "`medlens items audit` report" in line
+    assert "indices" not in line and "Error" not in line
+    listed = tmp_path / "list.json"
+    listed.write_text("[1, 2]")
+    line = one_error_line(invoke("items", "audit", *runs, "--bank", listed))
+    assert line.endswith("it holds a JSON list, not an object")
+
+
 def test_report_and_board_show_the_estimate(
     calibrated: tuple[Path, list[Path], Path], tmp_path: Path
 ) -> None:
