@@ -104,10 +104,11 @@ def test_missing_required_options_are_one_line(run: Path) -> None:
 
 
 def test_help_has_no_developer_notes() -> None:
-    for name in typer.main.get_command(app).commands:  # type: ignore[attr-defined]
-        text = runner.invoke(app, [name, "--help"], env={"COLUMNS": "200"}).output
-        for note in ("60 lines", "typer", "signature", "(help: HELP)"):
-            assert note not in text, (name, note)
+    """Every command's help, sub-commands too (`ratings export` showed reST ``--protocol``)."""
+    for path, _ in _commands(typer.main.get_command(app)):
+        text = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "200"}).output
+        for note in ("60 lines", "typer", "signature", "(help: HELP)", "``"):
+            assert note not in text, (path, note)
 
 
 def _commands(group: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:

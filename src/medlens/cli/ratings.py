@@ -49,7 +49,7 @@ def export(
     protocol: Annotated[str | None, typer.Option("--protocol", help="equivalence|rubric|medcmr|multimedqa|answer|file:PATH (default: the judge's, else equivalence); answer: experts answer the questions")] = None,
 ) -> None:  # fmt: skip
     """Write a blinded rating sheet (model hidden, items shuffled) plus its instructions;
-    ``--protocol answer``: an answer sheet for experts (the human upper bound)."""
+    with --protocol answer, an answer sheet for experts (the human upper bound)."""
     if protocol == "answer":
         from medlens.ratings.answers import export_answer_sheet
 
