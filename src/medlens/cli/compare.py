@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from medlens.cli.common import SCORE_HELP, command, console, print_warnings
+from medlens.cli.common import SCORE_HELP, command, console, print_warnings, write_json
 from medlens.stats.cells import TOO_FEW_IMAGES
 
 if TYPE_CHECKING:
@@ -46,7 +44,7 @@ def compare(
 
         gap = split_gap(run_a, run_b)
         if as_json:
-            sys.stdout.write(json.dumps({"split_gap": gap}, ensure_ascii=False) + "\n")
+            write_json({"split_gap": gap})
             return
         for line in split_gap_lines(gap):
             console.print(line, markup=False, highlight=False, soft_wrap=True)
@@ -63,7 +61,7 @@ def compare(
     if as_json:
         data = {**result.to_json(), "environment_differ": notes, "shared_cache": shared,
                 "score_warnings": warnings}  # fmt: skip
-        sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+        write_json(data)
         return
     from medlens.analysis.results import imageless
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
 
-from medlens.cli.common import app, console, err_console, with_error_policy
+from medlens.cli.common import app, console, err_console, with_error_policy, write_json, write_text
 from medlens.cli.help_format import LiteralHelpCommand, LiteralHelpGroup
 
 items_app = typer.Typer(
@@ -52,7 +51,7 @@ def fit(
     summary = {"output": str(output), "benchmark": content["benchmark"], "fit": content["fit"],
                "runs": content["runs"], "n_items": len(content["items"])}  # fmt: skip
     if as_json:
-        sys.stdout.write(json.dumps(summary, ensure_ascii=False) + "\n")
+        write_json(summary)
         return
     fitted = content["fit"]
     console.print(
@@ -118,16 +117,16 @@ def audit(
         raise SpecError(f"--format {fmt}: expected text, md or html")
     content = run_audit(runs, bank, probe_runs or [])
     if as_json:
-        sys.stdout.write(json.dumps(content, ensure_ascii=False) + "\n")
+        write_json(content)
     elif fmt == "md":
         from medlens.report.items_audit import audit_markdown
 
-        sys.stdout.write(audit_markdown(content, top))
+        write_text(audit_markdown(content, top))
     elif fmt == "html":
         from medlens.report.items_audit import audit_html
         from medlens.runs.store import RunStore
 
-        sys.stdout.write(
+        write_text(
             audit_html(content, RunStore.open(runs[0]).items(), [str(r) for r in runs], top)
         )
     else:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from medlens.cli.common import SCORE_HELP, command, console, print_warnings
+from medlens.cli.common import SCORE_HELP, command, console, print_warnings, write_json
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -88,7 +86,7 @@ def slice_run(
             "score_warnings": warnings,
             **({"levels": [row.to_json() for row in levels]} if levels else {}),
         }
-        sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+        write_json(payload)
         return
     from medlens.analysis.results import imageless
 
