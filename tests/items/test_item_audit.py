@@ -112,6 +112,23 @@ def test_drop_flagged_refuses_an_audit_of_another_benchmark(
     assert list(out.parent.iterdir()) == []
 
 
+def test_audit_formats_and_output_file_as_report_and_board(
+    audited: tuple[Path, list[Path], list[Path]], tmp_path: Path
+) -> None:
+    """`-f json` is `--json`, `-o FILE` writes the page (html is a file, as for report/board)."""
+    _, runs, _ = audited
+    as_format = invoke("items", "audit", *runs, "-f", "json")
+    assert as_format.exit_code == 0, as_format.output
+    assert json.loads(as_format.stdout) == audit_json(*runs)
+    page = tmp_path / "out" / "audit.html"
+    written = invoke("items", "audit", *runs, "-f", "html", "-o", page)
+    assert written.exit_code == 0, written.output
+    assert page.read_text(encoding="utf-8").lstrip().lower().startswith("<!doctype html")
+    assert "<html" not in written.stdout
+    line = one_error_line(invoke("items", "audit", *runs, "--top", "0"))
+    assert "--top 0" in line
+
+
 def test_markdown_and_html_escape_model_text(
     audited: tuple[Path, list[Path], list[Path]], tmp_path: Path
 ) -> None:
