@@ -220,6 +220,23 @@ def test_fit_refuses_an_output_folder_that_does_not_exist(
     assert not out.parent.exists()
 
 
+def test_fit_never_replaces_a_file_without_force(
+    calibrated: tuple[Path, list[Path], Path], tmp_path: Path
+) -> None:
+    """A mistyped --output (a run's records.jsonl) was overwritten by the bank."""
+    _, runs, bank = calibrated
+    records = runs[0] / "records.jsonl"
+    before = records.read_bytes()
+    line = one_error_line(invoke("items", "fit", *runs, "--output", records))
+    assert str(records) in line and "--force" in line
+    assert records.read_bytes() == before
+    assert str(runs[0]) in one_error_line(invoke("items", "fit", *runs, "--output", runs[0]))
+    old = bank.read_bytes()
+    again = invoke("items", "fit", *runs, "--output", bank, "--force")
+    assert again.exit_code == 0, again.output
+    assert bank.read_bytes() == old  # deterministic
+
+
 def test_sample_refuses_n_above_the_benchmark(
     calibrated: tuple[Path, list[Path], Path], tmp_path: Path
 ) -> None:

@@ -48,6 +48,7 @@ def fit(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the bank's fit summary as JSON")
     ] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing output")] = False,
 ) -> None:
     """Fit an item response model (2PL, chance as guessing floor) from many runs' answers."""
     from medlens.core.errors import SpecError
@@ -56,6 +57,10 @@ def fit(
 
     if not output.parent.is_dir():
         raise SpecError(f"--output {output}: the folder {output.parent} does not exist")
+    if output.is_dir():
+        raise SpecError(f"--output {output}: is a folder; give a file name (BANK.json)")
+    if output.exists() and not force:
+        raise SpecError(f"--output {output}: exists; give --force to replace it")
     content = fit_bank(runs)
     write_atomic(output, json.dumps(content, ensure_ascii=False, indent=1) + "\n")
     summary = {"output": str(output), "benchmark": content["benchmark"], "fit": content["fit"],
