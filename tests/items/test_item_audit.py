@@ -112,6 +112,24 @@ def test_drop_flagged_refuses_an_audit_of_another_benchmark(
     assert list(out.parent.iterdir()) == []
 
 
+def test_an_audit_of_runs_on_a_subset_cleans_the_subsets_source(tmp_path: Path) -> None:
+    """The audit names the subset's content; subset.json beside it says it was cut from the
+    source, so --drop-flagged on the source is no "audit of another benchmark"."""
+    bench = write_bench(tmp_path / "bench", 80)
+    cut = tmp_path / "cut" / "s.jsonl"
+    made = invoke("subset", f"jsonl:{bench}", "--sample", 60, "--output", cut)
+    assert made.exit_code == 0, made.output
+    runs = write_runs(tmp_path / "runs", cut, ABILITIES, overrides=OVERRIDES)
+    report = tmp_path / "audit.json"
+    report.write_text(json.dumps(audit_json(*runs)))
+    flagged = {r["id"] for r in json.loads(report.read_text())["items"] if r["flagged"]}
+    out = tmp_path / "clean" / "c.jsonl"
+    result = invoke("subset", f"jsonl:{bench}", "--drop-flagged", report, "--output", out)
+    assert result.exit_code == 0, result.output
+    kept = {json.loads(line)["id"] for line in out.read_text().splitlines()}
+    assert flagged and kept == {f"q{i}" for i in range(80)} - flagged
+
+
 def test_audit_formats_and_output_file_as_report_and_board(
     audited: tuple[Path, list[Path], list[Path]], tmp_path: Path
 ) -> None:

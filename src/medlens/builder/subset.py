@@ -35,10 +35,11 @@ from medlens.builder.output import (
     write_jsonl,
     write_tsv,
 )
-from medlens.core.errors import InputError, ItemError, SpecError
+from medlens.core.errors import InputError, ItemError, MedlensError, SpecError
 from medlens.core.items import CONTAINER_SOURCES, Benchmark, BenchmarkInfo, ImageRef, Item, describe
 from medlens.core.specs import Spec
 from medlens.execution.selection import Filter, Recipe, flagged_ids, sample_ids
+from medlens.runs.recorded import stored_spec
 from medlens.sources import load_benchmark
 from medlens.sources.answerable import answerable_problems
 from medlens.sources.sidecar import SIDECAR, TSV_LOADERS
@@ -272,7 +273,7 @@ def _check_flagged(recipe: Recipe, population: Population) -> None:
     report = json.loads(path.read_text(encoding="utf-8"))  # read once already (Filter)
     audited = report.get("benchmark") if isinstance(report.get("benchmark"), dict) else {}
     content = audited.get("content_hash")
-    if content and content != source.content_hash:
+    if content and source.content_hash not in (content, _cut_from(audited)):
         raise InputError(
             path, "field 'benchmark'",
             f"--drop-flagged: an audit of {audited.get('spec')} (content {str(content)[:12]}), "
@@ -287,6 +288,22 @@ def _check_flagged(recipe: Recipe, population: Population) -> None:
             f"--drop-flagged: {len(unknown)} flagged ids are not items of {source.spec}: "
             f"{shown}{more}",
         )  # fmt: skip
+
+
+def _cut_from(audited: dict[str, Any]) -> str | None:
+    """The content hash of the benchmark the audited one was cut from (``subset`` and ``items
+    sample`` write subset.json beside their output), so an audit of runs on a subset can clean
+    its source; None when no such record is found."""
+    try:
+        spec = stored_spec(str(audited.get("spec", "")))
+        folder = Path(spec.argument).expanduser().parent
+        sidecar = json.loads((folder / SIDECAR).read_text(encoding="utf-8"))
+    except (MedlensError, OSError, ValueError):
+        return None
+    if not isinstance(sidecar, dict) or sidecar.get("content_hash") != audited.get("content_hash"):
+        return None
+    found = (sidecar.get("source") or {}).get("content_hash")
+    return str(found) if found else None
 
 
 def _copy_rows(population: Population, ids: list[str], staged: Path) -> int:
