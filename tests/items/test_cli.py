@@ -42,6 +42,23 @@ def test_fit_writes_the_bank_with_the_issues_keys(
     assert again.read_bytes() == bank_path.read_bytes()  # deterministic
 
 
+def test_fit_prints_each_runs_score_with_n_and_interval(
+    calibrated: tuple[Path, list[Path], Path], tmp_path: Path
+) -> None:
+    from scipy.stats import binomtest
+
+    _, runs, bank_path = calibrated
+    result = invoke("items", "fit", *runs, "--output", tmp_path / "b.json")
+    assert result.exit_code == 0, result.output
+    bank = json.loads(bank_path.read_text())
+    for run, values in bank["runs"].items():
+        k, n = round(values["score"] * values["n"]), values["n"]
+        ci = binomtest(k, n).proportion_ci(method="wilsoncc")
+        line = next(x for x in result.stdout.splitlines() if x.strip().startswith(f"{run}:"))
+        assert f"[{ci.low:.1%}, {ci.high:.1%}] (n={n}, Wilson)" in line, line
+    assert "answered by some run" not in result.stdout  # every item was answered
+
+
 def test_fit_refuses_fewer_than_five_runs(
     calibrated: tuple[Path, list[Path], Path], tmp_path: Path
 ) -> None:

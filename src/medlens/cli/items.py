@@ -51,9 +51,12 @@ def fit(
     force: Annotated[bool, typer.Option("--force", help="Replace an existing output")] = False,
 ) -> None:
     """Fit an item response model (2PL, chance as guessing floor) from many runs' answers."""
+    import numpy as np
+
     from medlens.core.errors import SpecError
     from medlens.items.bank import fit_bank
     from medlens.runs.files import write_atomic
+    from medlens.stats.intervals import wilson
 
     if not output.parent.is_dir():
         raise SpecError(f"--output {output}: the folder {output.parent} does not exist")
@@ -79,9 +82,17 @@ def fit(
         f"{fitted['held_out_baseline_log_loss']}; {fitted['held_out_cells']} cells)",
         highlight=False, markup=False,
     )  # fmt: skip
+    answered = sum(1 for item in content["items"].values() if item["n_runs"])
+    if answered < len(content["items"]):
+        console.print(
+            f"{answered} of the {len(content['items'])} items were answered by some run; the "
+            "others keep the prior (difficulty 0, discrimination 1)", highlight=False, markup=False,
+        )  # fmt: skip
     for run, values in sorted(content["runs"].items(), key=lambda kv: -kv[1]["ability"]):
+        lo, hi = wilson(np.array([values["score"] * values["n"]]), np.array([values["n"]]))
         console.print(f"  {run}: ability {values['ability']:+.2f} ± {values['se']:.2f}, "
-                      f"score {values['score']:.1%} (n={values['n']})", highlight=False, markup=False)  # fmt: skip
+                      f"score {values['score']:.1%} [{lo[0]:.1%}, {hi[0]:.1%}] (n={values['n']}, "
+                      "Wilson)", highlight=False, markup=False)  # fmt: skip
 
 
 @subcommand("sample")
