@@ -142,7 +142,7 @@ def paired_table(
         table.add_row(
             Text(", ".join(v for _, v in cell.key) or "overall"),
             str(cell.n),
-            "–" if no_images else str(cell.images),
+            "–" if no_images and cell.images == cell.n else str(cell.images),
             f"{100 * cell.score_a:.1f}",
             f"{100 * cell.score_b:.1f}",
             "–" if cell.random is None else f"{100 * cell.random:.1f}",

@@ -173,7 +173,8 @@ def cell_table(
     """One row per cell: value(s), n, score, CI, random baseline, unparsed and error rates.
 
     `named` labels cells ``axis=value`` (for lists mixing axes, like the worst cells);
-    `no_images`: the run has none, so the images column shows "–".
+    `no_images`: the run has none, so the images column shows "–" where each item is its own
+    cluster (items that share a case id keep their cluster count).
     """
     from rich.table import Table
     from rich.text import Text
@@ -195,7 +196,7 @@ def cell_table(
         table.add_row(
             Text(label + (" *" if cell.small else "")),
             str(cell.n),
-            "–" if no_images else str(cell.images),
+            "–" if no_images and cell.images == cell.n else str(cell.images),
             percent(cell.score),
             ci,
             percent(cell.random),

@@ -112,7 +112,8 @@ def models_table(board: dict[str, Any]) -> BoardTable:
         rows.append([
             t(model_label(m["name"]) + flag, m["name"]), t(m["run"]), num(m["rank"]),
             t(f"{m['rank_ci'][0]}–{m['rank_ci'][1]}", m["rank_ci"][0]), num(m["n"]),
-            t("–") if no_images else num(m["images"]), pct(m["score"]), ci_cell(m["ci"]),
+            t("–") if no_images and m["images"] == m["n"] else num(m["images"]), pct(m["score"]),
+            ci_cell(m["ci"]),
             t(letters.get(m["run"], "")),
         ])  # fmt: skip
     chance = board["chance"]
@@ -170,7 +171,9 @@ def axis_table(
     order = [m["run"] for m in board["models"]]
     labels = run_labels(board)
     columns = list(values)
-    no_images = bool(board.get("imageless"))
+    no_images = bool(board.get("imageless")) and all(
+        cells[0]["images"] == cells[0]["n"] for cells in values.values()
+    )  # every item its own cluster: no image count to show
     counts = {
         value: t(f"{cells[0]['n']}{'' if no_images else ' (' + str(cells[0]['images']) + ')'}"
                  f"{' ' + SMALL if cells[0]['small'] else ''}", cells[0]["n"])
