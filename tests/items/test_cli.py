@@ -113,8 +113,10 @@ def test_sample_estimate_round_trip(
     assert found["population_n"] == 90 and found["n"] == sidecar["n_items"]
     assert found["estimate"] == pytest.approx(1.0)  # the oracle is right everywhere
     assert found["extrapolating"] is True  # stronger than every calibration run
+    assert found["ci"][0] < 0.95 and found["ci"][1] == 1.0  # not the point [1, 1]
     text = invoke("estimate", run, "--bank", bank, "--by", "modality").stdout
     assert "extrapolating" in text and "modality=CT" in text
+    assert "the interval is Wilson's on them" in " ".join(text.split())
 
 
 def test_estimate_refuses_a_run_not_on_a_designed_subset(
