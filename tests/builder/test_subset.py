@@ -284,3 +284,15 @@ def test_a_jsonl_subset_of_medmcqa_names_the_items_its_loader_would_refuse(tmp_p
     assert f"--output {out}:" in lines[0] and "staging" not in lines[0]
     assert "same text" in lines[0] and "--exclude" in lines[0]
     assert list(out.parent.iterdir()) == []
+
+
+def test_a_jsonl_subset_of_a_text_benchmark_leaves_no_empty_images_folder(tmp_path: Path) -> None:
+    from data_paths import realdata_dir
+
+    spec = f"medqa:{realdata_dir('medqa') / 'phrases_no_exclude_test.jsonl'}"
+    out = tmp_path / "mq" / "q.jsonl"
+    code, err = medlens("subset", spec, "--sample", "20", "--output", str(out))
+    assert code == 0, err
+    assert sorted(p.name for p in out.parent.iterdir()) == ["q.jsonl", "subset.json"]
+    ran = CliRunner().invoke(app, ["check", f"jsonl:{out}"])
+    assert ran.exit_code == 0, ran.output
