@@ -132,6 +132,7 @@ def write_json_text(text: str) -> None:
     """JSON text already rendered, on stdout, as :func:`write_json` writes it."""
     sys.stdout.write(terminal_safe_json(text))
 
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_BAD_INPUT = 2

@@ -107,7 +107,9 @@ def _print_text(result: Comparison, no_images: bool = False) -> None:
     if result.by:
         method = next(iter(result.by.values()))[0].adjust if any(result.by.values()) else "none"
         console.print(Text(f"adj. p: p adjusted across each table ({method})"))
-    if not no_images and any(c.images == 1 for c in [result.overall, *(c for v in result.by.values() for c in v)]):
+    if not no_images and any(
+        c.images == 1 for c in [result.overall, *(c for v in result.by.values() for c in v)]
+    ):
         console.print(Text("images = 1: that row speaks for one image's questions only"))
     if result.probe_a or result.probe_b:
         console.print(
