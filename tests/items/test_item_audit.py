@@ -171,3 +171,18 @@ def test_audit_refusals(audited: tuple[Path, list[Path], list[Path]], tmp_path: 
     bank = tmp_path / "bank.json"
     assert invoke("items", "fit", *other_runs, "--output", bank).exit_code == 0
     assert str(bank) in one_error_line(invoke("items", "audit", *runs, "--bank", bank))
+
+
+def test_the_summary_of_items_without_a_modality_reads_as_a_sentence() -> None:
+    """VQA-RAD records no modality: "Solved without the image, (none): 0.0% of 60 items." read
+    as a typo."""
+    from medlens.report.items_audit import summary_lines
+
+    summary = {"n_items": 60, "flag_counts": {"key": 0}, "n_flagged": 0, "saturated_share": 0.0,
+               "signal_to_noise": 1.0, "signal_to_noise_note": "note",
+               "solved_without_image_share": {"(none)": {"share": 0.05, "n": 60},
+                                              "CT": {"share": 0.1, "n": 10}}}  # fmt: skip
+    lines = summary_lines({"summary": summary, "runs": {"a": 0.0}})
+    assert "Solved without the image: 5.0% of 60 items (items without a modality)." in lines
+    assert "Solved without the image, CT: 10.0% of 10 items." in lines
+    assert not any("(none)" in line for line in lines)
