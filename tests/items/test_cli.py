@@ -59,6 +59,18 @@ def test_fit_prints_each_runs_score_with_n_and_interval(
     assert "answered by some run" not in result.stdout  # every item was answered
 
 
+def test_sample_counts_one_stratum_in_the_singular(
+    calibrated: tuple[Path, list[Path], Path], tmp_path: Path
+) -> None:
+    bench, _, bank = calibrated
+    out = tmp_path / "one" / "s.jsonl"
+    result = invoke("items", "sample", f"jsonl:{bench}", "--bank", bank, "--n", 3, "--output", out)
+    assert result.exit_code == 0, result.output
+    strata = json.loads((out.parent / "subset.json").read_text())["design"]["strata"]
+    text = " ".join(result.output.split())
+    assert len(strata) == 1 and "(1 stratum, 3 items drawn;" in text, text
+
+
 def test_fit_refuses_fewer_than_five_runs(
     calibrated: tuple[Path, list[Path], Path], tmp_path: Path
 ) -> None:

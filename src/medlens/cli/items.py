@@ -119,7 +119,8 @@ def sample(
     strata = content["design"]["strata"]
     err_console.print(
         f"wrote {content['n_items']} of {content['source']['n_items']} items to {output} "
-        f"({len(strata)} strata, {sum(s['sampled_units'] for s in strata.values())} "
+        f"({len(strata)} {'stratum' if len(strata) == 1 else 'strata'}, "
+        f"{sum(s['sampled_units'] for s in strata.values())} "
         f"{'items' if unit == 'item' else 'units (images)'} drawn; "
         f"design in {output.parent / 'subset.json'})",
         highlight=False, markup=False,
