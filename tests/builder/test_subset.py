@@ -267,3 +267,32 @@ def test_a_run_selection_matching_nothing_lists_the_known_values(tmp_path: Path)
     assert not (tmp_path / "w").exists()
     kinds = invoke_run("demo", "first", tmp_path, "k", "--where", "kind=multi_choice")
     assert kinds.exit_code == 0, kinds.output
+
+
+def test_a_jsonl_subset_of_medmcqa_names_the_items_its_loader_would_refuse(tmp_path: Path) -> None:
+    """Real MedMCQA dev holds 21 items with two identical options (its loader warns); a jsonl
+    file refuses them, so the subset is refused before anything is written, naming the
+    output and the items, not the hidden staging file."""
+    from data_paths import realdata_dir
+
+    spec = f"medmcqa:{realdata_dir('medmcqa') / 'dev.json'}"
+    out = tmp_path / "mm" / "c.jsonl"
+    out.parent.mkdir()
+    code, err = medlens("subset", spec, "--where", "subject_name=Anatomy", "--output", str(out))
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1, err
+    assert f"--output {out}:" in lines[0] and "staging" not in lines[0]
+    assert "same text" in lines[0] and "--exclude" in lines[0]
+    assert list(out.parent.iterdir()) == []
+
+
+def test_a_jsonl_subset_of_a_text_benchmark_leaves_no_empty_images_folder(tmp_path: Path) -> None:
+    from data_paths import realdata_dir
+
+    spec = f"medqa:{realdata_dir('medqa') / 'phrases_no_exclude_test.jsonl'}"
+    out = tmp_path / "mq" / "q.jsonl"
+    code, err = medlens("subset", spec, "--sample", "20", "--output", str(out))
+    assert code == 0, err
+    assert sorted(p.name for p in out.parent.iterdir()) == ["q.jsonl", "subset.json"]
+    ran = CliRunner().invoke(app, ["check", f"jsonl:{out}"])
+    assert ran.exit_code == 0, ran.output

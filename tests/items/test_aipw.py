@@ -47,3 +47,30 @@ def test_a_census_stratum_adds_no_variance() -> None:
     found = aipw.design_estimate(3, 1.5, [whole], tuning=1.0)
     assert found.estimate == pytest.approx(2 / 3)
     assert found.se == 0.0
+
+
+def test_a_sample_all_right_keeps_an_interval_below_one() -> None:
+    # 60 items drawn from 1,273 in two strata, every one right: the plug-in variance is 0, yet the
+    # 1,213 unsampled items could hold wrong answers; the interval is Wilson's on the 60 drawn
+    # (Korn & Graubard's rule), not the point [1, 1] the old code gave.
+    strata = [
+        aipw.StratumSample(600, np.ones(30), np.full(30, 0.9)),
+        aipw.StratumSample(673, np.ones(30), np.full(30, 0.8)),
+    ]
+    found = aipw.design_estimate(1273, 1100.0, strata)
+    assert found.se == 0.0
+    lo, hi = found.interval()
+    expected = stats.binomtest(60, 60).proportion_ci(method="wilsoncc")
+    assert (lo, hi) == pytest.approx((expected.low, expected.high))
+    assert lo < 0.95 and hi == 1.0
+
+
+def test_a_sample_all_wrong_in_one_stratum_and_right_in_another_is_not_a_point() -> None:
+    strata = [
+        aipw.StratumSample(100, np.ones(10), np.full(10, 0.5)),
+        aipw.StratumSample(100, np.zeros(10), np.full(10, 0.5)),
+    ]
+    found = aipw.design_estimate(200, 100.0, strata, tuning=0.0)
+    assert found.estimate == pytest.approx(0.5)
+    lo, hi = found.interval()
+    assert lo < 0.5 < hi

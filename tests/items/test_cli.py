@@ -42,6 +42,35 @@ def test_fit_writes_the_bank_with_the_issues_keys(
     assert again.read_bytes() == bank_path.read_bytes()  # deterministic
 
 
+def test_fit_prints_each_runs_score_with_n_and_interval(
+    calibrated: tuple[Path, list[Path], Path], tmp_path: Path
+) -> None:
+    from scipy.stats import binomtest
+
+    _, runs, bank_path = calibrated
+    result = invoke("items", "fit", *runs, "--output", tmp_path / "b.json")
+    assert result.exit_code == 0, result.output
+    bank = json.loads(bank_path.read_text())
+    for run, values in bank["runs"].items():
+        k, n = round(values["score"] * values["n"]), values["n"]
+        ci = binomtest(k, n).proportion_ci(method="wilsoncc")
+        line = next(x for x in result.stdout.splitlines() if x.strip().startswith(f"{run}:"))
+        assert f"[{ci.low:.1%}, {ci.high:.1%}] (n={n}, Wilson)" in line, line
+    assert "answered by some run" not in result.stdout  # every item was answered
+
+
+def test_sample_counts_one_stratum_in_the_singular(
+    calibrated: tuple[Path, list[Path], Path], tmp_path: Path
+) -> None:
+    bench, _, bank = calibrated
+    out = tmp_path / "one" / "s.jsonl"
+    result = invoke("items", "sample", f"jsonl:{bench}", "--bank", bank, "--n", 3, "--output", out)
+    assert result.exit_code == 0, result.output
+    strata = json.loads((out.parent / "subset.json").read_text())["design"]["strata"]
+    text = " ".join(result.output.split())
+    assert len(strata) == 1 and "(1 stratum, 3 items drawn;" in text, text
+
+
 def test_fit_refuses_fewer_than_five_runs(
     calibrated: tuple[Path, list[Path], Path], tmp_path: Path
 ) -> None:
@@ -96,8 +125,10 @@ def test_sample_estimate_round_trip(
     assert found["population_n"] == 90 and found["n"] == sidecar["n_items"]
     assert found["estimate"] == pytest.approx(1.0)  # the oracle is right everywhere
     assert found["extrapolating"] is True  # stronger than every calibration run
+    assert found["ci"][0] < 0.95 and found["ci"][1] == 1.0  # not the point [1, 1]
     text = invoke("estimate", run, "--bank", bank, "--by", "modality").stdout
     assert "extrapolating" in text and "modality=CT" in text
+    assert "the interval is Wilson's on them" in " ".join(text.split())
 
 
 def test_estimate_refuses_a_run_not_on_a_designed_subset(
@@ -162,6 +193,24 @@ def test_bad_bank_file_is_one_line(
     assert str(bad) in line
 
 
+def test_an_audit_report_or_a_list_given_as_bank_is_named_plainly(
+    tmp_path: Path, calibrated: tuple[Path, list[Path], Path]
+) -> None:
+    """No Python exception text ("list indices must be integers…") in the refusal."""
+    _, runs, _ = calibrated
+    audit = tmp_path / "audit.json"
+    found = invoke("items", "audit", *runs, "--json")
+    assert found.exit_code == 0, found.output
+    audit.write_text(found.stdout)
+    line = one_error_line(invoke("items", "audit", *runs, "--bank", audit))
+    assert str(audit) in line and "`medlens items audit` report" in line
+    assert "indices" not in line and "Error" not in line
+    listed = tmp_path / "list.json"
+    listed.write_text("[1, 2]")
+    line = one_error_line(invoke("items", "audit", *runs, "--bank", listed))
+    assert line.endswith("it holds a JSON list, not an object")
+
+
 def test_report_and_board_show_the_estimate(
     calibrated: tuple[Path, list[Path], Path], tmp_path: Path
 ) -> None:
@@ -200,6 +249,23 @@ def test_fit_refuses_an_output_folder_that_does_not_exist(
     out = tmp_path / "missing" / "bank.json"
     assert str(out) in one_error_line(invoke("items", "fit", *runs, "--output", out))
     assert not out.parent.exists()
+
+
+def test_fit_never_replaces_a_file_without_force(
+    calibrated: tuple[Path, list[Path], Path], tmp_path: Path
+) -> None:
+    """A mistyped --output (a run's records.jsonl) was overwritten by the bank."""
+    _, runs, bank = calibrated
+    records = runs[0] / "records.jsonl"
+    before = records.read_bytes()
+    line = one_error_line(invoke("items", "fit", *runs, "--output", records))
+    assert str(records) in line and "--force" in line
+    assert records.read_bytes() == before
+    assert str(runs[0]) in one_error_line(invoke("items", "fit", *runs, "--output", runs[0]))
+    old = bank.read_bytes()
+    again = invoke("items", "fit", *runs, "--output", bank, "--force")
+    assert again.exit_code == 0, again.output
+    assert bank.read_bytes() == old  # deterministic
 
 
 def test_sample_refuses_n_above_the_benchmark(

@@ -88,6 +88,65 @@ def test_drop_flagged_reads_the_audit(
     assert "q0" in flagged and kept == {f"q{i}" for i in range(80)} - flagged
 
 
+def test_drop_flagged_refuses_an_audit_of_another_benchmark(
+    audited: tuple[Path, list[Path], list[Path]], tmp_path: Path
+) -> None:
+    bench, runs, _ = audited
+    report = tmp_path / "audit.json"
+    report.write_text(json.dumps(audit_json(*runs)))
+    other_bench = write_bench(tmp_path / "other", 50)
+    out = tmp_path / "clean" / "c.jsonl"
+    out.parent.mkdir()
+    line = one_error_line(
+        invoke("subset", f"jsonl:{other_bench}", "--drop-flagged", report, "--output", out)
+    )
+    assert str(report) in line and "an audit of" in line and str(other_bench) in line
+    assert list(out.parent.iterdir()) == []
+    # an audit without a content hash (`medlens audit --json`) whose flagged ids are no items
+    contamination = tmp_path / "contamination.json"
+    contamination.write_text(json.dumps({"items": [{"id": "nope", "flagged": True}]}))
+    line = one_error_line(
+        invoke("subset", f"jsonl:{bench}", "--drop-flagged", contamination, "--output", out)
+    )
+    assert str(contamination) in line and "'nope'" in line
+    assert list(out.parent.iterdir()) == []
+
+
+def test_an_audit_of_runs_on_a_subset_cleans_the_subsets_source(tmp_path: Path) -> None:
+    """The audit names the subset's content; subset.json beside it says it was cut from the
+    source, so --drop-flagged on the source is no "audit of another benchmark"."""
+    bench = write_bench(tmp_path / "bench", 80)
+    cut = tmp_path / "cut" / "s.jsonl"
+    made = invoke("subset", f"jsonl:{bench}", "--sample", 60, "--output", cut)
+    assert made.exit_code == 0, made.output
+    runs = write_runs(tmp_path / "runs", cut, ABILITIES, overrides=OVERRIDES)
+    report = tmp_path / "audit.json"
+    report.write_text(json.dumps(audit_json(*runs)))
+    flagged = {r["id"] for r in json.loads(report.read_text())["items"] if r["flagged"]}
+    out = tmp_path / "clean" / "c.jsonl"
+    result = invoke("subset", f"jsonl:{bench}", "--drop-flagged", report, "--output", out)
+    assert result.exit_code == 0, result.output
+    kept = {json.loads(line)["id"] for line in out.read_text().splitlines()}
+    assert flagged and kept == {f"q{i}" for i in range(80)} - flagged
+
+
+def test_audit_formats_and_output_file_as_report_and_board(
+    audited: tuple[Path, list[Path], list[Path]], tmp_path: Path
+) -> None:
+    """`-f json` is `--json`, `-o FILE` writes the page (html is a file, as for report/board)."""
+    _, runs, _ = audited
+    as_format = invoke("items", "audit", *runs, "-f", "json")
+    assert as_format.exit_code == 0, as_format.output
+    assert json.loads(as_format.stdout) == audit_json(*runs)
+    page = tmp_path / "out" / "audit.html"
+    written = invoke("items", "audit", *runs, "-f", "html", "-o", page)
+    assert written.exit_code == 0, written.output
+    assert page.read_text(encoding="utf-8").lstrip().lower().startswith("<!doctype html")
+    assert "<html" not in written.stdout
+    line = one_error_line(invoke("items", "audit", *runs, "--top", "0"))
+    assert "--top 0" in line
+
+
 def test_markdown_and_html_escape_model_text(
     audited: tuple[Path, list[Path], list[Path]], tmp_path: Path
 ) -> None:
@@ -112,3 +171,18 @@ def test_audit_refusals(audited: tuple[Path, list[Path], list[Path]], tmp_path: 
     bank = tmp_path / "bank.json"
     assert invoke("items", "fit", *other_runs, "--output", bank).exit_code == 0
     assert str(bank) in one_error_line(invoke("items", "audit", *runs, "--bank", bank))
+
+
+def test_the_summary_of_items_without_a_modality_reads_as_a_sentence() -> None:
+    """VQA-RAD records no modality: "Solved without the image, (none): 0.0% of 60 items." read
+    as a typo."""
+    from medlens.report.items_audit import summary_lines
+
+    summary = {"n_items": 60, "flag_counts": {"key": 0}, "n_flagged": 0, "saturated_share": 0.0,
+               "signal_to_noise": 1.0, "signal_to_noise_note": "note",
+               "solved_without_image_share": {"(none)": {"share": 0.05, "n": 60},
+                                              "CT": {"share": 0.1, "n": 10}}}  # fmt: skip
+    lines = summary_lines({"summary": summary, "runs": {"a": 0.0}})
+    assert "Solved without the image: 5.0% of 60 items (items without a modality)." in lines
+    assert "Solved without the image, CT: 10.0% of 10 items." in lines
+    assert not any("(none)" in line for line in lines)

@@ -278,3 +278,15 @@ def test_spreadsheet_text_stays_text(tmp_path: Path) -> None:
     used: set[str] = set()
     assert sheet_name("by a/b:c [d]", used) == "by a_b_c _d_"
     assert sheet_name("x" * 40, used) == "x" * 31 and sheet_name("x" * 40, used) == "x" * 29 + " 2"
+
+
+def test_vlmeval_export_onto_an_existing_file_is_a_usage_error(tmp_path: Path) -> None:
+    """Was exit 4 (a storage error: "File exists (EEXIST); check the disk") for a mistyped -o."""
+    named_run("demo", "first", tmp_path, "d")
+    taken = tmp_path / "notes.json"
+    taken.write_text("{}")
+    result = runner.invoke(app, ["export", str(tmp_path / "d"), "-f", "vlmeval", "-o", str(taken)])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.stderr.splitlines() if line.startswith("medlens: error:")]
+    assert len(lines) == 1 and str(taken) in lines[0] and "give a folder" in lines[0]
+    assert taken.read_text() == "{}"

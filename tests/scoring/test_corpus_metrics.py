@@ -290,3 +290,24 @@ def test_the_reported_auroc_interval_keeps_a_width_when_the_sample_separates_per
     assert low < 0.97 and high <= 1.0
     expected = auroc_interval(1.0, np.ones(10), (20, 40))
     assert expected is not None and low == pytest.approx(expected[0])
+
+
+def test_continuous_open_metrics_all_one_take_no_wilson_interval(tmp_path: Path) -> None:
+    """Real VQA-RAD, the oracle: every open answer scores 1 on token F1 and BLEU-1. Those are
+    continuous metrics, so their interval is the continuous one (as `slice` gives them), not
+    Wilson's for a proportion (issue 36: "BLEU 1.000 [0.463, 1.000]"); exact stays 0/1."""
+    from data_paths import realdata_dir
+    from medlens.stats.bootstrap import group_spread
+
+    run = named_run(f"vqa-rad:{realdata_dir('vqa_rad')}", "oracle", tmp_path, "o", "--limit", "40")
+    metrics = json.loads((run / "results.json").read_text())["metrics"]["open"]
+    n = metrics["exact"]["n"]
+    ones, one_group = np.ones(n), np.zeros(n, dtype=int)
+    clusters = np.arange(n)  # the open items of the first 40 are on distinct images
+    assert metrics["exact"]["images"] == n
+    wilson = group_spread(ones, one_group, clusters).bounds()
+    continuous = group_spread(ones, one_group, clusters, continuous=True).bounds()
+    assert metrics["exact"]["ci"] == pytest.approx([wilson[0][0], wilson[1][0]])
+    for name in ("token_f1", "token_recall", "bleu1"):
+        assert metrics[name]["value"] == 1.0
+        assert metrics[name]["ci"] == pytest.approx([continuous[0][0], continuous[1][0]]), name

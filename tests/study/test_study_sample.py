@@ -183,6 +183,8 @@ def test_the_dry_run_shows_the_sampling_plan(
     assert f"design subset of {N} items" in text and "2 sampled runs (s0--b, s1--b)" in text
     assert "after the bank" in text
     assert not (tmp_path / "studies").exists()
+    one = study(tmp_path, bench, models(runs, sampled=1), "--dry-run")
+    assert "→ 1 sampled run (s0--b)," in " ".join(one.output.split()), one.output
 
 
 BAD = [

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,6 +29,17 @@ from medlens.stats.bootstrap import group_spread
 from medlens.stats.intervals import Spread
 
 MAX_AXIS_VALUES = 60
+
+
+def imageless(run_dir: Path) -> bool:
+    """True when the run's results.json counts no item with an image (a text benchmark such as
+    MedQA): every table then shows "–" for images, as the report does, not the item count (each
+    imageless item is its own cluster)."""
+    try:
+        counts = json.loads((Path(run_dir) / "results.json").read_text(encoding="utf-8"))["counts"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return isinstance(counts, dict) and counts.get("items_with_images") == 0
 
 
 def breakdown_axes(table: ScoreTable) -> list[str]:

@@ -223,7 +223,10 @@ def write_benchmark(
         if content is not None:
             text = json.dumps(content, indent=2, ensure_ascii=False) + "\n"
             (staging / SIDECAR).write_text(text, encoding="utf-8")
-        if fmt == "jsonl" and staged_images.exists():
+        # a text benchmark's jsonl has no images: no empty folder beside it (one left by an
+        # earlier output is still replaced)
+        has_images = staged_images.exists() and any(staged_images.iterdir())
+        if fmt == "jsonl" and staged_images.exists() and (has_images or images.exists()):
             replace_path(staged_images, images)
         replace_path(staged, output)
         if content is not None:

@@ -35,11 +35,13 @@ from medlens.builder.output import (
     write_jsonl,
     write_tsv,
 )
-from medlens.core.errors import InputError, ItemError, SpecError
+from medlens.core.errors import InputError, ItemError, MedlensError, SpecError
 from medlens.core.items import CONTAINER_SOURCES, Benchmark, BenchmarkInfo, ImageRef, Item, describe
 from medlens.core.specs import Spec
-from medlens.execution.selection import Filter, Recipe, sample_ids
+from medlens.execution.selection import Filter, Recipe, flagged_ids, sample_ids
+from medlens.runs.recorded import stored_spec
 from medlens.sources import load_benchmark
+from medlens.sources.answerable import answerable_problems
 from medlens.sources.sidecar import SIDECAR, TSV_LOADERS
 
 SCHEMA = 1
@@ -57,6 +59,8 @@ class Population:
     spans: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
     images: dict[str, ImageRef] = field(default_factory=dict)
     tsv_path: str = ""
+    every_id: set[str] = field(default_factory=set)
+    """Every item id of the source, kept or not (``--drop-flagged`` is checked against them)."""
 
 
 def subset(
@@ -83,6 +87,7 @@ def subset(
     else:
         population = _scan_items(benchmark, recipe)
     _check_runs(recipe, population.info)
+    _check_flagged(recipe, population)
     chosen = sample_ids(population.strata, recipe, spec) if drawn is None else drawn.ids
     if drawn is not None and drawn.content_hash != population.info.content_hash:
         raise SpecError(
@@ -92,6 +97,8 @@ def subset(
     ids = population.order if chosen is None else [i for i in population.order if i in chosen]
     if not ids:
         raise SpecError(f"{spec}: the selection keeps no items (nothing to write)")
+    if fmt == "jsonl":
+        _check_answerable(output, spec, [population.items[i] for i in ids if i in population.items])
     content: dict[str, Any] = {}
 
     def write(staged: Path, staged_images: Path) -> int:
@@ -190,6 +197,7 @@ def _scan_tsv(benchmark: Benchmark, recipe: Recipe) -> Population:
 
     def observe(items: Iterable[Item]) -> Iterator[Item]:
         for item in items:
+            population.every_id.add(item.id)
             if keep.keeps(item.id, item.meta):
                 population.strata.setdefault(keep.stratum(item.meta), []).append(item.id)
                 population.order.append(item.id)
@@ -205,7 +213,7 @@ def _scan_tsv(benchmark: Benchmark, recipe: Recipe) -> Population:
 
 def _scan_items(benchmark: Benchmark, recipe: Recipe) -> Population:
     items = list(benchmark.items())
-    population = Population(info=describe(benchmark, items))
+    population = Population(info=describe(benchmark, items), every_id={i.id for i in items})
     keep = Filter(recipe, population.info.axes)
     for item in items:
         if keep.keeps(item.id, item.meta):
@@ -235,6 +243,67 @@ def _check_runs(recipe: Recipe, source: BenchmarkInfo) -> None:
                 f"--drop-solved-by {run}: that run was made on another benchmark "
                 f"({spec['benchmark'].get('spec')}), not on {source.spec}"
             )
+
+
+def _check_answerable(output: Path, spec: str, kept: list[Item]) -> None:
+    """A jsonl file refuses items that cannot be answered meaningfully (``sources.answerable``)
+    that their own loader ran with a warning (MedMCQA's 21 items with two identical options):
+    refuse before writing, naming them, instead of failing on the staged file's hidden path."""
+    bad = [(item.id, name, problem) for item in kept for name, problem in answerable_problems(item)]
+    if not bad:
+        return
+    shown = "; ".join(f"id {i!r}, field {name!r}: {problem}" for i, name, problem in bad[:3])
+    rest = sorted({i for i, _, _ in bad[3:]} - {i for i, _, _ in bad[:3]})
+    listed = ", ".join(repr(i) for i in rest[:10]) + (", …" if len(rest) > 10 else "")
+    more = f"; and {len(rest)} more ({listed})" if rest else ""
+    raise SpecError(
+        f"--output {output}: {len({i for i, _, _ in bad})} of the items to write would be refused "
+        f"by the jsonl: loader (`medlens check {spec}` lists them under 'answerable'): {shown}"
+        f"{more}; leave them out with --exclude FILE (one id per line)"
+    )
+
+
+def _check_flagged(recipe: Recipe, population: Population) -> None:
+    """``--drop-flagged`` must be an audit of this very benchmark: an item audit names its
+    content hash; every flagged id (of either audit) must be an item of the source, or the
+    subset would silently keep the items the user meant to drop."""
+    if not recipe.drop_flagged:
+        return
+    path, source = Path(recipe.drop_flagged), population.info
+    report = json.loads(path.read_text(encoding="utf-8"))  # read once already (Filter)
+    audited = report.get("benchmark") if isinstance(report.get("benchmark"), dict) else {}
+    content = audited.get("content_hash")
+    if content and source.content_hash not in (content, _cut_from(audited)):
+        raise InputError(
+            path, "field 'benchmark'",
+            f"--drop-flagged: an audit of {audited.get('spec')} (content {str(content)[:12]}), "
+            f"not of {source.spec} (content {source.content_hash[:12]})",
+        )  # fmt: skip
+    unknown = sorted(flagged_ids(path) - population.every_id)
+    if unknown:
+        shown = ", ".join(repr(i) for i in unknown[:5])
+        more = f", … ({len(unknown)} in all)" if len(unknown) > 5 else ""
+        raise InputError(
+            path, "field 'items'",
+            f"--drop-flagged: {len(unknown)} flagged ids are not items of {source.spec}: "
+            f"{shown}{more}",
+        )  # fmt: skip
+
+
+def _cut_from(audited: dict[str, Any]) -> str | None:
+    """The content hash of the benchmark the audited one was cut from (``subset`` and ``items
+    sample`` write subset.json beside their output), so an audit of runs on a subset can clean
+    its source; None when no such record is found."""
+    try:
+        spec = stored_spec(str(audited.get("spec", "")))
+        folder = Path(spec.argument).expanduser().parent
+        sidecar = json.loads((folder / SIDECAR).read_text(encoding="utf-8"))
+    except (MedlensError, OSError, ValueError):
+        return None
+    if not isinstance(sidecar, dict) or sidecar.get("content_hash") != audited.get("content_hash"):
+        return None
+    found = (sidecar.get("source") or {}).get("content_hash")
+    return str(found) if found else None
 
 
 def _copy_rows(population: Population, ids: list[str], staged: Path) -> int:

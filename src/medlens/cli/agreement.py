@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from medlens.cli.common import command, console
+from medlens.cli.common import command, console, write_json
 from medlens.core.errors import MedlensError
 
 
@@ -42,7 +40,7 @@ def agreement(
 
         result = inter_judge_agreement(runs[0], names)
     if as_json:
-        sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+        write_json(result)
     elif human:
         _print_human(result)
     else:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from medlens.cli.common import command, console, progress_bar
+from medlens.cli.common import command, console, progress_bar, write_json
 
 if TYPE_CHECKING:
     from medlens.checks.audit import AuditReport
@@ -54,7 +52,7 @@ def audit(
         if bar.live.is_started:
             bar.stop()
     if as_json:
-        sys.stdout.write(json.dumps(report.to_json(), ensure_ascii=False) + "\n")
+        write_json(report.to_json())
         return
     _print_text(report, show)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,7 +13,9 @@ from medlens.cli.common import (
     command,
     print_warnings,
     refuse_page_on_terminal,
+    write_json_text,
     write_output,
+    write_text,
 )
 from medlens.cli.tracking_option import LOG_HELP, log_after, log_target
 
@@ -123,7 +124,8 @@ def board(
     else:
         rendered = render_board(result, format)
     if output is None:
-        sys.stdout.write(rendered if isinstance(rendered, str) else "")
+        if isinstance(rendered, str):
+            (write_json_text if as_json else write_text)(rendered)
     else:
         write_output(output, rendered)
     if solved_by_all is not None and not across:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from medlens.cli.common import SCORE_HELP, command, console
+from medlens.cli.common import SCORE_HELP, command, console, write_json
 
 REFERENCE_HELP = (
     "gmai-val, gmai-test, medcmr, mmbu, or a FILE.csv (model, split, selection, scores)"
@@ -45,7 +43,7 @@ def calibrate(
         run, reference, model, split, column, parse_score_source(score), allow_partial
     )
     if as_json:
-        sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+        write_json(result)
         return
     for line in calibration_lines(result):
         console.print(Text(line), soft_wrap=True)

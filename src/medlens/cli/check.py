@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from medlens.cli.common import command, console, progress_bar
+from medlens.cli.common import command, console, progress_bar, write_json
 
 if TYPE_CHECKING:
     from medlens.checks.check import CheckReport
@@ -96,7 +94,7 @@ def check(
             admission=facts,
         )
     if as_json:
-        sys.stdout.write(json.dumps(report.to_json(strict), ensure_ascii=False) + "\n")
+        write_json(report.to_json(strict))
     else:
         _print_text(report, strict)
     if report.failed(strict):

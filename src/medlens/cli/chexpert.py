@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from medlens.cli.common import command, console
+from medlens.cli.common import command, console, write_json
 
 
 @command("chexpert")
@@ -48,7 +46,7 @@ def chexpert(
         labeller = LearnedLabeler(str(labeler))
     result = label_f1_result(run, uncertain, labeller)
     if as_json:
-        sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+        write_json(result)
         return
     for line in label_f1_lines(result):
         console.print(line, markup=False, highlight=False, soft_wrap=True)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -23,11 +24,12 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.segment import Segment
 from rich.text import Text
 
 from medlens.cli.help_format import LiteralHelpCommand, LiteralHelpGroup
 from medlens.core.errors import EXIT_STORAGE, MedlensError, StorageError
-from medlens.core.terminal import terminal_safe
+from medlens.core.terminal import terminal_safe, terminal_safe_json
 
 
 class OneLineErrors(LiteralHelpGroup):
@@ -90,7 +92,19 @@ app = typer.Typer(
 # unless $COLUMNS asks for a width.
 
 
-class _PipeConsole(Console):
+class _SafeConsole(Console):
+    """A console whose printed text passes through the one sanitiser (``core.terminal``):
+    item ids, axis values, questions and model text in any table or line show their control
+    and bidi characters escaped; rich's own control codes (styles, the progress bar) pass."""
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        return super()._render_buffer(
+            segment if segment.control else Segment(terminal_safe(segment.text), segment.style)
+            for segment in buffer
+        )
+
+
+class _PipeConsole(_SafeConsole):
     """rich's console exits 1 when the reader of a pipe goes away (`medlens run | head`);
     the reader had all it wanted, so end quietly with 0 instead."""
 
@@ -100,7 +114,24 @@ class _PipeConsole(Console):
 
 
 console = _PipeConsole(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 120)
-err_console = Console(stderr=True)
+err_console = _SafeConsole(stderr=True)
+
+
+def write_text(text: str) -> None:
+    """A rendered report, board or page (text, md, html) on stdout, through the sanitiser."""
+    sys.stdout.write(terminal_safe(text))
+
+
+def write_json(data: Any, **dumps: Any) -> None:
+    """One JSON value on stdout, one line; the characters a terminal acts on that JSON writes
+    raw (C1 controls, bidi marks) as ``\\uXXXX`` escapes: the same value, harmless on a terminal."""
+    write_json_text(json.dumps(data, ensure_ascii=False, **dumps) + "\n")
+
+
+def write_json_text(text: str) -> None:
+    """JSON text already rendered, on stdout, as :func:`write_json` writes it."""
+    sys.stdout.write(terminal_safe_json(text))
+
 
 F = TypeVar("F", bound=Callable[..., Any])
 

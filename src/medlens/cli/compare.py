@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from medlens.cli.common import SCORE_HELP, command, console, print_warnings
+from medlens.cli.common import SCORE_HELP, command, console, print_warnings, write_json
 from medlens.stats.cells import TOO_FEW_IMAGES
 
 if TYPE_CHECKING:
@@ -46,7 +44,7 @@ def compare(
 
         gap = split_gap(run_a, run_b)
         if as_json:
-            sys.stdout.write(json.dumps({"split_gap": gap}, ensure_ascii=False) + "\n")
+            write_json({"split_gap": gap})
             return
         for line in split_gap_lines(gap):
             console.print(line, markup=False, highlight=False, soft_wrap=True)
@@ -63,9 +61,11 @@ def compare(
     if as_json:
         data = {**result.to_json(), "environment_differ": notes, "shared_cache": shared,
                 "score_warnings": warnings}  # fmt: skip
-        sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+        write_json(data)
         return
-    _print_text(result)
+    from medlens.analysis.results import imageless
+
+    _print_text(result, imageless(run_a) and imageless(run_b))
 
 
 def _split_pair(run_a: Path, run_b: Path) -> bool:
@@ -75,7 +75,8 @@ def _split_pair(run_a: Path, run_b: Path) -> bool:
     return is_split_pair(read_run_file(run_a), read_run_file(run_b))
 
 
-def _print_text(result: Comparison) -> None:
+def _print_text(result: Comparison, no_images: bool = False) -> None:
+    """`no_images`: neither run's items carry an image (the images column shows "–")."""
     from rich.text import Text
 
     a_name = _name("A", result.run_a, result.probe_a)
@@ -99,13 +100,16 @@ def _print_text(result: Comparison) -> None:
         console.print(Text("no items are scored in both runs (no gold answers, or disjoint runs)"))
         return
     suffix = "" if result.score_source == "rules" else f" (scores: {result.score_source})"
-    console.print(paired_table([result.overall], "overall" + suffix))
+    console.print(paired_table([result.overall], "overall" + suffix, no_images=no_images))
     for axis, cells in result.by.items():
-        console.print(paired_table(cells, f"by {axis}{suffix}", adjusted=True))
+        title = f"by {axis}{suffix}"
+        console.print(paired_table(cells, title, adjusted=True, no_images=no_images))
     if result.by:
         method = next(iter(result.by.values()))[0].adjust if any(result.by.values()) else "none"
         console.print(Text(f"adj. p: p adjusted across each table ({method})"))
-    if any(c.images == 1 for c in [result.overall, *(c for v in result.by.values() for c in v)]):
+    if not no_images and any(
+        c.images == 1 for c in [result.overall, *(c for v in result.by.values() for c in v)]
+    ):
         console.print(Text("images = 1: that row speaks for one image's questions only"))
     if result.probe_a or result.probe_b:
         console.print(
@@ -120,7 +124,10 @@ def _name(letter: str, path: str, probe: str | None) -> str:
     return f"{letter}: {path}" + (f" (probe: {probe})" if probe else "")
 
 
-def paired_table(cells: Sequence[PairedCell], title: str, adjusted: bool = False) -> Table:
+def paired_table(
+    cells: Sequence[PairedCell], title: str, adjusted: bool = False, no_images: bool = False
+) -> Table:
+    """One row per paired cell; `no_images`: the images column shows "–"."""
     from rich.table import Table
     from rich.text import Text
 
@@ -137,7 +144,7 @@ def paired_table(cells: Sequence[PairedCell], title: str, adjusted: bool = False
         table.add_row(
             Text(", ".join(v for _, v in cell.key) or "overall"),
             str(cell.n),
-            str(cell.images),
+            "–" if no_images and cell.images == cell.n else str(cell.images),
             f"{100 * cell.score_a:.1f}",
             f"{100 * cell.score_b:.1f}",
             "–" if cell.random is None else f"{100 * cell.random:.1f}",

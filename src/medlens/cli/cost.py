@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from medlens.cli.common import command, console
+from medlens.cli.common import command, console, write_json
 
 
 @command("cost")
@@ -32,7 +30,7 @@ def cost(
         raise SpecError(f"--scale-to {scale_to}: expected a whole number of items, at least 1")
     result = run_cost(run, parsed, scale_to)
     if as_json:
-        sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+        write_json(result)
         return
     for line in cost_lines(result):
         console.print(Text(line), soft_wrap=True)

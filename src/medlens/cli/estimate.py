@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from medlens.cli.common import command, console
+from medlens.cli.common import command, console, write_json
 
 
 @command("estimate")
@@ -24,7 +22,7 @@ def estimate(
 
     found = estimate_run(run, bank, by)
     if as_json:
-        sys.stdout.write(json.dumps(found.to_json(), ensure_ascii=False) + "\n")
+        write_json(found.to_json())
         return
     lo, hi = found.ci
     wlo, whi = found.wilson_ci

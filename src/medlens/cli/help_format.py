@@ -28,8 +28,13 @@ def _literal_rich_text(*, text: str, style: str = "", markup_mode: Any) -> Any:
         return _typer_rich_text(text=text, style=style, markup_mode=markup_mode)
     cleaned = inspect.cleandoc(text)
     if "\x1b" in cleaned:  # text carrying its own colours, as typer allows
-        return rich_utils.highlighter(Text.from_ansi(cleaned, style=style))
-    return rich_utils.highlighter(Text(cleaned, style=style))
+        found = rich_utils.highlighter(Text.from_ansi(cleaned, style=style))
+    else:
+        found = rich_utils.highlighter(Text(cleaned, style=style))
+    # a word wider than its column (a spec like openai:NAME?base_url=URL) is folded onto the
+    # next line, never cut with "…" (rich's default) on an 80-column terminal
+    found.overflow = "fold"
+    return found
 
 
 def _one_line_command_help(*, help_text: str, markup_mode: Any) -> Any:
@@ -38,24 +43,36 @@ def _one_line_command_help(*, help_text: str, markup_mode: Any) -> Any:
     return _typer_command_help(help_text=" ".join(first.split()), markup_mode=markup_mode)
 
 
+def _folded_parameter_help(*args: Any, **kwargs: Any) -> Any:
+    """A parameter's help cell with every part (help, ``[default: …]``) folded, not cut."""
+    cell = _typer_parameter_help(*args, **kwargs)
+    for part in getattr(cell, "renderables", ()):
+        if isinstance(part, Text):
+            part.overflow = "fold"
+    return cell
+
+
 def use_literal_help() -> None:
     """Replace typer's help-text builders (once)."""
-    global _patched, _typer_rich_text, _typer_command_help
+    global _patched, _typer_rich_text, _typer_command_help, _typer_parameter_help
     if _patched:
         return
     from typer import rich_utils
 
-    _typer_rich_text, _typer_command_help = (
+    _typer_rich_text, _typer_command_help, _typer_parameter_help = (
         rich_utils._make_rich_text,
         rich_utils._make_command_help,
+        rich_utils._get_parameter_help,
     )
     rich_utils._make_rich_text = _literal_rich_text
     rich_utils._make_command_help = _one_line_command_help
+    rich_utils._get_parameter_help = _folded_parameter_help
     _patched = True
 
 
 _typer_rich_text: Any = None
 _typer_command_help: Any = None
+_typer_parameter_help: Any = None
 
 
 class LiteralHelpGroup(typer.core.TyperGroup):

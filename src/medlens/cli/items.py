@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
 
-from medlens.cli.common import app, console, err_console, with_error_policy
+from medlens.cli.common import (
+    app,
+    console,
+    err_console,
+    refuse_page_on_terminal,
+    with_error_policy,
+    write_json,
+    write_json_text,
+    write_output,
+    write_text,
+)
 from medlens.cli.help_format import LiteralHelpCommand, LiteralHelpGroup
 
 items_app = typer.Typer(
@@ -39,20 +48,28 @@ def fit(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the bank's fit summary as JSON")
     ] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing output")] = False,
 ) -> None:
     """Fit an item response model (2PL, chance as guessing floor) from many runs' answers."""
+    import numpy as np
+
     from medlens.core.errors import SpecError
     from medlens.items.bank import fit_bank
     from medlens.runs.files import write_atomic
+    from medlens.stats.intervals import wilson
 
     if not output.parent.is_dir():
         raise SpecError(f"--output {output}: the folder {output.parent} does not exist")
+    if output.is_dir():
+        raise SpecError(f"--output {output}: is a folder; give a file name (BANK.json)")
+    if output.exists() and not force:
+        raise SpecError(f"--output {output}: exists; give --force to replace it")
     content = fit_bank(runs)
     write_atomic(output, json.dumps(content, ensure_ascii=False, indent=1) + "\n")
     summary = {"output": str(output), "benchmark": content["benchmark"], "fit": content["fit"],
                "runs": content["runs"], "n_items": len(content["items"])}  # fmt: skip
     if as_json:
-        sys.stdout.write(json.dumps(summary, ensure_ascii=False) + "\n")
+        write_json(summary)
         return
     fitted = content["fit"]
     console.print(
@@ -65,9 +82,17 @@ def fit(
         f"{fitted['held_out_baseline_log_loss']}; {fitted['held_out_cells']} cells)",
         highlight=False, markup=False,
     )  # fmt: skip
+    answered = sum(1 for item in content["items"].values() if item["n_runs"])
+    if answered < len(content["items"]):
+        console.print(
+            f"{answered} of the {len(content['items'])} items were answered by some run; the "
+            "others keep the prior (difficulty 0, discrimination 1)", highlight=False, markup=False,
+        )  # fmt: skip
     for run, values in sorted(content["runs"].items(), key=lambda kv: -kv[1]["ability"]):
+        lo, hi = wilson(np.array([values["score"] * values["n"]]), np.array([values["n"]]))
         console.print(f"  {run}: ability {values['ability']:+.2f} ± {values['se']:.2f}, "
-                      f"score {values['score']:.1%} (n={values['n']})", highlight=False, markup=False)  # fmt: skip
+                      f"score {values['score']:.1%} [{lo[0]:.1%}, {hi[0]:.1%}] (n={values['n']}, "
+                      "Wilson)", highlight=False, markup=False)  # fmt: skip
 
 
 @subcommand("sample")
@@ -94,7 +119,8 @@ def sample(
     strata = content["design"]["strata"]
     err_console.print(
         f"wrote {content['n_items']} of {content['source']['n_items']} items to {output} "
-        f"({len(strata)} strata, {sum(s['sampled_units'] for s in strata.values())} "
+        f"({len(strata)} {'stratum' if len(strata) == 1 else 'strata'}, "
+        f"{sum(s['sampled_units'] for s in strata.values())} "
         f"{'items' if unit == 'item' else 'units (images)'} drawn; "
         f"design in {output.parent / 'subset.json'})",
         highlight=False, markup=False,
@@ -106,42 +132,62 @@ def audit(
     runs: Annotated[list[Path], typer.Argument(help="At least 5 run directories on one benchmark")],
     bank: Annotated[Path | None, typer.Option("--bank", help="BANK.json (default: fit one on these runs)")] = None,
     probe_runs: Annotated[list[Path] | None, typer.Option("--probe-runs", help="`run --probe no-image` runs (repeat the option)")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="The audit as one JSON object (subset --drop-flagged reads it)")] = False,
-    fmt: Annotated[str, typer.Option("--format", help="text|md|html")] = "text",
+    as_json: Annotated[bool, typer.Option("--json", help="The audit as one JSON object (subset --drop-flagged reads it; the same as --format json)")] = False,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="text, json, md or html")] = "text",
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file")] = None,
     top: Annotated[int, typer.Option("--top", help="How many items the text, md and html show")] = 30,
 ) -> None:  # fmt: skip
     """Find suspicious items: wrong keys, ambiguous, solved without image, saturated, at chance, misfit."""
     from medlens.core.errors import SpecError
     from medlens.items.audit import audit as run_audit
 
-    if fmt not in ("text", "md", "html"):
-        raise SpecError(f"--format {fmt}: expected text, md or html")
+    if fmt not in AUDIT_FORMATS:
+        raise SpecError(f"--format {fmt}: expected {', '.join(AUDIT_FORMATS)}")
+    if top < 1:
+        raise SpecError(f"--top {top}: expected at least 1")
+    fmt = "json" if as_json else fmt
+    refuse_page_on_terminal(fmt, output)
     content = run_audit(runs, bank, probe_runs or [])
-    if as_json:
-        sys.stdout.write(json.dumps(content, ensure_ascii=False) + "\n")
-    elif fmt == "md":
+    if fmt == "text" and output is None:
+        for line in _audit_lines(content, top):
+            console.print(line, highlight=False, markup=False)
+        return
+    rendered = _audit_page(content, fmt, runs, top)
+    if output is not None:
+        write_output(output, rendered)
+    elif fmt == "json":
+        write_json_text(rendered)
+    else:
+        write_text(rendered)
+
+
+AUDIT_FORMATS = ("text", "json", "md", "html")
+
+
+def _audit_page(content: dict[str, Any], fmt: str, runs: list[Path], top: int) -> str:
+    """The audit as one text in `fmt` (json, md, html, or the text lines)."""
+    if fmt == "json":
+        return json.dumps(content, ensure_ascii=False) + "\n"
+    if fmt == "md":
         from medlens.report.items_audit import audit_markdown
 
-        sys.stdout.write(audit_markdown(content, top))
-    elif fmt == "html":
+        return audit_markdown(content, top)
+    if fmt == "html":
         from medlens.report.items_audit import audit_html
         from medlens.runs.store import RunStore
 
-        sys.stdout.write(
-            audit_html(content, RunStore.open(runs[0]).items(), [str(r) for r in runs], top)
-        )
-    else:
-        _audit_text(content, top)
+        return audit_html(content, RunStore.open(runs[0]).items(), [str(r) for r in runs], top)
+    return "".join(line + "\n" for line in _audit_lines(content, top))
 
 
-def _audit_text(content: dict[str, Any], top: int) -> None:
+def _audit_lines(content: dict[str, Any], top: int) -> list[str]:
     from medlens.report.items_audit import summary_lines
 
-    for line in summary_lines(content):
-        console.print(line, highlight=False, markup=False)
+    lines = list(summary_lines(content))
     for row in content["items"][:top]:
         if not row["flags"]:
             break
         suggested = f", suggested {row['suggested_answer']}" if row["suggested_answer"] else ""
-        console.print(f"  {row['id']}: suspicion {row['suspicion']:.2f} [{', '.join(row['flags'])}] "
-                      f"key {row['key']}{suggested}", highlight=False, markup=False)  # fmt: skip
+        lines.append(f"  {row['id']}: suspicion {row['suspicion']:.2f} [{', '.join(row['flags'])}] "
+                     f"key {row['key']}{suggested}")  # fmt: skip
+    return lines

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import Annotated, Any
 
 import typer
 
-from medlens.cli.common import command, console, progress_bar
+from medlens.cli.common import command, console, progress_bar, write_json
 
 
 @command("overlap")
@@ -42,7 +40,7 @@ def overlap(
             hashed.append(hash_images(benchmark, on_item=advance))
     result = overlap_result(hashed[0], hashed[1], (spec_a, spec_b), max_distance)
     if as_json:
-        sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+        write_json(result)
         return
     for line in overlap_lines(result):
         console.print(line, markup=False, highlight=False, soft_wrap=True)

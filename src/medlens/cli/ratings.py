@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from medlens.cli.common import SCORE_HELP, app, console, err_console, with_error_policy
+from medlens.cli.common import SCORE_HELP, app, console, err_console, with_error_policy, write_json
 from medlens.cli.help_format import LiteralHelpCommand, LiteralHelpGroup
 
 if TYPE_CHECKING:
@@ -49,7 +47,7 @@ def export(
     protocol: Annotated[str | None, typer.Option("--protocol", help="equivalence|rubric|medcmr|multimedqa|answer|file:PATH (default: the judge's, else equivalence); answer: experts answer the questions")] = None,
 ) -> None:  # fmt: skip
     """Write a blinded rating sheet (model hidden, items shuffled) plus its instructions;
-    ``--protocol answer``: an answer sheet for experts (the human upper bound)."""
+    with --protocol answer, an answer sheet for experts (the human upper bound)."""
     if protocol == "answer":
         from medlens.ratings.answers import export_answer_sheet
 
@@ -138,7 +136,7 @@ def import_(
     summary = summarise(run, result.study)
     summary["import"] = {"rows": result.rows, "added": result.added, "path": str(result.path)}
     if as_json:
-        sys.stdout.write(json.dumps(summary, ensure_ascii=False) + "\n")
+        write_json(summary)
         return
     console.print(
         f"{file}: {result.rows} rated rows, {result.added} new → {result.path}",
@@ -164,7 +162,7 @@ def _import_answers(run: Path, file: Path, study: Any, as_json: bool) -> None:
     data = {"run": str(store.path), "model": "human", "answered": answered, "added": added,
             "overall": overall}  # fmt: skip
     if as_json:
-        sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+        write_json(data)
         return
     score = "–" if overall["score"] is None else f"{overall['score']:.3f}"
     ci = overall.get("ci") or None

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from medlens.cli.common import SCORE_HELP, command, refuse_page_on_terminal, write_output
+from medlens.cli.common import (
+    SCORE_HELP,
+    command,
+    refuse_page_on_terminal,
+    write_output,
+    write_text,
+)
 
 BINARY_FORMATS = ("xlsx",)
 
@@ -66,6 +71,6 @@ def report(
     if output is None:
         if isinstance(rendered, bytes):
             raise MedlensError(f"--format {format} is binary: give --output FILE")
-        sys.stdout.write(rendered)
+        write_text(rendered)
         return
     write_output(output, rendered)

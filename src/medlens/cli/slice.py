@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from medlens.cli.common import SCORE_HELP, command, console, print_warnings
+from medlens.cli.common import SCORE_HELP, command, console, print_warnings, write_json
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -88,9 +86,12 @@ def slice_run(
             "score_warnings": warnings,
             **({"levels": [row.to_json() for row in levels]} if levels else {}),
         }
-        sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+        write_json(payload)
         return
-    _print_text(cells, axes, ranked, min_n, where, None if has_answers else run, worst, source)
+    from medlens.analysis.results import imageless
+
+    _print_text(cells, axes, ranked, min_n, where, None if has_answers else run, worst, source,
+                imageless(run))  # fmt: skip
     if levels and cells[0].n:
         from rich.text import Text
 
@@ -108,8 +109,10 @@ def _print_text(
     answers_missing_in: Path | None,
     worst: int = 0,
     source: ScoreSource | None = None,
+    no_images: bool = False,
 ) -> None:
-    """Tables for a terminal; `answers_missing_in` is the run when its split has no answers.
+    """Tables for a terminal; `answers_missing_in` is the run when its split has no answers;
+    `no_images`: the run's items carry none (the images column shows "–").
 
     Over 60 lines: one branch per part of the printout (heading, tables, notes)."""
     from rich.text import Text
@@ -136,11 +139,13 @@ def _print_text(
     if len(axes) == 2:
         console.print(cross_table_view(cells, axes[0], axes[1], min_n, suffix))
     for axis in axes if len(axes) > 1 else []:
-        console.print(cell_table(cells_at(cells, [axis]), f"by {axis}{suffix}", min_n))
-    console.print(cell_table(cells_at(cells, axes), " × ".join(axes) + suffix, min_n))
+        title = f"by {axis}{suffix}"
+        console.print(cell_table(cells_at(cells, [axis]), title, min_n, no_images=no_images))
+    title = " × ".join(axes) + suffix
+    console.print(cell_table(cells_at(cells, axes), title, min_n, no_images=no_images))
     if ranked:
         title = f"worst {len(ranked)} cells (n ≥ {min_n}){suffix}"
-        console.print(cell_table(ranked, title, min_n, named=True))
+        console.print(cell_table(ranked, title, min_n, named=True, no_images=no_images))
     elif worst:
         console.print(Text(f"worst cells: none has n ≥ {min_n} (see --min-n)"), soft_wrap=True)
     if any(c.small for c in cells):
@@ -148,7 +153,7 @@ def _print_text(
             Text(f"* n < {min_n} or images < {MIN_IMAGES}: too few to rank; read with care"),
             soft_wrap=True,
         )
-    if any(c.images == 1 for c in cells):
+    if not no_images and any(c.images == 1 for c in cells):
         console.print(Text(f"images = 1: {ONE_IMAGE}"), soft_wrap=True)
     if ranked:
         console.print(
@@ -162,10 +167,14 @@ def percent(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.1f}"
 
 
-def cell_table(cells: Sequence[Cell], title: str, min_n: int, named: bool = False) -> Table:
+def cell_table(
+    cells: Sequence[Cell], title: str, min_n: int, named: bool = False, no_images: bool = False
+) -> Table:
     """One row per cell: value(s), n, score, CI, random baseline, unparsed and error rates.
 
-    `named` labels cells ``axis=value`` (for lists mixing axes, like the worst cells).
+    `named` labels cells ``axis=value`` (for lists mixing axes, like the worst cells);
+    `no_images`: the run has none, so the images column shows "–" where each item is its own
+    cluster (items that share a case id keep their cluster count).
     """
     from rich.table import Table
     from rich.text import Text
@@ -187,7 +196,7 @@ def cell_table(cells: Sequence[Cell], title: str, min_n: int, named: bool = Fals
         table.add_row(
             Text(label + (" *" if cell.small else "")),
             str(cell.n),
-            str(cell.images),
+            "–" if no_images and cell.images == cell.n else str(cell.images),
             percent(cell.score),
             ci,
             percent(cell.random),

@@ -20,6 +20,12 @@ instead of widening the interval beyond the plain sample's.
 share images, since the draw never takes an image's questions together; or images with all their
 questions (``--unit image``), whose totals Y_u make the variance cluster-aware. The 95% interval
 is μ̂ ± t(df)·SE with df = Σ m_h − H, clipped to [0, 1].
+
+When a stratum is sampled (m_h < M_h) yet the estimated variance is 0 — every drawn unit of each
+stratum has the same residual, as when a model gets every sampled item right — the plug-in
+variance says nothing about the unsampled items, and μ̂ ± t·0 would be a point. The interval is
+then the Wilson interval (with continuity correction) at μ̂ on the Σ m_h drawn units: the rule of
+Korn & Graubard (1998) for a design whose estimated variance is 0 (effective sample size = n).
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from medlens.stats.intervals import wilson
 
 
 @dataclass(frozen=True)
@@ -55,10 +63,17 @@ class DesignEstimate:
     se: float
     df: int
     tuning: float
+    degenerate_units: int = 0
+    """Σ m_h when a stratum was sampled but the estimated variance is 0 (module docstring);
+    0 otherwise."""
 
     def interval(self, level: float = 0.95) -> tuple[float, float]:
         from scipy.special import stdtrit
 
+        if self.degenerate_units:
+            n = np.array([float(self.degenerate_units)])
+            lo, hi = wilson(n * self.estimate, n, level)
+            return float(lo[0]), float(hi[0])
         half = float(stdtrit(max(self.df, 1), 1 - (1 - level) / 2)) * self.se
         return max(0.0, self.estimate - half), min(1.0, self.estimate + half)
 
@@ -98,10 +113,12 @@ def design_estimate(
         )
     vy, cyf, vf = _variance_parts(strata)
     variance = max(vy - 2 * lam * cyf + lam * lam * vf, 0.0)
-    df = sum(len(s.observed) for s in strata) - len(strata)
+    drawn = sum(len(s.observed) for s in strata)
+    sampled = any(len(s.observed) < s.population_units for s in strata)
     return DesignEstimate(
         estimate=total / population_n,
         se=float(np.sqrt(variance)) / population_n,
-        df=max(df, 1),
+        df=max(drawn - len(strata), 1),
         tuning=lam,
+        degenerate_units=drawn if sampled and variance == 0 else 0,
     )

@@ -182,11 +182,26 @@ def read_bank(path: Path) -> Bank:
         raise InputError(path, None, f"cannot read the bank ({exc.strerror or exc})") from None
     except ValueError as exc:
         raise InputError(path, None, f"not JSON ({exc})") from None
+    problem = _shape_problem(data)
+    if problem:
+        raise InputError(path, None, f"not a `medlens items fit` bank: {problem}")
     try:
         return _parse_bank(path, data, hashlib.sha256(raw).hexdigest())
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         field = f"field {exc}" if isinstance(exc, KeyError) else str(exc)
         raise InputError(path, None, f"not a `medlens items fit` bank ({field})") from None
+
+
+def _shape_problem(data: Any) -> str | None:
+    """What keeps `data` from being a bank, said for a user (None: its top level is one)."""
+    if not isinstance(data, dict):
+        return f"it holds a JSON {type(data).__name__}, not an object"
+    if isinstance(data.get("items"), list) and "flags" in data:
+        return "it is a `medlens items audit` report; give the BANK.json of `medlens items fit`"
+    missing = [key for key in ("benchmark", "items", "runs") if not isinstance(data.get(key), dict)]
+    if missing:
+        return f"field {missing[0]!r} is missing or not an object"
+    return None
 
 
 def _parse_bank(path: Path, data: Mapping[str, Any], sha256: str) -> Bank:

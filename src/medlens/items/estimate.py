@@ -53,10 +53,16 @@ class Estimate:
     unit: str = "image"
     """The design's sampling unit: ``item`` or ``image`` (a design recorded before units could
     be chosen drew images)."""
+    zero_variance: bool = False
+    """The design's variance estimate is 0 (e.g. every sampled item right): the interval is
+    Wilson's on the drawn units (``aipw``), not the t interval."""
 
     def method_text(self) -> str:
         """How the estimate was made, in a few words (text outputs)."""
         drawn = "sampled items" if self.unit == "item" else "sampled units (images)"
+        if self.zero_variance:
+            return (f"AIPW, λ={self.tuning:.2f}, {self.n_units} {drawn}; every drawn unit of "
+                    "each stratum scored alike, so the interval is Wilson's on them")  # fmt: skip
         return (f"AIPW, λ={self.tuning:.2f}, {self.n_units} {drawn}, "
                 "finite-population corrected")  # fmt: skip
 
@@ -162,7 +168,7 @@ def _estimate(bank: Bank, run: RunDesign, by: str | None) -> Estimate:
         wilson_ci=(float(lo[0]), float(hi[0])), subset_score=float(y.mean()),
         extrapolating=bool(reasons), reasons=reasons, ability=theta, ability_se=se,
         tuning=whole.tuning, n_units=sum(len(s["sampled"]) for s in strata.values()), by=by_values,
-        unit=design_unit(run.design),
+        unit=design_unit(run.design), zero_variance=bool(whole.degenerate_units),
     )  # fmt: skip
 
 

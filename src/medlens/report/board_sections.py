@@ -104,6 +104,7 @@ def group_letters(board: dict[str, Any]) -> dict[str, str]:
 def models_table(board: dict[str, Any]) -> BoardTable:
     letters = group_letters(board)
     headers = ["model", "run", "rank", "rank 95% CI", "n", "images", "score", "95% CI", "tied"]
+    no_images = bool(board.get("imageless"))
     rows = []
     for m in board["models"]:
         flag = f" {SMALL}" if m["small"] else ""
@@ -111,7 +112,9 @@ def models_table(board: dict[str, Any]) -> BoardTable:
         rows.append([
             t(model_label(m["name"]) + flag, m["name"]), t(m["run"]), num(m["rank"]),
             t(f"{m['rank_ci'][0]}–{m['rank_ci'][1]}", m["rank_ci"][0]), num(m["n"]),
-            num(m["images"]), pct(m["score"]), ci_cell(m["ci"]), t(letters.get(m["run"], "")),
+            t("–") if no_images and m["images"] == m["n"] else num(m["images"]), pct(m["score"]),
+            ci_cell(m["ci"]),
+            t(letters.get(m["run"], "")),
         ])  # fmt: skip
     chance = board["chance"]
     rows.append([t("chance (random guess)"), t(""), t("unranked"), t(""), num(chance["n"]),
@@ -168,16 +171,19 @@ def axis_table(
     order = [m["run"] for m in board["models"]]
     labels = run_labels(board)
     columns = list(values)
+    no_images = bool(board.get("imageless")) and all(
+        cells[0]["images"] == cells[0]["n"] for cells in values.values()
+    )  # every item its own cluster: no image count to show
     counts = {
-        value: t(f"{cells[0]['n']} ({cells[0]['images']}){' ' + SMALL if cells[0]['small'] else ''}",
-                 cells[0]["n"])
+        value: t(f"{cells[0]['n']}{'' if no_images else ' (' + str(cells[0]['images']) + ')'}"
+                 f"{' ' + SMALL if cells[0]['small'] else ''}", cells[0]["n"])
         for value, cells in values.items()
     }  # fmt: skip
     chance = board.get("by_chance", {}).get(axis, {})
     grid = {(run, value): _axis_cell(values[value], run) for run in order for value in columns}
     notes = [f"{BEST}: best score in the column; [95% CI]; {SMALL}: small cell"]
     headers = ["run", *columns]
-    rows = [[t("n (images)"), *(counts[v] for v in columns)]]
+    rows = [[t("n" if no_images else "n (images)"), *(counts[v] for v in columns)]]
     rows += [[t(labels[run], labels[run]), *(grid[run, v] for v in columns)] for run in order]
     rows.append([t("chance (random guess)")] + [pct(chance.get(v)) for v in columns])
     wide = BoardTable(f"by {axis}", f"By {axis}", headers, rows, notes)

@@ -133,6 +133,10 @@ def write_export(files: Sequence[ExportFile], output: Path) -> list[Path]:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_bytes(files[0].content)
         return [output]
+    if output.exists() and not output.is_dir():
+        raise MedlensError(
+            f"--output {output}: is a file; this export writes {len(files)} files, give a folder"
+        )
     if output.suffix.lower() in (".xlsx", ".csv", ".tsv") and not output.is_dir():
         raise MedlensError(f"{output}: this export writes {len(files)} files; give a directory")
     output.mkdir(parents=True, exist_ok=True)

@@ -33,10 +33,16 @@ def summary_lines(audit: Mapping[str, Any]) -> list[str]:
         f"{summary['signal_to_noise']} ({summary['signal_to_noise_note']}).",
     ]
     for modality, cell in (summary.get("solved_without_image_share") or {}).items():
-        lines.append(
-            f"Solved without the image, {modality}: {cell['share']:.1%} of {cell['n']} items."
-        )
+        share = f"{cell['share']:.1%} of {cell['n']} items"
+        if modality == NO_MODALITY:  # the benchmark records no modality (VQA-RAD)
+            lines.append(f"Solved without the image: {share} (items without a modality).")
+        else:
+            lines.append(f"Solved without the image, {modality}: {share}.")
     return lines
+
+
+NO_MODALITY = "(none)"
+"""The key ``items audit`` gives items without a ``modality`` in ``solved_without_image_share``."""
 
 
 def _evidence_text(evidence: Mapping[str, Mapping[str, Any]]) -> str:

@@ -23,7 +23,7 @@
 - ``detect``: ``f1_50`` (micro over boxes: a predicted box is a hit when it matches a distinct
   gold box at IoU ≥ 0.5, greedily by IoU) and ``mean_iou`` (first box, as the item score).
 
-Means take their interval from ``bootstrap.group_cis`` (the single source for a reported
+Means take their interval from ``bootstrap.group_spread`` (the single source for a reported
 score's CI). Corpus statistics (F1s, BLEU, AUROC) are not means of item scores, so the whole
 statistic is recomputed on each of 1,000 resamples of images (clusters), from per-item
 sufficient statistics summed through a resample-count matrix: vectorised, no Python loop over
@@ -40,9 +40,10 @@ import numpy as np
 from medlens.core.items import Item
 from medlens.core.records import Record
 from medlens.scoring.corpus_stats import build_kind_rows
+from medlens.scoring.item_scores import ZERO_ONE_SECONDARY
 from medlens.scoring.kind_rows import KindRows, Statistic
 from medlens.stats.auroc import auroc_interval
-from medlens.stats.bootstrap import group_cis
+from medlens.stats.bootstrap import group_spread
 
 N_RESAMPLES = 1000
 _BATCH_CELLS = 4_000_000
@@ -63,6 +64,8 @@ KIND_METRICS: dict[str, tuple[str, ...]] = {
     "open": ("exact", "contains", "token_f1", "token_recall", "bleu1"),
     "detect": ("f1_50", "mean_iou"),
 }
+ZERO_ONE_MEANS = ZERO_ONE_SECONDARY | {"micro_f1"}
+"""Mean metrics that are 0/1 per item by definition (their interval is a proportion's)."""
 _MIN_CLUSTERS_PER_KIND = 16
 """Clusters per distinct cluster sum above which resamples are drawn by kind."""
 
@@ -177,12 +180,15 @@ def corpus_cells(rows: KindRows) -> dict[str, dict[str, Any]]:
 def _mean_cells(
     rows: KindRows, groups: np.ndarray, clusters: np.ndarray
 ) -> dict[Any, dict[str, dict[str, Any]]]:
-    """Cells of the mean metrics for every group, each metric's CIs from one `group_cis` call."""
+    """Cells of the mean metrics for every group, each metric's CIs from one `group_spread` call
+    (continuous for every metric but the 0/1 ones)."""
     labels = np.unique(groups.astype(str))
     out: dict[Any, dict[str, dict[str, Any]]] = {label: {} for label in labels.tolist()}
     keys = groups.astype(str)
     for name, values in rows.means.items():
-        lo, hi = group_cis(values, keys, clusters)
+        # a token F1 or BLEU-1 that happens to be all 0/1 is still continuous: no Wilson on it
+        continuous = name not in ZERO_ONE_MEANS
+        lo, hi = group_spread(values, keys, clusters, continuous=continuous).bounds()
         for i, label in enumerate(labels.tolist()):
             mask = keys == label
             value = float(values[mask].mean())

@@ -261,7 +261,8 @@ def plan_lines(plan: StudyPlan) -> list[str]:
             + (f"design subset {shared.subset} (drawn before: kept)" if drawn else
                f"design subset of {shared.n} items (single items drawn; strata: {strata}; seed "
                f"{plan.study.seed}) → {shared.subset}")
-            + f" → {len(shared.sampled)} sampled runs ({', '.join(j.key for j in shared.sampled)})"
+            + f" → {len(shared.sampled)} sampled run{'s' if len(shared.sampled) > 1 else ''} "
+            f"({', '.join(j.key for j in shared.sampled)})"
             f", shown on the boards as estimates with intervals"
         )  # fmt: skip
     return lines
