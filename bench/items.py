@@ -135,9 +135,7 @@ def coverage(args: argparse.Namespace) -> None:
             for cell, p in (("interpolating", inside), ("extrapolating", outside)):
                 y = (rng.random(len(p)) < p).astype(float)
                 for unit in units:  # the same answers under each design
-                    cells[f"{unit} {cell}"].append(
-                        one_estimate(world, bank, y, args.n, rep, unit)
-                    )
+                    cells[f"{unit} {cell}"].append(one_estimate(world, bank, y, args.n, rep, unit))
     reps = args.worlds * args.reps
     print(
         f"estimate: {args.worlds} worlds × {args.reps} reps = {reps} per cell; {args.items} items, n ≈ {args.n}"
