@@ -112,6 +112,34 @@ def test_drop_flagged_refuses_an_audit_of_another_benchmark(
     assert list(out.parent.iterdir()) == []
 
 
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        ({"benchmark": {}, "items": {"q1": {}}, "runs": {}, "fit": {}}, "`medlens items fit` bank"),
+        ([{"id": "q1", "flagged": True}], "JSON list"),
+        ("flagged", "JSON string"),
+        ({"flagged": ["q1"]}, "field 'items' is missing"),
+        ({"items": ["q1"]}, "items[0] is not an item with an 'id'"),
+    ],
+)
+def test_drop_flagged_names_a_file_that_is_no_audit_in_words(
+    tmp_path: Path, content: object, says: str
+) -> None:
+    """A bank, a list or a stray JSON given to --drop-flagged: what the file is, in words (it
+    read "(AttributeError: 'str' object has no attribute 'get')"), one line, nothing written."""
+    bench = write_bench(tmp_path / "bench", 20)
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text(json.dumps(content))
+    out = tmp_path / "clean" / "c.jsonl"
+    out.parent.mkdir()
+    line = one_error_line(
+        invoke("subset", f"jsonl:{bench}", "--drop-flagged", wrong, "--output", out)
+    )
+    assert str(wrong) in line and says in line and "Error" not in line, line
+    assert "`medlens items audit --json`" in line
+    assert list(out.parent.iterdir()) == []
+
+
 def test_an_audit_of_runs_on_a_subset_cleans_the_subsets_source(tmp_path: Path) -> None:
     """The audit names the subset's content; subset.json beside it says it was cut from the
     source, so --drop-flagged on the source is no "audit of another benchmark"."""

@@ -171,12 +171,33 @@ def flagged_ids(path: Path) -> set[str]:
 
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        items = data["items"]
-        return {str(item["id"]) for item in items if item.get("flagged")}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        problem = (f"not a `medlens audit --json` or `medlens items audit --json` report "
-                   f"({type(exc).__name__}: {exc})")  # fmt: skip
-        raise InputError(path, None, problem) from None
+    except (OSError, ValueError) as exc:
+        raise InputError(path, None, f"cannot be read as a JSON report ({exc})") from None
+    items = _audit_items(data)
+    if isinstance(items, str):
+        raise InputError(path, None, f"{items}; give the report of `medlens items audit --json` "
+                                     f"or `medlens audit --json`")  # fmt: skip
+    return {str(item["id"]) for item in items if item.get("flagged")}
+
+
+JSON_KINDS = {"list": "list", "str": "string", "int": "number", "float": "number",
+              "bool": "boolean", "NoneType": "null"}  # fmt: skip
+
+
+def _audit_items(data: object) -> list[dict[str, object]] | str:
+    """An audit report's items, or what the file is instead, in words."""
+    if not isinstance(data, dict):
+        kind = JSON_KINDS.get(type(data).__name__, "value")
+        return f"it holds a JSON {kind}, not an audit report"
+    items = data.get("items")
+    if isinstance(items, dict) and "runs" in data and "fit" in data:
+        return "it is a `medlens items fit` bank, not an audit report"
+    if not isinstance(items, list):
+        return "field 'items' is missing or not a list"
+    for index, item in enumerate(items):
+        if not isinstance(item, dict) or "id" not in item:
+            return f"items[{index}] is not an item with an 'id'"
+    return items
 
 
 def allocate(sizes: Mapping[tuple[str, ...], int], total: int) -> dict[tuple[str, ...], int]:
