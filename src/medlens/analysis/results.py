@@ -12,7 +12,7 @@ import numpy as np
 
 from medlens.analysis.closed_open import closed_items, closed_open
 from medlens.analysis.medcmr_split import medcmr_split
-from medlens.analysis.score_source import RULES, ScoreSource, sourced_run
+from medlens.analysis.score_source import RULES, ScoreSource, SourcedRun, sourced_run
 from medlens.analysis.score_table import (
     ScoreTable,
     cell,
@@ -20,6 +20,7 @@ from medlens.analysis.score_table import (
     secondary_cells,
     vocabulary_decided,
 )
+from medlens.analysis.sensitivity import extraction_sensitivity, other_reading
 from medlens.core.items import CANONICAL_AXES, READING_FIELDS, Item
 from medlens.core.records import Record
 from medlens.runs.health import run_health
@@ -175,18 +176,6 @@ def box_image_gap(table: ScoreTable) -> dict[str, Any] | None:
     }
 
 
-def sensitivity_ci(table: ScoreTable, other: np.ndarray | None = None) -> list[float] | None:
-    """95% paired CI of mean(medlens − VLMEvalKit reading) over items read both ways."""
-    from medlens.stats.paired import paired_ci
-
-    medlens = table.score if other is None else other
-    both = table.scored & ~np.isnan(medlens) & ~np.isnan(table.vlmeval)
-    if not both.any():
-        return None
-    lo, hi = paired_ci(table.vlmeval[both], medlens[both], table.cluster[both])
-    return [lo, hi]
-
-
 def secondary_means(records: dict[str, Record]) -> dict[str, float]:
     """Mean of each secondary per-item metric (jaccard, token_f1, …) over the records that have it."""
     sums: dict[str, list[float]] = {}
@@ -214,10 +203,6 @@ def usage_totals(records: dict[str, Record]) -> dict[str, Any]:
     }
 
 
-UNEXTRACTED_KINDS = frozenset({"report"})
-"""Kinds scored on the whole text (ROUGE, BLEU, clinical labels), with no answer read out."""
-
-
 def build_results(store: RunStore, source: ScoreSource | None = None) -> dict[str, Any]:
     """Every aggregate of the run; written to results.json and read by every report.
 
@@ -237,13 +222,27 @@ def build_results_and_table(
     records = store.records()
     sourced = sourced_run(store.path, items, records, source or RULES)
     items, records, run_items, run_records = sourced.items, sourced.records, items, records
-    table = score_table(items, records, sourced.scope)
+    with other_reading(store.run["spec"], items, records) as reading:  # aside, meanwhile
+        table = score_table(items, records, sourced.scope)
+        overall = cell(table, np.ones(len(table.ids), dtype=bool))
+        results = _results(store, sourced, (run_items, run_records), table, overall)
+        wanted = reading is not None and overall["vlmeval_score"] is not None
+        results["extraction_sensitivity"] = extraction_sensitivity(
+            items, records, table, reading.result() if wanted and reading else None
+        )
+    return results, table
+
+
+def _results(
+    store: RunStore, sourced: SourcedRun, run: tuple[list[Item], dict[str, Record]],
+    table: ScoreTable, overall: dict[str, Any],
+) -> dict[str, Any]:  # fmt: skip
+    """Every section but the extraction sensitivity (computed meanwhile, maybe aside)."""
+    items, records, (run_items, run_records) = sourced.items, sourced.records, run
     everything = np.ones(len(table.ids), dtype=bool)
-    overall = cell(table, everything)
     axes = breakdown_axes(table)
     spec = store.run["spec"]
     has_answers = bool(spec["benchmark"].get("has_answers", True))
-    sensitivity = extraction_sensitivity(spec, items, records, table, overall)
     results = {
         "run": store.path.name,
         "score_source": sourced.source.label,
@@ -260,7 +259,7 @@ def build_results_and_table(
         },
         "overall": overall,
         "rates": {k: overall[k] for k in ("unparsed", "refused", "empty", "error", "truncated")},
-        "extraction_sensitivity": sensitivity,
+        "extraction_sensitivity": None,  # filled in by the caller
         "secondary": secondary_cells(table, everything),
         "closed_open": closed_open(table, axes, items),
         "box_image_gap": box_image_gap(table),
@@ -280,28 +279,7 @@ def build_results_and_table(
     if split is not None:  # Med-CMR's MCQ and judged open scores, apart
         results["medcmr"] = split
     add_run_sections(results, store, items, records)
-    return results, table
-
-
-def extraction_sensitivity(
-    spec: dict[str, Any], items: list[Item], records: dict[str, Record], table: ScoreTable,
-    overall: dict[str, Any],
-) -> dict[str, Any] | None:  # fmt: skip
-    """medlens's reading against VLMEvalKit's rules over the same outputs (None when either is
-    missing, or when nothing is read out of the text)."""
-    reading = None
-    if spec.get("extract", "medlens") != "medlens" and overall["vlmeval_score"] is not None:
-        reading = medlens_reading(items, records, table)  # the main score is another reading
-    # report generation reads no answer out of the text: there is no extraction to be sensitive
-    extracted = any(item.kind not in UNEXTRACTED_KINDS for item in items if item.id in records)
-    medlens_values = table.score if reading is None else reading
-    both = table.scored & ~np.isnan(medlens_values) & ~np.isnan(table.vlmeval)
-    if not both.any() or not extracted:
-        return None
-    # both sides over the same items: those read both ways (a judged item has no rule reading)
-    medlens, vlmeval = float(medlens_values[both].mean()), float(table.vlmeval[both].mean())
-    return {"medlens": medlens, "vlmeval": vlmeval, "difference": medlens - vlmeval,
-            "n": int(both.sum()), "ci": sensitivity_ci(table, reading)}  # fmt: skip
+    return results
 
 
 def add_run_sections(
@@ -357,30 +335,6 @@ def no_answers_reason(benchmark: str) -> str:
     if benchmark not in SOURCES:
         return NO_ANSWERS_DEFAULT
     return str(getattr(SOURCES.module_of(benchmark), "NO_ANSWERS_REASON", NO_ANSWERS_DEFAULT))
-
-
-def medlens_reading(
-    items: Sequence[Item], records: dict[str, Record], table: ScoreTable
-) -> np.ndarray:
-    """Per-item scores under medlens's extraction of a run scored with another ``--extract``
-    (VLMEvalKit's or a peer's), in `table` order (NaN where unscored). Re-read from the stored outputs, so the extraction
-    sensitivity is shown in both modes.
-    """
-    from medlens.extract import extract
-    from medlens.scoring.item_scores import score
-
-    by_id = {item.id: item for item in items}
-    values = np.full(len(table.ids), np.nan)
-    for row, item_id in enumerate(table.ids):
-        record = records.get(item_id)
-        if record is None or record.get("error") is not None or record.get("score") is None:
-            continue
-        item = by_id[item_id]
-        found = extract(item, record.get("output"), "medlens", record.get("finish_reason"))
-        value = score(item, found)
-        if value is not None:
-            values[row] = value
-    return values
 
 
 def probe_suspects(probe: str, results: dict[str, Any]) -> list[dict[str, Any]] | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -14,8 +15,11 @@ from medlens.cli.tracking_option import LOG_HELP, log_after, log_target
 from medlens.core.terminal import terminal_safe, terminal_safe_line
 
 if TYPE_CHECKING:
+    from rich.progress import Progress
+
     from medlens.core.records import Record
     from medlens.execution.evaluate import RunOptions, RunOutcome
+    from medlens.runs.store import RunStore
 
 EXIT_TOO_MANY_ERRORS = 1
 
@@ -314,8 +318,20 @@ def evaluate_with_progress(options: RunOptions, max_retry_rate: float | None = N
         if alert is not None:
             bar.console.print(f"warning: {alert}", highlight=False, markup=False, soft_wrap=True)
 
+    def derive(store: RunStore) -> dict[str, Any]:
+        stop_bar(bar)  # every answer is in; results are built with no refresh thread beside
+        return derive_and_save(store)  # (analysis.forked forks only then)
+
     try:
-        return evaluate(options, on_start, on_progress, on_note, derive_results=derive_and_save)
+        return evaluate(options, on_start, on_progress, on_note, derive_results=derive)
     finally:
-        if bar.live.is_started:
-            bar.stop()
+        stop_bar(bar)
+
+
+def stop_bar(bar: Progress) -> None:
+    """Stop `bar` and wait (briefly) for its refresh thread to end."""
+    refresher = getattr(bar.live, "_refresh_thread", None)  # rich's: stop() does not join it
+    if bar.live.is_started:
+        bar.stop()
+    if isinstance(refresher, threading.Thread):
+        refresher.join(timeout=1.0)

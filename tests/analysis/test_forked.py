@@ -1,0 +1,133 @@
+"""``analysis.forked``: the extraction-sensitivity re-reading computed in a forked child while
+results are built (issue 36). The array is the same whether a child computed it, a child
+failed, or no child was forked; a child is never left behind."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cli_runs import named_run
+from data_paths import realdata_dir
+from medlens.analysis import forked
+from medlens.analysis.forked import computed_aside, fork_is_safe
+from medlens.analysis.results import build_results
+from medlens.runs.store import RunStore
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="medlens forks only on Linux")
+
+VALUES = np.array([0.0, 1.0, np.nan, 0.5, 1.0, 0.0, np.nan])
+
+
+def in_child_only(action: Callable[[], np.ndarray]) -> Callable[[], np.ndarray]:
+    """`VALUES` here; `action` in a forked child (which this process never is)."""
+    parent = os.getpid()
+    return lambda: VALUES.copy() if os.getpid() == parent else action()
+
+
+def same(first: np.ndarray, second: np.ndarray) -> bool:
+    return bool(np.array_equal(first, second, equal_nan=True))
+
+
+def test_a_forked_child_delivers_the_array_it_computed() -> None:
+    child_only = in_child_only(lambda: VALUES[::-1].copy())  # tells who computed it
+    with computed_aside(child_only, len(VALUES), fork=True) as aside:
+        assert aside.pid is not None
+        assert same(aside.result(), VALUES[::-1])
+
+
+def failing_child(kind: str) -> Callable[[], np.ndarray]:
+    def fail() -> np.ndarray:
+        if kind == "raises":
+            raise RuntimeError("a bug in the child")
+        if kind == "killed":
+            os.kill(os.getpid(), signal.SIGKILL)
+        return VALUES[:3].copy()  # "short": fewer rows than asked for
+
+    return in_child_only(fail)
+
+
+@pytest.mark.parametrize("kind", ["raises", "killed", "short"])
+def test_a_child_that_fails_leaves_the_array_to_this_process(kind: str) -> None:
+    with computed_aside(failing_child(kind), len(VALUES), fork=True) as aside:
+        assert aside.pid is not None
+        assert same(aside.result(), VALUES)
+    assert aside.pid is None
+
+
+def test_a_child_not_waited_for_is_killed_and_reaped() -> None:
+    blocked = threading.Event()  # never set: the child would wait forever
+    never = in_child_only(lambda: blocked.wait() and VALUES)
+    with pytest.raises(KeyboardInterrupt), computed_aside(never, 7, fork=True) as aside:
+        pid = aside.pid
+        assert pid is not None
+        raise KeyboardInterrupt  # Ctrl-C while results are built
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # reaped: no zombie left
+
+
+def test_no_fork_while_another_thread_runs_or_for_few_rows() -> None:
+    with computed_aside(lambda: VALUES.copy(), forked.MIN_FORK_ROWS - 1) as aside:
+        assert aside.pid is None
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert not fork_is_safe()
+        with computed_aside(lambda: VALUES.copy(), forked.MIN_FORK_ROWS) as aside:
+            assert aside.pid is None
+            assert same(aside.result(), VALUES)
+    finally:
+        stop.set()
+        thread.join()
+
+
+def pubmedqa_replay(tmp_path: Path) -> Path:
+    """Answers that medlens and VLMEvalKit's rules read apart (the sensitivity is not zero)."""
+    from medlens.api import load_benchmark
+
+    items = list(load_benchmark(f"pubmedqa:{realdata_dir('pubmedqa')}").items())
+    outputs = {"yes": ["**Yes**", "Yes."], "no": ["No.", "no-brainer: no"], "maybe": ["Maybe."]}
+    replay = tmp_path / "predictions.csv"
+    with replay.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["index", "prediction"])
+        for i, item in enumerate(items):
+            choices = outputs[str(item.answer)]
+            writer.writerow([item.id, choices[i % len(choices)]])
+    return replay
+
+
+def test_a_run_forks_for_the_sensitivity_and_writes_what_one_process_computes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`medlens run` (progress bar and all) forks; results.json equals an unforked build."""
+    forks: list[int] = []
+    start = forked.Aside.start
+
+    def counted(aside: forked.Aside) -> None:
+        start(aside)
+        forks.append(aside.pid or 0)
+
+    monkeypatch.setattr(forked, "MIN_FORK_ROWS", 1)
+    monkeypatch.setattr(forked.Aside, "start", counted)
+    bench = f"pubmedqa:{realdata_dir('pubmedqa')}"
+    run = named_run(bench, f"replay:{pubmedqa_replay(tmp_path)}", tmp_path, "r",
+                    "--prompt", "vlmeval", "--extract", "vlmeval")  # fmt: skip
+    assert len(forks) == 1 and forks[0] > 0
+    written = json.loads((run / "results.json").read_text(encoding="utf-8"))
+    del written["derived_from"]  # what results.json was derived from, added when it is saved
+    assert written["extraction_sensitivity"]["difference"] != 0
+    monkeypatch.setattr(forked, "MIN_FORK_ROWS", 10**9)
+    alone = build_results(RunStore.open(run))
+    assert len(forks) == 1
+    assert written == json.loads(json.dumps(alone, default=float))
