@@ -295,14 +295,21 @@ class LoopbackServer:
             self.stats[what] += 1
 
     def start(self) -> None:
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
-        stopper = threading.Timer(self.config.lifetime, self.stop)
-        stopper.daemon = True
-        stopper.start()
+        self._serving = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._serving.start()
+        self._stopper = threading.Timer(self.config.lifetime, self.stop)
+        self._stopper.daemon = True
+        self._stopper.start()
 
     def stop(self) -> None:
+        """Shut the server down; its threads are gone when this returns (a test that forks
+        needs this process to hold one thread: ``core.forked``)."""
         self._httpd.shutdown()
         self._httpd.server_close()
+        self._stopper.cancel()
+        for thread in (self._serving, self._stopper):
+            if thread is not threading.current_thread():
+                thread.join()
 
 
 @contextlib.contextmanager

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from medlens.analysis.forked import Aside, computed_aside
 from medlens.analysis.score_table import ScoreTable
+from medlens.core.forked import Aside, computed_aside
 from medlens.core.items import Item
 from medlens.core.records import Record
 
@@ -34,14 +34,18 @@ def sensitivity_ci(table: ScoreTable, other: np.ndarray | None = None) -> list[f
 @contextmanager
 def other_reading(
     spec: dict[str, Any], items: Sequence[Item], records: dict[str, Record]
-) -> Iterator[Aside | None]:
+) -> Iterator[Aside[np.ndarray] | None]:
     """medlens's reading of a run scored with another reading (``--extract vlmeval``), started
-    aside (``analysis.forked``) while the other sections are built; None for a medlens run."""
+    aside (``core.forked``) while the other sections are built; None for a medlens run."""
     if spec.get("extract", "medlens") == "medlens":
         yield None
         return
     rows = sum(1 for item in items if item.id in records)
-    with computed_aside(lambda: medlens_reading(items, records), rows) as aside:
+
+    def one_per_row(values: np.ndarray) -> bool:
+        return isinstance(values, np.ndarray) and values.shape == (rows,)
+
+    with computed_aside(lambda: medlens_reading(items, records), rows, one_per_row) as aside:
         yield aside
 
 

@@ -73,7 +73,10 @@ def run(
         str, typer.Option(help="Judge protocol: equivalence, mmbu, rubric, choice or file:PATH")
     ] = "equivalence",
     allow_self_judge: Annotated[
-        bool, typer.Option(help="With --judge: let the evaluated model judge its own answers")
+        bool,
+        typer.Option(
+            "--allow-self-judge", help="With --judge: let the evaluated model judge its own answers"
+        ),
     ] = False,
     strategy: Annotated[
         str,
@@ -117,7 +120,8 @@ def run(
         Path | None, typer.Option(help="Drop the item ids listed in this file")
     ] = None,
     retry_errors: Annotated[
-        bool, typer.Option(help="Also retry items with permanent (input/image) errors")
+        bool,
+        typer.Option("--retry-errors", help="Also retry items with permanent (input/image) errors"),
     ] = False,
     order: Annotated[
         str, typer.Option(help="image (questions sharing an image sent together) or item")
