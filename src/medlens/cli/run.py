@@ -324,7 +324,7 @@ def evaluate_with_progress(options: RunOptions, max_retry_rate: float | None = N
 
     def derive(store: RunStore) -> dict[str, Any]:
         stop_bar(bar)  # every answer is in; results are built with no refresh thread beside
-        return derive_and_save(store)  # (analysis.forked forks only then)
+        return derive_and_save(store)  # (core.forked forks only then)
 
     try:
         return evaluate(options, on_start, on_progress, on_note, derive_results=derive)
