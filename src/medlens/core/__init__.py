@@ -1,3 +1,4 @@
 """Foundations every layer stands on: items and benchmarks, specs and their parser, the lazy
-registry, errors, the record type, optional extras, TOML, the --where language, safe spreadsheets.
+registry, errors, the record type, optional extras, TOML, the --where language, safe spreadsheets,
+a value computed aside in a forked child.
 Imports nothing of medlens."""
