@@ -1,6 +1,7 @@
-"""``core.forked``: a run's extraction-sensitivity re-reading computed in a forked child while
-results are built (issue 36). The value is the same whether a child computed it, a child
-failed, or no child was forked; a child is never left behind."""
+"""``core.forked``: a run's item fingerprint (while the model loads) and its extraction-
+sensitivity re-reading (while results are built) computed in a forked child (issue 36). The
+value is the same whether a child computed it, a child failed, or no child was forked; a child
+is never left behind."""
 
 from __future__ import annotations
 
@@ -142,11 +143,11 @@ main()
 """`medlens run` in a process of its own (one thread, as a user's), its forks counted."""
 
 
-def test_a_run_forks_once_and_writes_what_one_process_computes(
+def test_a_run_forks_twice_and_writes_what_one_process_computes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`medlens run` (progress bar and all) forks for the sensitivity; results.json equals that
-    of one process (and the run's items fingerprint is the benchmark's)."""
+    """`medlens run` (progress bar and all) forks for the items' fingerprint and for the
+    sensitivity; run.json's fingerprint and results.json equal those of one process."""
     bench = f"pubmedqa:{realdata_dir('pubmedqa')}"
     forks = tmp_path / "forks.txt"
     command = [*run_args(bench, f"replay:{pubmedqa_replay(tmp_path)}", tmp_path, "r"),
@@ -155,7 +156,7 @@ def test_a_run_forks_once_and_writes_what_one_process_computes(
         [sys.executable, "-c", COUNTED_RUN, str(forks), *command], capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
-    assert len(forks.read_text().split()) == 1
+    assert len(forks.read_text().split()) == 2
     from medlens.api import load_benchmark
 
     benchmark, run = load_benchmark(bench), tmp_path / "r"

@@ -1,11 +1,13 @@
 """A value computed in a forked child while this process goes on (issue 36).
 
-Re-reading every output of a large run with medlens's rules, for the extraction-sensitivity
-figure, is pure Python and needs nothing the other sections of results.json make, so it can
-use a second core. The GIL serialises threads, and a spawned worker would import medlens and
-receive every item by pickle, so :func:`computed_aside` forks: the child computes the value,
-writes it to a pipe (pickled) and leaves with ``os._exit`` (no exit handler of this process,
-no buffered output flushed twice, nothing on disk); :meth:`Aside.result` reads it.
+Two steps of a large run are pure Python and need nothing the steps beside them make, so they
+can use a second core: fingerprinting the benchmark's items (``describe``, while the model
+loads) and re-reading every output with medlens's rules for the extraction-sensitivity figure
+(while the other sections of results.json are built). The GIL serialises threads, and a
+spawned worker would import medlens and receive every item by pickle, so
+:func:`computed_aside` forks: the child computes the value, writes it to a pipe (pickled) and
+leaves with ``os._exit`` (no exit handler of this process, no buffered output flushed twice,
+nothing on disk); :meth:`Aside.result` reads it.
 
 It forks only where a fork is safe and worth it: on Linux, with no other Python thread alive
 (a study's scheduler, a Ray driver, a progress bar still refreshing, a notebook kernel: only
@@ -14,10 +16,6 @@ in the child (an exception, a kill, a value the caller's check refuses) or in th
 the value is computed here when asked for, so the result is the same every way; only the wall
 time differs. A child not waited for (this process is interrupted meanwhile) is killed and
 reaped when the ``with`` block ends.
-
-A fork is not free: every page the parent then writes (a reference count is a write) is copied,
-so work of a few tenths of a second gains nothing. Fingerprinting the items beside the model's
-loading was measured that way (0.2 s moved, no wall time saved, 0.35 s CPU more) and left out.
 """
 
 from __future__ import annotations

@@ -10,12 +10,14 @@ import asyncio
 import shutil
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from medlens.core.errors import MedlensError, SpecError
 from medlens.core.extras import check_run_extras
-from medlens.core.items import Benchmark, Item, describe
+from medlens.core.forked import computed_aside
+from medlens.core.items import Benchmark, BenchmarkInfo, Item, describe
 from medlens.core.model_info import parse_model_info
 from medlens.core.records import Record
 from medlens.core.specs import Spec
@@ -95,16 +97,18 @@ def prepare(
             options.seed,
         )  # fmt: skip
         check_reading_modes(options, benchmark.name, items)
-        info = describe(benchmark, items)
-    probe, items = probe_items(options, items)
-    context = ModelContext(
-        items=items,
-        seed=options.seed,
-        concurrency=options.concurrency,
-        describe_only=describe_only or options.executor == "ray",  # Ray workers build their own
-    )
-    model = load_model(options.model, context)
-    strategy, exemplars = prepare_strategy(options, items, model)
+    # the items' fingerprint is taken aside (core.forked) while the model loads
+    with computed_aside(partial(described, benchmark, items), len(items)) as fingerprinted:
+        probe, items = probe_items(options, items)
+        context = ModelContext(
+            items=items,
+            seed=options.seed,
+            concurrency=options.concurrency,
+            describe_only=describe_only or options.executor == "ray",  # Ray workers build theirs
+        )
+        model = load_model(options.model, context)
+        strategy, exemplars = prepare_strategy(options, items, model)
+        info = fingerprinted.result()
     settings = RunSettings(
         prompt=options.prompt, extract=options.extract, concurrency=options.concurrency,
         probe=options.probe, seed=options.seed, strategy=strategy, exemplars=exemplars,
@@ -129,6 +133,12 @@ def prepare(
     if options.vocab:
         spec["vocab"] = vocab_provenance(options.vocab)
     return spec, items, model, settings, probe
+
+
+def described(benchmark: Any, items: list[Item]) -> BenchmarkInfo:
+    """``describe``, with the collector paused (long-lived objects only are walked)."""
+    with collector_paused():
+        return describe(benchmark, items)
 
 
 def probe_items(options: RunOptions, items: list[Item]) -> tuple[Any, list[Item]]:
