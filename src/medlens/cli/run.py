@@ -120,8 +120,7 @@ def run(
         Path | None, typer.Option(help="Drop the item ids listed in this file")
     ] = None,
     retry_errors: Annotated[
-        bool,
-        typer.Option("--retry-errors", help="Also retry items with permanent (input/image) errors"),
+        bool, typer.Option(help="Also retry items with permanent (input/image) errors")
     ] = False,
     order: Annotated[
         str, typer.Option(help="image (questions sharing an image sent together) or item")
