@@ -44,11 +44,12 @@ class JudgeOutcome:
 
 
 @contextlib.contextmanager
-def run_lock(run_dir: Path) -> Iterator[None]:
-    """The run directory's write lock (one writer per run: `medlens run` or `medlens judge`)."""
-    from medlens.runs.lock import hold_run_lock
+def judge_lock(run_dir: Path, name: str) -> Iterator[None]:
+    """What a judge stage holds while it writes: the run's records read-only (no `medlens run`
+    writes meanwhile) and its own store exclusive; other stages of the run judge side by side."""
+    from medlens.runs.lock import hold_judge_lock
 
-    with hold_run_lock(run_dir, "medlens judge"):
+    with hold_judge_lock(run_dir, name, "medlens judge"):
         yield
 
 
@@ -61,11 +62,15 @@ def judge_run(
 ) -> JudgeOutcome:
     """Run (or resume) a judge stage or panel; rebuilds the run's results.json afterwards with
     `derive_results` (the analysis layer's ``build_results``, passed in by the caller)."""
+    from medlens.runs.lock import results_written
+
     plan = prepare_judge(options)
-    with run_lock(options.run_dir):
+    with judge_lock(options.run_dir, plan.folder.name):
         outcome = _execute_plan(plan, on_start, on_progress)
-    results = derive_results(plan.run)  # the run's records were read once, in prepare
-    plan.run.write_results(results)
+        # stages of one run take turns here: the last to finish writes every stage's lines
+        with results_written(options.run_dir):
+            results = derive_results(plan.run)  # the run's records were read once, in prepare
+            plan.run.write_results(results)
     return replace(outcome, results=results)
 
 
