@@ -51,14 +51,14 @@ class ServeSettings:
 
     folder: str
     served_name: str
-    """``--served-model-name``: the folder's name unless ``served_model_name`` says."""
     numbers: dict[str, int]
-    """ENGINE_NUMBERS as given (0: vLLM's default, or a free port)."""
     gpu_memory_utilization: str | None
     batch_invariant: bool
     extra_args: tuple[str, ...]
     command: tuple[str, ...]
-    """``vllm serve``, or ``$MEDLENS_VLLM_SERVE`` split as a shell would."""
+    # served_name: ``--served-model-name`` (the folder's name unless served_model_name says);
+    # numbers: ENGINE_NUMBERS as given (0: vLLM's default, or a free port); command: ``vllm
+    # serve``, or ``$MEDLENS_VLLM_SERVE`` split as a shell would
 
 
 def parse_serve(spec: Spec) -> ServeSettings:
