@@ -70,8 +70,8 @@ def task_and_form(record: Mapping[str, Any], path: Path, where: str) -> tuple[st
     if named is not None:
         official, form = named
         return official, _medlens_task(official, form), form
-    form = native.optional_text(record, "VQA_type")
-    folded = form.lower() if form else ""
+    vqa_type = native.optional_text(record, "VQA_type")
+    folded = vqa_type.lower() if vqa_type else ""
     return written, written.lower(), "open" if "open" in folded else "closed" if folded else None
 
 
