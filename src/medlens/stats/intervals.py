@@ -82,7 +82,9 @@ def spread(
     size_squares = np.bincount(clusters.group, weight * clusters.size**2, minlength=n_groups)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = total / n
-        residual = clusters.sum - mean[clusters.group] * clusters.size
+        # rounded as the sums are: the residue of p̂·m (0.8·3 ≠ 2.4 in binary) is no spread,
+        # and read as one it sent an all-equal cell's effective sample size to 1 ([0, 10])
+        residual = np.round(clusters.sum - mean[clusters.group] * clusters.size, 9)
         squares = np.bincount(clusters.group, weight * residual**2, minlength=n_groups)
         cluster_se = np.sqrt(images / (images - 1) * squares) / n
     clustered = np.bincount(clusters.group, clusters.size > 1, minlength=n_groups) > 0
@@ -144,7 +146,9 @@ def _effective_item_interval(
     t = stdtrit(np.maximum(s.effective_images[mask] - 1, 1), 1 - (1 - level) / 2)
     with np.errstate(invalid="ignore", divide="ignore"):
         # no spread to see (every item alike): each image counts once rather than each item
-        n_eff = np.where(se > 0, variance / se**2 * (z / t) ** 2, s.effective_images[mask])
+        n_eff = np.where(
+            (se > 0) & (variance > 0), variance / se**2 * (z / t) ** 2, s.effective_images[mask]
+        )
     n_eff = np.clip(np.nan_to_num(n_eff, nan=1.0), 1.0, n)
     w_lo, w_hi = wilson(p * n_eff, n_eff, level)
     b_lo, b_hi = bounded_mean(p, variance, n_eff, level)
