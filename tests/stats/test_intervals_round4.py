@@ -114,3 +114,73 @@ def test_paired_fractional_differences_at_n_60_are_about_the_t_interval() -> Non
     assert hi - lo <= 1.5 * (t_hi - t_lo)  # was 2.3×
     constant = paired_ci(np.full(60, 0.5), np.full(60, 0.6))  # never zero-width
     assert constant[0] < 0.1 < constant[1]
+
+
+# -- corpus statistics on few images: the cluster jackknife -----------------------------------
+def _boxes(rng: np.random.Generator, images: int, per_image: int) -> tuple[np.ndarray, np.ndarray]:
+    """(items × (matched, predicted, gold)) of a detector whose hit rate varies by image."""
+    rate = rng.beta(3, 2, images)
+    image = np.repeat(np.arange(images), per_image)
+    gold = rng.integers(1, 4, image.size)
+    matched = rng.binomial(gold, rate[image])
+    predicted = matched + rng.poisson(0.6, image.size)
+    return np.column_stack([matched, predicted, gold]).astype(float), image
+
+
+def test_box_micro_f1_at_10_images_covers() -> None:
+    """Issue 44 item 5: a detection run's f1_50 on 10 images × 3 items covered 89% by the
+    percentile bootstrap. Seeded, 300 repetitions; the figure: bench/coverage_round4.py."""
+    from medlens.scoring.corpus_metrics import corpus_ci
+    from medlens.scoring.corpus_stats import box_f1_from_sums
+
+    big, _ = _boxes(np.random.default_rng(99), 200_000, 3)
+    truth = float(box_f1_from_sums(big.sum(axis=0)[None])[0])
+    rng = np.random.default_rng(7)
+    hits = 0
+    for _ in range(300):
+        stats, image = _boxes(rng, 10, 3)
+        lo, hi = corpus_ci(stats, image.astype(str), box_f1_from_sums)
+        hits += lo <= truth <= hi
+    assert hits / 300 >= 0.92  # the percentile bootstrap: ~0.89
+
+
+def test_the_jackknife_interval_is_its_leave_one_image_out_logit_interval() -> None:
+    """Recomputed by hand: logit(θ) ± t(G − 1)·SE of the leave-one-image-out logits (scipy's
+    t quantile), for sacrebleu's corpus BLEU of 8 images."""
+    from scipy.stats import t
+
+    from medlens.scoring.corpus_stats import bleu_from_sums, bleu_stats
+    from medlens.stats.jackknife import cluster_sums, jackknife_interval
+
+    hypotheses = ["the left lung is clear", "a small effusion on the right", "no acute findings",
+                  "heart size normal", "mild cardiomegaly", "clear lungs bilaterally",
+                  "right lower lobe opacity", "no pneumothorax seen"]  # fmt: skip
+    references = ["the left lung is clear", "small right effusion", "no acute disease",
+                  "the heart size is normal", "cardiomegaly is mild", "the lungs are clear",
+                  "opacity in the right lower lobe", "no pneumothorax"]  # fmt: skip
+    stats = bleu_stats(hypotheses, references)
+    per_image = cluster_sums(stats, np.arange(8))
+    lo, hi = jackknife_interval(per_image, bleu_from_sums)
+    point = float(bleu_from_sums(per_image.sum(axis=0)[None])[0])
+    import sacrebleu
+
+    assert point == pytest.approx(sacrebleu.corpus_bleu(hypotheses, [references]).score / 100)
+    left = np.array([bleu_from_sums((per_image.sum(axis=0) - row)[None])[0] for row in per_image])
+    logit = np.log(left / (1 - left))
+    se = np.sqrt(7 / 8 * np.sum((logit - logit.mean()) ** 2))
+    centre = np.log(point / (1 - point))
+    q = t.ppf(0.975, 7)
+    expected = (1 / (1 + np.exp(-(centre - q * se))), 1 / (1 + np.exp(-(centre + q * se))))
+    assert (lo, hi) == pytest.approx(expected, rel=1e-9)
+
+
+def test_a_corpus_statistic_no_image_moves_gets_wilson_on_the_images() -> None:
+    from scipy.stats import binomtest
+
+    from medlens.scoring.corpus_metrics import corpus_ci
+    from medlens.scoring.corpus_stats import box_f1_from_sums
+
+    stats = np.tile([2.0, 2.0, 2.0], (12, 1))  # every box found on each of 12 images
+    lo, hi = corpus_ci(stats, np.arange(12).astype(str), box_f1_from_sums)
+    ref = binomtest(12, 12).proportion_ci(method="wilsoncc")
+    assert (lo, hi) == pytest.approx((ref.low, ref.high))  # was [1, 1]
