@@ -130,7 +130,7 @@ def _read(item: Item, text: str, mode: Mode) -> Extraction:
     if item.kind in ("choice", "multi_choice"):
         if mode == "vlmeval":
             return extract_vlmeval(item.options, text)
-        return extract_choice(item.options, text, multi=item.kind == "multi_choice")
+        return extract_choice(item.options, text, item.kind == "multi_choice", item.question)
     if item.kind == "yes_no":
         if mode == "vlmeval" and item.options:
             found = extract_vlmeval(item.options, text)

@@ -43,8 +43,9 @@ MODELS.add(
 MODELS.add(
     "hf",
     "medlens.models.hf:make_hf",
-    "hf:PATH[?device=cpu&dtype=float32&max_new_tokens=64&batch_size=8]",
-    "local transformers checkpoint (AutoProcessor + AutoModelForImageTextToText), batched",
+    "hf:PATH[?device=cpu&dtype=float32&max_new_tokens=64&batch_size=8&top_logprobs=K"
+    "&max_pixels=&min_pixels=&max_tiles=&longest_edge=&unverified=true]",
+    "local transformers checkpoint of a verified family (models --check hf:DIR), batched",
 )
 MODELS.add(
     "vllm",
