@@ -23,7 +23,7 @@ from medlens.core.records import Record
 from medlens.core.specs import Spec
 from medlens.execution.cache import CacheChecks, with_cache
 from medlens.execution.collector import collector_paused, loaded_objects_frozen
-from medlens.execution.dispatch import dispatch_order
+from medlens.execution.dispatch import dispatch_order, spread_first
 from medlens.execution.execute import run_local
 from medlens.execution.exemplars import Exemplars, load_exemplars, require_reasoning
 from medlens.execution.generation import generation_record, record_backend
@@ -298,6 +298,8 @@ def _evaluate_locked(
         if not options.cache:  # --no-cache asks the model again for answers the cache gave
             done -= {rid for rid, record in store.records().items() if record.get("cached")}
         todo = dispatch_order([item for item in selected if item.id not in done], options.order)
+        if options.cache and getattr(model, "reports_served_model", False):
+            todo = spread_first(todo, options.cache_check)  # the live checks of cache hits
         if on_start:
             on_start(len(selected), len(selected) - len(todo))
 
@@ -364,9 +366,9 @@ async def _execute(
             cache=options.cache,
         )
         return
-    wrapped = with_cache(model) if options.cache else model
+    wrapped = with_cache(model, options.cache_check) if options.cache else model
     try:
         await run_local(todo, wrapped, settings, on_record, probe)
     finally:
-        checks.record(getattr(wrapped, "mismatch", None))
+        checks.record(getattr(wrapped, "check_entry", None))
         await wrapped.aclose()
