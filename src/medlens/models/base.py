@@ -88,6 +88,8 @@ class Response:
     listed_model: Mapping[str, Any] | None = field(default=None, repr=False)
     """A cached answer's server ``/v1/models`` entry when it was written (its stable fields):
     the cache's identity check; None when not known."""
+    manual: Mapping[str, str] | None = None
+    """``{"entered_by", "note"}`` when a person entered this answer (``execution.manual``)."""
 
 
 class Model(Protocol):
