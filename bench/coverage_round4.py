@@ -318,11 +318,75 @@ def corpus_cases(quick: bool) -> Iterator[Case]:
             yield "corpus statistics (cluster jackknife)", label, corpus_case(world, images, 3)
 
 
+# -- MMBU's across-task mean Δ ---------------------------------------------------------------
+TASK_BASE = ((2.0, 0.6), (1.5, 0.2), (1.0, -0.2))
+"""(closed, open) logits of the three tasks: Δ about 0.2–0.3, as MMBU reports."""
+
+
+def task_rates(u: np.ndarray, v: np.ndarray, task: int) -> tuple[np.ndarray, np.ndarray]:
+    """Closed and open success rates on images with effects u (shared by both forms) and v
+    (open answers only, shared by every task on the image)."""
+    closed, opened = TASK_BASE[task]
+    return 1 / (1 + np.exp(-(closed + u))), 1 / (1 + np.exp(-(opened + u + v)))
+
+
+def across_task_truth(spread: float) -> float:
+    rng = np.random.default_rng(2024)
+    u, v = rng.normal(0, 1, 2_000_000), rng.normal(0, spread, 2_000_000)
+    return float(np.mean([np.subtract(*task_rates(u, v, t)).mean() for t in range(3)]))
+
+
+def across_task_case(images: int, spread: float) -> Callable[..., Outcome]:
+    """MMBU-like: every image is asked all three tasks, 1–2 samples each, closed and open."""
+    from medlens.analysis.task_mean import TaskItems, task_mean_delta
+    from medlens.scoring.closed_open import closed_open_delta
+
+    truth = across_task_truth(spread)
+
+    def run(rng: np.random.Generator, reps: int) -> Outcome:
+        lo, hi, estimate = np.full(reps, np.nan), np.full(reps, np.nan), np.full(reps, np.nan)
+        for r in range(reps):
+            u, v = rng.normal(0, 1, images), rng.normal(0, spread, images)
+            task, form, keys, score, image = [], [], [], [], []
+            for t in range(3):
+                closed, opened = task_rates(u, v, t)
+                per = rng.integers(1, 3, images)
+                img = np.repeat(np.arange(images), per)
+                c = (rng.random(img.size) < closed[img]).astype(float)
+                o = (rng.random(img.size) < opened[img]).astype(float)
+                for k in range(img.size):
+                    for f, value in (("closed", c[k]), ("open", o[k])):
+                        task.append(str(t)); form.append(f); keys.append(("s", f"{t}-{k}"))  # fmt: skip
+                        score.append(value); image.append(img[k])  # fmt: skip
+            shared = TaskItems(np.array(task), np.array(form, dtype=object), keys,
+                               np.array(score), np.array(image))  # fmt: skip
+            by = {}
+            for t in "012":
+                chosen = np.flatnonzero(shared.task == t)
+                by[t] = closed_open_delta(shared.form[chosen], [keys[i] for i in chosen.tolist()],
+                                          shared.score[chosen], shared.image[chosen])  # fmt: skip
+            found = task_mean_delta({"by": {"task": by}}, shared)
+            if found is not None:
+                lo[r], hi[r] = found["ci"]
+                estimate[r] = found["delta"]
+        return Outcome(lo, hi, truth, estimate=estimate)
+
+    return run
+
+
+def across_task_cases(quick: bool) -> Iterator[Case]:
+    for images in (20,) if quick else (10, 20, 40, 100):
+        for spread in (0.0, 1.0, 2.0):
+            label = f"{images} images × 3 tasks, open effect sd {spread:g} per image"
+            yield "MMBU across-task mean Δ", label, across_task_case(images, spread)
+
+
 # -- the harness ----------------------------------------------------------------------------
 def cases(quick: bool) -> Iterator[Case]:
     yield from bounded_cases(quick)
     yield from paired_cases(quick)
     yield from corpus_cases(quick)
+    yield from across_task_cases(quick)
 
 
 def summary(out: Outcome) -> dict[str, float]:

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from medlens.analysis.closed_open import closed_items, closed_open
+from medlens.analysis.closed_open import closed_items, closed_open, task_items
 from medlens.analysis.medcmr_split import medcmr_split
 from medlens.analysis.score_source import RULES, ScoreSource, SourcedRun, sourced_run
 from medlens.analysis.score_table import (
@@ -21,6 +21,7 @@ from medlens.analysis.score_table import (
     vocabulary_decided,
 )
 from medlens.analysis.sensitivity import extraction_sensitivity, other_reading
+from medlens.analysis.task_mean import TaskItems
 from medlens.core.items import CANONICAL_AXES, READING_FIELDS, Item
 from medlens.core.records import Record
 from medlens.runs.health import run_health
@@ -278,13 +279,14 @@ def _results(
     split = medcmr_split(spec, items, table, results["judges"], sourced.source.label)
     if split is not None:  # Med-CMR's MCQ and judged open scores, apart
         results["medcmr"] = split
-    add_run_sections(results, store, items, records)
+    add_run_sections(results, store, items, records, task_items(table, items))
     return results
 
 
 def add_run_sections(
-    results: dict[str, Any], store: RunStore, items: list[Item], records: dict[str, Record]
-) -> None:
+    results: dict[str, Any], store: RunStore, items: list[Item], records: dict[str, Record],
+    tasks: TaskItems | None = None,
+) -> None:  # fmt: skip
     """The sections beside the scores: protocol figures, the peer's own, leakage suspects,
     strategy figures and what ran."""
     spec = store.run["spec"]
@@ -299,7 +301,7 @@ def add_run_sections(
     add_strategy_results(results, spec, records)
     from medlens.analysis.task_mean import task_mean_delta  # MMBU's across-task mean Δ
 
-    across = task_mean_delta(results.get("closed_open"))
+    across = task_mean_delta(results.get("closed_open"), tasks)
     if across is not None:
         results["closed_open_task_mean"] = across
     from medlens.runs.provenance import served_summary  # issue 16: what ran, beside what it scored
