@@ -66,8 +66,11 @@ def _shared_images(rng: np.random.Generator, images: int) -> tuple[dict, object]
             closed = float(rng.random() < 0.9)
             opened = float(rng.random() < (0.2 if hard[g] else 0.8))
             for f, value in (("closed", closed), ("open", opened)):
-                task.append(str(t)); form.append(f); keys.append(("s", f"{t}-{g}"))  # fmt: skip
-                score.append(value); image.append(g)  # fmt: skip
+                task.append(str(t))
+                form.append(f)
+                keys.append(("s", f"{t}-{g}"))
+                score.append(value)
+                image.append(g)
     shared = TaskItems(np.array(task), np.array(form, dtype=object), keys, np.array(score),
                        np.array(image))  # fmt: skip
     by = {}
