@@ -33,7 +33,6 @@ def test_the_conclusion_after_weighing_every_option_is_the_answer(item_id: str) 
     assert line.reader_answer is not None
     assert extract(item, output, finish_reason=finish).answer == line.reader_answer
 
-
 # (file, id, the letter the careful reader reads)
 NEGATIVE_QUESTIONS = [
     # "Which of the following is not true …": "A) <option> is not true about …"
