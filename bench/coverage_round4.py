@@ -368,7 +368,7 @@ def across_task_case(images: int, spread: float) -> Callable[..., Outcome]:
                 chosen = np.flatnonzero(shared.task == t)
                 by[t] = closed_open_delta(shared.form[chosen], [keys[i] for i in chosen.tolist()],
                                           shared.score[chosen], shared.image[chosen])  # fmt: skip
-            found = task_mean_delta({"by": {"task": by}}, shared)
+            found = task_mean_delta({"by": {"task": by}}, shared=shared)
             if found is not None:
                 lo[r], hi[r] = found["ci"]
                 estimate[r] = found["delta"]

@@ -27,11 +27,28 @@ OPTION_BY_OPTION = [
 ]
 
 
+GPT4_MEDMCQA_COT = "medmcqa/gpt-4__thoughtsource-ts100-zhou-cot.jsonl"
+OPTION_BY_OPTION += [
+    # "… but the most commonly used and recommended method for HbA1c measurement is ion
+    # exchange chromatography (C)."
+    f"{GPT4_MEDMCQA_COT}|medmcqa:ad5ec8c2-dd73-4a3e-8904-8675c689bca2",
+    # to "Which … does not enter the Krebs cycle …?": "Based on this information, the amino acid
+    # that does not enter the Krebs cycle … is Hydroxyproline (C)."
+    f"{GPT4_MEDMCQA_COT}|medmcqa:3728d7be-8279-4b79-a826-e568441ff21a",
+    # to "Optic atrophy is not seen in:": "So, optic atrophy is not seen in … vasculopathy (D)."
+    f"{GPT4_MEDMCQA_COT}|medmcqa:1e8c037d-b7d9-48c9-8aba-39b01a178619",
+    # "… the best-suited study design for the research question is:\n\nB) Prospective cohort"
+    f"{GPT4_MEDMCQA_COT}|medmcqa:51234bc7-9170-45cc-8494-837fe23af441",
+]
+
+
 @pytest.mark.parametrize("item_id", OPTION_BY_OPTION)
 def test_the_conclusion_after_weighing_every_option_is_the_answer(item_id: str) -> None:
-    item, output, finish, line = corpus_case(GPT4_COT, item_id)
+    name, _, item_id = item_id.rpartition("|")
+    item, output, finish, line = corpus_case(name or GPT4_COT, item_id)
     assert line.reader_answer is not None
     assert extract(item, output, finish_reason=finish).answer == line.reader_answer
+
 
 # (file, id, the letter the careful reader reads)
 NEGATIVE_QUESTIONS = [

@@ -96,11 +96,14 @@ def extract_choice(
     bare = _BARE.match(cleaned)
     if bare and bare.group(1).upper() in options:  # the common case, without the hierarchy
         return Extraction(bare.group(1).upper(), "ok", "bare_letter")
-    for rule in (_from_containers, _from_affirmation, _from_conclusion):
+    negative = negative_question(question)
+    for rule in (_from_containers, _from_affirmation):
         found = rule(cleaned, options, multi)
         if found is not None:
             return found
-    found = _from_leading(cleaned, options, multi, negative_question(question))
+    found = _from_conclusion(cleaned, options, multi, negative)
+    if found is None:
+        found = _from_leading(cleaned, options, multi, negative)
     if found is not None:
         return found
     found = _from_mentions(cleaned, options, multi)
@@ -280,9 +283,13 @@ def mentions_of(text: str, options: Mapping[str, str]) -> list[Mention]:
     return found
 
 
-def _from_conclusion(text: str, options: Mapping[str, str], multi: bool) -> Extraction | None:
+def _from_conclusion(
+    text: str, options: Mapping[str, str], multi: bool, negative: bool = False
+) -> Extraction | None:
     """A closing ": B", else the last sentence that opens with a concluding phrase ("Therefore",
-    "So", "Based on the findings,", "所以": ``conclusions``); a hedged one commits to nothing."""
+    "So", "Based on the findings,", "所以": ``conclusions``); a hedged one commits to nothing.
+    To a `negative` question the one option it names is the answer, negated or not ("So, optic
+    atrophy is not seen in Polypoidal choroidal vasculopathy (D).")."""
     closing = _CLOSING_LETTER.search(text)
     if closing and closing.group(1) in options:
         return Extraction(closing.group(1), "ok", "conclusion")
@@ -292,7 +299,11 @@ def _from_conclusion(text: str, options: Mapping[str, str], multi: bool) -> Extr
     bare = _BARE.match(rest.strip())
     if bare and bare.group(1) in options:
         return Extraction(bare.group(1), "ok", "conclusion")
-    letters = positive_letters(find_mentions(rest, options))
+    mentions = find_mentions(rest, options)
+    letters = positive_letters(mentions)
+    named = {mention.letter for mention in mentions}
+    if negative and not letters and len(named) == 1:
+        letters = named
     if letters and hedged(rest):
         return Extraction(None, "unparsed", "conclusion:hedge")
     if letters:

@@ -45,7 +45,7 @@ def concluding_sentence(text: str) -> str | None:
             continue
         rest = parts[index][opener.end() :]
         if rest.rstrip().endswith((":", "：")) and index + 1 < len(parts):
-            rest = f"{rest} {parts[index + 1]}"
+            rest = f"{rest}\n{parts[index + 1]}"  # "…is:" + "D) Maternal diabetes" (a line)
         return rest
     return None
 

@@ -91,8 +91,9 @@ _COMMITMENT = re.compile(
     # reasoning output's closing commitment, read like "the answer is".
     # "the mediator most likely responsible for the presence of neutrophils in the lung is E)":
     # up to ten words between the superlative and its verb, within the sentence.
-    r"\b(?:most\s+(?:likely|probable|appropriate|accurate|consistent|common|important|suitable|"
-    r"effective|useful|indicated|avoided)|best|likeliest|strongest|greatest|correct|underlying)"
+    r"\b(?:most\s+(?:(?:commonly|frequently|widely)\s+)?(?:likely|probable|appropriate|accurate|"
+    r"consistent|common|important|suitable|effective|useful|indicated|avoided|used|performed|"
+    r"recommended|preferred)|best(?:-\w+)?|likeliest|strongest|greatest|correct|underlying)"
     r"\s+(?:[\w'’-]+\s+){0,10}?(?:is|are|would\s+be|=)\b\s*:?"
     r"|\b(?:that|this|which)\s+leaves(?:\s+(?:us\s+with|only))?\b\s*:?",
     re.I,

@@ -48,6 +48,13 @@ MODELS.add(
     "local transformers checkpoint of a verified family (models --check hf:DIR), batched",
 )
 MODELS.add(
+    "vllm-serve",
+    "medlens.models.vllm_serve:make_vllm_serve",
+    "vllm-serve:DIR[?max_tokens=&temperature=&seed=&startup_timeout=900&tensor_parallel_size="
+    "&max_model_len=&gpu_memory_utilization=&max_images=4&batch_invariant=true&args='...']",
+    "starts `vllm serve DIR` ($MEDLENS_VLLM_SERVE), waits until healthy, stops it after the run",
+)
+MODELS.add(
     "vllm",
     "medlens.models.vllm:make_vllm",
     "vllm:PATH[?max_tokens=&tensor_parallel_size=&gpu_memory_utilization=&max_model_len=]",
