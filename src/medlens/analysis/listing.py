@@ -14,7 +14,7 @@ from typing import Any
 
 from medlens.core.errors import MedlensError
 from medlens.runs.finding import runs_below
-from medlens.runs.store import RunStore
+from medlens.runs.view import RunView
 
 
 @dataclass(frozen=True)
@@ -53,9 +53,9 @@ def list_runs(folder: Path) -> list[RunSummary]:
     ]
 
 
-def _results(store: RunStore) -> dict[str, Any]:
+def _results(store: RunView) -> dict[str, Any]:
     """The run's results, from results.json while fresh (``analysis.derived``)."""
-    from medlens.analysis.derived import fresh_results
+    from medlens.analysis.artifacts import fresh_results
 
     return fresh_results(store)
 
@@ -63,7 +63,7 @@ def _results(store: RunStore) -> dict[str, Any]:
 def summarise_run(run_dir: Path) -> RunSummary:
     from medlens.runs.lock import lock_holder
 
-    store = RunStore.open(run_dir)
+    store = RunView(run_dir)
     results = _results(store)
     spec, counts, overall = store.run["spec"], results["counts"], results["overall"]
     ci = overall.get("ci")
@@ -128,7 +128,7 @@ def show_item(run_dir: Path, item_id: str) -> dict[str, Any]:
     record (raw output, extraction, scores, error, retries) and any judge verdicts."""
     from medlens.execution.dry_run import conversation_text, describe_image
 
-    store = RunStore.open(run_dir)
+    store = RunView(run_dir)
     items = {item.id: item for item in store.items()}
     item = items.get(item_id)
     if item is None:

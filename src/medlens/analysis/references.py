@@ -201,12 +201,12 @@ def calibrate(
 ) -> dict[str, Any]:
     """Does the run reproduce the published score within its 95% CI, and by how much does it differ?"""
     from medlens.analysis.score_source import RULES, sourced_run
-    from medlens.runs.store import RunStore
+    from medlens.runs.view import RunView
 
     table = load_reference(reference)
     row = find_row(table, model, split)
     name = _column(table, row, column)
-    store = RunStore.open(run_dir)
+    store = RunView(run_dir)
     items, records = store.items(), store.records()
     axes = {key for item in items for key in item.meta} | {"kind"}
     scored = sum(
@@ -229,7 +229,7 @@ def calibrate(
 def _protocol(table: ReferenceTable, store: Any) -> dict[str, Any]:
     """Was the run read as the published rows were, and what the reading moves (the run's
     extraction sensitivity: medlens's reading − VLMEvalKit's rules, with its CI)."""
-    from medlens.analysis.derived import fresh_results
+    from medlens.analysis.artifacts import fresh_results
 
     differences = protocol_differences(table, store.run["spec"])
     sensitivity = fresh_results(store).get("extraction_sensitivity") if differences else None

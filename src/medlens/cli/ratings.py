@@ -147,17 +147,11 @@ def import_(
 
 def _import_answers(run: Path, file: Path, study: Any, as_json: bool) -> None:
     """The human run: records stored, then results derived as for any run."""
-    from medlens.analysis.derived import derive_and_save
+    from medlens.analysis.artifacts import results_after_writing
     from medlens.ratings.answers import import_answers
 
-    derived: dict[str, Any] = {}
-
-    def finish(store: Any) -> None:
-        derived.update(derive_and_save(store))
-        store.write_results(derived)
-
-    store, answered, added = import_answers(run, file, study, finish)
-    results = derived
+    store, answered, added = import_answers(run, file, study)
+    results = results_after_writing(store.view())
     overall = results["overall"]
     data = {"run": str(store.path), "model": "human", "answered": answered, "added": added,
             "overall": overall}  # fmt: skip

@@ -19,7 +19,7 @@ from medlens.core.items import Item
 from medlens.ratings.protocols import RatingProtocol
 from medlens.ratings.sheets import write_json_atomic
 from medlens.runs.files import canonical_json
-from medlens.runs.store import RunStore
+from medlens.runs.view import RunView
 
 StudyKind = Literal["rating", "pairwise", "errors", "answer"]
 
@@ -53,7 +53,7 @@ def studies_dir(run_dir: Path) -> Path:
     return Path(run_dir) / "ratings" / "studies"
 
 
-def study_id(store: RunStore, kind: str, what: Any, seed: int, sample: int) -> str:
+def study_id(store: RunView, kind: str, what: Any, seed: int, sample: int) -> str:
     """Deterministic: exporting the same study twice gives the same id (and the same sheet)."""
     text = canonical_json([store.run.get("spec_hash"), kind, what, seed, sample])
     return f"{kind[0]}{hashlib.sha256(text.encode()).hexdigest()[:12]}"
@@ -87,7 +87,7 @@ def seeded_sample(ids: Sequence[str], sample: int, seed: int) -> list[str]:
     return random.Random(seed).sample(pool, min(sample, len(pool)))
 
 
-def answered_items(store: RunStore) -> tuple[list[Item], dict[str, dict[str, Any]]]:
+def answered_items(store: RunView) -> tuple[list[Item], dict[str, dict[str, Any]]]:
     """Items with a model answer (records without error), and the records."""
     records = store.records()
     items = [i for i in store.items() if i.id in records and records[i.id].get("error") is None

@@ -57,9 +57,9 @@ class ProtocolCard:
 def protocol_card(run_dir: Path) -> ProtocolCard:
     """Read run.json, items.jsonl, records and judges of `run_dir` into a card."""
     from medlens.runs.provenance import summary_lines
-    from medlens.runs.store import RunStore
+    from medlens.runs.view import RunView
 
-    store = RunStore.open(run_dir)
+    store = RunView(run_dir)
     run, spec = store.run, store.run["spec"]
     bench = spec["benchmark"]
     items = store.items()

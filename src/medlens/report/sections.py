@@ -33,10 +33,10 @@ def answers_hint(run: Path | str) -> tuple[str, str]:
     is multiple-choice (what `export --format gmai-submission` takes), else a sheet for people
     to rate the answers (HealthSearchQA, LiveQA …), so the hint never names a refused export."""
     from medlens.report.export import SUBMISSION_KINDS
-    from medlens.runs.store import RunStore
+    from medlens.runs.view import RunView
 
     folder = Path(run)
-    kinds = {item.kind for item in RunStore.open(folder).items()} if folder.is_dir() else set()
+    kinds = {item.kind for item in RunView(folder).items()} if folder.is_dir() else set()
     if kinds <= set(SUBMISSION_KINDS):
         return "Export the predictions with", EXPORT_HINT.format(run=run)
     return "Have people rate the answers with", RATINGS_HINT.format(run=run)
