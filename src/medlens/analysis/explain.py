@@ -23,6 +23,7 @@ from typing import Any
 from medlens.core.errors import InputError, SpecError
 from medlens.core.items import Item
 from medlens.core.records import Record
+from medlens.runs.layout import is_run, run_file
 from medlens.runs.view import RunView
 
 EXAMPLES = 3
@@ -103,7 +104,7 @@ def _other_reading(
     if against in EXTRACT_MODES:
         return _mode_reader(store, against, items), against
     other_dir = Path(against)
-    if not (other_dir / "run.json").is_file():
+    if not is_run(other_dir):
         raise SpecError(
             f"--against {against!r}: neither a reading mode ({', '.join(EXTRACT_MODES)}) "
             "nor a run directory"
@@ -168,7 +169,7 @@ def _run_reader(store: RunView, other: RunView, other_dir: Path) -> Reader:
     mine, theirs = store.run["spec"]["benchmark"], other.run["spec"]["benchmark"]
     if mine.get("content_hash") != theirs.get("content_hash"):
         raise InputError(
-            other_dir / "run.json",
+            run_file(other_dir),
             "field 'spec.benchmark.content_hash'",
             f"{str(theirs.get('content_hash'))[:12]} ({theirs.get('spec')}) is not the "
             f"benchmark of {store.path} ({str(mine.get('content_hash'))[:12]}, {mine.get('spec')}): "

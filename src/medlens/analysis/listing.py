@@ -7,7 +7,6 @@ summary is derived afresh (never written back).
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -175,17 +174,7 @@ def _system_prompt(model_spec: str) -> str | None:
 
 
 def judge_verdicts(run_dir: Path, item_id: str) -> dict[str, list[dict[str, Any]]]:
-    """Judge name → its judgement lines for the item (`judges/*/judgements.jsonl`)."""
-    found: dict[str, list[dict[str, Any]]] = {}
-    for file in sorted((run_dir / "judges").glob("*/judgements.jsonl")):
-        lines = []
-        for raw in file.read_bytes().splitlines():
-            try:
-                line = json.loads(raw)
-            except ValueError:
-                continue  # a torn line: the judge command reports it
-            if isinstance(line, dict) and line.get("id") == item_id:
-                lines.append(line)
-        if lines:
-            found[file.parent.name] = lines
-    return found
+    """Judge name → its judgement lines for the item (``runs.judgements.item_lines``)."""
+    from medlens.runs.judgements import item_lines
+
+    return item_lines(run_dir, item_id)

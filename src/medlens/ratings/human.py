@@ -75,12 +75,12 @@ def _row_run(
     n_files: int,
 ) -> int:  # fmt: skip
     """Which run a row rates: its study (an exported sheet), its ``run`` column, or its file."""
-    from medlens.ratings.study import studies_dir
+    from medlens.runs.ratings import has_study
 
     study = cells.get("study", "")
     if study:
         for index, run in enumerate(runs):
-            if (studies_dir(run) / f"{study}.json").is_file():
+            if has_study(run, study):
                 return index
     name = cells.get("run", "")
     if name:

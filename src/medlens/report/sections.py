@@ -124,13 +124,12 @@ class ReportData:
 
 def build_report(run_dir: Path, score: ScoreSource | None = None) -> ReportData:
     """Rebuild results.json and derive every section of the report (scores from `score`)."""
-    import json
-
     from medlens.report import load_results
     from medlens.report.estimated import estimate_rows
+    from medlens.runs.view import RunView
 
     results = load_results(run_dir, score)
-    run_json = json.loads((Path(run_dir) / "run.json").read_text(encoding="utf-8"))
+    run_json = RunView(run_dir).run
     axes = _axis_rows(results)
     worst: list[Cell] = []
     heatmap = None

@@ -21,6 +21,7 @@ from medlens.core.errors import InputError, MedlensError, RunMismatchError
 from medlens.runs.files import JsonLines, write_atomic
 from medlens.runs.layout import (
     JUDGE_FILE,
+    JUDGEMENTS_FILE,
     MEMBERS_DIR,
     is_judge_stage,
     judge_file,
@@ -297,3 +298,34 @@ def call_lines(run_dir: Path | str) -> dict[str, list[dict[str, Any]]]:
         lines = [*content.lines, *([content.tail] if content.tail else [])]
         out[name] = [line.value for line in lines if isinstance(line.value, dict)]
     return out
+
+
+def stage_specs(run_dir: Path | str) -> list[tuple[str, dict[str, Any] | None]]:
+    """(name, judge.json) of every stage of a run, in the order of their judge.json paths;
+    None for a judge.json that is not a readable JSON object."""
+    root = judges_dir(run_dir)
+    out: list[tuple[str, dict[str, Any] | None]] = []
+    for path in sorted(root.glob(f"*/{JUDGE_FILE}")):
+        try:
+            value = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            value = None
+        out.append((path.parent.name, value if isinstance(value, dict) else None))
+    return out
+
+
+def item_lines(run_dir: Path | str, item_id: str) -> dict[str, list[dict[str, Any]]]:
+    """Stage name → every line it holds for one item (its repeats and retries, in file order;
+    damaged lines skipped), for the stages that judged it."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for file in sorted(judges_dir(run_dir).glob(f"*/{JUDGEMENTS_FILE}")):
+        content = JsonLines(file).read()
+        lines = [*content.lines, *([content.tail] if content.tail else [])]
+        mine = [
+            line.value
+            for line in lines
+            if isinstance(line.value, dict) and line.value.get("id") == item_id
+        ]
+        if mine:
+            found[file.parent.name] = mine
+    return found
