@@ -6,11 +6,8 @@
 - :data:`SCORES`: ``derived/scores.EXTRACT.SOURCE.arrow``, the score table those aggregates were
   computed from (``analysis.score_file``), built with them; ``slice``, ``compare``, ``board``
   and the viewer read it instead of the records.
-- :data:`READING`: ``derived/reading.medlens.rules.json``, medlens's reading of every answer of
-  a run scored with another reading (``--extract vlmeval``, a peer's): the extraction
-  sensitivity's other side. Built from the items and records alone, so a judge stage, which
-  makes the results stale, does not make it stale: it is read again, not re-read from every
-  output.
+- :data:`~medlens.analysis.reading.READING` (declared beside its builder): medlens's reading of
+  every answer of a run scored with another reading, the extraction sensitivity's other side.
 
 The run view reads each while fresh and builds it otherwise (``RunView.derived``); this module
 adds the analysis layer's readings of them (:func:`fresh_results`, :func:`fresh_score_table`,
@@ -25,6 +22,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from medlens.analysis.reading import MEDLENS_READING, READING
 from medlens.runs.artifacts import (
     EVERY_INPUT,
     RULES,
@@ -36,7 +34,6 @@ from medlens.runs.artifacts import (
     public_stamp,
     results_place,
 )
-from medlens.runs.layout import RUN_INPUTS
 from medlens.runs.view import RunView
 
 if TYPE_CHECKING:  # numpy and the scoring rules: only where results are rebuilt
@@ -145,45 +142,6 @@ SCORES = Artifact(
 )
 
 
-# -- medlens's reading of a run read otherwise -----------------------------------------------
-MEDLENS_READING = Variant("medlens", RULES)
-"""The one variant of :data:`READING`."""
-
-
-def _reading_stamped(path: Path) -> Stamped | None:
-    found = _results_stamped(path)
-    if found is None or not isinstance(found[1].get("scores"), dict):
-        return None
-    return found
-
-
-def _reading_load(view: RunView, path: Path, data: dict[str, Any]) -> dict[str, float | None]:
-    scores: dict[str, float | None] = data["scores"]
-    return scores
-
-
-def _reading_encode(scores: Mapping[str, float | None], stamp: dict[str, Any]) -> bytes:
-    return (json.dumps({"scores": scores, STAMP: stamp}, ensure_ascii=False) + "\n").encode()
-
-
-def _build_reading(view: RunView, variant: Variant) -> dict[Artifact, Any]:
-    from medlens.analysis.sensitivity import medlens_reading
-
-    return {READING: medlens_reading(view.items(), view.records())}
-
-
-READING = Artifact(
-    name="reading",
-    inputs=RUN_INPUTS,
-    place=derived_place("reading", "json"),
-    stamped=_reading_stamped,
-    load=_reading_load,
-    encode=_reading_encode,
-    attach=lambda scores, stamp: scores,
-    build=_build_reading,
-)
-
-
 # -- the readings every command uses ---------------------------------------------------------
 def view_of(run: Path | str | RunView) -> RunView:
     return run if isinstance(run, RunView) else RunView(run)
@@ -250,3 +208,16 @@ def results_after_writing(view: RunView) -> dict[str, Any]:
 
     with collector_paused():
         return fresh_results(view, note=None)
+
+
+def imageless(run_dir: Path) -> bool:
+    """True when the run's saved results count no item with an image (a text benchmark such as
+    MedQA): every table then shows "–" for images, as the report does, not the item count (each
+    imageless item is its own cluster). The saved file is read even when stale: it counts items,
+    which a stale stamp does not change."""
+    saved = RunView(run_dir).stored(RESULTS)
+    counts = saved.get("counts") if isinstance(saved, dict) else None
+    return isinstance(counts, dict) and counts.get("items_with_images") == 0
+
+
+__all__ = ["MEDLENS_READING", "READING", "RESULTS", "SCORES"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,18 +29,6 @@ from medlens.stats.bootstrap import group_spread
 from medlens.stats.intervals import Spread
 
 MAX_AXIS_VALUES = 60
-
-
-def imageless(run_dir: Path) -> bool:
-    """True when the run's saved results count no item with an image (a text benchmark such as
-    MedQA): every table then shows "–" for images, as the report does, not the item count (each
-    imageless item is its own cluster). The saved file is read even when stale: it counts items,
-    which a stale stamp does not change."""
-    from medlens.analysis.artifacts import RESULTS
-
-    saved = RunView(run_dir).stored(RESULTS)
-    counts = saved.get("counts") if isinstance(saved, dict) else None
-    return isinstance(counts, dict) and counts.get("items_with_images") == 0
 
 
 def breakdown_axes(table: ScoreTable) -> list[str]:

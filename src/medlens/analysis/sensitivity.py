@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from medlens.analysis.reading import MEDLENS_READING, READING
 from medlens.analysis.score_table import ScoreTable
 from medlens.core.items import Item
 from medlens.core.records import Record
@@ -39,8 +40,6 @@ def other_reading(
     read while the items and records stay as they are)."""
     if view.extract == "medlens":
         return None
-    from medlens.analysis.artifacts import MEDLENS_READING, READING
-
     scores: dict[str, float | None] = view.derived(READING, MEDLENS_READING, None)
     rows = []
     for item in items:
@@ -68,20 +67,3 @@ def extraction_sensitivity(
     medlens, vlmeval = float(medlens_values[both].mean()), float(table.vlmeval[both].mean())
     return {"medlens": medlens, "vlmeval": vlmeval, "difference": medlens - vlmeval,
             "n": int(both.sum()), "ci": sensitivity_ci(table, reading)}  # fmt: skip
-
-
-def medlens_reading(items: Sequence[Item], records: dict[str, Record]) -> dict[str, float | None]:
-    """Each scored item's score under medlens's extraction (None where its rules give none),
-    for a run scored with another ``--extract`` (VLMEvalKit's or a peer's): re-read from the
-    stored outputs, so the extraction sensitivity is shown in both modes."""
-    from medlens.extract import extract
-    from medlens.scoring.item_scores import score
-
-    out: dict[str, float | None] = {}
-    for item in items:
-        record = records.get(item.id)
-        if record is None or record.get("error") is not None or record.get("score") is None:
-            continue
-        found = extract(item, record.get("output"), "medlens", record.get("finish_reason"))
-        out[item.id] = score(item, found)
-    return out

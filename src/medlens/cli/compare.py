@@ -63,7 +63,7 @@ def compare(
                 "score_warnings": warnings}  # fmt: skip
         write_json(data)
         return
-    from medlens.analysis.results import imageless
+    from medlens.analysis.artifacts import imageless
 
     _print_text(result, imageless(run_a) and imageless(run_b))
 

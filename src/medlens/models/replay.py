@@ -188,8 +188,9 @@ def check_same_questions(run_dir: Path, items: Sequence[Item]) -> None:
 def _run_predictions(source: Path) -> dict[str, str]:
     from medlens.runs.view import RunView
 
+    store = RunView(source)
     try:
-        store = RunView(source)
+        store.run  # noqa: B018 - run.json read here: a folder without one is named as such
     except MedlensError as exc:
         raise InputError(source, None, f"not a medlens run directory ({exc})") from None
     return {

@@ -26,12 +26,9 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from medlens.runs.layout import DERIVED_DIR, JUDGES_DIR, RESULTS_FILE, RUN_INPUTS
-
-if TYPE_CHECKING:
-    from medlens.runs.view import RunView
 
 RULES = "rules"
 """The default score source: the records' own (rule) scores."""
@@ -173,7 +170,10 @@ Stamped = tuple[Mapping[str, Any] | None, Any]
 
 @dataclass(frozen=True, eq=False)
 class Artifact:
-    """A derived file of a run (see the module docstring); compared by identity."""
+    """A derived file of a run (see the module docstring); compared by identity.
+
+    Its builders and readers take the run view (:class:`medlens.runs.view.RunView`, typed
+    ``Any`` here: the view is built on this module)."""
 
     name: str
     inputs: tuple[str, ...]
@@ -182,13 +182,13 @@ class Artifact:
     """(run directory, the run's own extraction mode, variant) → its file."""
     stamped: Callable[[Path], Stamped | None]
     """A saved file's stamp (None: unreadable), cheaply."""
-    load: Callable[[RunView, Path, Any], Any]
+    load: Callable[[Any, Path, Any], Any]
     """The content of a fresh saved file (from what :attr:`stamped` gave beside its stamp)."""
     encode: Callable[[Any, dict[str, Any]], bytes]
     """Content and stamp → the file's bytes."""
     attach: Callable[[Any, dict[str, Any]], Any]
     """Built content as a reader of the saved file would get it (its stamp attached)."""
-    build: Callable[[RunView, Variant], dict[Artifact, Any]]
+    build: Callable[[Any, Variant], dict[Artifact, Any]]
     """Builds the content of this artifact, and of any built alongside it (results and
     their score table come from one build)."""
 

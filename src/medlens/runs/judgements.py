@@ -29,7 +29,7 @@ from medlens.runs.layout import (
     judges_dir,
     members_dir,
 )
-from medlens.runs.store import describe_difference
+from medlens.runs.reading import describe_difference
 
 if TYPE_CHECKING:  # numpy: only where columns are read
     from medlens.runs.columns import Columns, Kind

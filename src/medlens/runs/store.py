@@ -14,7 +14,7 @@ from medlens.core.records import Record
 from medlens.core.version import __version__
 from medlens.runs.files import JsonLines, canonical_json, write_atomic
 from medlens.runs.layout import ITEMS_FILE, RECORDS_FILE, RUN_FILE, is_run
-from medlens.runs.reading import read_items, read_records, read_run_file
+from medlens.runs.reading import describe_difference, read_items, read_records, read_run_file
 from medlens.sources.sidecar import with_compact_design
 
 if TYPE_CHECKING:
@@ -207,17 +207,3 @@ def same_items_elsewhere(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool
     kept_old = {k: v for k, v in bench_old.items() if k not in BENCHMARK_LOCATION}
     kept_new = {k: v for k, v in bench_new.items() if k not in BENCHMARK_LOCATION}
     return bool(kept_old.get("content_hash")) and kept_old == kept_new
-
-
-def describe_difference(old: Mapping[str, Any], new: Mapping[str, Any], prefix: str = "") -> str:
-    """A short human list of the keys whose values differ between two specs."""
-    diffs = []
-    for key in sorted(set(old) | set(new)):
-        a, b = old.get(key), new.get(key)
-        if a == b:
-            continue
-        if isinstance(a, Mapping) and isinstance(b, Mapping):
-            diffs.append(describe_difference(a, b, f"{prefix}{key}."))
-        else:
-            diffs.append(f"{prefix}{key}: {json.dumps(a)} → {json.dumps(b)}")
-    return "; ".join(d for d in diffs if d)
