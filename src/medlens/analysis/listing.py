@@ -152,13 +152,16 @@ def show_item(run_dir: Path, item_id: str) -> dict[str, Any]:
 def settings_of_run(spec: dict[str, Any]) -> Any:
     """The prompt style and strategy a run's requests were built with (exemplars re-read)."""
     from medlens.execution.exemplars import exemplars_of_run
+    from medlens.execution.prompt_files import template_of_spec
     from medlens.execution.requests import RunSettings
     from medlens.execution.strategies import recorded_strategy
 
+    recorded = spec.get("prompt_template")
     return RunSettings(
         prompt=str(spec.get("prompt", "medlens")),
         strategy=recorded_strategy(spec),
         exemplars=exemplars_of_run(spec.get("strategy") or {}),
+        template=template_of_spec(recorded) if recorded else None,
     )
 
 

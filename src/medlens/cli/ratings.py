@@ -92,11 +92,11 @@ def errors(
     """Write a sheet of wrong answers to attribute to error categories (Med-CMR's analysis)."""
     from medlens.analysis.score_source import parse_score_source, sourced_run
     from medlens.ratings.attribution import export_errors, parse_categories
-    from medlens.runs.store import RunStore
+    from medlens.runs.view import RunView
 
     source, scores = parse_score_source(score), None
     if source.judged:  # wrong by the score the tables show, not by the rules
-        store = RunStore.open(run)
+        store = RunView(run)
         sourced = sourced_run(store.path, store.items(), store.records(), source)
         scores = {i: r.get("score") for i, r in sourced.records.items()}
     study, written = export_errors(

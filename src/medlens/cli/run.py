@@ -47,7 +47,8 @@ def run(
     prompt: Annotated[
         str,
         typer.Option(
-            help="Prompt: medlens, vlmeval, lmms-eval, evalscope, medevalkit, multimedeval, mmbu"
+            help="Prompt: medlens, vlmeval, lmms-eval, evalscope, medevalkit, multimedeval, mmbu, "
+            "or file:PATH (your template: .txt, or .toml with one per item kind)"
         ),
     ] = "medlens",
     extract: Annotated[

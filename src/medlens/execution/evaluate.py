@@ -34,6 +34,12 @@ from medlens.execution.options import (
     run_dir_of,
     validate,
 )
+from medlens.execution.prompt_files import (
+    PromptTemplate,
+    check_kinds,
+    is_prompt_file,
+    load_template,
+)
 from medlens.execution.prompts import prompt_version
 from medlens.execution.replies import redraw_in_document_order
 from medlens.execution.requests import RunSettings
@@ -96,6 +102,7 @@ def prepare(
             options.seed,
         )  # fmt: skip
         check_reading_modes(options, benchmark.name, items)
+        template = prompt_template(options.prompt, items)
     info = described(benchmark, items)  # the fingerprint of the items as selected
     probe, items = probe_items(options, items)
     context = ModelContext(
@@ -109,7 +116,7 @@ def prepare(
     settings = RunSettings(
         prompt=options.prompt, extract=options.extract, concurrency=options.concurrency,
         probe=options.probe, seed=options.seed, strategy=strategy, exemplars=exemplars,
-        vocab=options.vocab,
+        vocab=options.vocab, template=template,
         benchmark_source=benchmark.provenance,
     )  # fmt: skip
     spec = {
@@ -126,6 +133,8 @@ def prepare(
         spec["strategy"] = strategy_spec(strategy, exemplars)
     if prompt_version(options.prompt) > 1:
         spec["prompt_version"] = prompt_version(options.prompt)
+    if template is not None:  # what was sent, its version and the file's sha256
+        spec.update(prompt=f"file:{template.name}", prompt_template=template.to_spec())
     use_vocabulary(options.vocab)  # read and validated before anything is written
     if options.vocab:
         spec["vocab"] = vocab_provenance(options.vocab)
@@ -151,6 +160,15 @@ def probe_items(options: RunOptions, items: list[Item]) -> tuple[Any, list[Item]
             "change nothing (text probes: options-only, shuffle-options)"
         )
     return probe, [probe.apply_item(item) for item in items]
+
+
+def prompt_template(prompt: str, items: list[Item]) -> PromptTemplate | None:
+    """The user's template of ``--prompt file:PATH``, checked against the items' kinds."""
+    if not is_prompt_file(prompt):
+        return None
+    template = load_template(prompt)
+    check_kinds(template, (item.kind for item in items), prompt)
+    return template
 
 
 def check_reading_modes(options: RunOptions, benchmark: str, items: list[Item]) -> None:
@@ -267,6 +285,7 @@ def _evaluate_locked(
         Callable[[int, int], None] | None, Callable[[Record], None] | None, Callable[[str], None]
     ],
 ) -> RunOutcome:
+    from medlens.execution.components import record_components, run_components
     from medlens.runs.provenance import record_benchmark_source, stamp_run
 
     model, settings, probe = backend
@@ -280,6 +299,8 @@ def _evaluate_locked(
         store.run["model_info"] = parse_model_info(options.model_info)
     if options.admission:  # what the user states about the sources: the card reads it
         store.run["admission"] = dict(options.admission)
+    for line in record_components(store.run, run_components(settings), created):
+        note(line)
     stamp_run(store, options.model, created)  # environment is not part of the spec hash
     for message in store.damaged:
         note(f"{message}; its item is run again")

@@ -15,6 +15,7 @@ from medlens.core.model_info import parse_model_info
 from medlens.core.names import check_folder_name
 from medlens.core.specs import Spec
 from medlens.execution.dispatch import check_order
+from medlens.execution.prompt_files import is_prompt_file, load_template
 from medlens.execution.prompts import PROMPT_STYLES
 from medlens.execution.strategies import ZERO_SHOT, Strategy
 from medlens.extract.extraction import EXTRACT_MODES
@@ -78,7 +79,7 @@ def default_name(options: RunOptions) -> str:
     if options.probe:
         parts.append(options.probe)
     if options.prompt != "medlens":
-        parts.append(f"prompt_{options.prompt}")
+        parts.append(f"prompt_{Path(options.prompt.removeprefix('file:')).stem}")
     if options.extract != "medlens":
         parts.append(f"read_{options.extract}")
     if not options.strategy.is_zero_shot:
@@ -87,8 +88,12 @@ def default_name(options: RunOptions) -> str:
 
 
 def validate(options: RunOptions) -> None:
-    if options.prompt not in PROMPT_STYLES:
-        raise SpecError(f"--prompt {options.prompt!r}: expected one of {', '.join(PROMPT_STYLES)}")
+    if is_prompt_file(options.prompt):
+        load_template(options.prompt)  # checked before anything is written
+    elif options.prompt not in PROMPT_STYLES:
+        raise SpecError(
+            f"--prompt {options.prompt!r}: expected one of {', '.join(PROMPT_STYLES)} or file:PATH"
+        )
     check_order(options.order)
     if options.extract not in EXTRACT_MODES:
         raise SpecError(
