@@ -1,6 +1,6 @@
 """N runs on the same items: one score matrix (runs × items) with the items' axes and images.
 
-Each run's scores come from its derived score file (``analysis.derived``, written when the run
+Each run's scores come from its derived score file (``analysis.artifacts``, written when the run
 finished) while it is fresh; otherwise from two columns of its records (id and score, through
 the run view: pyarrow where that reads as the store does). Items (axes, images, chance levels)
 come from one run per benchmark content hash, through :func:`medlens.analysis.results.score_table`,

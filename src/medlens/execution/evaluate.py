@@ -25,6 +25,8 @@ from medlens.execution.dispatch import dispatch_order
 from medlens.execution.execute import run_local
 from medlens.execution.exemplars import Exemplars, load_exemplars, require_reasoning
 from medlens.execution.generation import generation_record, record_backend
+from medlens.execution.manual import WithManualAnswers, load_manual
+from medlens.execution.open_form import rewrite_items
 from medlens.execution.options import (
     EXECUTORS,
     MAX_CONCURRENCY,
@@ -34,12 +36,7 @@ from medlens.execution.options import (
     run_dir_of,
     validate,
 )
-from medlens.execution.prompt_files import (
-    PromptTemplate,
-    check_kinds,
-    is_prompt_file,
-    load_template,
-)
+from medlens.execution.prompt_files import prompt_template
 from medlens.execution.prompts import prompt_version
 from medlens.execution.replies import redraw_in_document_order
 from medlens.execution.requests import RunSettings
@@ -103,7 +100,9 @@ def prepare(
         )  # fmt: skip
         check_reading_modes(options, benchmark.name, items)
         template = prompt_template(options.prompt, items)
+        manual = load_manual(options.manual, items) if options.manual else None
     info = described(benchmark, items)  # the fingerprint of the items as selected
+    items = rewrite_items(options.rewrite, items)  # MMBU's open form (execution.open_form)
     probe, items = probe_items(options, items)
     context = ModelContext(
         items=items,
@@ -116,7 +115,7 @@ def prepare(
     settings = RunSettings(
         prompt=options.prompt, extract=options.extract, concurrency=options.concurrency,
         probe=options.probe, seed=options.seed, strategy=strategy, exemplars=exemplars,
-        vocab=options.vocab, template=template,
+        vocab=options.vocab, template=template, manual=manual,
         benchmark_source=benchmark.provenance,
     )  # fmt: skip
     spec = {
@@ -133,6 +132,10 @@ def prepare(
         spec["strategy"] = strategy_spec(strategy, exemplars)
     if prompt_version(options.prompt) > 1:
         spec["prompt_version"] = prompt_version(options.prompt)
+    if options.rewrite:
+        spec["rewrite"] = options.rewrite
+    if manual is not None:  # answers entered by hand: the file's name, sha256, rows
+        spec["manual"] = manual.to_spec()
     if template is not None:  # what was sent, its version and the file's sha256
         spec.update(prompt=f"file:{template.name}", prompt_template=template.to_spec())
     use_vocabulary(options.vocab)  # read and validated before anything is written
@@ -160,15 +163,6 @@ def probe_items(options: RunOptions, items: list[Item]) -> tuple[Any, list[Item]
             "change nothing (text probes: options-only, shuffle-options)"
         )
     return probe, [probe.apply_item(item) for item in items]
-
-
-def prompt_template(prompt: str, items: list[Item]) -> PromptTemplate | None:
-    """The user's template of ``--prompt file:PATH``, checked against the items' kinds."""
-    if not is_prompt_file(prompt):
-        return None
-    template = load_template(prompt)
-    check_kinds(template, (item.kind for item in items), prompt)
-    return template
 
 
 def check_reading_modes(options: RunOptions, benchmark: str, items: list[Item]) -> None:
@@ -377,6 +371,8 @@ async def _execute(
         )
         return
     wrapped = with_cache(model) if options.cache else model
+    if settings.manual is not None:  # entered by hand: never asked, never cached
+        wrapped = WithManualAnswers(wrapped, settings.manual)
     try:
         await run_local(todo, wrapped, settings, on_record, probe)
     finally:

@@ -165,6 +165,16 @@ def _plain(path: Path, text: str, name: str, spec: str | None, conversion: str |
                          "name (no index, conversion or format spec)")  # fmt: skip
 
 
+def prompt_template(prompt: str, items: Iterable[Item]) -> PromptTemplate | None:
+    """The user's template of ``--prompt file:PATH``, checked against the items' kinds (None
+    for a built-in style)."""
+    if not is_prompt_file(prompt):
+        return None
+    template = load_template(prompt)
+    check_kinds(template, (item.kind for item in items), prompt)
+    return template
+
+
 def check_kinds(template: PromptTemplate, kinds: Iterable[str], prompt: str) -> None:
     """Every item kind of the benchmark has a template; lettered ones send their options."""
     for kind in sorted(set(kinds)):

@@ -15,6 +15,7 @@ from medlens.runs.files import canonical_bytes
 
 if TYPE_CHECKING:
     from medlens.execution.exemplars import Exemplars
+    from medlens.execution.manual import ManualAnswers
     from medlens.execution.probes import Probe
     from medlens.execution.prompt_files import PromptTemplate
 
@@ -34,6 +35,8 @@ class RunSettings:
     """Few-shot exemplars chosen for the run (None unless the strategy asks for them)."""
     vocab: tuple[str, ...] = ()
     """``--vocab`` files answers are read with (set again in each Ray worker)."""
+    manual: ManualAnswers | None = None
+    """Answers entered by hand (``run --manual FILE``): those items are never asked."""
     template: PromptTemplate | None = None
     """The user's template of ``--prompt file:PATH`` (None for the built-in styles)."""
     benchmark_source: Mapping[str, Any] = field(default_factory=dict)

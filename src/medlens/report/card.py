@@ -265,6 +265,7 @@ RUN_ROWS = frozenset(
         "subset",
         "selection",
         "full-benchmark estimate",
+        "entered by hand",
     }
 )
 """Rows of the report's run summary that the card lacks or says less well (the benchmark's
