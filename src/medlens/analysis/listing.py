@@ -7,14 +7,14 @@ summary is derived afresh (never written back).
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from medlens.core.errors import MedlensError
+from medlens.core.items import Item
 from medlens.runs.finding import runs_below
-from medlens.runs.store import RunStore
+from medlens.runs.view import RunView
 
 
 @dataclass(frozen=True)
@@ -53,9 +53,9 @@ def list_runs(folder: Path) -> list[RunSummary]:
     ]
 
 
-def _results(store: RunStore) -> dict[str, Any]:
-    """The run's results, from results.json while fresh (``analysis.derived``)."""
-    from medlens.analysis.derived import fresh_results
+def _results(store: RunView) -> dict[str, Any]:
+    """The run's results, from results.json while fresh (``analysis.artifacts``)."""
+    from medlens.analysis.artifacts import fresh_results
 
     return fresh_results(store)
 
@@ -63,7 +63,7 @@ def _results(store: RunStore) -> dict[str, Any]:
 def summarise_run(run_dir: Path) -> RunSummary:
     from medlens.runs.lock import lock_holder
 
-    store = RunStore.open(run_dir)
+    store = RunView(run_dir)
     results = _results(store)
     spec, counts, overall = store.run["spec"], results["counts"], results["overall"]
     ci = overall.get("ci")
@@ -128,13 +128,15 @@ def show_item(run_dir: Path, item_id: str) -> dict[str, Any]:
     record (raw output, extraction, scores, error, retries) and any judge verdicts."""
     from medlens.execution.dry_run import conversation_text, describe_image
 
-    store = RunStore.open(run_dir)
+    store = RunView(run_dir)
     items = {item.id: item for item in store.items()}
     item = items.get(item_id)
     if item is None:
         sample = ", ".join(list(items)[:5])
         raise MedlensError(f"{run_dir}: no item with id {item_id!r} (ids look like: {sample})")
-    return {
+    record = store.records().get(item.id)
+    cut = cut_of(item, record, str(store.run["spec"].get("extract") or "medlens"))
+    shown = {
         "id": item.id,
         "kind": item.kind,
         "question": item.question,
@@ -145,21 +147,36 @@ def show_item(run_dir: Path, item_id: str) -> dict[str, Any]:
         "system": _system_prompt(str(store.run["spec"].get("model", ""))),
         "prompt": conversation_text(item, settings_of_run(store.run["spec"])),
         "meta": dict(item.meta),
-        "record": store.records().get(item.id),
+        "record": record,
         "judgements": judge_verdicts(run_dir, item.id),
     }
+    return {**shown, "cut": cut} if cut else shown  # only for a cut output (issue 42)
+
+
+def cut_of(item: Item, record: dict[str, Any] | None, mode: str) -> dict[str, str] | None:
+    """For an output medlens read as cut (at the token cap, or visibly): the part it read and
+    the part it dropped (``extract.cut``); None otherwise."""
+    from medlens.extract import cut_reading
+
+    if record is None or mode != "medlens" or record.get("error"):
+        return None
+    parts = cut_reading(item, record.get("output"), record.get("finish_reason"))
+    return None if parts is None else {"read": parts[0], "dropped": parts[1]}
 
 
 def settings_of_run(spec: dict[str, Any]) -> Any:
     """The prompt style and strategy a run's requests were built with (exemplars re-read)."""
     from medlens.execution.exemplars import exemplars_of_run
+    from medlens.execution.prompt_files import template_of_spec
     from medlens.execution.requests import RunSettings
     from medlens.execution.strategies import recorded_strategy
 
+    recorded = spec.get("prompt_template")
     return RunSettings(
         prompt=str(spec.get("prompt", "medlens")),
         strategy=recorded_strategy(spec),
         exemplars=exemplars_of_run(spec.get("strategy") or {}),
+        template=template_of_spec(recorded) if recorded else None,
     )
 
 
@@ -175,17 +192,7 @@ def _system_prompt(model_spec: str) -> str | None:
 
 
 def judge_verdicts(run_dir: Path, item_id: str) -> dict[str, list[dict[str, Any]]]:
-    """Judge name → its judgement lines for the item (`judges/*/judgements.jsonl`)."""
-    found: dict[str, list[dict[str, Any]]] = {}
-    for file in sorted((run_dir / "judges").glob("*/judgements.jsonl")):
-        lines = []
-        for raw in file.read_bytes().splitlines():
-            try:
-                line = json.loads(raw)
-            except ValueError:
-                continue  # a torn line: the judge command reports it
-            if isinstance(line, dict) and line.get("id") == item_id:
-                lines.append(line)
-        if lines:
-            found[file.parent.name] = lines
-    return found
+    """Judge name → its judgement lines for the item (``runs.judgements.item_lines``)."""
+    from medlens.runs.judgements import item_lines
+
+    return item_lines(run_dir, item_id)

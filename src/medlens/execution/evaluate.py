@@ -10,13 +10,11 @@ import asyncio
 import shutil
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 from medlens.core.errors import MedlensError, SpecError
 from medlens.core.extras import check_run_extras
-from medlens.core.forked import computed_aside
 from medlens.core.items import Benchmark, BenchmarkInfo, Item, describe
 from medlens.core.model_info import parse_model_info
 from medlens.core.records import Record
@@ -27,6 +25,8 @@ from medlens.execution.dispatch import dispatch_order
 from medlens.execution.execute import run_local
 from medlens.execution.exemplars import Exemplars, load_exemplars, require_reasoning
 from medlens.execution.generation import generation_record, record_backend
+from medlens.execution.manual import WithManualAnswers, load_manual
+from medlens.execution.open_form import rewrite_items
 from medlens.execution.options import (
     EXECUTORS,
     MAX_CONCURRENCY,
@@ -36,6 +36,7 @@ from medlens.execution.options import (
     run_dir_of,
     validate,
 )
+from medlens.execution.prompt_files import prompt_template
 from medlens.execution.prompts import prompt_version
 from medlens.execution.replies import redraw_in_document_order
 from medlens.execution.requests import RunSettings
@@ -44,7 +45,8 @@ from medlens.execution.strategies import Strategy
 from medlens.extract.vocabulary import provenance as vocab_provenance
 from medlens.extract.vocabulary import use_vocabulary
 from medlens.models import MODELS, ModelContext, load_model
-from medlens.runs.store import RECORD_INTERVAL, DeriveResults, RunStore, check_same_spec
+from medlens.runs.layout import is_run, records_file
+from medlens.runs.store import RECORD_INTERVAL, RunStore, check_same_spec
 from medlens.sources import load_benchmark
 
 __all__ = [
@@ -63,7 +65,7 @@ __all__ = [
 @dataclass(frozen=True)
 class RunOutcome:
     store: RunStore
-    results: dict[str, Any]
+    """The finished run's store, closed (its records and items stay in memory)."""
     done_before: int
     ran: int
 
@@ -97,22 +99,23 @@ def prepare(
             options.seed,
         )  # fmt: skip
         check_reading_modes(options, benchmark.name, items)
-    # the items' fingerprint is taken aside (core.forked) while the model loads
-    with computed_aside(partial(described, benchmark, items), len(items)) as fingerprinted:
-        probe, items = probe_items(options, items)
-        context = ModelContext(
-            items=items,
-            seed=options.seed,
-            concurrency=options.concurrency,
-            describe_only=describe_only or options.executor == "ray",  # Ray workers build theirs
-        )
-        model = load_model(options.model, context)
-        strategy, exemplars = prepare_strategy(options, items, model)
-        info = fingerprinted.result()
+        template = prompt_template(options.prompt, items)
+        manual = load_manual(options.manual, items) if options.manual else None
+    info = described(benchmark, items)  # the fingerprint of the items as selected
+    items = rewrite_items(options.rewrite, items)  # MMBU's open form (execution.open_form)
+    probe, items = probe_items(options, items)
+    context = ModelContext(
+        items=items,
+        seed=options.seed,
+        concurrency=options.concurrency,
+        describe_only=describe_only or options.executor == "ray",  # Ray workers build theirs
+    )
+    model = load_model(options.model, context)
+    strategy, exemplars = prepare_strategy(options, items, model)
     settings = RunSettings(
         prompt=options.prompt, extract=options.extract, concurrency=options.concurrency,
         probe=options.probe, seed=options.seed, strategy=strategy, exemplars=exemplars,
-        vocab=options.vocab,
+        vocab=options.vocab, template=template, manual=manual,
         benchmark_source=benchmark.provenance,
     )  # fmt: skip
     spec = {
@@ -129,6 +132,12 @@ def prepare(
         spec["strategy"] = strategy_spec(strategy, exemplars)
     if prompt_version(options.prompt) > 1:
         spec["prompt_version"] = prompt_version(options.prompt)
+    if options.rewrite:
+        spec["rewrite"] = options.rewrite
+    if manual is not None:  # answers entered by hand: the file's name, sha256, rows
+        spec["manual"] = manual.to_spec()
+    if template is not None:  # what was sent, its version and the file's sha256
+        spec.update(prompt=f"file:{template.name}", prompt_template=template.to_spec())
     use_vocabulary(options.vocab)  # read and validated before anything is written
     if options.vocab:
         spec["vocab"] = vocab_provenance(options.vocab)
@@ -206,16 +215,14 @@ def evaluate(
     on_progress: Callable[[Record], None] | None = None,
     on_note: Callable[[str], None] | None = None,
     *,
-    derive_results: DeriveResults,
     loaded: LoadedBenchmark | None = None,
 ) -> RunOutcome:
-    """Run (or resume) an evaluation; returns the store and its freshly derived results.
-
-    `derive_results` builds results.json from the finished store (the analysis layer's
-    ``build_results``: the API and the CLI pass it in, so this layer never imports it).
+    """Run (or resume) an evaluation; returns its finished store. Its results are derived
+    from the run directory by whoever asks for them (``analysis.artifacts``), once the lock is
+    released.
 
     Order: everything that can refuse (bad input, another spec, another writer) happens before
-    the run directory is touched; the lock is held from opening the store to writing results.
+    the run directory is touched; the lock is held from opening the store to its last record.
 
     A caller stops a run early by raising from `on_progress` (a study's budget or Ctrl-C): the
     record that triggered it is already stored; with :class:`StopAfterInFlight` the requests in
@@ -245,7 +252,6 @@ def evaluate(
                 items,
                 (model, settings, probe),
                 (on_start, on_progress, note),
-                derive_results,
             )
     except MedlensError as exc:
         if not isinstance(exc, RunLockedError) and not run_existed:
@@ -255,7 +261,7 @@ def evaluate(
 
 def _remove_unstarted(path: Path, out: Path, out_existed: bool) -> None:
     """Bad input met by the first request (a rejected API key): leave no run behind."""
-    records = path / "records.jsonl"
+    records = records_file(path)
     if records.is_file() and records.stat().st_size:
         return
     shutil.rmtree(path, ignore_errors=True)
@@ -272,13 +278,13 @@ def _evaluate_locked(
     callbacks: tuple[
         Callable[[int, int], None] | None, Callable[[Record], None] | None, Callable[[str], None]
     ],
-    derive_results: DeriveResults,
 ) -> RunOutcome:
+    from medlens.execution.components import record_components, run_components
     from medlens.runs.provenance import record_benchmark_source, stamp_run
 
     model, settings, probe = backend
     on_start, on_progress, note = callbacks
-    created = not (path / "run.json").is_file()
+    created = not is_run(path)
     store = RunStore.open_or_create(path, spec, items)
     store.run["generation"] = generation_record(model, settings)  # what requests carry
     record_backend(store.run, model, note)  # image settings, a started server
@@ -287,6 +293,8 @@ def _evaluate_locked(
         store.run["model_info"] = parse_model_info(options.model_info)
     if options.admission:  # what the user states about the sources: the card reads it
         store.run["admission"] = dict(options.admission)
+    for line in record_components(store.run, run_components(settings), created):
+        note(line)
     stamp_run(store, options.model, created)  # environment is not part of the spec hash
     for message in store.damaged:
         note(f"{message}; its item is run again")
@@ -315,9 +323,7 @@ def _evaluate_locked(
         store.compact_if_needed()  # retried items: keep each item's latest record once
     if redraw_in_document_order(store.records(), items, options.extract):
         store.compact()
-    results = derive_results(store)
-    store.write_results(results)
-    return RunOutcome(store, results, done_before=len(done), ran=len(todo))
+    return RunOutcome(store, done_before=len(done), ran=len(todo))
 
 
 async def with_checkpoints(
@@ -365,6 +371,8 @@ async def _execute(
         )
         return
     wrapped = with_cache(model) if options.cache else model
+    if settings.manual is not None:  # entered by hand: never asked, never cached
+        wrapped = WithManualAnswers(wrapped, settings.manual)
     try:
         await run_local(todo, wrapped, settings, on_record, probe)
     finally:

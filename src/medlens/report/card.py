@@ -3,7 +3,6 @@ protocol is the benchmark's official one, and the citations and usage statement 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -57,9 +56,9 @@ class ProtocolCard:
 def protocol_card(run_dir: Path) -> ProtocolCard:
     """Read run.json, items.jsonl, records and judges of `run_dir` into a card."""
     from medlens.runs.provenance import summary_lines
-    from medlens.runs.store import RunStore
+    from medlens.runs.view import RunView
 
-    store = RunStore.open(run_dir)
+    store = RunView(run_dir)
     run, spec = store.run, store.run["spec"]
     bench = spec["benchmark"]
     items = store.items()
@@ -96,6 +95,7 @@ def _rows(run: dict[str, Any], run_dir: Path, n_records: int) -> tuple[tuple[str
         ("prompt style", _prompt_style(spec)),
         ("prompting strategy", _strategy(spec)),
         ("extraction", str(spec.get("extract"))),
+        ("component versions", _components(run)),
         ("judges", _judges(run_dir)),
         ("unparsed answers", UNPARSED_RULE),
         ("probe", str(spec.get("probe") or "none")),
@@ -118,10 +118,20 @@ def _admission(run: dict[str, Any], items: Sequence[Any]) -> str:
     return admission_text(sources, facts, cutoff)
 
 
+def _components(run: dict[str, Any]) -> str:
+    from medlens.execution.components import components_text
+
+    return components_text(run.get("components"))
+
+
 def _prompt_style(spec: dict[str, Any]) -> str:
     """The style, and for medlens's own prompts their version (``execution.prompts``): 2 has no
     example answer in its instructions; runs made before versions were recorded had version 1."""
     style = str(spec.get("prompt"))
+    recorded = spec.get("prompt_template")
+    if recorded:
+        label = f"version {recorded['version']}, " if recorded.get("version") else ""
+        return f"{style} (a user's template: {label}sha256 {str(recorded.get('sha256'))[:12]})"
     if style != "medlens":
         return style
     version = int(spec.get("prompt_version", 1))
@@ -180,18 +190,18 @@ def _strategy(spec: dict[str, Any]) -> str:
 
 def _judges(run_dir: Path) -> str:
     """`name: protocol (weights)` of each judge stored beside the records, or 'none'."""
+    from medlens.runs.judgements import stage_specs
+
     found = []
-    for path in sorted((run_dir / "judges").glob("*/judge.json")):
-        try:
-            judge = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            found.append(f"{path.parent.name}: unreadable judge.json")
+    for name, judge in stage_specs(run_dir):
+        if judge is None:
+            found.append(f"{name}: unreadable judge.json")
             continue
         protocol = judge.get("protocol") or {}
         weights = protocol.get("weights") or {}
         weight_text = ", ".join(f"{k} {v:g}" for k, v in weights.items()) if weights else ""
         found.append(
-            f"{judge.get('name', path.parent.name)}: {protocol.get('name', '?')} by "
+            f"{judge.get('name', name)}: {protocol.get('name', '?')} by "
             f"{judge.get('judge', '?')}"
             + (f" (weights {weight_text})" if weight_text else "")
             + "".join(f" [fingerprint: {line}]" for line in fingerprint_lines(judge))
@@ -221,12 +231,15 @@ def official_status(
 def _templates(items: list[Any], spec: dict[str, Any]) -> list[tuple[str, str]]:
     """The literal prompt of each item kind, with the item's own text replaced by placeholders
     (under chain-of-thought with its reasoning request; exemplar turns are listed above)."""
+    from medlens.execution.prompt_files import template_of_spec
     from medlens.execution.requests import RunSettings, prompt_text
     from medlens.execution.strategies import recorded_strategy
 
+    recorded = spec.get("prompt_template")
     settings = RunSettings(
-        prompt=str(spec.get("prompt", "medlens")), strategy=recorded_strategy(spec)
-    )
+        prompt=str(spec.get("prompt", "medlens")), strategy=recorded_strategy(spec),
+        template=template_of_spec(recorded) if recorded else None,
+    )  # fmt: skip
 
     seen: dict[str, Any] = {}
     for item in items:
@@ -252,6 +265,7 @@ RUN_ROWS = frozenset(
         "subset",
         "selection",
         "full-benchmark estimate",
+        "entered by hand",
     }
 )
 """Rows of the report's run summary that the card lacks or says less well (the benchmark's
