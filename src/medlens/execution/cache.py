@@ -33,7 +33,6 @@ from medlens.execution.cache_check import (
 )
 from medlens.models.base import Model, Request, Response
 from medlens.models.endpoint_breaker import EndpointUnreachableError
-from medlens.runs.files import write_atomic
 
 
 def cache_dir() -> Path:
@@ -294,7 +293,4 @@ class CacheChecks:
         if line:
             self.note(line)
         self.store.run.setdefault("cache_checks", []).append(entry)
-        write_atomic(
-            self.store.path / "run.json",
-            json.dumps(self.store.run, indent=2, ensure_ascii=False) + "\n",
-        )
+        self.store.save_run()

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from medlens.analysis.slices import MAX_AXES, Cell
 from medlens.execution.selection import provenance_rows
+from medlens.report.diff_text import fmt_diff_ci
 from medlens.report.source_label import score_rows
 from medlens.scoring.closed_open import pairing_text
 from medlens.stats.cells import DEFAULT_MIN_N, is_small
@@ -33,10 +34,10 @@ def answers_hint(run: Path | str) -> tuple[str, str]:
     is multiple-choice (what `export --format gmai-submission` takes), else a sheet for people
     to rate the answers (HealthSearchQA, LiveQA …), so the hint never names a refused export."""
     from medlens.report.export import SUBMISSION_KINDS
-    from medlens.runs.store import RunStore
+    from medlens.runs.view import RunView
 
     folder = Path(run)
-    kinds = {item.kind for item in RunStore.open(folder).items()} if folder.is_dir() else set()
+    kinds = {item.kind for item in RunView(folder).items()} if folder.is_dir() else set()
     if kinds <= set(SUBMISSION_KINDS):
         return "Export the predictions with", EXPORT_HINT.format(run=run)
     return "Have people rate the answers with", RATINGS_HINT.format(run=run)
@@ -124,13 +125,12 @@ class ReportData:
 
 def build_report(run_dir: Path, score: ScoreSource | None = None) -> ReportData:
     """Rebuild results.json and derive every section of the report (scores from `score`)."""
-    import json
-
     from medlens.report import load_results
     from medlens.report.estimated import estimate_rows
+    from medlens.runs.view import RunView
 
     results = load_results(run_dir, score)
-    run_json = json.loads((Path(run_dir) / "run.json").read_text(encoding="utf-8"))
+    run_json = RunView(run_dir).run
     axes = _axis_rows(results)
     worst: list[Cell] = []
     heatmap = None
@@ -368,14 +368,6 @@ def secondary_text(results: dict[str, Any]) -> str:
         f"chance {'–' if c.get('random') is None else format(c['random'], '.3f')})"
         for name, c in secondary.items()
     )
-
-
-def fmt_diff_ci(ci: list[float] | tuple[float, float] | None, scale: float = 1.0) -> str:
-    """A difference's CI as ``+a…+b`` (× `scale`: 100 for points), "–" when there is none."""
-    if not ci:
-        return "–"
-    digits = 1 if scale == 100 else 3
-    return f"{scale * ci[0]:+.{digits}f}…{scale * ci[1]:+.{digits}f}"
 
 
 def _dynamic_limitations(results: dict[str, Any], axes: dict[str, list[AxisRow]]) -> list[str]:
