@@ -183,6 +183,12 @@ class RunStore:
                 raise MedlensError(f"{file}, line {number}: not an item ({problem})") from None
         return items
 
+    def write_run(self) -> None:
+        """Rewrite run.json from ``self.run`` (atomically; the spec and its hash unchanged)."""
+        write_atomic(
+            self.path / "run.json", json.dumps(self.run, indent=2, ensure_ascii=False) + "\n"
+        )
+
     def write_results(self, results: Mapping[str, Any]) -> None:
         write_atomic(
             self.path / "results.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n"
