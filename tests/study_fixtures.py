@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import random
-from collections.abc import Mapping
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -125,3 +129,21 @@ def openai_spec(base_url: str, name: str = "m", retries: int = 6, **options: str
     extra = "".join(f"&{k}={v}" for k, v in options.items())
     return (f"openai:{name}?base_url={base_url}&max_retries={retries}&backoff=0.002"
             f"&backoff_max=0.02{extra}")  # fmt: skip
+
+
+def wait_for(condition: Callable[[], bool], process: subprocess.Popen[str]) -> None:
+    """Until `condition` holds (the study process must still be alive meanwhile)."""
+    deadline = time.monotonic() + 120  # a bound on a hung test, not a timing assumption
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.05)
+    raise AssertionError("the study never got that far")
+
+
+def start_study(args: list[str]) -> subprocess.Popen[str]:
+    """`medlens study` in a process of its own (so that a signal reaches it alone)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    return subprocess.Popen([sys.executable, "-m", "medlens", *args], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip

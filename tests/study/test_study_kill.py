@@ -10,12 +10,8 @@ by timing.
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import threading
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -24,7 +20,15 @@ from typer.testing import CliRunner
 from judge_server import JudgeReplies, judge_config
 from loopback_server import ServerConfig, gold_by_marker, serve
 from medlens.cli import app
-from study_fixtures import openai_spec, record_ids, records, write_shared_bench, write_study
+from study_fixtures import (
+    openai_spec,
+    record_ids,
+    records,
+    start_study,
+    wait_for,
+    write_shared_bench,
+    write_study,
+)
 
 HELD_AFTER = 6
 CONCURRENCY = 3
@@ -32,23 +36,6 @@ CONCURRENCY = 3
 
 def line_count(path: Path) -> int:
     return path.read_bytes().count(b"\n") if path.is_file() else 0
-
-
-def wait_for(condition: object, process: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 120  # a bound on a hung test, not a timing assumption
-    while time.monotonic() < deadline:
-        if condition():  # type: ignore[operator]
-            return
-        assert process.poll() is None, process.communicate()
-        time.sleep(0.05)
-    raise AssertionError("the study never got that far")
-
-
-def start_study(args: list[str]) -> subprocess.Popen[str]:
-    """`medlens study` in a process of its own (so that a signal reaches it alone)."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    return subprocess.Popen([sys.executable, "-m", "medlens", *args], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
 
 
 def held_lines(runs: Path, models: int) -> object:

@@ -156,16 +156,20 @@ READING_PROTOCOLS: dict[str, dict[str, Any]] = {
 DIFFERENT_PROTOCOL = "comparable item set, different reading protocol"
 
 
-def protocol_differences(table: ReferenceTable, spec: Mapping[str, Any]) -> list[str]:
-    """How the run read its answers otherwise than the published rows were read."""
-    official = READING_PROTOCOLS.get(table.layout or "") if table.benchmarks else None
-    if official is None:  # a user's own table: its rows were read as the user says
+def protocol_differences(
+    table: ReferenceTable,
+    spec: Mapping[str, Any],
+    judge: Mapping[str, Any] | None = None,
+    judged: bool = False,
+) -> list[str]:
+    """How the run was prompted, read and judged otherwise than the published rows were
+    (``analysis.protocols``; `judge`: the judge.json of the judge whose scores are compared,
+    `judged`: a column the paper's judge scored)."""
+    if not table.benchmarks:  # a user's own table: its rows were made as the user says
         return []
-    return [
-        f"{key} {spec.get(key)!r} (published: {wanted!r})"
-        for key, wanted in official.items()
-        if spec.get(key) != wanted
-    ]
+    from medlens.analysis.protocols import differences
+
+    return differences(table.layout, spec, judge, judged)
 
 
 def refusal(run: Path | str, table: ReferenceTable, reasons: list[str]) -> MedlensError:
@@ -221,20 +225,25 @@ def calibrate(
     if reasons and not allow_partial:
         raise refusal(store.path, table, reasons)
     result = _result(store.path.name, table, row, name, cell, run.source.label, reasons)
-    result["protocol"] = _protocol(table, store)
+    result["protocol"] = _protocol(table, store, run.source, bool(cell["judged"]))
     result["reproduces"] = result["reproduces"] and result["protocol"]["same"]
     return result
 
 
-def _protocol(table: ReferenceTable, store: Any) -> dict[str, Any]:
-    """Was the run read as the published rows were, and what the reading moves (the run's
-    extraction sensitivity: medlens's reading − VLMEvalKit's rules, with its CI)."""
+def _protocol(table: ReferenceTable, store: Any, source: Any, judged: bool) -> dict[str, Any]:
+    """Was the run prompted, read and judged as the published rows were, and what the reading
+    moves (the run's extraction sensitivity: medlens's reading − VLMEvalKit's rules, with its
+    CI)."""
     from medlens.analysis.derived import fresh_results
+    from medlens.analysis.protocols import unchecked
+    from medlens.runs.view import RunView
 
-    differences = protocol_differences(table, store.run["spec"])
+    judge = RunView(store.path).judge(source.judge) if source.judged else None
+    differences = protocol_differences(table, store.run["spec"], judge, judged)
     sensitivity = fresh_results(store).get("extraction_sensitivity") if differences else None
     return {"same": not differences, "differences": differences,
-            "label": DIFFERENT_PROTOCOL if differences else None, "sensitivity": sensitivity}  # fmt: skip
+            "label": DIFFERENT_PROTOCOL if differences else None, "sensitivity": sensitivity,
+            "unchecked": list(unchecked(table.layout) if table.benchmarks else ())}  # fmt: skip
 
 
 def _column(table: ReferenceTable, row: ReferenceRow, column: str | None) -> str:
@@ -349,12 +358,18 @@ def calibration_lines(result: dict[str, Any]) -> list[str]:
     )
     if result["not_comparable"]:
         lines.append(f"{result['not_comparable']}: no verdict on reproduction")
+        if not protocol["same"]:  # said too, so one look shows every difference
+            lines.append(
+                f"protocol differs from the published rows': {'; '.join(protocol['differences'])}"
+            )
     elif not protocol["same"]:
         lines.append(f"{protocol['label']} ({'; '.join(protocol['differences'])}): no verdict "
                      f"on reproduction{_sensitivity_text(protocol.get('sensitivity'))}")  # fmt: skip
     else:
         verdict = "reproduces" if result["reproduces"] else "does NOT reproduce"
         lines.append(f"the run {verdict} the published number (both criteria above)")
+    if protocol.get("unchecked"):
+        lines.append(f"not checked: {'; '.join(protocol['unchecked'])}")
     lines.append(f"source: {ref['source']}")
     if not result["same_metric"]:
         lines.append(

@@ -65,10 +65,8 @@ def board_published(
             raise refusal(run.path, table, reasons)
         if reasons:
             labels[run.run] = label(reasons) or ""
-        elif protocol_differences(table, run.spec):  # the items match, the reading does not
-            labels[run.run] = f"{DIFFERENT_PROTOCOL}: " + "; ".join(
-                protocol_differences(table, run.spec)
-            )
+        elif differences := protocol_differences(table, run.spec, *_judging(aligned, run, table)):
+            labels[run.run] = f"{DIFFERENT_PROTOCOL}: " + "; ".join(differences)
     shown = _with_rows(table, rows)
     models = []
     if layout is None and "overall" in table.columns:
@@ -76,6 +74,19 @@ def board_published(
                    "source": table.source_of(r), "ranked": False}
                   for r in rows if r.values.get("overall") is not None]  # fmt: skip
     return Published(shown, models, labels)
+
+
+def _judging(aligned: Aligned, run: Any, table: Any) -> tuple[dict[str, Any] | None, bool]:
+    """The judge.json of the judge whose verdicts the board shows for `run` (None: the rules),
+    and whether the table has columns the paper's judge scored."""
+    from medlens.analysis.paper_columns import layout_columns
+    from medlens.analysis.score_source import parse_score_source
+    from medlens.runs.view import RunView
+
+    source = parse_score_source(aligned.source)
+    judge = RunView(run.path).judge(source.judge) if source.judge else None
+    judged = table.layout is not None and any(c.judged for c in layout_columns(table.layout))
+    return judge, judged
 
 
 def _with_rows(table: Any, rows: list[Any]) -> Any:

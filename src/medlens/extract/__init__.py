@@ -10,13 +10,14 @@ Imports ``core``."""
 
 from __future__ import annotations
 
+import re
 import string
 
 from medlens.core.items import Item
 from medlens.extract.choice import extract_choice
+from medlens.extract.cut import committed_part, reviews_options
 from medlens.extract.extraction import EXTRACT_MODES, STATUSES, Extraction, Mode, Status
 from medlens.extract.non_answer import (
-    complete_part,
     is_cut,
     non_answer,
     without_boilerplate,
@@ -27,7 +28,10 @@ from medlens.extract.vlmeval import extract_vlmeval
 from medlens.extract.vlmeval_yorn import extract_vlmeval_yes_no
 from medlens.extract.yes_no import extract_yes_no
 
-__all__ = ["EXTRACT_MODES", "STATUSES", "Extraction", "Mode", "Status", "extract", "is_three_way"]
+__all__ = [
+    "EXTRACT_MODES", "STATUSES", "Extraction", "Mode", "Status", "cut_reading", "extract",
+    "is_three_way",
+]  # fmt: skip
 
 
 def is_three_way(item: Item) -> bool:
@@ -46,8 +50,47 @@ def extract(
     if text is None or not text.strip():
         return Extraction(None, "empty", "empty")
     if mode == "medlens":
-        return _read_committed(item, text, finish_reason)
+        return _read_bounded(item, text, finish_reason)
     return _read(item, text, mode)
+
+
+MAX_READ = 4_000
+"""Characters of an output medlens reads: a longer output (a model looping until its token
+cap, a megabyte of pasted text) is read after its last reasoning block, by its first and last
+:data:`MAX_READ` / 2 characters, where an answer opens or concludes. Every rule is a linear
+scan or a linear number of short ones, so any output is read in bounded time (about 10 ms on
+4,000 characters of the slowest shapes: ``bench/reading_bounds.py``)."""
+
+
+_SPACE = re.compile(r"\s")
+
+
+def bounded(text: str) -> str:
+    """`text`, or its head and tail (cut at whitespace) when longer than :data:`MAX_READ`."""
+    if len(text) <= MAX_READ:
+        return text
+    thought = text.rfind("</think>")
+    if thought >= 0 and text[thought + 8 :].strip():
+        text = text[thought + 8 :]  # what a reasoning model answered after thinking
+        if len(text) <= MAX_READ:
+            return text
+    half = MAX_READ // 2
+    head, tail = text[:half], text[-half:]
+    end = max(head.rfind(" "), head.rfind("\n"))  # not inside a word, if one ends nearby
+    start = _SPACE.search(tail, 0, 200)
+    head = head[:end] if end > half - 200 else head
+    return head + "\n\n" + (tail[start.end() :] if start else tail)
+
+
+def _read_bounded(item: Item, text: str, finish_reason: str | None) -> Extraction:
+    """medlens's reading of `text`; of a longer output only its head and tail, where options
+    merely mentioned in the unread middle could change which are mentioned: not an answer."""
+    if len(text) <= MAX_READ:
+        return _read_committed(item, text, finish_reason)
+    found = _read_committed(item, bounded(text), finish_reason)
+    if found.method.split(":")[0] in _WEAK_CHOICE:
+        return Extraction(None, "unparsed", f"too_long:{found.method}")
+    return found
 
 
 _LETTERS = frozenset(string.ascii_letters)
@@ -75,22 +118,42 @@ def _read_committed(item: Item, text: str, finish_reason: str | None) -> Extract
     closed = item.kind in ("choice", "multi_choice", "classify") or bool(item.options)
     by_text = item.kind in ("yes_no", "choice", "multi_choice")
     if is_cut(text, finish_reason, lettered=closed, by_text=by_text):
-        text = complete_part(text)
-        if not text:
-            return Extraction(None, "unparsed", "truncated")
-        found = _read(item, text, "medlens")
-        weak = found.method.split(":")[0] in _WEAK_CHOICE
-        if (found.status == "unparsed" or weak) and found.status != "refused":
-            return Extraction(None, "unparsed", "truncated")
-        return found
+        return _read_cut(item, text, closed)
     return _read(item, text if closed else without_questions(text), "medlens")
+
+
+def _read_cut(item: Item, text: str, closed: bool) -> Extraction:
+    """A cut output, read by what it committed to before the cut (``extract.cut``): options only
+    mentioned, or the first option of a review, are no answer yet."""
+    kept, _ = committed_part(text, open_answer=item.kind == "open")
+    if not kept:
+        return Extraction(None, "unparsed", "truncated")
+    found = _read(item, kept if closed else without_questions(kept), "medlens")
+    weak = found.method.split(":")[0] in _WEAK_CHOICE
+    review = found.method == "leading_letter" and reviews_options(kept)
+    if (found.status == "unparsed" or weak or review) and found.status != "refused":
+        return Extraction(None, "unparsed", "truncated")
+    return found
+
+
+def cut_reading(item: Item, text: str | None, finish_reason: str | None) -> tuple[str, str] | None:
+    """(the part read, the part dropped) of an output medlens reads as cut, else None (what
+    ``medlens show`` prints)."""
+    if text is None or not text.strip():
+        return None
+    text = without_boilerplate(bounded(text))
+    closed = item.kind in ("choice", "multi_choice", "classify") or bool(item.options)
+    by_text = item.kind in ("yes_no", "choice", "multi_choice")
+    if not is_cut(text, finish_reason, lettered=closed, by_text=by_text):
+        return None
+    return committed_part(text, open_answer=item.kind == "open")
 
 
 def _read(item: Item, text: str, mode: Mode) -> Extraction:
     if item.kind in ("choice", "multi_choice"):
         if mode == "vlmeval":
             return extract_vlmeval(item.options, text)
-        return extract_choice(item.options, text, multi=item.kind == "multi_choice")
+        return extract_choice(item.options, text, item.kind == "multi_choice", item.question)
     if item.kind == "yes_no":
         if mode == "vlmeval" and item.options:
             found = extract_vlmeval(item.options, text)

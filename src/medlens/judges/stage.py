@@ -24,9 +24,9 @@ from medlens.judges.identity import served_counts, served_switch_line
 from medlens.judges.options import LOADS_WEIGHTS, JudgeOptions, load_judge_model
 from medlens.judges.panel import write_panel_lines
 from medlens.judges.plan import JudgePlan, PreparedJudge, prepare_judge
-from medlens.judges.store import JudgeStore, read_judge_json
 from medlens.judges.tasks import JudgeTask
-from medlens.runs.files import write_atomic
+from medlens.runs.judgements import JudgeStore, read_judge_json, write_judge_json
+from medlens.runs.layout import is_judge_stage, members_dir
 from medlens.runs.store import DeriveResults
 
 OnStart = Callable[[int, int], None]
@@ -44,11 +44,12 @@ class JudgeOutcome:
 
 
 @contextlib.contextmanager
-def run_lock(run_dir: Path) -> Iterator[None]:
-    """The run directory's write lock (one writer per run: `medlens run` or `medlens judge`)."""
-    from medlens.runs.lock import hold_run_lock
+def judge_lock(run_dir: Path, name: str) -> Iterator[None]:
+    """What a judge stage holds while it writes: the run's records read-only (no `medlens run`
+    writes meanwhile) and its own store exclusive; other stages of the run judge side by side."""
+    from medlens.runs.lock import hold_judge_lock
 
-    with hold_run_lock(run_dir, "medlens judge"):
+    with hold_judge_lock(run_dir, name, "medlens judge"):
         yield
 
 
@@ -61,11 +62,15 @@ def judge_run(
 ) -> JudgeOutcome:
     """Run (or resume) a judge stage or panel; rebuilds the run's results.json afterwards with
     `derive_results` (the analysis layer's ``build_results``, passed in by the caller)."""
+    from medlens.runs.lock import results_written
+
     plan = prepare_judge(options)
-    with run_lock(options.run_dir):
+    with judge_lock(options.run_dir, plan.folder.name):
         outcome = _execute_plan(plan, on_start, on_progress)
-    results = derive_results(plan.run)  # the run's records were read once, in prepare
-    plan.run.write_results(results)
+        # stages of one run take turns here: the last to finish writes every stage's lines
+        with results_written(options.run_dir):
+            results = derive_results(plan.run)  # the run's records were read once, in prepare
+            plan.run.write_results(results)
     return replace(outcome, results=results)
 
 
@@ -84,10 +89,9 @@ class _Open:
 def _execute_plan(
     plan: JudgePlan, on_start: OnStart | None, on_progress: OnProgress | None
 ) -> JudgeOutcome:
-    panel_existed = plan.panel_spec is not None and (plan.folder / "judge.json").is_file()
+    panel_existed = plan.panel_spec is not None and is_judge_stage(plan.folder)
     if plan.panel_spec is not None and not panel_existed:
-        plan.folder.mkdir(parents=True, exist_ok=True)
-        write_atomic(plan.folder / "judge.json", _json(plan.panel_spec))
+        write_judge_json(plan.folder, plan.panel_spec)
     opened: list[_Open] = []
     try:
         opened = [_open_stage(stage) for stage in plan.stages]
@@ -117,7 +121,7 @@ def _execute_plan(
 
 
 def _open_stage(stage: PreparedJudge) -> _Open:
-    existed = (stage.folder / "judge.json").is_file()
+    existed = is_judge_stage(stage.folder)
     store = JudgeStore.open_or_create(stage.folder, stage.spec)
     done = store.done(retry_failures=stage.options.retry_errors)
     todo = [t for t in stage.tasks if (t.item.id, t.repeat) not in done]
@@ -186,7 +190,7 @@ def _remove_unjudged(plan: JudgePlan, opened: list[_Open], panel_existed: bool) 
         if not o.existed and not judged:
             shutil.rmtree(o.stage.folder, ignore_errors=True)
     if plan.panel_spec is not None and not panel_existed:
-        members = plan.folder / "members"
+        members = members_dir(plan.folder)
         if not members.is_dir() or not any(members.iterdir()):
             shutil.rmtree(plan.folder, ignore_errors=True)
     with contextlib.suppress(OSError):

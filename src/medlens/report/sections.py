@@ -183,6 +183,7 @@ def protocol_rows(results: dict[str, Any], run_json: dict[str, Any]) -> tuple[tu
         ("date", str(run_json.get("created", ""))),
         ("benchmark content hash", str(bench.get("content_hash", ""))[:16]),
         *provenance_rows(spec),
+        *_manual_rows(results),
         *score_rows(results),
     )
 
@@ -352,11 +353,9 @@ def closed_open_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]
             f"{percent(cell.get('open'))} ({cell.get('n_open', 0)})",
             "–" if delta is None else f"{100 * delta:+.1f} [{ci}], {pairing_text(cell)}",
         ))  # fmt: skip
-    across = results.get("closed_open_task_mean")
-    if across:
-        rows.append((f"mean over {across['tasks']} tasks (each weighs the same)", "–", "–",
-                     f"{100 * across['delta']:+.1f} [{fmt_diff_ci(across['ci'], 100)}]"))  # fmt: skip
-    return rows
+    from medlens.report.seed_rows import task_mean_rows
+
+    return rows + task_mean_rows(results)
 
 
 def secondary_text(results: dict[str, Any]) -> str:
@@ -418,3 +417,9 @@ def images_text(results: Mapping[str, Any], cell: Mapping[str, Any]) -> str:
     if results.get("counts", {}).get("items_with_images") == 0:
         return "–"
     return str(cell.get("images", "–"))
+
+
+def _manual_rows(results: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    from medlens.report.seed_rows import manual_rows
+
+    return manual_rows(results)
