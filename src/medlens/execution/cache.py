@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 from medlens.models.base import Model, Request, Response
-from medlens.runs.files import write_atomic
 
 
 def cache_dir() -> Path:
@@ -250,7 +249,4 @@ class CacheChecks:
             return
         self.note(cache_mismatch_line(mismatch))
         self.store.run.setdefault("cache_checks", []).append(mismatch)
-        write_atomic(
-            self.store.path / "run.json",
-            json.dumps(self.store.run, indent=2, ensure_ascii=False) + "\n",
-        )
+        self.store.save_run()

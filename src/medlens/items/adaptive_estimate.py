@@ -24,7 +24,7 @@ from medlens.items.adaptive_planner import answered_scores
 from medlens.items.bank import Bank, read_bank
 from medlens.items.baseline import Baseline, check_same_items, delta_json, read_baseline
 from medlens.items.responses import run_spec
-from medlens.runs.store import RunStore, read_run_file
+from medlens.runs.view import RunView
 from medlens.stats.intervals import wilson
 
 METHOD = "adaptive"
@@ -105,7 +105,7 @@ def estimate_adaptive_run(
         return found
     other = read_baseline(baseline)
     content = str((spec.get("benchmark") or {}).get("content_hash") or "")
-    check_same_items(other, content, [item.id for item in RunStore.open(path).items()], str(path))
+    check_same_items(other, content, [item.id for item in RunView(path).items()], str(path))
     return _with_comparison(found, other)
 
 
@@ -150,13 +150,13 @@ def _design_baseline(path: Path, design: dict[str, Any]) -> Baseline | None:
 
 
 def _estimate(path: Path, spec: dict[str, Any], predictor: Predictor) -> AdaptiveEstimate:
-    store = RunStore.open(path)
-    items = store.items()
+    view = RunView(path)
+    items = view.items()
     model = predictor.item_model(items)
-    recorded = read_run_file(path).get("adaptive") or {}
+    recorded = view.run.get("adaptive") or {}
     asked = list(recorded.get("asked") or [])
     index = {item.id: j for j, item in enumerate(items)}
-    scores = answered_scores(store.records())
+    scores = answered_scores(view.records())
     found = replay(model, int(spec.get("seed") or 0), asked, index, scores, str(path / "run.json"))
     state = found.state
     if state.calls < 2:

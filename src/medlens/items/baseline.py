@@ -21,7 +21,8 @@ from typing import Any
 
 from medlens.core.errors import MedlensError
 from medlens.items.responses import run_spec
-from medlens.runs.store import RunStore
+from medlens.runs.layout import is_run
+from medlens.runs.view import RunView
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ def estimated_kind(spec: Mapping[str, Any]) -> str | None:
 
 def read_baseline(path: Path, flag: str = "--baseline") -> Baseline:
     """Read and check a baseline run (one line naming it and the problem when it is not one)."""
-    if not (path / "run.json").is_file():
+    if not is_run(path):
         raise MedlensError(f"{flag} {path}: not a run directory (no run.json)")
     spec = run_spec(path)
     kind = estimated_kind(spec)
@@ -80,9 +81,9 @@ def read_baseline(path: Path, flag: str = "--baseline") -> Baseline:
         raise MedlensError(
             f"{flag} {path}: made with --probe {spec['probe']}, not the model's own answers"
         )
-    store = RunStore.open(path)
-    ids = [item.id for item in store.items()]
-    records = store.records()
+    view = RunView(path)
+    ids = [item.id for item in view.items()]
+    records = view.records()
     scores = {
         i: float(r["score"])
         for i, r in records.items()

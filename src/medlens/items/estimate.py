@@ -25,7 +25,7 @@ from medlens.items import aipw, irt
 from medlens.items.bank import Bank, read_bank
 from medlens.items.responses import run_spec
 from medlens.runs.recorded import stored_spec
-from medlens.runs.store import RunStore
+from medlens.runs.view import RunView
 from medlens.sources.sidecar import SIDECAR, layout_hash
 from medlens.stats.intervals import wilson
 
@@ -115,7 +115,7 @@ def read_run_design(path: Path, bank: Bank) -> RunDesign:
             f"{path}: its subset was drawn from content {str(source)[:12]}, but {bank.path} is a "
             f"bank of {bank.benchmark.get('spec')} (content {str(bank.benchmark.get('content_hash'))[:12]})"
         )
-    records = RunStore.open(path).records()
+    records = RunView(path).records()
     scores = {
         i: float(r["score"])
         for i, r in records.items()
