@@ -22,8 +22,8 @@ from cli_runs import run_args
 from data_paths import realdata_dir
 from medlens.analysis.results import build_results
 from medlens.core import forked
+from medlens.core.fingerprint import describe
 from medlens.core.forked import computed_aside, fork_is_safe
-from medlens.core.items import describe
 from medlens.runs.store import RunStore
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="medlens forks only on Linux")

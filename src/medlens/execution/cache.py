@@ -17,7 +17,6 @@ import asyncio
 import dataclasses
 import hashlib
 import json
-import os
 import sqlite3
 import time
 from collections.abc import Callable
@@ -25,19 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from medlens.core.cache_location import cache_dir
 from medlens.models.base import Model, Request, Response
 from medlens.runs.files import write_atomic
-
-
-def cache_dir() -> Path:
-    """$MEDLENS_CACHE, else the user cache directory."""
-    configured = os.environ.get("MEDLENS_CACHE")
-    if configured:
-        return Path(configured)
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("medlens"))
-
 
 BUSY_TIMEOUT_S = 30.0
 

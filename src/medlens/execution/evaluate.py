@@ -16,8 +16,9 @@ from typing import Any
 
 from medlens.core.errors import MedlensError, SpecError
 from medlens.core.extras import check_run_extras
+from medlens.core.fingerprint import describe
 from medlens.core.forked import computed_aside
-from medlens.core.items import Benchmark, BenchmarkInfo, Item, describe
+from medlens.core.items import Benchmark, BenchmarkInfo, Item
 from medlens.core.model_info import parse_model_info
 from medlens.core.records import Record
 from medlens.core.specs import Spec
