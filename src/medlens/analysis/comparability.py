@@ -217,10 +217,16 @@ def protocol_differences(table: ReferenceTable, spec: Mapping[str, Any]) -> list
     ]
 
 
-def refusal(run: Path | str, table: ReferenceTable, reasons: list[str]) -> MedlensError:
+def refusal(
+    run: Path | str,
+    table: ReferenceTable,
+    reasons: list[str],
+    keep: str = "--allow-partial keeps it",
+) -> MedlensError:
+    """The one-line refusal; `keep` says how to keep the run instead (a study file's key)."""
     return MedlensError(
         f"{run}: not comparable with reference {table.name}: {'; '.join(reasons)} "
-        "(--allow-partial keeps it, labelled 'not comparable')"
+        f"({keep}, labelled 'not comparable')"
     )
 
 

@@ -13,7 +13,7 @@ The file's keys (docs/studies.md): top level ``name``, ``seed``, ``concurrency``
 sample, stratify, strategy, prompt, extract, probe, exemplars, exclude}``; ``[judges.LABEL]``
 ``{spec, protocol, scope, benchmarks, repeats, weights, images, with_question, reports,
 concurrency, price}``; ``[[boards]]`` ``{benchmark, name, layout, judge,
-pairs, meta, reference, by, where}``.
+pairs, meta, reference, by, where, allow_partial}``.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ BENCHMARK_KEYS = ("spec", "limit", "where", "sample", "stratify", "strategy", "p
 JUDGE_KEYS = ("spec", "protocol", "scope", "benchmarks", "repeats", "weights", "images",
               "with_question", "reports", "concurrency", "price")  # fmt: skip
 BOARD_KEYS = ("benchmark", "name", "layout", "judge", "score", "pairs", "meta", "reference", "by",
-              "where")  # fmt: skip
+              "where", "allow_partial")  # fmt: skip
 LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
@@ -329,6 +329,8 @@ def _board(
         meta=None if meta is None else Path(_str(study, (*key, "meta"), meta)),
         reference=text("reference"), by=_comma_list(study, (*key, "by"), table.get("by")),
         where=text("where") or "", line=study.line(key),
+        allow_partial=None if "allow_partial" not in table
+        else _bool(study, (*key, "allow_partial"), table["allow_partial"]),
     )  # fmt: skip
 
 

@@ -244,7 +244,7 @@ def sampled_previews(
             complete = not checked.todo and (checked.run_dir / "results.json").is_file()
             previews[job.key] = RunPreview(job.key, checked.selected, checked.todo,
                                            checked.settings, checked.model_spec, complete,
-                                           checked.notes)  # fmt: skip
+                                           checked.notes, checked.spec)  # fmt: skip
     return previews
 
 
