@@ -199,3 +199,20 @@ def test_digests_stream_one_image_at_a_time(tmp_path: Path) -> None:
     big.write_bytes(payload.getvalue())
     digest = image_digests._read_digest(ImageRef("file", str(big), name="big.png"))
     assert digest == hashlib.sha256(payload.getvalue()).hexdigest()
+
+
+def test_few_shot_exemplars_are_recorded_by_their_bytes_too(tmp_path: Path) -> None:
+    """A run's spec names its exemplars by id and by content: a replaced exemplar image is
+    another run, as a replaced item image is."""
+    from medlens.execution.evaluate import strategy_spec
+    from medlens.execution.exemplars import Exemplars
+    from medlens.execution.strategies import parse_strategy
+
+    def recorded(data: bytes) -> dict[str, object]:
+        shot = Item(id="x1", question="What is shown?", kind="open", answer="lung",
+                    images=(write_bytes(tmp_path, data),))  # fmt: skip
+        exemplars = Exemplars("jsonl:pool.jsonl", 1, {"": (shot,)})
+        return strategy_spec(parse_strategy("few-shot:1"), exemplars)["exemplars"]  # type: ignore[no-any-return]
+
+    before, after = recorded(tiny_png(3)), recorded(one_byte_changed(tiny_png(3)))
+    assert before["ids"] == after["ids"] and before["content_hash"] != after["content_hash"]

@@ -32,25 +32,41 @@ _IDENTITY_ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
 def describe(benchmark: Benchmark, items: Iterable[Item]) -> BenchmarkInfo:
     """Summarise and fingerprint a benchmark from its items (every image's bytes are read, or
     their digests found in the cache: :mod:`medlens.core.image_digests`)."""
-    digest = hashlib.sha256()
-    count = 0
     keys: set[str] = set()
-    with digest_cache() as images:
+
+    def counted() -> Iterable[Item]:
         for item in items:
-            count += 1
             keys.update(item.meta)
-            line = _IDENTITY_ENCODER.encode(_identity(item, images.digest))
-            digest.update(line.encode("utf-8") + b"\n")
+            yield item
+
+    content_hash, count = _hash_items(counted())
     return BenchmarkInfo(
         name=benchmark.name,
         spec=benchmark.spec,
         split=benchmark.split,
         n_items=count,
         has_answers=benchmark.has_answers,
-        content_hash=digest.hexdigest(),
+        content_hash=content_hash,
         axes=axes_of(keys),
         description=benchmark.description,
     )
+
+
+def items_content_hash(items: Iterable[Item]) -> str:
+    """The content hash of `items` alone (a run's few-shot exemplars, recorded in its spec)."""
+    return _hash_items(items)[0]
+
+
+def _hash_items(items: Iterable[Item]) -> tuple[str, int]:
+    """(sha256 over every item's identity line, images by their bytes; the number of items)."""
+    digest = hashlib.sha256()
+    count = 0
+    with digest_cache() as images:
+        for item in items:
+            count += 1
+            line = _IDENTITY_ENCODER.encode(_identity(item, images.digest))
+            digest.update(line.encode("utf-8") + b"\n")
+    return digest.hexdigest(), count
 
 
 def axes_of(keys: Iterable[str]) -> tuple[str, ...]:

@@ -197,7 +197,15 @@ def strategy_spec(strategy: Strategy, exemplars: Exemplars | None) -> dict[str, 
     """The strategy as recorded in the run spec, with the exemplars' spec and ids."""
     recorded: dict[str, Any] = {"name": strategy.text}
     if exemplars is not None:
-        recorded["exemplars"] = {"spec": exemplars.spec, "ids": exemplars.ids()}
+        from medlens.core.fingerprint import items_content_hash
+
+        chosen = {e.id: e for group in exemplars.by_group.values() for e in group}
+        recorded["exemplars"] = {
+            "spec": exemplars.spec,
+            "ids": exemplars.ids(),
+            # the exemplars' questions, answers and image bytes: a changed pool is another run
+            "content_hash": items_content_hash(chosen[i] for i in sorted(chosen)),
+        }
     return recorded
 
 

@@ -34,7 +34,7 @@ from medlens.core.specs import Spec, parse_spec
 from medlens.core.tomlfile import tomllib
 from medlens.execution.evaluate import MAX_CONCURRENCY
 from medlens.execution.strategies import parse_strategy
-from medlens.study.board_checks import check_board_judges, check_layout_axes, check_self_judging
+from medlens.study.board_checks import check_board_axes, check_board_judges, check_self_judging
 from medlens.study.entries import BenchmarkEntry, BoardEntry, JudgeEntry, ModelEntry, Study
 from medlens.study.sample_checks import check_sampled_models
 from medlens.study.tomlkeys import KeyLines, KeyPath, dotted
@@ -127,7 +127,7 @@ def load_study(path: Path | str) -> Study:
     }
     boards = _boards(study, values.get("boards", []), models, benchmarks)
     check_board_judges(study, boards, judges)
-    check_layout_axes(study, boards, benchmarks)
+    check_board_axes(study, boards, benchmarks)
     check_self_judging(study, models, judges)
     check_sampled_models(study, models, benchmarks, boards)
     budget = values.get("budget")
