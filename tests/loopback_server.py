@@ -171,6 +171,12 @@ class ServerConfig:
     """Seconds every answer takes (a model's time to answer; answers overlap), after `image_cost`."""
     image_cost: ImageCost | None = None
     """Time charged per image, by whether the server saw it recently (None: images are free)."""
+    healthy: threading.Event | None = None
+    """``GET /health`` answers 200 once it is set, 503 before (None: always healthy)."""
+    version: str = "0.0.0+loopback"
+    """What ``GET /version`` says (vLLM's route)."""
+    model_root: str | None = None
+    """``root`` of the ``GET /v1/models`` entry (vLLM: the folder it serves), when set."""
 
 
 def unit_hash(*parts: object) -> float:
@@ -377,12 +383,26 @@ def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
             return
 
         def do_GET(self) -> None:
-            """``GET /stats``: the counters, for a bench that runs the server in a process."""
-            if self.path.rstrip("/").endswith("/stats"):
+            """``GET /stats`` (the counters, for a bench that runs the server in a process) and
+            vLLM's ``/health``, ``/version`` and ``/v1/models``."""
+            path = self.path.rstrip("/")
+            if path.endswith("/stats"):
                 images = server.images
                 stats = {**server.stats, "image_hits": images.hits if images else 0,
                          "image_misses": images.misses if images else 0}  # fmt: skip
                 return self._json(200, stats)
+            if path == "/health":
+                ready = config.healthy is None or config.healthy.is_set()
+                return self._json(200 if ready else 503, {})
+            if path == "/version":
+                return self._json(200, {"version": config.version})
+            if path.endswith("/models"):
+                server.count("model_listings")
+                entry = {"id": config.served_model or "loopback", "object": "model",
+                         "owned_by": "medlens-tests"}  # fmt: skip
+                if config.model_root is not None:
+                    entry["root"] = config.model_root
+                return self._json(200, {"object": "list", "data": [entry]})
             return self._json(404, {"error": {"message": f"no route {self.path}"}})
 
         def do_POST(self) -> None:

@@ -183,6 +183,8 @@ def build_gemma3(folder: Path) -> Path:
         image_token_index=ids("<image_soft_token>"),
     )
     model = Gemma3ForConditionalGeneration(config).eval()
+    with torch.no_grad():  # initialised to zeros, the projection would map every image to 0
+        torch.nn.init.normal_(model.model.multi_modal_projector.mm_input_projection_weight)
     stops = {
         "eos_token_id": [ids("<eos>"), ids("<end_of_turn>")],
         "pad_token_id": ids("<pad>"),
@@ -219,7 +221,8 @@ def item(key: str, images: tuple[bytes, ...] = ()) -> Item:
     )
 
 
-def load(path: Path, options: str = "") -> HFModel:
-    backend = load_model(f"hf:{path}?max_new_tokens=6{options}", ModelContext(items=()))
+def load(path: Path, options: str = "", max_new_tokens: int = 6) -> HFModel:
+    spec = f"hf:{path}?max_new_tokens={max_new_tokens}{options}"
+    backend = load_model(spec, ModelContext(items=()))
     assert isinstance(backend, HFModel)
     return backend

@@ -19,8 +19,8 @@ from judge_server import JudgeReplies, judge_config
 from loopback_server import serve
 from medlens.analysis.score_source import ScoreSource, sourced_run
 from medlens.cli import app
-from medlens.judges.store import JudgeStore
 from medlens.judges.verdicts import judged_item_scores, judged_values, read_verdicts
+from medlens.runs.judgements import JudgeStore
 from medlens.runs.store import RunStore
 
 FAILURES = ("unparseable", "error", "flip", "tie", "absent")

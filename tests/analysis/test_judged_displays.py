@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from judge_fixtures import finished_run
 from medlens.cli import app
-from medlens.judges.store import JudgeStore
+from medlens.runs.judgements import JudgeStore
 from medlens.runs.store import RunStore
 
 DIMS = ["consistency", "coherence", "visual_accuracy", "ground_truth_correctness"]

@@ -9,8 +9,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from medlens.analysis.score_file import arrow_floats, arrow_strings, table_columns
+from medlens.analysis.score_file import table_columns
 from medlens.analysis.score_table import ScoreTable
+from medlens.runs.arrow import arrow_floats, arrow_strings
 
 
 def ipc_bytes(table: pa.Table) -> bytes:

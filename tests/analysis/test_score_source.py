@@ -22,7 +22,7 @@ from medlens.analysis.score_source import (
 )
 from medlens.cli import app
 from medlens.core.errors import SpecError
-from medlens.judges.store import JudgeStore
+from medlens.runs.judgements import JudgeStore
 from medlens.runs.store import RunStore
 from medlens.stats.bootstrap import group_cis
 

@@ -11,7 +11,7 @@ from scipy import stats
 from typer.testing import CliRunner
 
 from cli_runs import named_run
-from medlens.analysis.task_mean import task_mean_delta
+from medlens.analysis.task_mean import mmbu_gap, published_gap, task_mean_delta
 from medlens.cli import app
 
 
@@ -49,5 +49,66 @@ def test_a_run_with_three_tasks_reports_the_across_task_mean(tmp_path: Path) -> 
     assert across["ci"][0] < across["delta"] < across["ci"][1]
     report = CliRunner().invoke(app, ["report", str(run)])
     assert "mean closed − open Δ over 3 tasks" in report.output
+    assert "as MMBU averages them" not in report.output  # these are not MMBU's tasks
+    assert "mmbu_gap" not in results
     md = CliRunner().invoke(app, ["report", str(run), "--format", "md"])
     assert "mean over 3 tasks (each weighs the same)" in md.output
+
+
+def test_the_published_table_gives_the_papers_headline_over_its_four_tasks() -> None:
+    """The abstract's "average performance gap of 0.26 between closed and open-ended tasks" is
+    the four-task mean of the main table's Δ columns; the classification tasks alone give 0.34
+    (their per-task means are the 0.38, 0.29, 0.36 the paper quotes)."""
+    from medlens.analysis.reference_tables import load_reference
+
+    gap = published_gap(load_reference("mmbu"))
+    assert gap is not None and gap["models"] == 17  # the Random row has no Δ
+    assert f"{gap['headline']:.2f}" == "0.26"
+    assert gap["headline"] == pytest.approx(0.264574, abs=1e-6)
+    assert f"{gap['classification']:.2f}" == "0.34"
+    by = gap["by"]
+    assert [f"{by[t]:.2f}" for t in ("classification", "box_classification", "mask_classification")] == [
+        "0.38", "0.29", "0.36"]  # fmt: skip
+
+
+def test_an_mmbu_run_prints_the_headline_with_the_classification_mean_beside_it(
+    tmp_path: Path,
+) -> None:
+    cells = {task: {"delta": delta, "delta_ci": [delta - 0.1, delta + 0.1]} for task, delta in
+             (("classification", 0.4), ("box_classification", 0.3), ("mask_classification", 0.35),
+              ("detection", 0.03), ("other", 0.9))}  # fmt: skip
+    gap = mmbu_gap({"by": {"task": cells}})
+    assert gap is not None and gap["missing"] == []
+    assert gap["headline"]["tasks"] == 4 and gap["headline"]["delta"] == pytest.approx(1.08 / 4)
+    assert gap["classification"]["delta"] == pytest.approx(0.35)
+    assert gap["all"]["tasks"] == 5 and gap["all"]["delta"] == pytest.approx(1.98 / 5)
+    rows = []
+    for t, task in enumerate(
+        ("classification", "box_classification", "mask_classification", "detection")
+    ):
+        for n in range(40):
+            closed = n % 2 == 0
+            rows.append({"id": f"{task}{n}", "question": f"Which {n}?",
+                         "kind": "choice" if closed else "open",
+                         "options": {"A": "lesion", "B": "normal"} if closed else {},
+                         "answer": ("A" if n % (t + 3) else "B") if closed else "lesion",
+                         "meta": {"task": task, "answer_type": "closed" if closed else "open"}})  # fmt: skip
+    path = tmp_path / "mmbu.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    run = named_run(f"jsonl:{path}", "first", tmp_path / "runs", "m")
+    results = json.loads((run / "results.json").read_text())
+    per_task = results["closed_open"]["by"]["task"]
+    found = results["mmbu_gap"]
+    assert found["headline"]["delta"] == pytest.approx(
+        np.mean([c["delta"] for c in per_task.values()])
+    )
+    classes = [
+        per_task[t]["delta"]
+        for t in ("classification", "box_classification", "mask_classification")
+    ]
+    assert found["classification"]["delta"] == pytest.approx(np.mean(classes))
+    text = CliRunner().invoke(app, ["report", str(run)]).output
+    assert "MMBU headline (the paper's 0.26): mean over its 4 tasks" in text
+    assert "classification tasks only (unanchored, box, mask)" in text
+    md = CliRunner().invoke(app, ["report", str(run), "--format", "md"]).output
+    assert "classification tasks only (unanchored, box, mask)" in md

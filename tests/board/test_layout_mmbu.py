@@ -103,6 +103,25 @@ def test_random_rows_and_every_published_row(board: dict[str, Any]) -> None:
                       "mask_anchored_closed": {"value": 0.183}, "detection_closed": {"value": 0.172}}  # fmt: skip
 
 
+def test_each_run_and_the_published_rows_get_mmbus_headline_gap(board: dict[str, Any]) -> None:
+    """The headline is the four tasks' mean paired Δ (the paper's 0.26 on its own table), the
+    classification-only mean beside it."""
+    from medlens.report.board_layout import gap_notes
+
+    gap = board["layout"]["gap"]
+    rows = {r["run"]: r for r in board["layout"]["rows"] if "run" in r}
+    for name in MODELS:
+        deltas = [rows[name]["cells"][f"{PREFIX[t]}_delta"]["value"] for t in MMBU_TASKS]
+        assert gap["runs"][name]["headline"]["delta"] == pytest.approx(np.mean(deltas))
+        assert gap["runs"][name]["classification"]["delta"] == pytest.approx(np.mean(deltas[:3]))
+    assert f"{gap['published']['headline']:.2f}" == "0.26"
+    notes = gap_notes(board["layout"])
+    assert notes[-1].startswith(
+        "published (17 models): mean closed − open Δ over the 4 tasks 0.2646"
+    )
+    assert any(n.startswith("gen: MMBU headline (the paper's 0.26)") for n in notes)
+
+
 def test_base_vs_adapted_with_win_tie_loss_shares(board: dict[str, Any]) -> None:
     pairs = board["layout"]["pairs"]
     for row in pairs["rows"]:

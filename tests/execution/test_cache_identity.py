@@ -177,6 +177,8 @@ def test_local_weights_are_named_by_content(tmp_path: Path) -> None:
 
     folder = tmp_path / "ckpt"
     folder.mkdir()
+    (folder / "config.json").write_text('{"model_type": "llava", "vision_config": {}}')
+    (folder / "processor_config.json").write_text("{}")  # checked before the weights load
     (folder / "model.safetensors").write_bytes(b"weights one")
     model = make_hf(parse_spec(f"hf:{folder}"), ModelContext(items=[], describe_only=True))
     before = model.cache_identity

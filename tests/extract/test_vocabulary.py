@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 from cli_runs import invoke_run
 from medlens.cli import app
 from medlens.core.errors import InputError
-from medlens.extract.vocabulary import AXES, builtin_files, load_vocabulary
+from medlens.extract.assertion import asserts_gold
+from medlens.extract.vocabulary import AXES, NARROWER, builtin_files, load_vocabulary
 from real_items import real_item
 
 HEADER = "# vocabulary: organ\n# version: 3\ncanonical\tterm\tsource\n"
@@ -21,7 +22,8 @@ HEADER = "# vocabulary: organ\n# version: 3\ncanonical\tterm\tsource\n"
 
 def test_every_axis_is_a_versioned_file_whose_entries_cite_a_source() -> None:
     files = builtin_files()
-    assert [f.axis for f in files] == list(AXES)
+    assert [f.axis for f in files] == [*AXES, *NARROWER]
+    assert [f.relation for f in files] == ["same"] * len(AXES) + ["narrower"] * len(NARROWER)
     assert {"modality", "plane", "sex", "body_region", "organ", "laterality", "mr_sequence",
             "number_words"} == set(AXES)  # fmt: skip
     for file in files:
@@ -58,7 +60,7 @@ def test_a_bad_vocabulary_file_is_one_line_naming_file_and_line(
 def test_vocab_lists_axes_and_one_axis_with_sources() -> None:
     listed = CliRunner().invoke(app, ["vocab", "--json"])
     assert listed.exit_code == 0
-    assert [row["axis"] for row in json.loads(listed.stdout)] == list(AXES)
+    assert [row["axis"] for row in json.loads(listed.stdout)] == [*AXES, *NARROWER]
     plane = CliRunner().invoke(app, ["vocab", "plane", "--json"])
     rows = json.loads(plane.stdout)
     assert {"canonical": "Transverse Plane", "term": "axial"} in [
@@ -66,6 +68,50 @@ def test_vocab_lists_axes_and_one_axis_with_sources() -> None:
     ]
     unknown = CliRunner().invoke(app, ["vocab", "planes"])
     assert unknown.exit_code == 2 and "known: body_region" in unknown.output
+
+
+NARROWER_HEADER = "# vocabulary: organ\n# relation: narrower\ncanonical\tterm\tsource\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        ("Thyroid\tthyroid lobe\tmine\n", "'Thyroid' is no concept of organ"),
+        ("Intestines\tbowel\tmine\n", "'bowel' is already a name of 'Intestines'"),
+        ("Intestines\tcaecum\tmine\nIntestines\tcaecum\tmine\n", "already a name"),
+    ],
+)
+def test_a_narrower_term_needs_a_concept_and_is_no_name_of_it(
+    tmp_path: Path, body: str, problem: str
+) -> None:
+    path = tmp_path / "narrower.tsv"
+    path.write_text(NARROWER_HEADER + body, "utf-8")
+    with pytest.raises(InputError) as caught:
+        load_vocabulary((str(path),))
+    assert problem in caught.value.problem
+    (tmp_path / "odd.tsv").write_text("# vocabulary: organ\n# relation: broader\n", "utf-8")
+    with pytest.raises(InputError, match="relation must be same or narrower"):
+        load_vocabulary((str(tmp_path / "odd.tsv"),))
+
+
+@pytest.mark.parametrize(
+    ("gold", "said", "credited"),
+    [
+        ("mri", "flair", True),  # FLAIR is an MRI (VQA-RAD, real output)
+        ("flair", "mri", False),  # an MRI need not be FLAIR
+        ("intestines", "large bowel", True),  # the large bowel is intestine
+        ("large bowel", "intestines", False),
+        ("coronal", "pa", True),  # a PA film is a coronal (frontal) projection
+        ("pa", "coronal", False),
+        ("diaphragm", "right and left hemidiaphragms", True),
+        ("xr", "xray", True),
+        ("adipose tissue", "fat", True),
+    ],
+)
+def test_a_narrower_term_asserts_its_concept_and_not_the_reverse(
+    gold: str, said: str, credited: bool
+) -> None:
+    assert asserts_gold(said, gold).credited is credited
 
 
 def test_a_user_vocabulary_decides_verdicts_is_recorded_and_counted(tmp_path: Path) -> None:

@@ -13,8 +13,8 @@ from scipy import stats
 
 from medlens.core.items import Item
 from medlens.judges.results import combine, judges_results, model_family
-from medlens.judges.store import JudgeStore
 from medlens.report.judges import html_section, judge_sections, markdown_section
+from medlens.runs.judgements import JudgeStore
 from medlens.stats.bootstrap import group_cis
 
 DIMS = ["consistency", "coherence", "visual_accuracy", "ground_truth_correctness"]

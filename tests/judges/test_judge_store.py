@@ -14,9 +14,10 @@ from medlens.core.errors import InputError, MedlensError, RunMismatchError, Spec
 from medlens.core.items import Item
 from medlens.core.specs import parse_spec
 from medlens.judges.options import default_judge_name
-from medlens.judges.replay import load_replies, make_replay_judge
-from medlens.judges.store import JudgeStore, judge_names
+from medlens.judges.replay import make_replay_judge
 from medlens.models.base import Request
+from medlens.runs.judgements import JudgeStore, judge_names
+from medlens.runs.judgements import stored_replies as load_replies
 
 SPEC: dict[str, Any] = {
     "schema": 1,

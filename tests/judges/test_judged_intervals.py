@@ -11,8 +11,8 @@ import pytest
 
 from medlens.core.items import Item
 from medlens.judges.results import judges_results
-from medlens.judges.store import JudgeStore
 from medlens.report.judges import PERCENT, judge_sections
+from medlens.runs.judgements import JudgeStore
 from medlens.stats.bootstrap import group_cis
 from medlens.stats.paired import difference_ci
 

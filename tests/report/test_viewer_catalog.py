@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
+import medlens.runs.view
 from benchfiles import write_jsonl_benchmark
 from cli_runs import named_run
 from medlens.report.viewer.catalog import Query, load_catalog, matching, outcome
-from medlens.report.viewer.lazy import LazyRecords
 from medlens.runs.store import RunStore
+from medlens.runs.view import RecordIndex, RunView
 
 N_ITEMS = 40
 
@@ -39,7 +40,8 @@ def test_startup_reads_the_score_files_and_no_record(
         raise AssertionError("a record was read at start-up")
 
     monkeypatch.setattr(RunStore, "open", refuse)
-    monkeypatch.setattr(LazyRecords, "__getitem__", refuse)
+    monkeypatch.setattr(medlens.runs.view, "read_records", refuse)
+    monkeypatch.setattr(RecordIndex, "__getitem__", refuse)
     (group,) = load_catalog([runs])
     assert [run.name for run in group.runs] == ["a", "b"]
     assert len(group.rows) == N_ITEMS
@@ -81,8 +83,8 @@ def test_records_the_index_cannot_read_are_read_by_the_store(runs: Path) -> None
     first = json.loads(text.splitlines()[0])
     retried = {**first, "error": {"type": "timeout", "message": "slow"}, "output": None}
     records.write_text(json.dumps(retried, sort_keys=True, separators=(",", ":")) + "\n" + text)
-    lazy = LazyRecords(runs / "b")
+    lazy = RunView(runs / "b").record_index()
     assert dict(lazy) == RunStore.open(runs / "b").records()
     assert lazy[first["id"]]["error"] is None  # the answer wins over the earlier error
     records.write_text(text + '{"id": "torn')
-    assert dict(LazyRecords(runs / "b")) == RunStore.open(runs / "b").records()
+    assert dict(RunView(runs / "b").record_index()) == RunStore.open(runs / "b").records()

@@ -363,19 +363,21 @@ def test_clustered_interval_is_statsmodels_cluster_robust_t_or_the_wilson_envelo
 
 
 def test_fractional_interval_is_the_bounded_mean_interval() -> None:
-    """Issue 35: the Wald interval of the values with z²/2 pseudo-values at 0 and at 1 added
-    (Agresti–Coull's, here recomputed from the augmented weighted sample)."""
+    """Issue 35, 45: up to 20 values, never narrower than the Wald interval of the values with
+    z²/2 pseudo-values at 0 and at 1 added (Agresti–Coull's, here recomputed from the augmented
+    weighted sample)."""
     from scipy.stats import norm
 
-    values = RNG.random(30) ** 2
+    values = RNG.random(20) ** 2
     z = norm.ppf(0.975)
     data = np.r_[values, 0.0, 1.0]
-    weights = np.r_[np.ones(30), z * z / 2, z * z / 2]
+    weights = np.r_[np.ones(20), z * z / 2, z * z / 2]
     mean = np.average(data, weights=weights)
     variance = np.average((data - mean) ** 2, weights=weights)
     half = z * np.sqrt(variance / weights.sum())
-    lo, hi = bootstrap.group_cis(values, np.zeros(30))
-    assert (lo[0], hi[0]) == (pytest.approx(mean - half), pytest.approx(mean + half))
+    lo, hi = bootstrap.group_cis(values, np.zeros(20))
+    assert lo[0] <= mean - half + 1e-12 and hi[0] >= mean + half - 1e-12
+    # the whole envelope against references: tests/stats/test_intervals_round4.py
 
 
 @pytest.mark.parametrize("kind", ["binary", "fractional"])

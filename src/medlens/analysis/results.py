@@ -297,11 +297,14 @@ def add_run_sections(
     if spec.get("probe"):
         results["leakage_suspects"] = probe_suspects(spec["probe"], results)
     add_strategy_results(results, spec, records)
-    from medlens.analysis.task_mean import task_mean_delta  # MMBU's across-task mean Δ
+    from medlens.analysis.task_mean import mmbu_gap, task_mean_delta  # across-task mean Δ
 
     across = task_mean_delta(results.get("closed_open"))
     if across is not None:
         results["closed_open_task_mean"] = across
+    gap = mmbu_gap(results.get("closed_open"))
+    if gap is not None and gap["headline"] is not None:
+        results["mmbu_gap"] = gap
     from medlens.runs.provenance import served_summary  # issue 16: what ran, beside what it scored
 
     results["environment"] = store.run.get("environment")

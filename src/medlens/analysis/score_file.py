@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 
 from medlens.analysis.score_table import ScoreTable
+from medlens.runs.arrow import arrow_floats, arrow_strings, empty_strings, null_where
+from medlens.runs.arrow import floats as float_values
 
 STAMP_KEY = b"medlens.derived"
 SERVED_KEY = b"medlens.served"
@@ -47,35 +49,6 @@ def table_columns(table: ScoreTable) -> Any:
     columns.update({_SECONDARY + k: arrow_floats(v) for k, v in table.secondary.items()})
     columns.update({_CHANCE + k: arrow_floats(v) for k, v in table.secondary_random.items()})
     return pa.Table.from_arrays(list(columns.values()), names=list(columns))
-
-
-def arrow_strings(values: list[str]) -> Any:
-    """``pa.array(values, type=pa.string())``, built from its offsets and bytes: pyarrow imports
-    pandas (a third of a second, more than the rest of writing the file) on its first
-    ``pa.array`` call, to look for pandas objects. The same array, buffer for buffer; text that
-    is not UTF-8 (a lone surrogate) or 2 GB and more goes to ``pa.array``, which refuses it or
-    splits it as it always did."""
-    import pyarrow as pa
-
-    try:
-        encoded = [value.encode() for value in values]
-    except UnicodeEncodeError:
-        return pa.array(values, type=pa.string())
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum([*map(len, encoded)], out=offsets[1:])
-    if offsets[-1] > np.iinfo(np.int32).max:
-        return pa.array(values, type=pa.string())
-    return pa.StringArray.from_buffers(
-        len(encoded), pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(b"".join(encoded))
-    )
-
-
-def arrow_floats(values: np.ndarray) -> Any:
-    """``pa.array(values, type=pa.float64())`` (NaN stays a value, not a null), from its buffer."""
-    import pyarrow as pa
-
-    data = np.ascontiguousarray(values, dtype=np.float64)
-    return pa.Array.from_buffers(pa.float64(), len(data), [None, pa.py_buffer(data)])
 
 
 def write_score_file(
@@ -117,60 +90,6 @@ def read_columns(path: Path, names: list[str] | None = None) -> Any:
     return table.select(names) if names is not None else table
 
 
-# pyarrow imports pandas (a third of a second) on its first pa.array() or to_numpy() call; the
-# readers below build and read columns from their buffers instead, so `slice` and `board`
-# never pay for it.
-def _floats(array: Any) -> np.ndarray:
-    """A float64 column without nulls as a numpy array (its own copy)."""
-    if array.null_count or array.offset:
-        return np.asarray(array.to_numpy(zero_copy_only=False), dtype=float)
-    return np.frombuffer(array.buffers()[1], dtype=np.float64, count=len(array)).copy()
-
-
-def arrow_numbers(column: Any) -> np.ndarray:
-    """A numeric Arrow column as numpy, as ``to_numpy(zero_copy_only=False)`` gives it (nulls:
-    NaN, integers with nulls as floats), read from its buffers (no pandas import)."""
-    import pyarrow as pa
-
-    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    kind = array.type
-    if array.offset or not (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
-        return np.asarray(array.to_numpy(zero_copy_only=False))
-    prefix = (
-        "f" if pa.types.is_floating(kind) else ("i" if pa.types.is_signed_integer(kind) else "u")
-    )
-    dtype = np.dtype(f"{prefix}{kind.bit_width // 8}")
-    values = np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array)).copy()
-    if not array.null_count:
-        return values
-    bits = np.frombuffer(array.buffers()[0], dtype=np.uint8)
-    valid = np.unpackbits(bits, bitorder="little", count=len(array)).astype(bool)
-    out = values.astype(float)
-    out[~valid] = np.nan
-    return out
-
-
-def _null_where(array: Any, missing: np.ndarray) -> Any:
-    """The same column with `missing` rows null (its other buffers shared)."""
-    import pyarrow as pa
-
-    if array.null_count or array.offset:
-        import pyarrow.compute as pc
-
-        return pc.if_else(pa.array(missing), pa.scalar(None, array.type), array)
-    if not missing.any():
-        return array
-    validity = pa.py_buffer(np.packbits(~missing, bitorder="little").tobytes())
-    return pa.Array.from_buffers(
-        array.type, len(array), [validity, *array.buffers()[1:]], null_count=int(missing.sum())
-    )
-
-
-def _empty_strings(array: Any) -> np.ndarray:
-    offsets = np.frombuffer(array.buffers()[1], dtype=np.int32, count=len(array) + 1)
-    return np.diff(offsets) == 0
-
-
 def slice_columns(path: Path, names: dict[str, str]) -> tuple[Any, tuple[str, ...]]:
     """The Arrow table ``analysis.slices`` works on, straight from a score file: `names` maps
     ``score``, ``vlmeval``, ``random``, ``status`` and ``cluster`` to its column names; NaN
@@ -181,13 +100,13 @@ def slice_columns(path: Path, names: dict[str, str]) -> tuple[Any, tuple[str, ..
     out: dict[str, Any] = {}
     for source in ("score", "vlmeval", "random"):
         array = columns[source].combine_chunks()
-        out[names[source]] = _null_where(array, np.isnan(_floats(array)))
+        out[names[source]] = null_where(array, np.isnan(float_values(array)))
     for source in ("status", "cluster"):
         out[names[source]] = columns[source].combine_chunks()
     axes = tuple(n[len(_META) :] for n in columns.column_names if n.startswith(_META))
     for axis in axes:
         array = columns[_META + axis].combine_chunks()
-        out[axis] = _null_where(array, _empty_strings(array))
+        out[axis] = null_where(array, empty_strings(array))
     return pa.table(list(out.values()), names=list(out)), axes
 
 
@@ -198,7 +117,7 @@ def score_table_of(columns: Any) -> ScoreTable:
         return np.array(columns[name].to_pylist(), dtype=object)
 
     def floats(name: str) -> np.ndarray:
-        return _floats(columns[name].combine_chunks())
+        return float_values(columns[name].combine_chunks())
 
     names = columns.column_names
     return ScoreTable(

@@ -240,7 +240,7 @@ def _columns(table: pa.Table) -> dict[str, np.ndarray]:
     """Numpy columns: numbers with NaN for nulls, text as objects with None for nulls."""
     import pyarrow as pa
 
-    from medlens.analysis.score_file import arrow_numbers
+    from medlens.runs.arrow import arrow_numbers
 
     out = {}
     for name in table.column_names:

@@ -1,28 +1,48 @@
-"""MMBU's across-task mean closed − open Δ (its paper: about 0.26 over the three
-classification tasks), from the per-task Δs the run already has.
+"""The across-task mean closed − open Δ, and MMBU's headline gap, on a run and on the published
+table.
+
+MMBU's headline (its abstract: "a large average performance gap of 0.26 between closed and
+open-ended tasks") is the mean over its **four** tasks — unanchored, box- and mask-anchored
+classification, detection — of the per-task Δ, each task weighing the same: on the paper's own
+main table (``data/references/mmbu.csv``, 17 models) that is 0.2646, printed 0.26. The three
+classification tasks alone average 0.341 (0.375, 0.292, 0.355: the per-task gaps the paper
+quotes as 0.38, 0.29, 0.36); no other average of the table gives 0.26
+(:func:`published_gap`, ``tests/analysis/test_task_mean.py``). A run's headline is the same
+mean over its per-task Δs; the classification-only mean is printed beside it, labelled, and
+the mean over every task of the run when the run has tasks beyond MMBU's four.
 
 Each task's Δ and its 95% CI come from the one closed − open function (``results["closed_open"]
 ["by"]["task"]``, whatever pairing it uses); the tasks hold different items, so their
 estimates are independent and the mean's standard error is √(Σ SEₜ²) / T, each SEₜ read off
 its CI (half-width / 1.96). A normal interval on that: simple, and as honest as the per-task
-intervals it is built from. Needs at least two tasks with a Δ.
+intervals it is built from.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 Z95 = 1.959963984540054
+MMBU_GAP_TASKS = ("classification", "box_classification", "mask_classification", "detection")
+"""MMBU's four tasks (the ``task`` values of ``sources/mmbu.py``), in its table's order."""
+MMBU_CLASSIFICATION = MMBU_GAP_TASKS[:3]
+TASK_LABELS = {"classification": "unanchored", "box_classification": "box-anchored",
+               "mask_classification": "mask-anchored", "detection": "detection"}  # fmt: skip
+HEADLINE = "MMBU headline (the paper's 0.26): mean over its 4 tasks, each weighs the same"
 
 
-def task_mean_delta(closed_open: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """``{"tasks", "delta", "ci", "by": {task: Δ}}``, or None with fewer than two tasks."""
+def task_mean_delta(
+    closed_open: Mapping[str, Any] | None, tasks: Sequence[str] | None = None
+) -> dict[str, Any] | None:
+    """``{"tasks", "delta", "ci", "by": {task: Δ}}`` over `tasks` (default: every task with a
+    Δ), or None with fewer than two of them."""
     cells = ((closed_open or {}).get("by") or {}).get("task") or {}
     usable = {
         task: cell for task, cell in cells.items()
-        if cell.get("delta") is not None and cell.get("delta_ci")
+        if (tasks is None or task in tasks) and cell.get("delta") is not None
+        and cell.get("delta_ci")
     }  # fmt: skip
     if len(usable) < 2:
         return None
@@ -40,10 +60,88 @@ def task_mean_delta(closed_open: Mapping[str, Any] | None) -> dict[str, Any] | N
     }
 
 
+def mmbu_gap(closed_open: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """MMBU's headline gap of a run (None when its items carry none of MMBU's tasks):
+    ``headline`` (over MMBU's four tasks that have a Δ; ``missing`` names the others),
+    ``classification`` (the three classification tasks) and ``all`` (every task with a Δ, when
+    that is more than the headline's)."""
+    cells = ((closed_open or {}).get("by") or {}).get("task") or {}
+    if not set(cells) & set(MMBU_GAP_TASKS):
+        return None
+    headline = task_mean_delta(closed_open, MMBU_GAP_TASKS)
+    everything = task_mean_delta(closed_open)
+    return {
+        "headline": headline,
+        "missing": [t for t in MMBU_GAP_TASKS if t not in ((headline or {}).get("by") or {})],
+        "classification": task_mean_delta(closed_open, MMBU_CLASSIFICATION),
+        "all": everything if everything and headline and everything["tasks"] > headline["tasks"]
+        else None,
+    }  # fmt: skip
+
+
 def task_mean_text(result: Mapping[str, Any]) -> str:
-    """``mean closed − open Δ over 3 tasks: +0.260, 95% CI +0.21…+0.31``."""
+    """``mean closed − open Δ over 3 tasks: +0.260, 95% CI +0.21…+0.31 (…)``."""
+    return f"mean closed − open Δ over {result['tasks']} tasks: {_value(result)} (each task weighs the same)"
+
+
+def mmbu_gap_lines(gap: Mapping[str, Any]) -> list[str]:
+    """The headline first, then the classification-only and all-task means, labelled."""
+    lines = []
+    head = gap.get("headline")
+    if head:
+        short = (
+            f" — {head['tasks']} of 4 tasks, no {', '.join(TASK_LABELS[t] for t in gap['missing'])}:"
+            " not the paper's definition"
+            if gap.get("missing")
+            else ""
+        )
+        lines.append(f"{HEADLINE}: {_value(head)}{short}")
+    if gap.get("classification"):
+        lines.append(
+            f"  classification tasks only (unanchored, box, mask): {_value(gap['classification'])}"
+        )
+    if gap.get("all"):
+        lines.append(f"  all {gap['all']['tasks']} tasks of the run: {_value(gap['all'])}")
+    return lines
+
+
+def _value(result: Mapping[str, Any]) -> str:
     low, high = result["ci"]
+    return f"{result['delta']:+.3f}, 95% CI {low:+.3f}…{high:+.3f}"
+
+
+PUBLISHED_PREFIXES = {"unanchored": "classification", "box_anchored": "box_classification",
+                      "mask_anchored": "mask_classification", "detection": "detection"}  # fmt: skip
+
+
+def published_gap(table: Any) -> dict[str, Any] | None:
+    """MMBU's headline on a published table (``analysis.reference_tables.ReferenceTable`` with
+    the ``{task}_delta`` columns): per task, the mean Δ as printed over the rows that have one
+    (the Random row has none); the headline over the four tasks and the classification mean."""
+    per_task: dict[str, float] = {}
+    models = 0
+    for prefix, task in PUBLISHED_PREFIXES.items():
+        column = f"{prefix}_delta"
+        values = [r.values.get(column) for r in table.rows if r.values.get(column) is not None]
+        if values:
+            per_task[task] = sum(values) / len(values)
+            models = max(models, len(values))
+    if len(per_task) < len(MMBU_GAP_TASKS):
+        return None
+    return {
+        "models": models,
+        "by": per_task,
+        "headline": sum(per_task.values()) / len(per_task),
+        "classification": sum(per_task[t] for t in MMBU_CLASSIFICATION) / len(MMBU_CLASSIFICATION),
+    }
+
+
+def published_gap_text(gap: Mapping[str, Any]) -> str:
+    """One line: the published headline to the paper's two digits, and the classification mean."""
+    by = gap["by"]
+    cls = ", ".join(f"{TASK_LABELS[t]} {by[t]:.3f}" for t in MMBU_CLASSIFICATION)
     return (
-        f"mean closed − open Δ over {result['tasks']} tasks: {result['delta']:+.3f}, 95% CI "
-        f"{low:+.3f}…{high:+.3f} (each task weighs the same, as MMBU averages them)"
+        f"published ({gap['models']} models): mean closed − open Δ over the 4 tasks "
+        f"{gap['headline']:.4f} (the paper's headline: {gap['headline']:.2f}); classification "
+        f"tasks only {gap['classification']:.4f} ({cls}); detection {by['detection']:.3f}"
     )

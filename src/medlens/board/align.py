@@ -151,7 +151,8 @@ def run_scores(run: BoardRun) -> tuple[Any, np.ndarray]:
 
     derived = fresh_score_file(run.path)
     if derived is not None:  # what `run` wrote when it finished: no record is parsed
-        from medlens.analysis.score_file import arrow_numbers, read_columns
+        from medlens.analysis.score_file import read_columns
+        from medlens.runs.arrow import arrow_numbers
 
         table = read_columns(derived[0], ["id", "score"])
         score = table["score"].combine_chunks()

@@ -56,8 +56,46 @@ def _print_hfds_presets() -> None:
 
 
 @command("models")
-def models() -> None:
-    """List model backends and their spec syntax."""
+def models(
+    check: Annotated[
+        str | None,
+        typer.Option(
+            "--check",
+            metavar="SPEC",
+            help="Check hf:DIR before a long run: family, chat template, image token, resolution",
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="With --check: one JSON object")] = False,
+) -> None:
+    """List model backends and their spec syntax (--check SPEC: what a local checkpoint does
+    with an image)."""
     from medlens.models import MODELS
 
-    _print_registry(MODELS, "models (--model SPEC)")
+    if check is None:
+        if as_json:
+            from medlens.core.errors import SpecError
+
+            raise SpecError("--json goes with --check SPEC")
+        _print_registry(MODELS, "models (--model SPEC)")
+        return
+    _print_check(check, as_json)
+
+
+def _print_check(text: str, as_json: bool) -> None:
+    import json
+
+    from medlens.core.errors import SpecError
+    from medlens.core.extras import check_run_extras
+    from medlens.core.specs import parse_spec
+    from medlens.models.hf_check import check_hf, check_text
+
+    spec = parse_spec(text)
+    if spec.name != "hf":
+        raise SpecError(f"--check {text}: only hf:DIR checkpoints can be checked")
+    check_run_extras("hf", "local")
+    report = check_hf(spec)
+    if as_json:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+        return
+    for line in check_text(report):
+        console.print(line, highlight=False, markup=False, soft_wrap=True)

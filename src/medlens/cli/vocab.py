@@ -33,12 +33,24 @@ def vocab(
         raise SpecError(f"no vocabulary {axis!r} (known: {', '.join(axes)})")
     if axis is None:
         rows: list[dict[str, Any]] = [
-            {"axis": f.axis, "version": f.version, "entries": len(f.entries), "file": f.path}
+            {
+                "axis": f.axis,
+                "relation": f.relation,
+                "version": f.version,
+                "entries": len(f.entries),
+                "file": f.path,
+            }
             for f in vocabulary.files
         ]
     else:
         rows = [
-            {"canonical": e.canonical, "term": e.term, "source": e.source, "where": e.where}
+            {
+                "canonical": e.canonical,
+                "term": e.term,
+                "relation": e.relation,
+                "source": e.source,
+                "where": e.where,
+            }
             for e in vocabulary.entries(axis)
         ]
     if as_json:

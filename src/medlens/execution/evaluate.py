@@ -27,7 +27,7 @@ from medlens.execution.collector import collector_paused, loaded_objects_frozen
 from medlens.execution.dispatch import dispatch_order
 from medlens.execution.execute import run_local
 from medlens.execution.exemplars import Exemplars, load_exemplars, require_reasoning
-from medlens.execution.generation import generation_record
+from medlens.execution.generation import generation_record, record_backend
 from medlens.execution.options import (
     EXECUTORS,
     MAX_CONCURRENCY,
@@ -290,6 +290,7 @@ def _evaluate_locked(
     created = not (path / "run.json").is_file()
     store = RunStore.open_or_create(path, spec, items)
     store.run["generation"] = generation_record(model, settings)  # what requests carry
+    record_backend(store.run, model, note)  # image settings, a started server
     record_benchmark_source(store.run, settings.benchmark_source, created)  # runs.provenance
     if options.model_info:  # describes the model, not the run: outside the spec hash
         store.run["model_info"] = parse_model_info(options.model_info)

@@ -4,6 +4,7 @@ server, and self-consistency's sampling."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from medlens.execution.requests import RunSettings
@@ -28,6 +29,27 @@ def generation_record(model: Any, settings: RunSettings) -> dict[str, Any]:
             "draws": draws, "temperature": SELF_CONSISTENCY_TEMPERATURE, "seeds": seeds,
         }  # fmt: skip
     return record
+
+
+BACKEND_RECORDS = ("image_settings", "server")
+"""What a backend settled when it loaded (``hf:``'s family and image resolution, a started
+server's command, version and determinism): recorded in run.json beside the spec."""
+
+
+def record_backend(run: dict[str, Any], model: Any, note: Callable[[str], None]) -> None:
+    """Copy the backend's records into `run` (run.json); a resumed run whose image settings
+    changed since it started is told (its answers were made at two resolutions)."""
+    for key in BACKEND_RECORDS:
+        value = getattr(model, key, None)
+        if value is None:
+            continue
+        before = run.get(key)
+        if key == "image_settings" and before is not None and before != value:
+            note(
+                f"the image settings changed since this run started ({before} → {value}): "
+                "its earlier answers were made at the old ones"
+            )
+        run[key] = value
 
 
 def generation_text(record: dict[str, Any] | None, params: dict[str, Any]) -> str:

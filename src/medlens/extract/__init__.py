@@ -10,6 +10,7 @@ Imports ``core``."""
 
 from __future__ import annotations
 
+import re
 import string
 
 from medlens.core.items import Item
@@ -46,8 +47,47 @@ def extract(
     if text is None or not text.strip():
         return Extraction(None, "empty", "empty")
     if mode == "medlens":
-        return _read_committed(item, text, finish_reason)
+        return _read_bounded(item, text, finish_reason)
     return _read(item, text, mode)
+
+
+MAX_READ = 4_000
+"""Characters of an output medlens reads: a longer output (a model looping until its token
+cap, a megabyte of pasted text) is read after its last reasoning block, by its first and last
+:data:`MAX_READ` / 2 characters, where an answer opens or concludes. Every rule is a linear
+scan or a linear number of short ones, so any output is read in bounded time (about 10 ms on
+4,000 characters of the slowest shapes: ``bench/reading_bounds.py``)."""
+
+
+_SPACE = re.compile(r"\s")
+
+
+def bounded(text: str) -> str:
+    """`text`, or its head and tail (cut at whitespace) when longer than :data:`MAX_READ`."""
+    if len(text) <= MAX_READ:
+        return text
+    thought = text.rfind("</think>")
+    if thought >= 0 and text[thought + 8 :].strip():
+        text = text[thought + 8 :]  # what a reasoning model answered after thinking
+        if len(text) <= MAX_READ:
+            return text
+    half = MAX_READ // 2
+    head, tail = text[:half], text[-half:]
+    end = max(head.rfind(" "), head.rfind("\n"))  # not inside a word, if one ends nearby
+    start = _SPACE.search(tail, 0, 200)
+    head = head[:end] if end > half - 200 else head
+    return head + "\n\n" + (tail[start.end() :] if start else tail)
+
+
+def _read_bounded(item: Item, text: str, finish_reason: str | None) -> Extraction:
+    """medlens's reading of `text`; of a longer output only its head and tail, where options
+    merely mentioned in the unread middle could change which are mentioned: not an answer."""
+    if len(text) <= MAX_READ:
+        return _read_committed(item, text, finish_reason)
+    found = _read_committed(item, bounded(text), finish_reason)
+    if found.method.split(":")[0] in _WEAK_CHOICE:
+        return Extraction(None, "unparsed", f"too_long:{found.method}")
+    return found
 
 
 _LETTERS = frozenset(string.ascii_letters)
@@ -90,7 +130,7 @@ def _read(item: Item, text: str, mode: Mode) -> Extraction:
     if item.kind in ("choice", "multi_choice"):
         if mode == "vlmeval":
             return extract_vlmeval(item.options, text)
-        return extract_choice(item.options, text, multi=item.kind == "multi_choice")
+        return extract_choice(item.options, text, item.kind == "multi_choice", item.question)
     if item.kind == "yes_no":
         if mode == "vlmeval" and item.options:
             found = extract_vlmeval(item.options, text)

@@ -130,6 +130,8 @@ def _parts(gold: str, vocab: Vocabulary) -> list[list[_Form]]:
                 words = tuple(tokens_of(form))
                 if words and words != own:
                     forms.append(_Form(words, entries.get(form)))
+            for form, entry in vocab.narrower_of(*concept[:2]).items():
+                forms.append(_Form(tuple(tokens_of(form)), entry.name))  # FLAIR says MRI
         parts.append(forms)
     return parts
 

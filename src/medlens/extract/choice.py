@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from medlens.extract.conclusions import concluding_sentence, hedged, negative_question
 from medlens.extract.containers import container_levels, normalize_output, sentences
 from medlens.extract.extraction import Extraction
 from medlens.extract.mentions import Mention, find_mentions, negated_after, positive_letters
@@ -74,12 +75,6 @@ _ONLY_POSSIBLE = re.compile(
     re.I,
 )
 """Letters offered as possibilities ("Both B and C are possible") are a hedge, not an answer."""
-_CONCLUSION = re.compile(
-    r"^(?:therefore|thus|hence|so|in\s+conclusion|in\s+summary|to\s+summari[sz]e|overall|"
-    r"consequently|accordingly|based\s+on\s+(?:this|these|the\s+above)[^,]*|所以|因此|综上所述|综上|故)"
-    r"\b[,，:]?\s*",
-    re.I,
-)
 _BULLET = re.compile(r"^(?:[-*•]\s+|\d+[.)]\s+)")
 _CLOSING_LETTER = re.compile(r"(?:[:：]|\b(?:is|be|was|are)\b)\s*[(\[]?([A-Z])[)\]]?[.!。]?\s*$")
 """A closing "…based on the image: B" or "… so the treatment is B." states the answer last."""
@@ -90,18 +85,27 @@ _LINE_REF = re.compile(
 )
 
 
-def extract_choice(options: Mapping[str, str], text: str, multi: bool) -> Extraction:
-    """Read a letter (or, with `multi`, a sorted set of letters) from a model output."""
+def extract_choice(
+    options: Mapping[str, str], text: str, multi: bool, question: str = ""
+) -> Extraction:
+    """Read a letter (or, with `multi`, a sorted set of letters) from a model output to
+    `question` (whose polarity decides what a negation after a leading answer means)."""
     cleaned = normalize_output(text)
     if not cleaned:
         return Extraction(None, "empty", "empty")
     bare = _BARE.match(cleaned)
     if bare and bare.group(1).upper() in options:  # the common case, without the hierarchy
         return Extraction(bare.group(1).upper(), "ok", "bare_letter")
-    for rule in (_from_containers, _from_affirmation, _from_conclusion, _from_leading):
+    negative = negative_question(question)
+    for rule in (_from_containers, _from_affirmation):
         found = rule(cleaned, options, multi)
         if found is not None:
             return found
+    found = _from_conclusion(cleaned, options, multi, negative)
+    if found is None:
+        found = _from_leading(cleaned, options, multi, negative)
+    if found is not None:
+        return found
     found = _from_mentions(cleaned, options, multi)
     if found is not None and found.status == "ok":
         return found
@@ -279,30 +283,40 @@ def mentions_of(text: str, options: Mapping[str, str]) -> list[Mention]:
     return found
 
 
-def _from_conclusion(text: str, options: Mapping[str, str], multi: bool) -> Extraction | None:
-    """A closing ": B", else the last sentence that opens with a concluding word ("Therefore",
-    "So", "所以")."""
+def _from_conclusion(
+    text: str, options: Mapping[str, str], multi: bool, negative: bool = False
+) -> Extraction | None:
+    """A closing ": B", else the last sentence that opens with a concluding phrase ("Therefore",
+    "So", "Based on the findings,", "所以": ``conclusions``); a hedged one commits to nothing.
+    To a `negative` question the one option it names is the answer, negated or not ("So, optic
+    atrophy is not seen in Polypoidal choroidal vasculopathy (D).")."""
     closing = _CLOSING_LETTER.search(text)
     if closing and closing.group(1) in options:
         return Extraction(closing.group(1), "ok", "conclusion")
-    for sentence in reversed(sentences(text)):
-        opener = _CONCLUSION.match(sentence)
-        if opener is None:
-            continue
-        rest = sentence[opener.end() :]
-        bare = _BARE.match(rest.strip())
-        if bare and bare.group(1) in options:
-            return Extraction(bare.group(1), "ok", "conclusion")
-        letters = positive_letters(find_mentions(rest, options))
-        if letters:
-            return _decide(Reading(tuple(sorted(letters))), "conclusion", multi)
+    rest = concluding_sentence(text)
+    if rest is None:
         return None
+    bare = _BARE.match(rest.strip())
+    if bare and bare.group(1) in options:
+        return Extraction(bare.group(1), "ok", "conclusion")
+    mentions = find_mentions(rest, options)
+    letters = positive_letters(mentions)
+    named = {mention.letter for mention in mentions}
+    if negative and not letters and len(named) == 1:
+        letters = named
+    if letters and hedged(rest):
+        return Extraction(None, "unparsed", "conclusion:hedge")
+    if letters:
+        return _decide(Reading(tuple(sorted(letters))), "conclusion", multi)
     return None
 
 
-def _from_leading(text: str, options: Mapping[str, str], multi: bool) -> Extraction | None:
+def _from_leading(
+    text: str, options: Mapping[str, str], multi: bool, negative: bool = False
+) -> Extraction | None:
     """An output that opens with its answer ("B. Diabetic retinopathy is …", "A, C"), or that
-    lists the chosen options one per line."""
+    lists the chosen options one per line. To a `negative` question ("Which is NOT …") the
+    answer is said not to be so ("D) Carrion's disease is not transmitted by a mosquito.")."""
     lines = [_BULLET.sub("", line.strip()) for line in text.splitlines() if line.strip()]
     first = _SPAN_PREFIX.sub("", lines[0], count=1)  # "Options B and D …", "Both A and C"
     listed = _letters_at_start(first, options)
@@ -310,7 +324,7 @@ def _from_leading(text: str, options: Mapping[str, str], multi: bool) -> Extract
         return None
     if not _opens_with_answer(first, listed):
         return None
-    if negated_after(first[listed.end :]):
+    if not negative and negated_after(first[listed.end :]):
         # "C is incorrect. …" names C to reject it: only the other options can be the answer.
         rest = {letter: text for letter, text in options.items() if letter not in listed.letters}
         return _from_mentions(text, rest, multi) or Extraction(

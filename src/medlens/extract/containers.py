@@ -78,7 +78,7 @@ _ANSWER_PHRASE = re.compile(
     re.I,
 )
 _CHOOSE_PHRASE = re.compile(
-    r"\bI\s*(?:would|'d|will|'ll|should|must|can\s+only)?\s*(?:choose|select|pick|go\s+with|"
+    r"\b(?:I|we)\s*(?:would|'d|will|'ll|should|must|can(?:\s+only)?)?\s*(?:choose|select|pick|go\s+with|"
     r"opt\s+for|answer\s+with)\b\s*:?"
     r"|\bmy\s+(?:final\s+)?(?:answer|choice|pick)\s+(?:is|would\s+be)\b\s*:?"
     # "It's B", "I would say B": only before an upper-case letter ("it is a cyst" is English).
@@ -89,8 +89,12 @@ _CHOOSE_PHRASE = re.compile(
 _COMMITMENT = re.compile(
     # "the most likely cause is: C)", "the best explanation is option C", "that leaves C": a
     # reasoning output's closing commitment, read like "the answer is".
-    r"\b(?:most\s+(?:likely|probable|appropriate|accurate|consistent)|best|likeliest|correct|"
-    r"underlying)\s+(?:[\w-]+\s+){0,3}?(?:is|are|would\s+be|=)\b\s*:?"
+    # "the mediator most likely responsible for the presence of neutrophils in the lung is E)":
+    # up to ten words between the superlative and its verb, within the sentence.
+    r"\b(?:most\s+(?:(?:commonly|frequently|widely)\s+)?(?:likely|probable|appropriate|accurate|"
+    r"consistent|common|important|suitable|effective|useful|indicated|avoided|used|performed|"
+    r"recommended|preferred)|best(?:-\w+)?|likeliest|strongest|greatest|correct|underlying)"
+    r"\s+(?:[\w'’-]+\s+){0,10}?(?:is|are|would\s+be|=)\b\s*:?"
     r"|\b(?:that|this|which)\s+leaves(?:\s+(?:us\s+with|only))?\b\s*:?",
     re.I,
 )
@@ -109,7 +113,11 @@ _PHRASE_RULES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
         _ANSWER_PHRASE,
         ("answer", "ans", "option", "choice", "diagnosis", "response", "selection"),
     ),
-    ("commitment", _COMMITMENT, ("most", "best", "likeliest", "correct", "underlying", "leaves")),
+    (
+        "commitment",
+        _COMMITMENT,
+        ("most", "best", "likeliest", "strongest", "greatest", "correct", "underlying", "leaves"),
+    ),
     (
         "choose_phrase",
         _CHOOSE_PHRASE,
@@ -128,8 +136,8 @@ _PHRASE_STARTS: dict[str, re.Pattern[str]] = {
     for method, words in (
         ("final_answer", "final"),
         ("answer_phrase", "ans option choice diagnosis response selection"),
-        ("commitment", "most best likeliest correct underlying that this which"),
-        ("choose_phrase", "i my"),
+        ("commitment", "most best likeliest strongest greatest correct underlying that this which"),
+        ("choose_phrase", "i my we"),
     )
 }
 """Where a match of a rule's pattern can start, in lower-cased text: each alternative of the

@@ -177,8 +177,9 @@ _ALTERNATIVE_AXES = ("modality", "plane", "body_region", "organ", "sex")
 _NGRAM_WORD = re.compile(r"[a-z0-9]+")
 
 
-def concepts_in(text: str) -> frozenset[tuple[str, str]]:
-    """(axis, canonical) of every vocabulary value named in `text` (1–4-word phrases)."""
+def concepts_in(text: str, axes: tuple[str, ...] = _ALTERNATIVE_AXES) -> frozenset[tuple[str, str]]:
+    """(axis, canonical) of every vocabulary value of `axes` named in `text` (1–4-word
+    phrases)."""
     vocabulary = active_vocabulary()
     words = [w for w in _NGRAM_WORD.findall(text.lower()) if w not in ("a", "an", "the")]
     firsts = vocabulary.first_words
@@ -188,7 +189,7 @@ def concepts_in(text: str) -> frozenset[tuple[str, str]]:
             continue
         for width in (1, 2, 3, 4):
             concept = vocabulary.by_key.get(" ".join(words[start : start + width]))
-            if concept is not None and concept[0] in _ALTERNATIVE_AXES:
+            if concept is not None and concept[0] in axes:
                 found.add(concept[:2])
     return frozenset(found)
 

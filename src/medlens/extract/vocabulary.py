@@ -13,6 +13,10 @@ one versioned TSV file in the package (``medlens/data/vocab/AXIS.tsv``)::
 apply). Terms are compared SQuAD-normalised (lower case, no punctuation, no articles). A user's
 file (``--vocab FILE``, same layout; its ``# vocabulary:`` line names the axis) adds entries.
 
+A file with a ``# relation: narrower`` line (``AXIS.narrower.tsv``) lists narrower concepts
+instead: ``MRI<TAB>flair<TAB>…`` says that an answer naming FLAIR asserts MRI, while an answer
+"MRI" does not assert a gold "FLAIR". Its canonical values must be concepts of the axis.
+
 Validation at load: a row without three fields, a term listed twice, or a term (or canonical
 value) mapped to two canonical values is an :class:`InputError` naming the file and line.
 """
@@ -34,6 +38,9 @@ AXES: tuple[str, ...] = (
     "number_words",
 )  # fmt: skip
 """The built-in vocabularies, one data file each."""
+NARROWER: tuple[str, ...] = ("modality", "plane", "organ")
+"""Axes with a built-in file of narrower terms (``AXIS.narrower.tsv``, ``# relation: narrower``)."""
+RELATIONS = ("same", "narrower")
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,10 @@ class Entry:
     source: str
     where: str
     """``FILE:LINE`` the entry was read from."""
+    relation: str = "same"
+    """``same`` (another name of `canonical`) or ``narrower`` (a narrower concept: an answer
+    saying `term` asserts `canonical`, not the reverse: FLAIR is an MRI, an MRI need not be
+    FLAIR)."""
 
     @property
     def name(self) -> str:
@@ -60,6 +71,7 @@ class VocabFile:
     path: str
     entries: tuple[Entry, ...]
     sha256: str = ""
+    relation: str = "same"
 
 
 @dataclass
@@ -71,6 +83,8 @@ class Vocabulary:
     """normalised text → (axis, canonical, the entry, None when the text is the canonical)."""
     forms: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     """(axis, canonical) → every normalised form, canonical first."""
+    narrower: dict[tuple[str, str], dict[str, Entry]] = field(default_factory=dict)
+    """(axis, canonical) → normalised narrower term → its entry (``# relation: narrower``)."""
 
     @functools.cached_property
     def first_words(self) -> frozenset[str]:
@@ -84,13 +98,17 @@ class Vocabulary:
     def forms_of(self, axis: str, canonical: str) -> list[str]:
         return self.forms.get((axis, canonical), [])
 
+    def narrower_of(self, axis: str, canonical: str) -> dict[str, Entry]:
+        """Normalised narrower terms of a concept, each with its entry."""
+        return self.narrower.get((axis, canonical), {})
+
     def entries(self, axis: str | None = None) -> list[Entry]:
         return [e for f in self.files if axis is None or f.axis == axis for e in f.entries]
 
 
 def parse_vocab_file(text: str, path: str) -> VocabFile:
     """One vocabulary file; InputError naming the line for a malformed row."""
-    axis, version, entries, header_seen = "", "1", [], False
+    axis, version, relation, entries, header_seen = "", "1", "same", [], False
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.rstrip("\r\n")
         if not line.strip():
@@ -101,6 +119,10 @@ def parse_vocab_file(text: str, path: str) -> VocabFile:
                 axis = value.strip()
             elif key.strip() == "version":
                 version = value.strip()
+            elif key.strip() == "relation":
+                relation = value.strip()
+                if relation not in RELATIONS:
+                    raise InputError(path, f"line {number}", "relation must be same or narrower")
             continue
         fields = [part.strip() for part in line.split("\t")]
         if not header_seen and fields[:2] == ["canonical", "term"]:
@@ -110,21 +132,40 @@ def parse_vocab_file(text: str, path: str) -> VocabFile:
             raise InputError(path, f"line {number}", "expected canonical<TAB>term<TAB>source")
         if not axis:
             raise InputError(path, f"line {number}", "no '# vocabulary: AXIS' line before it")
-        entries.append(Entry(axis, fields[0], fields[1], fields[2], f"{path}:{number}"))
+        entries.append(Entry(axis, fields[0], fields[1], fields[2], f"{path}:{number}", relation))
     if not axis:
         raise InputError(path, None, "no '# vocabulary: AXIS' line")
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    return VocabFile(axis, version, path, tuple(entries), digest)
+    return VocabFile(axis, version, path, tuple(entries), digest, relation)
 
 
 def build(files: Iterable[VocabFile]) -> Vocabulary:
     """The vocabulary of `files`, refusing a duplicate term or a term with two meanings."""
     vocabulary = Vocabulary()
-    for file in files:
+    files = list(files)
+    for file in sorted(files, key=lambda f: f.relation == "narrower"):  # concepts first
         vocabulary.files.append(file)
         for entry in file.entries:
-            _add(vocabulary, entry)
+            (_add_narrower if entry.relation == "narrower" else _add)(vocabulary, entry)
+    vocabulary.files.sort(key=files.index)
     return vocabulary
+
+
+def _add_narrower(vocabulary: Vocabulary, entry: Entry) -> None:
+    """A narrower term of a concept defined by a ``same`` file; not one of its own names."""
+    path, _, line = entry.where.rpartition(":")
+    meaning = (entry.axis, entry.canonical)
+    term_key = normalize_answer(entry.term)
+    held = vocabulary.by_key.get(normalize_answer(entry.canonical))
+    if held is None or held[:2] != meaning:
+        raise InputError(path, f"line {line}", f"{entry.canonical!r} is no concept of "
+                         f"{entry.axis} (name it in {entry.axis}.tsv first)")  # fmt: skip
+    known = vocabulary.narrower.setdefault(meaning, {})
+    if term_key in known or term_key in vocabulary.forms_of(*meaning):
+        raise InputError(
+            path, f"line {line}", f"term {entry.term!r} is already a name of {entry.canonical!r}"
+        )
+    known[term_key] = entry
 
 
 def _add(vocabulary: Vocabulary, entry: Entry) -> None:
@@ -160,10 +201,8 @@ def _origin(held: tuple[str, str, Entry | None]) -> str:
 
 def builtin_files() -> list[VocabFile]:
     folder = resources.files("medlens") / "data" / "vocab"
-    return [
-        parse_vocab_file((folder / f"{axis}.tsv").read_text("utf-8"), f"{axis}.tsv")
-        for axis in AXES
-    ]
+    names = [f"{axis}.tsv" for axis in AXES] + [f"{axis}.narrower.tsv" for axis in NARROWER]
+    return [parse_vocab_file((folder / name).read_text("utf-8"), name) for name in names]
 
 
 def read_user_file(path: Path) -> VocabFile:
@@ -201,6 +240,6 @@ def provenance(extra: Sequence[str | Path]) -> list[dict[str, object]]:
     files = [read_user_file(Path(p)) for p in extra]
     return [
         {"path": f.path, "axis": f.axis, "version": f.version, "entries": len(f.entries),
-         "sha256": f.sha256}
+         "sha256": f.sha256, **({"relation": f.relation} if f.relation != "same" else {})}
         for f in files
     ]  # fmt: skip

@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from medlens.core.errors import MedlensError
-from medlens.judges.verdicts import judge_dir, judged_item_scores
+from medlens.judges.verdicts import judged_item_scores
 from medlens.runs.files import write_atomic
+from medlens.runs.judgements import judge_dir
 from medlens.stats.ppi import ppi_mean, with_wilson_envelope
 
 AGREEMENT_FILE = "agreement.json"

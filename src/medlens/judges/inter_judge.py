@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from medlens.judges.combine import protocol_kind
-from medlens.judges.store import JudgeStore, judges_dir
 from medlens.judges.verdicts import inter_judge_agreement
+from medlens.runs.judgements import JudgeStore, judges_dir
 
 
 def comparable_judges(run_dir: Path, judged: dict[str, Any]) -> list[list[str]]:

@@ -8,15 +8,16 @@ from pathlib import Path
 from typing import Any
 
 from medlens.judges.panel import member_folders
-from medlens.judges.store import JudgeStore
 from medlens.judges.verdicts import inter_judge_agreement
+from medlens.runs.judgements import JudgeStore
+from medlens.runs.layout import is_judge_stage
 
 
 def member_lines(panel_folder: Path, spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every judgement line of every member (the calls and replies the panel cost)."""
     lines: list[dict[str, Any]] = []
     for folder in member_folders(panel_folder, spec).values():
-        if (folder / "judge.json").is_file():
+        if is_judge_stage(folder):
             lines.extend(JudgeStore.open(folder).lines().values())
     return lines
 
@@ -31,7 +32,7 @@ def panel_members(
     module needs nothing above the store."""
     members: dict[str, Any] = {}
     for name, folder in member_folders(panel_folder, spec).items():
-        if not (folder / "judge.json").is_file():
+        if not is_judge_stage(folder):
             continue
         entry = summarise(JudgeStore.open(folder))
         members[name] = {

@@ -19,14 +19,8 @@ from typing import Any
 import numpy as np
 
 from medlens.judges.combine import BINARY, item_verdict
-from medlens.judges.store import JudgeStore, read_judge_json
-from medlens.runs.files import JsonLines
-
-MEMBERS = "members"
-
-
-def members_dir(panel_folder: Path) -> Path:
-    return panel_folder / MEMBERS
+from medlens.runs.judgements import JudgeStore, member_folder, read_judge_json, rewrite_judgements
+from medlens.runs.layout import is_judge_stage
 
 
 def is_panel(spec: Mapping[str, Any]) -> bool:
@@ -35,7 +29,7 @@ def is_panel(spec: Mapping[str, Any]) -> bool:
 
 def member_folders(panel_folder: Path, spec: Mapping[str, Any]) -> dict[str, Path]:
     """Member name → its stage folder, in the order the members were given."""
-    return {m["name"]: members_dir(panel_folder) / m["name"] for m in spec["panel"]["members"]}
+    return {m["name"]: member_folder(panel_folder, m["name"]) for m in spec["panel"]["members"]}
 
 
 def panel_block(kind: str, members: Sequence[tuple[str, str]]) -> dict[str, Any]:
@@ -103,12 +97,12 @@ def write_panel_lines(panel_folder: Path, kind: str) -> int:
     members = {
         name: _member_lines(JudgeStore.open(folder))
         for name, folder in member_folders(panel_folder, spec).items()
-        if (folder / "judge.json").is_file()
+        if is_judge_stage(folder)
     }
     ids = sorted({item for lines in members.values() for item in lines})
     lines = [
         panel_line(item, kind, {m: by[item] for m, by in members.items() if item in by})
         for item in ids
     ]
-    JsonLines(panel_folder / "judgements.jsonl").rewrite(lines)
+    rewrite_judgements(panel_folder, lines)
     return len(lines)

@@ -23,10 +23,9 @@ from medlens.judges.options import (
     member_names,
     validate,
 )
-from medlens.judges.panel import members_dir, panel_block
+from medlens.judges.panel import panel_block
 from medlens.judges.protocol import JudgeProtocol
 from medlens.judges.protocols import load_protocol
-from medlens.judges.store import JUDGE_SCHEMA, check_resumable, judges_dir
 from medlens.judges.tasks import (
     JudgeSettings,
     JudgeTask,
@@ -36,6 +35,7 @@ from medlens.judges.tasks import (
     settled_by_rules,
 )
 from medlens.models.base import Model
+from medlens.runs.judgements import JUDGE_SCHEMA, check_resumable, judges_dir, member_folder
 from medlens.runs.recorded import stored_spec
 from medlens.runs.store import RunStore
 
@@ -185,7 +185,7 @@ def prepare_panel(
     stages = []
     for judge, member in zip(options.panel, member_names(options.panel), strict=True):
         member_options = replace(options, judge=judge, panel=(), name=member)
-        where = (members_dir(folder) / member, member)
+        where = (member_folder(folder, member), member)
         stages.append(prepare_stage(member_options, protocol, settings, run, where))
     members = [(stage.spec["name"], str(stage.spec["judge"])) for stage in stages]
     label = "panel(" + ", ".join(name for name, _ in members) + ")"

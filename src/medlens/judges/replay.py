@@ -10,9 +10,10 @@ import hashlib
 import json
 from pathlib import Path
 
-from medlens.core.errors import InputError, SpecError
+from medlens.core.errors import SpecError
 from medlens.core.specs import Spec, check_options
 from medlens.models.base import ModelError, Request, Response
+from medlens.runs.judgements import stored_replies
 
 
 class ReplayJudge:
@@ -38,34 +39,12 @@ class ReplayJudge:
         return None
 
 
-def load_replies(source: Path) -> dict[tuple[str, int], str]:
-    """(item id, repeat) → raw reply of every judged line of a judgements.jsonl."""
-    file = source / "judgements.jsonl" if source.is_dir() else source
-    if not file.is_file():
-        raise InputError(source, None, "not a judge folder or judgements.jsonl")
-    replies: dict[tuple[str, int], str] = {}
-    with open(file, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-                key = (str(value["id"]), int(value["repeat"]))
-            except (ValueError, KeyError, TypeError) as exc:
-                if not line.endswith("\n"):
-                    break  # a torn last line
-                raise InputError(file, f"line {number}", f"not a judgement ({exc})") from None
-            if isinstance(value.get("output"), str):
-                replies[key] = value["output"]
-    return replies
-
-
 def make_replay_judge(spec: Spec) -> ReplayJudge:
     check_options(spec, set())
     if not spec.argument:
         raise SpecError("replay judge needs a judge folder or judgements.jsonl: replay:PATH")
     source = Path(spec.argument)
-    replies = load_replies(source)
+    replies = stored_replies(source)
     digest = hashlib.sha256(
         json.dumps(sorted(replies.items()), ensure_ascii=False).encode("utf-8")
     ).hexdigest()

@@ -24,7 +24,7 @@ from medlens.judges.combine import BINARY, combine, item_verdict, protocol_kind
 from medlens.judges.inter_judge import add_inter_judge
 from medlens.judges.members import member_lines, panel_members
 from medlens.judges.panel import is_panel
-from medlens.judges.store import JudgeStore, judge_names, judges_dir
+from medlens.runs.judgements import JudgeStore, judge_names, judges_dir
 from medlens.scoring.closed_open import PairKey, closed_open_delta, pair_key
 from medlens.stats.bootstrap import group_cis
 

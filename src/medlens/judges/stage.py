@@ -24,9 +24,9 @@ from medlens.judges.identity import served_counts, served_switch_line
 from medlens.judges.options import LOADS_WEIGHTS, JudgeOptions, load_judge_model
 from medlens.judges.panel import write_panel_lines
 from medlens.judges.plan import JudgePlan, PreparedJudge, prepare_judge
-from medlens.judges.store import JudgeStore, read_judge_json
 from medlens.judges.tasks import JudgeTask
-from medlens.runs.files import write_atomic
+from medlens.runs.judgements import JudgeStore, read_judge_json, write_judge_json
+from medlens.runs.layout import is_judge_stage, members_dir
 from medlens.runs.store import DeriveResults
 
 OnStart = Callable[[int, int], None]
@@ -89,10 +89,9 @@ class _Open:
 def _execute_plan(
     plan: JudgePlan, on_start: OnStart | None, on_progress: OnProgress | None
 ) -> JudgeOutcome:
-    panel_existed = plan.panel_spec is not None and (plan.folder / "judge.json").is_file()
+    panel_existed = plan.panel_spec is not None and is_judge_stage(plan.folder)
     if plan.panel_spec is not None and not panel_existed:
-        plan.folder.mkdir(parents=True, exist_ok=True)
-        write_atomic(plan.folder / "judge.json", _json(plan.panel_spec))
+        write_judge_json(plan.folder, plan.panel_spec)
     opened: list[_Open] = []
     try:
         opened = [_open_stage(stage) for stage in plan.stages]
@@ -122,7 +121,7 @@ def _execute_plan(
 
 
 def _open_stage(stage: PreparedJudge) -> _Open:
-    existed = (stage.folder / "judge.json").is_file()
+    existed = is_judge_stage(stage.folder)
     store = JudgeStore.open_or_create(stage.folder, stage.spec)
     done = store.done(retry_failures=stage.options.retry_errors)
     todo = [t for t in stage.tasks if (t.item.id, t.repeat) not in done]
@@ -191,7 +190,7 @@ def _remove_unjudged(plan: JudgePlan, opened: list[_Open], panel_existed: bool) 
         if not o.existed and not judged:
             shutil.rmtree(o.stage.folder, ignore_errors=True)
     if plan.panel_spec is not None and not panel_existed:
-        members = plan.folder / "members"
+        members = members_dir(plan.folder)
         if not members.is_dir() or not any(members.iterdir()):
             shutil.rmtree(plan.folder, ignore_errors=True)
     with contextlib.suppress(OSError):

@@ -9,7 +9,6 @@ human agreement, rating sheets and inter-judge agreement."""
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
 from collections.abc import Sequence
@@ -17,40 +16,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from medlens.core.errors import InputError, MedlensError
+from medlens.core.errors import MedlensError
 from medlens.judges.combine import item_verdict, protocol_kind
 from medlens.judges.fast_lines import fast_verdicts
 from medlens.judges.panel import is_panel, member_folders
-from medlens.judges.store import JudgeStore
+from medlens.runs.judgements import JudgeStore, judge_dir, read_judge
+from medlens.runs.layout import is_judge_stage
 from medlens.stats.agreement import rater_agreement, self_agreement
 
 RUBRIC_DIMENSIONS = ("consistency", "coherence", "visual_accuracy", "ground_truth_correctness")
 Values = dict[str, dict[str, float]]
 """dimension → item id → value (equivalent: 1.0/0.0; rubric: mean over repeats, 0–10)."""
-
-
-def judge_dir(run_dir: Path | str, name: str) -> Path:
-    parts = Path(name).parts
-    if not name or Path(name).is_absolute() or ".." in parts or "\\" in name:
-        raise MedlensError(f"{name!r} is not a judge name")
-    return Path(run_dir) / "judges" / name
-
-
-def read_judge(run_dir: Path | str, name: str) -> dict[str, Any]:
-    """The judge's ``judge.json``; a missing judge names the judges the run has."""
-    path = judge_dir(run_dir, name) / "judge.json"
-    if not path.is_file():
-        root = Path(run_dir) / "judges"
-        have = sorted(str(p.parent.relative_to(root)) for p in root.rglob("judge.json"))
-        known = f" (this run has: {', '.join(have)})" if have else " (this run has no judges)"
-        raise MedlensError(f"{run_dir}: no judge named {name!r}{known}")
-    try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InputError(path, None, f"unreadable ({exc})") from None
-    if not isinstance(meta, dict) or not isinstance(meta.get("protocol"), dict):
-        raise InputError(path, "field 'protocol'", "not a judge file (no protocol object)")
-    return meta
 
 
 def read_judgements(run_dir: Path | str, name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -248,7 +224,7 @@ def _call_lines(run_dir: Path | str, name: str) -> list[dict[str, Any]]:
     return [
         line
         for member in member_folders(folder, meta).values()
-        if (member / "judge.json").is_file()
+        if is_judge_stage(member)
         for line in JudgeStore.open(member).lines().values()
     ]
 

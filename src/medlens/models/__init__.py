@@ -43,8 +43,16 @@ MODELS.add(
 MODELS.add(
     "hf",
     "medlens.models.hf:make_hf",
-    "hf:PATH[?device=cpu&dtype=float32&max_new_tokens=64&batch_size=8]",
-    "local transformers checkpoint (AutoProcessor + AutoModelForImageTextToText), batched",
+    "hf:PATH[?device=cpu&dtype=float32&max_new_tokens=64&batch_size=8&top_logprobs=K"
+    "&max_pixels=&min_pixels=&max_tiles=&longest_edge=&unverified=true]",
+    "local transformers checkpoint of a verified family (models --check hf:DIR), batched",
+)
+MODELS.add(
+    "vllm-serve",
+    "medlens.models.vllm_serve:make_vllm_serve",
+    "vllm-serve:DIR[?max_tokens=&temperature=&seed=&startup_timeout=900&tensor_parallel_size="
+    "&max_model_len=&gpu_memory_utilization=&max_images=4&batch_invariant=true&args='...']",
+    "starts `vllm serve DIR` ($MEDLENS_VLLM_SERVE), waits until healthy, stops it after the run",
 )
 MODELS.add(
     "vllm",

@@ -3,15 +3,18 @@
 Concurrent ``generate`` calls are collected into batches (up to ``batch_size``, or whatever arrived
 while the previous batch ran) and each batch runs ``model.generate`` in a worker thread, so the
 event loop stays free. The processor's own chat template formats the prompt, which is what makes
-one backend serve LLaVA, Gemma 3 / MedGemma, Qwen2.5/3-VL and InternVL alike. Greedy decoding only:
-answers are reproducible and cacheable. Nothing is downloaded (``local_files_only``).
+one backend serve every verified family (``hf_families``: LLaVA, LLaVA-NeXT/OneVision, Gemma 3,
+Qwen2/2.5/3-VL, InternVL, Idefics3/SmolVLM, Llama 3.2 Vision). The folder is checked before the
+weights load (``hf_load``), and the image resolution in effect is recorded and joins the cache
+key. Greedy decoding only: answers are reproducible and cacheable. Nothing is downloaded
+(``local_files_only``).
 """
 
 from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from medlens.core.errors import SpecError
@@ -25,11 +28,13 @@ from medlens.models.base import (
     TokenAlternatives,
 )
 from medlens.models.batching import BatchedModel, answer_prepared, chat_turns, token_usage
+from medlens.models.hf_families import RESOLUTION_OPTIONS
 from medlens.models.images import rgb_image
 
 LABEL_POSITIONS = 16
 """Answer tokens whose alternatives are kept: enough to tell "BI-RADS 3" from "BI-RADS 4"."""
-OPTIONS = {"device", "dtype", "max_new_tokens", "batch_size", "top_logprobs"}
+OPTIONS = {"device", "dtype", "max_new_tokens", "batch_size", "top_logprobs", "unverified",
+           *RESOLUTION_OPTIONS}  # fmt: skip
 # device and batch size change where and how fast, not what is asked: left out of Model.spec.
 PLACEMENT_OPTIONS = frozenset({"device", "batch_size"})
 DTYPES = ("float32", "float16", "bfloat16", "auto")
@@ -44,6 +49,21 @@ class HFSettings:
     batch_size: int = 8
     top_logprobs: int = 0
     """K > 0: keep the K most likely tokens at the answer position (per-option probabilities)."""
+    resolution: dict[str, int] = field(default_factory=dict)
+    """The resolution options the spec gives (``max_pixels``, ``max_tiles`` …), as integers."""
+    unverified: bool = False
+    """Load a vision-language family medlens has not verified (its image settings unchecked)."""
+
+
+def _whole_number(spec: Spec, key: str, default: int, low: int) -> int:
+    raw = spec.option(key)
+    try:
+        value = int(raw) if raw else default
+    except ValueError:
+        raise SpecError(f"hf: option {key}={raw!r} is not an integer") from None
+    if value < low:
+        raise SpecError(f"hf: option {key}={raw!r} must be at least {low}")
+    return value
 
 
 def parse_settings(spec: Spec, params: dict[str, Any]) -> HFSettings:
@@ -53,34 +73,35 @@ def parse_settings(spec: Spec, params: dict[str, Any]) -> HFSettings:
     dtype = spec.option("dtype", "float32") or "float32"
     if dtype not in DTYPES:
         raise SpecError(f"hf: option dtype={dtype!r} must be one of {', '.join(DTYPES)}")
-    numbers: dict[str, int] = {}
-    defaults = {"max_new_tokens": int(params.get("max_tokens") or 64), "batch_size": 8}
-    for key, default in defaults.items():
-        raw = spec.option(key)
-        try:
-            numbers[key] = int(raw) if raw else default
-        except ValueError:
-            raise SpecError(f"hf: option {key}={raw!r} is not an integer") from None
-        if numbers[key] < 1:
-            raise SpecError(f"hf: option {key}={raw!r} must be at least 1")
+    max_new_tokens = _whole_number(spec, "max_new_tokens", int(params.get("max_tokens") or 64), 1)
+    batch_size = _whole_number(spec, "batch_size", 8, 1)
+    top = _whole_number(spec, "top_logprobs", 0, 0)
+    resolution = {key: _whole_number(spec, key, 0, 1) for key in RESOLUTION_OPTIONS
+                  if spec.option(key) is not None}  # fmt: skip
+    unverified = (spec.option("unverified") or "false").lower()
+    if unverified not in ("true", "false"):
+        raise SpecError(f"hf: option unverified={unverified!r} must be true or false")
     device = spec.option("device", "cpu") or "cpu"
-    raw_top = spec.option("top_logprobs")
-    try:
-        top = int(raw_top) if raw_top else 0
-    except ValueError:
-        raise SpecError(f"hf: option top_logprobs={raw_top!r} is not an integer") from None
-    if top < 0:
-        raise SpecError(f"hf: option top_logprobs={raw_top!r} must be at least 0")
     return HFSettings(
-        spec.argument, device, dtype, numbers["max_new_tokens"], numbers["batch_size"], top
-    )
+        spec.argument, device, dtype, max_new_tokens, batch_size, top, resolution,
+        unverified == "true",
+    )  # fmt: skip
 
 
-def load(settings: HFSettings) -> tuple[Any, Any]:
-    """Processor and model from a local folder (or the local HF cache); never downloads."""
+def load(settings: HFSettings) -> tuple[Any, Any, dict[str, Any]]:
+    """Processor, model and image settings from a local folder (or the local HF cache);
+    never downloads. The folder is checked before the weights load (``hf_load``)."""
     import torch
-    from transformers import AutoModelForImageTextToText, AutoProcessor
+    from transformers import AutoModelForImageTextToText
     from transformers.utils import logging as hf_logging
+
+    from medlens.models.hf_load import (
+        check_processor,
+        first_line,
+        inspect_checkpoint,
+        load_processor,
+        settle_images,
+    )
 
     try:
         device = torch.device(settings.device)
@@ -88,23 +109,23 @@ def load(settings: HFSettings) -> tuple[Any, Any]:
         raise SpecError(
             f"hf: option device={settings.device!r} is not a torch device ({exc})"
         ) from None
-    if settings.path.startswith(("/", ".", "~")) and not os.path.isdir(settings.path):
-        raise SpecError(f"hf: no model folder at {settings.path}")
+    checkpoint = inspect_checkpoint(settings.path, settings.resolution, settings.unverified)
+    processor = load_processor(checkpoint)
+    check_processor(checkpoint, processor)
     dtype = "auto" if settings.dtype == "auto" else getattr(torch, settings.dtype)
     try:
-        processor = AutoProcessor.from_pretrained(settings.path, local_files_only=True)
         model: Any = AutoModelForImageTextToText.from_pretrained(
             settings.path, dtype=dtype, local_files_only=True
         )
     except (OSError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise SpecError(
-            f"hf: cannot load a vision-language model from {settings.path} ({first})"
+            f"hf: cannot load a vision-language model from {settings.path} ({first_line(exc)})"
         ) from None
+    images = settle_images(checkpoint, processor, model.config, settings.resolution)
     hf_logging.disable_progress_bar()  # medlens shows its own progress; keep stderr readable
     tokenizer = getattr(processor, "tokenizer", processor)
     tokenizer.padding_side = "left"  # decoder-only batches must be padded on the left
-    return processor, model.to(device).eval()
+    return processor, model.to(device).eval(), images
 
 
 def conversation(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
@@ -124,22 +145,37 @@ class HFModel(BatchedModel):
     deterministic = True
     worth_caching = True
 
-    def __init__(self, spec: Spec, settings: HFSettings, processor: Any, model: Any) -> None:
+    def __init__(
+        self,
+        spec: Spec,
+        settings: HFSettings,
+        loaded: tuple[Any, Any, dict[str, Any]] | None = None,
+    ) -> None:
         super().__init__(settings.batch_size, "hf")
         public = {k: v for k, v in spec.options.items() if k not in PLACEMENT_OPTIONS}
         self.spec = Spec(spec.name, spec.argument, public).canonical()
         self.settings = settings
         self.generation = {"temperature": 0.0, "max_tokens": settings.max_new_tokens}
         """Greedy decoding up to max_new_tokens (the run card shows it)."""
-        self.processor = processor
-        self.model = model
+        self.processor: Any = loaded[0] if loaded else None
+        self.model: Any = loaded[1] if loaded else None
+        images = loaded[2] if loaded else None
+        self.image_settings: dict[str, Any] | None = images
+        """The family and the image resolution in effect (``run.json["image_settings"]``);
+        None when the weights were not loaded (``describe_only``)."""
 
     @property
     def cache_identity(self) -> str:
-        """The checkpoint by content hash and revision, so new weights at an old path re-ask."""
+        """The checkpoint by content hash and revision, and the image resolution in effect:
+        new weights at an old path, or the same weights shown larger images, re-ask."""
+        import json
+
         from medlens.runs.provenance import weights_key
 
-        return weights_key(self.settings.path)
+        key = weights_key(self.settings.path)
+        if self.image_settings is not None:
+            key += ";images=" + json.dumps(self.image_settings, sort_keys=True)
+        return key
 
     def answer_batch(self, requests: list[Request]) -> list[Response]:
         """Answer requests grouped by image count (processors want uniform batches)."""
@@ -171,11 +207,9 @@ class HFModel(BatchedModel):
             for q, r in zip(requests, responses, strict=True)
         ]
 
-    def _generate(self, conversations: list[list[dict[str, Any]]]) -> list[Response]:
-        """One batched greedy ``generate``; usage counts real (unpadded) tokens."""
-        import torch
-
-        started = time.perf_counter()
+    def model_inputs(self, conversations: list[list[dict[str, Any]]]) -> Any:
+        """The chat template applied and the images processed: the model's keyword arguments
+        for one left-padded batch, on the model's device."""
         inputs = self.processor.apply_chat_template(
             conversations,
             add_generation_prompt=True,
@@ -186,6 +220,14 @@ class HFModel(BatchedModel):
         ).to(self.model.device)
         if "pixel_values" in inputs:
             inputs["pixel_values"] = inputs["pixel_values"].to(self.model.dtype)
+        return inputs
+
+    def _generate(self, conversations: list[list[dict[str, Any]]]) -> list[Response]:
+        """One batched greedy ``generate``; usage counts real (unpadded) tokens."""
+        import torch
+
+        started = time.perf_counter()
+        inputs = self.model_inputs(conversations)
         scored = self.settings.top_logprobs > 0
         with torch.inference_mode():
             output = self.model.generate(
@@ -270,6 +312,9 @@ def make_hf(spec: Spec, context: ModelContext) -> HFModel:
     (``&top_logprobs=K``: per-option probabilities from the generation scores)."""
     settings = parse_settings(spec, dict(context.params))
     if context.describe_only:
-        return HFModel(spec, settings, None, None)
-    processor, model = load(settings)
-    return HFModel(spec, settings, processor, model)
+        from medlens.models.hf_load import inspect_checkpoint
+
+        if os.path.isdir(os.path.expanduser(settings.path)):  # a hub id is checked when it loads
+            inspect_checkpoint(settings.path, settings.resolution, settings.unverified)
+        return HFModel(spec, settings)
+    return HFModel(spec, settings, load(settings))

@@ -6,8 +6,9 @@ sent — ``question + " Options: " + options``.
 ``replay:DIR`` with a folder of such files (and no ``run.json``) answers an ``mmbu:`` folder of
 per-task TSVs: each output file is matched to a task by the official task name in its file name
 (``configs/all_tasks.yaml``: ``classification_closed_VQA`` …), and each of its indices to the
-item of that task's TSV with the same index. A file naming no task, a task the benchmark lacks,
-and two files for one task are one-line errors naming the file.
+item of that task's TSV with the same index (the TSVs may keep their released names,
+``final_subsampled_cls_closed_1_13_v2.tsv`` …; ``sources/mmbu_names``). A file naming no task, a
+task the benchmark lacks, and two files for one task are one-line errors naming the file.
 """
 
 from __future__ import annotations
@@ -109,10 +110,12 @@ def _items_by_task(items: Sequence[Item]) -> dict[str, dict[str, str]]:
         task = str(item.meta.get("official_task") or "")
         if not task:
             continue
-        at = item.id.lower().find(task.lower())
-        rest = item.id[at + len(task) :] if at >= 0 else item.id
-        index = rest.split("-", 1)[1] if "-" in rest else rest
-        out.setdefault(task.lower(), {})[index] = item.id
+        index = item.meta.get("index")  # the TSV's own per-task index, as the output holds it
+        if index is None:
+            at = item.id.lower().find(task.lower())
+            rest = item.id[at + len(task) :] if at >= 0 else item.id
+            index = rest.split("-", 1)[1] if "-" in rest else rest
+        out.setdefault(task.lower(), {})[str(index)] = item.id
     return out
 
 

@@ -11,7 +11,8 @@ from typing import Any, Protocol
 
 from medlens.core.errors import MedlensError
 from medlens.judges.calibration import calibrated_score, save_agreement, scores_digest
-from medlens.judges.verdicts import judge_dir, judged_item_scores, read_judgements, weighted_scores
+from medlens.judges.verdicts import judged_item_scores, read_judgements, weighted_scores
+from medlens.runs.judgements import judge_dir
 from medlens.runs.store import RunStore
 
 RUBRIC_TOP = 10.0

@@ -50,7 +50,7 @@ def default_protocol(run_dir: Path, judge: str | None) -> str:
     """The judge's protocol when a judge is named (rubric → medcmr), else equivalence."""
     if judge is None:
         return "equivalence"
-    from medlens.judges.verdicts import read_judge
+    from medlens.runs.judgements import read_judge
 
     name = str(read_judge(run_dir, judge)["protocol"].get("name"))
     if name == "choice":

@@ -92,6 +92,7 @@ def main_table(layout: dict[str, Any], labels: dict[str, str] | None = None) -> 
         )
         if row.get("not_comparable"):
             notes.append(f"{row.get('run')}: {row['not_comparable']}")
+    notes += gap_notes(layout, labels)
     sources = sorted({row["source"] for row in layout["rows"] if row.get("published")})
     notes += [f"published: {source}" for source in sources]
     if any("coverage" in c for row in runs for c in row["cells"].values()):
@@ -99,6 +100,20 @@ def main_table(layout: dict[str, Any], labels: dict[str, str] | None = None) -> 
             "cov: items with a judge's verdict / items of the judged scope (no verdict: left out, never 0)"
         )
     return BoardTable("layout", layout["title"], headers, rows, notes, text_columns=2)
+
+
+def gap_notes(layout: dict[str, Any], labels: dict[str, str] | None = None) -> list[str]:
+    """MMBU's headline closed − open gap of each run and of the published rows."""
+    from medlens.analysis.task_mean import mmbu_gap_lines, published_gap_text
+
+    gap = layout.get("gap") or {}
+    notes = []
+    for run, found in (gap.get("runs") or {}).items():
+        name = (labels or {}).get(run) or run
+        notes += [f"{name}: {line.strip()}" for line in mmbu_gap_lines(found)]
+    if gap.get("published"):
+        notes.append(published_gap_text(gap["published"]))
+    return notes
 
 
 def _scale_note(name: str) -> str:

@@ -38,7 +38,8 @@ def _value_text(cell: dict[str, Any], note: str | None = None) -> str:
     value, ci = cell.get("value"), cell.get("ci")
     shown = "–" if value is None else f"{value:.3f}"
     interval = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
-    return f"{shown}{interval} (n={cell.get('n', 0)}{f'; {note}' if note else ''})"
+    notes = "".join(f"; {text}" for text in (note, cell.get("note")) if text)
+    return f"{shown}{interval} (n={cell.get('n', 0)}{notes})"
 
 
 def single_multi_line(results: dict[str, Any]) -> list[str]:
@@ -94,7 +95,8 @@ def variant_calling_lines(results: dict[str, Any]) -> list[str]:
         ci = f" [{cell['ci'][0]:.3f}, {cell['ci'][1]:.3f}]" if cell["ci"] else ""
         parts.append(
             f"{name} F1 {shown(cell['f1'])}{ci} (precision {shown(cell['precision'])}, "
-            f"recall {shown(cell['recall'])}, n={cell['n']})"
+            f"recall {shown(cell['recall'])}, n={cell['n']}"
+            + (f"; {cell['note']})" if cell.get("note") else ")")
         )
     return ["variant calls (genotype match): " + "; ".join(parts)]
 

@@ -352,11 +352,32 @@ def closed_open_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]
             f"{percent(cell.get('open'))} ({cell.get('n_open', 0)})",
             "–" if delta is None else f"{100 * delta:+.1f} [{ci}], {pairing_text(cell)}",
         ))  # fmt: skip
-    across = results.get("closed_open_task_mean")
-    if across:
-        rows.append((f"mean over {across['tasks']} tasks (each weighs the same)", "–", "–",
-                     f"{100 * across['delta']:+.1f} [{fmt_diff_ci(across['ci'], 100)}]"))  # fmt: skip
-    return rows
+    return rows + task_mean_rows(results)
+
+
+def task_mean_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """MMBU's headline gap (then its classification-only and all-task means), or the mean over
+    the run's tasks for another benchmark."""
+    from medlens.analysis.task_mean import HEADLINE
+
+    gap = results.get("mmbu_gap")
+    missing = ", ".join((gap or {}).get("missing") or [])
+    head = f"{HEADLINE} (no {missing}: not the paper's definition)" if missing else HEADLINE
+    named = [(head, (gap or {}).get("headline")),
+             ("classification tasks only (unanchored, box, mask)", (gap or {}).get("classification")),
+             ("all tasks of the run", (gap or {}).get("all"))]  # fmt: skip
+    if not gap:
+        across = results.get("closed_open_task_mean")
+        named = (
+            [(f"mean over {across['tasks']} tasks (each weighs the same)", across)]
+            if across
+            else []
+        )
+    return [
+        (label, "–", "–", f"{100 * cell['delta']:+.1f} [{fmt_diff_ci(cell['ci'], 100)}]")
+        for label, cell in named
+        if cell
+    ]
 
 
 def secondary_text(results: dict[str, Any]) -> str:

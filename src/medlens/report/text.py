@@ -131,7 +131,11 @@ def detail_lines(results: dict[str, Any]) -> list[str]:
             f"(n={gap['n_open']}): Δ {gap['delta']:+.3f}, 95% CI {fmt_diff_ci(gap.get('delta_ci'))}"
             f" ({pairing_text(gap)})"
         )
-    if results.get("closed_open_task_mean"):
+    if results.get("mmbu_gap"):
+        from medlens.analysis.task_mean import mmbu_gap_lines
+
+        lines += mmbu_gap_lines(results["mmbu_gap"])
+    elif results.get("closed_open_task_mean"):
         from medlens.analysis.task_mean import task_mean_text
 
         lines.append(task_mean_text(results["closed_open_task_mean"]))

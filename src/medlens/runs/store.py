@@ -8,21 +8,19 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from medlens.core.errors import MedlensError, RunMismatchError
+from medlens.core.errors import RunMismatchError
 from medlens.core.items import Item
 from medlens.core.records import Record
 from medlens.core.version import __version__
-from medlens.runs.files import JsonLines, canonical_json, line_reader, write_atomic
+from medlens.runs.files import JsonLines, canonical_json, write_atomic
+from medlens.runs.layout import ITEMS_FILE, RECORDS_FILE, RESULTS_FILE, RUN_FILE, is_run
+from medlens.runs.reading import read_items, read_records, read_run_file
 from medlens.sources.sidecar import with_compact_design
 
 SCHEMA_VERSION = 1
 # Item errors that a retry cannot fix (an undecodable image, a missing file): resume skips them
 # unless asked to retry errors.
 PERMANENT_ERRORS = frozenset({"input", "image"})
-
-
-def _is_record(value: object) -> bool:
-    return isinstance(value, dict) and isinstance(value.get("id"), str)
 
 
 def spec_hash(spec: Mapping[str, Any]) -> str:
@@ -43,7 +41,7 @@ class RunStore:
         self.path = path
         self.run = run
         self._records: dict[str, Record] = {}
-        self._log = JsonLines(path / "records.jsonl", batch=RECORD_BATCH, interval=RECORD_INTERVAL)
+        self._log = JsonLines(path / RECORDS_FILE, batch=RECORD_BATCH, interval=RECORD_INTERVAL)
         self._lines = 0
         self._items: list[Item] | None = None
         self.damaged: list[str] = []
@@ -61,10 +59,10 @@ class RunStore:
     @classmethod
     def open_or_create(cls, path: Path, spec: Mapping[str, Any], items: Iterable[Item]) -> RunStore:
         """Resume the run at `path` if its spec matches, else create it; refuse to mix specs."""
-        if (path / "run.json").is_file():
+        if is_run(path):
             check_same_spec(path, spec)  # before compaction: a refused run changes nothing
             store = cls.open(path, resume=True)
-            if not (path / "items.jsonl").is_file():
+            if not (path / ITEMS_FILE).is_file():
                 store._write_items(items)
             return store
         return cls._create(path, spec, items)
@@ -81,7 +79,7 @@ class RunStore:
             "spec": dict(spec),
             "spec_hash": spec_hash(spec),
         }
-        write_atomic(path / "run.json", json.dumps(run, indent=2, ensure_ascii=False) + "\n")
+        write_atomic(path / RUN_FILE, json.dumps(run, indent=2, ensure_ascii=False) + "\n")
         store = cls(path, run)
         store._write_items(items)
         return store
@@ -90,41 +88,23 @@ class RunStore:
         kept = list(items)
         encode = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps's bytes, one encoder
         lines = (encode(item.to_json()) for item in kept)
-        write_atomic(self.path / "items.jsonl", "".join(line + "\n" for line in lines))
+        write_atomic(self.path / ITEMS_FILE, "".join(line + "\n" for line in lines))
         self._items = kept  # what the file now holds: results need not parse it again
 
     # -- records -----------------------------------------------------------------------------
     def _load_records(self, compact: bool) -> None:
-        """Read records.jsonl; every line that is not a record is listed in `self.damaged`.
+        """Read records.jsonl by the store's rules (``runs.reading``); every line that is not a
+        record is listed in `self.damaged`.
 
         With `compact` (resuming, under the run lock), the file is rewritten without damaged
         lines and duplicates, keeping each item's latest record: an answer over an error, and an
         errored item's last error (its type and message stay reportable while it is retried).
         """
-        content = self._log.read()
-        file = self._log.path
-        latest: dict[str, Record] = {}
-        dirty = content.tail is not None
-        if content.tail is not None:
-            self.damaged.append(
-                f"{file}, line {content.tail.number}: torn last line (a killed write)"
-            )
-        for line in content.lines:
-            if not _is_record(line.value):
-                dirty = True
-                if not line.blank:
-                    self.damaged.append(
-                        f"{file}, line {line.number}: damaged (not a JSON record with an id)"
-                    )
-                continue
-            record: Record = line.value
-            previous = latest.get(record["id"])
-            dirty = dirty or previous is not None
-            if previous is None or record.get("error") is None or previous.get("error") is not None:
-                latest[record["id"]] = record
-        self._records = latest
-        self._lines = len(content.lines)
-        if compact and dirty:
+        found = read_records(self.path)
+        self.damaged.extend(found.damaged)
+        self._records = found.latest
+        self._lines = found.lines
+        if compact and found.dirty:
             self.compact()
 
     def records(self) -> dict[str, Record]:
@@ -167,25 +147,11 @@ class RunStore:
     def items(self) -> list[Item]:
         if self._items is not None:
             return list(self._items)
-        file = self.path / "items.jsonl"
-        if not file.is_file():
-            raise MedlensError(f"{self.path}: run has no items.jsonl")
-        items = []
-        whole = file.read_bytes()
-        read = line_reader(whole)
-        for number, line in enumerate(whole.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                items.append(Item.from_json(read(line)))
-            except (ValueError, KeyError, TypeError, AttributeError) as exc:
-                problem = f"missing field {exc}" if isinstance(exc, KeyError) else exc
-                raise MedlensError(f"{file}, line {number}: not an item ({problem})") from None
-        return items
+        return read_items(self.path)
 
     def write_results(self, results: Mapping[str, Any]) -> None:
         write_atomic(
-            self.path / "results.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n"
+            self.path / RESULTS_FILE, json.dumps(results, indent=2, ensure_ascii=False) + "\n"
         )
 
 
@@ -194,7 +160,7 @@ def check_same_spec(path: Path, spec: Mapping[str, Any]) -> None:
 
     Reads run.json only, so a refused rerun leaves the directory byte for byte as it was.
     """
-    if not (path / "run.json").is_file():
+    if not is_run(path):
         return
     run = read_run_file(path)
     if (
@@ -245,20 +211,6 @@ def describe_difference(old: Mapping[str, Any], new: Mapping[str, Any], prefix: 
         else:
             diffs.append(f"{prefix}{key}: {json.dumps(a)} → {json.dumps(b)}")
     return "; ".join(d for d in diffs if d)
-
-
-def read_run_file(path: Path) -> dict[str, Any]:
-    """The run.json of the run directory `path`, checked to hold a spec object."""
-    run_file = Path(path) / "run.json"
-    if not run_file.is_file():
-        raise MedlensError(f"{path}: not a medlens run directory (no run.json)")
-    try:
-        run = json.loads(run_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise MedlensError(f"{run_file}: unreadable ({exc})") from None
-    if not isinstance(run, dict) or not isinstance(run.get("spec"), dict):
-        raise MedlensError(f"{run_file}: not a medlens run file (no spec object)")
-    return run
 
 
 DeriveResults = Callable[[RunStore], dict[str, Any]]

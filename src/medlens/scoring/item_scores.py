@@ -24,6 +24,7 @@ from medlens.extract import Extraction
 from medlens.extract.assertion import Assertion, asserts_gold
 from medlens.extract.framing import gold_in_frame
 from medlens.extract.open import boxes_from_text
+from medlens.extract.question_scope import asked_references
 from medlens.scoring import metrics
 from medlens.scoring.report_text import report_text
 
@@ -53,11 +54,20 @@ def score(item: Item, extraction: Extraction) -> float | None:
 
 
 def open_assertion(item: Item, predicted: str) -> Assertion:
-    """The careful reader's verdict on an open answer, against every reference answer."""
+    """The careful reader's verdict on an open answer, against every reference answer, and
+    against what the question asks of each (``extract.question_scope``)."""
     gold = item.answer
     assert isinstance(gold, str)
-    verdicts = [asserts_gold(predicted, ref) for ref in reference_answers(item, gold)]
-    return next((v for v in verdicts if v.credited), verdicts[0])
+    references = reference_answers(item, gold)
+    verdicts = [asserts_gold(predicted, ref) for ref in references]
+    credited = next((v for v in verdicts if v.credited), None)
+    if credited is not None:
+        return credited
+    for ref in references:
+        for relaxed, rule in asked_references(ref, item.question, predicted):
+            if asserts_gold(predicted, relaxed).credited:
+                return Assertion(True, rule)
+    return verdicts[0]
 
 
 def item_scores(item: Item, extraction: Extraction) -> dict[str, float]:
@@ -153,7 +163,7 @@ def read_and_score(
         found = extract(item, text, mode, finish_reason)  # type: ignore[arg-type]
         if item.kind == "open" and item.answer is not None and found.answer is not None:
             verdict = open_assertion(item, found.answer)
-            if verdict.rule.startswith("vocab:"):  # the vocabulary entry that decided
+            if verdict.rule.startswith(("vocab:", "asked:")):  # the entry or rule that decided
                 found = Extraction(found.answer, found.status, f"{found.method}:{verdict.rule}")
             return found, 1.0 if verdict.credited else 0.0
         return found, score(item, found)

@@ -6,7 +6,7 @@ level of each, and the closed−open Δ paired per sample.
   (``bootstrap.group_cis``, images as clusters). Chance: 1/k for the closed form (k options),
   none for the open form (free text has no chance level).
 - Open detection: micro-F1 over boxes at IoU ≥ 0.5 (every predicted box may hit a distinct gold
-  box), with the interval of a ratio of 0/1 box events clustered by image (:func:`box_f1_ci`);
+  box), with the corpus statistics' cluster-jackknife interval (:func:`box_f1_ci`);
   no chance level.
   Closed detection (candidate boxes as options): accuracy = micro-F1, chance 1/k.
 - Paired Δ: ``scoring.closed_open.closed_open_delta`` (the closed and open forms of one sample,
@@ -23,10 +23,12 @@ import numpy as np
 from medlens.core.items import Item
 from medlens.core.records import Record
 from medlens.scoring.closed_open import closed_open_delta, pair_keys
+from medlens.scoring.corpus_metrics import FEW_IMAGES_CORPUS, corpus_ci
 from medlens.scoring.corpus_stats import box_f1_from_sums, box_stats
 from medlens.scoring.metrics import random_baseline
 from medlens.sources.mmbu import GRANULARITY
-from medlens.stats.bootstrap import group_cis, ratio_ci
+from medlens.stats.bootstrap import group_cis
+from medlens.stats.jackknife import MIN_IMAGES
 
 
 def mmbu_section(items: Sequence[Item], records: dict[str, Record]) -> dict[str, Any]:
@@ -65,20 +67,25 @@ def task_cell(rows: list[tuple[Item, Record]]) -> dict[str, Any]:
         lo, hi = float(los[0]), float(his[0])
         chances = [random_baseline(item) for item in items]
         chance = None if None in chances else float(np.mean([c for c in chances if c is not None]))
-    return {
+    images = len(set(clusters.tolist()))
+    cell: dict[str, Any] = {
         "metric": "micro_f1",
         "n": len(items),
-        "images": len(set(clusters.tolist())),
+        "images": images,
         "value": value if np.isfinite(value) else None,
         "ci": [lo, hi] if np.isfinite(lo) and np.isfinite(hi) else None,
         "chance": chance,
     }
+    if cell["value"] is not None and cell["ci"] is None and images < MIN_IMAGES:
+        cell["note"] = FEW_IMAGES_CORPUS
+    return cell
 
 
 def box_f1_ci(stats: np.ndarray, clusters: np.ndarray) -> tuple[float, float]:
     """CI of micro-F1 = 2·matched / (predicted + gold) over boxes (`stats`: items × (matched,
-    predicted, gold)): a ratio of 0/1 box events clustered by image (``bootstrap.ratio_ci``)."""
-    return ratio_ci(2 * stats[:, 0], stats[:, 1] + stats[:, 2], clusters)
+    predicted, gold)): the corpus statistics' cluster jackknife (``corpus_metrics.corpus_ci``),
+    so the MMBU section and a detection run's ``f1_50`` print one interval."""
+    return corpus_ci(stats, np.asarray(clusters), box_f1_from_sums)
 
 
 def paired_delta(rows: list[tuple[Item, Record]]) -> dict[str, Any] | None:

@@ -18,8 +18,9 @@ import numpy as np
 from medlens.core.items import Item
 from medlens.core.records import Record
 from medlens.extract.normalise import normalize_answer
-from medlens.scoring.corpus_metrics import corpus_ci
+from medlens.scoring.corpus_metrics import FEW_IMAGES_CORPUS, corpus_ci
 from medlens.scoring.corpus_stats import f1_from_counts
+from medlens.stats.jackknife import MIN_IMAGES
 
 REFERENCE = "homozygous reference"
 
@@ -63,10 +64,13 @@ def _cell(rows: list[tuple[Item, tuple[int, int, int]]]) -> dict[str, Any]:
     clusters = np.array([item.meta.get("image_id", item.id) for item, _ in rows], dtype=object)
     f1 = float(f1_from_counts(stats.sum(axis=0)[None, :])[0])
     lo, hi = corpus_ci(stats, clusters, f1_from_counts)
-    return {
+    cell: dict[str, Any] = {
         "n": len(rows), "tp": int(tp), "fp": int(fp), "fn": int(fn),
         "precision": tp / (tp + fp) if tp + fp else None,
         "recall": tp / (tp + fn) if tp + fn else None,
         "f1": f1 if np.isfinite(f1) else None,
         "ci": [lo, hi] if np.isfinite(lo) and np.isfinite(hi) else None,
     }  # fmt: skip
+    if cell["f1"] is not None and cell["ci"] is None and len(set(clusters.tolist())) < MIN_IMAGES:
+        cell["note"] = FEW_IMAGES_CORPUS
+    return cell

@@ -43,6 +43,7 @@ from medlens.core.errors import InputError
 from medlens.core.items import Benchmark, Box, Item
 from medlens.core.specs import Spec
 from medlens.sources import native
+from medlens.sources.mmbu_names import image_root, released_files
 from medlens.sources.mmbu_official import gold_text, options_cell, task_and_form
 
 SPLITS = ("test",)
@@ -92,8 +93,14 @@ def load_mmbu(spec: Spec) -> Benchmark:
 
 
 def _files(root: Path) -> list[Path]:
+    """The public release's metadata.jsonl, a released data root's task TSVs (``final_cls/``
+    …, ``mmbu_names``), else the TSV / JSONL files directly in the folder."""
     if root.is_dir() and (root / METADATA).is_file():
         return [root / METADATA]
+    if root.is_dir() and not any(p.suffix in (".tsv", ".jsonl") for p in root.iterdir()):
+        released = released_files(root)
+        if released is not None:
+            return released
     return native.data_files(root, (".tsv", ".jsonl"))
 
 
@@ -117,7 +124,7 @@ def _item(record: native.Record, path: Path, where: str, prefix: str) -> Item:
     common: dict[str, Any] = {
         "id": prefix + native.text(record, id_key, path, where),
         "question": native.text(record, "question", path, where),
-        "images": (native.file_image(path.parent, image_path, path, where),),
+        "images": (native.file_image(image_root(path), image_path, path, where),),
         "meta": meta,
     }
     answer = gold_text(record, path, where)

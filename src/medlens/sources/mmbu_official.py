@@ -2,7 +2,8 @@
 
 - the **inference TSV** (``src/run_vlm_eval.py``, ``src/vqa_dataset.py``): columns ``index,
   question, image_path, dataset, class_label, modality, options``; the task is the file's name
-  (``configs/all_tasks.yaml``: ``classification_closed_VQA`` …) or a ``task`` column; the gold
+  as released (``final_subsampled_cls_closed_1_13_v2.tsv`` …, ``sources/mmbu_names.py``) or as
+  its config names it (``classification_closed_VQA`` …), or a ``task`` column; the gold
   label is ``class_label``; closed tasks carry their options in one ``options`` cell;
 - the **public split** card (``mmbu/mmbu-public``): ``question, file_name, question_type,
   options, metadata_*, task, unique_id, VQA_type, answer``, open questions whose ``options``
@@ -25,6 +26,7 @@ from typing import Any
 
 from medlens.core.errors import InputError
 from medlens.sources import native
+from medlens.sources.mmbu_names import released_task
 
 OFFICIAL_TASKS: dict[str, str] = {
     "classification": "classification",
@@ -34,16 +36,21 @@ OFFICIAL_TASKS: dict[str, str] = {
     "segmentation_guess_bbox": "detection",
 }
 """Official task stem (before ``_closed_VQA`` / ``_open_VQA``) → medlens task."""
-_OFFICIAL = re.compile(r"^(?P<stem>[a-z_]+?)_(?P<form>closed|open)(?:_vqa)?$")
 _LETTERED = re.compile(r"(?:^|(?<=[\s,;|]))\(?([A-J])[.):]\s*")
 
 
 def official_task(name: str) -> tuple[str, str] | None:
-    """(medlens task, form) of an official task name such as ``classification_closed_VQA``."""
-    match = _OFFICIAL.match(name.strip().lower())
-    if match is None or match.group("stem") not in OFFICIAL_TASKS:
+    """(medlens task, form) of an official task name such as ``classification_closed_VQA`` or
+    a released file's name such as ``final_subsampled_cls_closed_1_13_v2`` (``mmbu_names``)."""
+    found = released_task(name)
+    if found is None:
         return None
-    return OFFICIAL_TASKS[match.group("stem")], match.group("form")
+    official, form = found
+    return _medlens_task(official, form), form
+
+
+def _medlens_task(official: str, form: str) -> str:
+    return OFFICIAL_TASKS[official.rsplit(f"_{form}_", 1)[0]]
 
 
 def task_and_form(record: Mapping[str, Any], path: Path, where: str) -> tuple[str, str, str | None]:
@@ -56,14 +63,15 @@ def task_and_form(record: Mapping[str, Any], path: Path, where: str) -> tuple[st
                 path,
                 f"{where}, field 'task'",
                 "missing or empty (and the file name is no official task name such as "
-                "classification_closed_VQA)",
+                "classification_closed_VQA or final_subsampled_cls_closed_1_13_v2)",
             )
         written = path.stem
-    found = official_task(written)
-    if found is not None:
-        return written, found[0], found[1]
-    form = native.optional_text(record, "VQA_type")
-    folded = form.lower() if form else ""
+    named = released_task(written)
+    if named is not None:
+        official, form = named
+        return official, _medlens_task(official, form), form
+    vqa_type = native.optional_text(record, "VQA_type")
+    folded = vqa_type.lower() if vqa_type else ""
     return written, written.lower(), "open" if "open" in folded else "closed" if folded else None
 
 

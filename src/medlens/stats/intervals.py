@@ -5,7 +5,8 @@ One method per kind of cell (docs/design.md, "Honest statistics"):
 - independent 0/1 scores: the Wilson score interval with continuity correction (never zero
   width; coverage ≥ 95% at every n ≥ 5, p in [.02, .98]);
 - other scores in [0, 1] (token F1, ROUGE-L, Jaccard, rubric ratings / 10): the bounded-mean
-  interval (:func:`bounded_mean`, Agresti–Coull pseudo-values at both bounds);
+  interval (``stats.bounded``: pseudo-values at both bounds, Hall's skew-corrected t, Wilson
+  on the observed range);
 - items sharing images: the cluster-robust ratio-estimator interval, mean ± t(G_eff−1)·SE_CR with
   SE_CR² = G/(G−1)·Σ_g (s_g − p̂·m_g)² / M² and G_eff Kish's effective number of images,
   enveloped with the item-level interval at the effective sample size and with the item-level
@@ -21,7 +22,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from medlens.stats.bounded import ItemShape, bounded_mean, item_shape
 from medlens.stats.units import Units, collapse
+
+__all__ = ["Spread", "bounded_mean", "spread", "spread_bounds", "t_bounds", "wilson"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,9 @@ class Spread:
     """Cluster-robust standard error of clustered groups with ≥ 2 images; NaN otherwise."""
     size_squares: np.ndarray
     """Σ over images of (items on the image)²: what :attr:`effective_images` needs."""
+    shape: ItemShape | None = None
+    """Skewness, range and 0/1-ness of each group's values (what :func:`bounded_mean` reads
+    for non-0/1 groups); None: unknown (full pseudo-values)."""
 
     @property
     def effective_images(self) -> np.ndarray:
@@ -56,9 +63,10 @@ class Spread:
     def row(self, index: int) -> Spread:
         """The one-group Spread of group `index`."""
         pick = slice(index, index + 1)
+        shape = None if self.shape is None else self.shape.pick(pick)
         return Spread(
             self.n[pick], self.mean[pick], self.images[pick], self.item_se[pick],
-            self.cluster_se[pick], self.size_squares[pick],
+            self.cluster_se[pick], self.size_squares[pick], shape,
         )  # fmt: skip
 
 
@@ -82,12 +90,15 @@ def spread(
     size_squares = np.bincount(clusters.group, weight * clusters.size**2, minlength=n_groups)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = total / n
+        # rounded as the sums are: the residue of p̂·m (0.8·3 ≠ 2.4 in binary) is no spread,
+        # and read as one it sent an all-equal cell's effective sample size to 1 ([0, 10])
         residual = clusters.sum - mean[clusters.group] * clusters.size
+        residual[np.abs(residual) < 1e-9] = 0.0
         squares = np.bincount(clusters.group, weight * residual**2, minlength=n_groups)
         cluster_se = np.sqrt(images / (images - 1) * squares) / n
     clustered = np.bincount(clusters.group, clusters.size > 1, minlength=n_groups) > 0
     cluster_se[~clustered | (images < 2)] = np.nan
-    item_se = np.full(n_groups, np.nan)
+    item_se, shape = np.full(n_groups, np.nan), None
     if items is not None:
         odd = (items.sum != 0) & (items.sum != 1)
         fractional = (np.bincount(items.group, odd, minlength=n_groups) > 0) | continuous
@@ -97,7 +108,8 @@ def spread(
         with np.errstate(invalid="ignore", divide="ignore"):
             se = np.where(n > 1, np.sqrt(ss / np.maximum(n - 1, 1) / n), np.inf)
         item_se[fractional] = se[fractional]
-    return Spread(n, mean, images, item_se, cluster_se, size_squares)
+        shape = item_shape(items.group, items.sum, items.count, mean, n_groups)
+    return Spread(n, mean, images, item_se, cluster_se, size_squares, shape)
 
 
 def spread_bounds(s: Spread, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
@@ -108,8 +120,9 @@ def spread_bounds(s: Spread, level: float = 0.95) -> tuple[np.ndarray, np.ndarra
     lo[binary], hi[binary] = wilson(s.mean[binary] * s.n[binary], s.n[binary], level)
     fractional = some & ~binary
     lo[fractional], hi[fractional] = bounded_mean(
-        s.mean[fractional], _item_variance(s)[fractional], s.n[fractional], level
-    )
+        s.mean[fractional], _item_variance(s)[fractional], s.n[fractional], level,
+        None if s.shape is None else s.shape.pick(fractional),
+    )  # fmt: skip
     clustered = some & ~np.isnan(s.cluster_se)
     df = np.maximum(s.effective_images[clustered] - 1, 1.0)  # ≥ 1 from 2 images on
     c_lo, c_hi = t_bounds(s.mean[clustered], s.cluster_se[clustered], df, level)
@@ -144,37 +157,14 @@ def _effective_item_interval(
     t = stdtrit(np.maximum(s.effective_images[mask] - 1, 1), 1 - (1 - level) / 2)
     with np.errstate(invalid="ignore", divide="ignore"):
         # no spread to see (every item alike): each image counts once rather than each item
-        n_eff = np.where(se > 0, variance / se**2 * (z / t) ** 2, s.effective_images[mask])
+        n_eff = np.where(
+            (se > 0) & (variance > 0), variance / se**2 * (z / t) ** 2, s.effective_images[mask]
+        )
     n_eff = np.clip(np.nan_to_num(n_eff, nan=1.0), 1.0, n)
     w_lo, w_hi = wilson(p * n_eff, n_eff, level)
-    b_lo, b_hi = bounded_mean(p, variance, n_eff, level)
+    shape = None if s.shape is None else s.shape.pick(mask)
+    b_lo, b_hi = bounded_mean(p, variance, n_eff, level, shape)
     return np.where(binary, w_lo, b_lo), np.where(binary, w_hi, b_hi)
-
-
-def bounded_mean(
-    mean: np.ndarray, variance: np.ndarray, n: np.ndarray, level: float = 0.95
-) -> tuple[np.ndarray, np.ndarray]:
-    """Interval of the mean of n values in [0, 1] (token F1, ROUGE-L, a 0–10 rubric rating / 10)
-    with mean `mean` and variance `variance` (divided by n): the Wald interval after adding
-    z²/2 pseudo-values at 0 and at 1 (Agresti & Coull 1998, which it equals for 0/1 values).
-
-    The pseudo-values pull the centre away from the bound the values crowd against, where the
-    mean's distribution is skewed, and keep a constant set of ratings (all 8 of 10) from a
-    zero-width interval; [0, 1] for a single value; by simulation (bench/coverage.py) it covers ≥ 95% at n = 3…100 on
-    ceiling-heavy, floor-heavy, two-valued and ROUGE/token-F1/Jaccard-like scores, where the t
-    interval falls to 83–93%. Clipped to [0, 1].
-    """
-    from scipy.special import ndtri
-
-    mean, variance, n = (np.asarray(x, float) for x in (mean, variance, n))
-    z = float(ndtri(1 - (1 - level) / 2))
-    pseudo = z * z / 2
-    total = n + 2 * pseudo
-    centre = (mean * n + pseudo) / total
-    second = (n * (variance + mean**2) + pseudo) / total
-    half = z * np.sqrt(np.maximum(second - centre**2, 0.0) / total)
-    half = np.where(n > 1, half, np.inf)  # one value says nothing about the spread
-    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
 
 
 def wilson(

@@ -114,7 +114,7 @@ def stored_counts(folder: Path) -> dict[str, Any]:
 def stored_judgements(job: JudgeJob, planned: tuple[int | None, int]) -> dict[str, Any]:
     """``judged`` (lines kept for good) and ``to_judge`` (the stage's lines in all, when its
     start said) of a judge stage stopped before its end; empty when it wrote nothing."""
-    from medlens.judges.store import JudgeStore
+    from medlens.runs.judgements import JudgeStore
 
     folder = job.options.run_dir / "judges" / job.judge
     if not (folder / "judgements.jsonl").is_file():

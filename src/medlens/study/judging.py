@@ -68,7 +68,7 @@ def _planned_tasks(job: JudgeJob) -> tuple[list[JudgeTask], JudgeSettings]:
         asyncio.run(stage.model.aclose())
         done: set[tuple[str, int]] = set()
         if (stage.folder / "judge.json").is_file():
-            from medlens.judges.store import JudgeStore
+            from medlens.runs.judgements import JudgeStore
 
             done = JudgeStore.open(stage.folder).done()
         todo += [t for t in stage.tasks if (t.item.id, t.repeat) not in done]

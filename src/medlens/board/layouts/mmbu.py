@@ -47,7 +47,29 @@ def mmbu_layout(aligned: Aligned, context: LayoutContext) -> dict[str, Any]:
         f"MMBU main table: micro-F1 closed / open (open classification by {opened}) and paired Δ"
     )
     pairs = mmbu_pairs(aligned, context) if context.pairs else None
-    return layout_object("mmbu", aligned, columns, rows, title, judge=context.judge, pairs=pairs)
+    gap = layout_gap(aligned, cells, context)
+    return layout_object(
+        "mmbu", aligned, columns, rows, title, judge=context.judge, pairs=pairs, gap=gap
+    )
+
+
+def layout_gap(
+    aligned: Aligned, cells: list[dict[str, dict[str, Any]]], context: LayoutContext
+) -> dict[str, Any]:
+    """MMBU's headline gap (``analysis.task_mean``) of each run, from its paired Δ cells, and of
+    the published rows."""
+    from medlens.analysis.task_mean import mmbu_gap, published_gap
+
+    runs = {}
+    for run, mine in zip(aligned.runs, cells, strict=True):
+        by_task = {task: {"delta": mine[f"{prefix}_delta"]["value"],
+                          "delta_ci": mine[f"{prefix}_delta"]["ci"]}
+                   for prefix, task in MMBU_TASKS.items() if f"{prefix}_delta" in mine}  # fmt: skip
+        found = mmbu_gap({"by": {"task": by_task}})
+        if found is not None and found["headline"] is not None:
+            runs[run.run] = found
+    published = published_gap(context.reference) if context.reference is not None else None
+    return {"runs": runs, "published": published}
 
 
 def _run_cells(aligned: Aligned, context: LayoutContext) -> list[dict[str, dict[str, Any]]]:

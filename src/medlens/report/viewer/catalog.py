@@ -20,9 +20,10 @@ from medlens.core.errors import MedlensError
 from medlens.core.items import CANONICAL_AXES, Item
 from medlens.core.records import Record
 from medlens.report.html import outcome as report_outcome
-from medlens.report.viewer.lazy import LazyItems, LazyRecords, read_raw_items
+from medlens.report.viewer.lazy import LazyItems
 from medlens.runs.finding import runs_below
-from medlens.runs.store import read_run_file
+from medlens.runs.layout import is_run
+from medlens.runs.view import RecordIndex, RunView
 
 OUTCOMES: tuple[str, ...] = (
     "right", "wrong", "partial", "unparsed", "refused", "empty", "error", "no gold", "unanswered",
@@ -86,7 +87,7 @@ class Group:
     def haystack(self, index: int) -> str:
         if not self.haystacks:
             records = [
-                run.records.every() if isinstance(run.records, LazyRecords) else run.records
+                run.records.every() if isinstance(run.records, RecordIndex) else run.records
                 for run in self.runs
             ]
             built = [_haystack(row, records) for row in self.rows]
@@ -112,7 +113,7 @@ def find_runs(paths: Sequence[Path]) -> list[Path]:
     """Run directories among `paths`: each one a run, or a folder with runs below it."""
     found: list[Path] = []
     for path in paths:
-        if (path / "run.json").is_file():
+        if is_run(path):
             found.append(path)
             continue
         if not path.is_dir():
@@ -127,7 +128,7 @@ def find_runs(paths: Sequence[Path]) -> list[Path]:
 
 def load_catalog(paths: Sequence[Path]) -> tuple[Group, ...]:
     """Every run found under `paths`, read once and grouped by benchmark."""
-    shared: dict[bytes, Mapping[str, Item]] = {}
+    shared: dict[str, Mapping[str, Item]] = {}
     runs = [_read_run(path, shared) for path in find_runs(paths)]
     names = _unique_names([run[0] for run in runs])
     by_key: dict[str, list[ViewedRun]] = {}
@@ -163,15 +164,15 @@ def _hash_part(spec: str, bench: Mapping[str, Any]) -> str:
 
 
 def _read_run(
-    path: Path, shared: dict[bytes, Mapping[str, Item]]
+    path: Path, shared: dict[str, Mapping[str, Item]]
 ) -> tuple[Path, dict[str, Any], ViewedRun]:
-    """One run; runs whose ``items.jsonl`` holds the same bytes share one parse of it."""
-    spec = read_run_file(path).get("spec", {})
-    file = path / "items.jsonl"
-    content = file.read_bytes() if file.is_file() else b""
+    """One run; runs whose items are the same bytes share one parse of them."""
+    view = RunView(path)
+    spec = view.spec
+    content = view.items_sha256()
     if content not in shared:
-        shared[content] = LazyItems(read_raw_items(path))
-    records = LazyRecords(path)
+        shared[content] = LazyItems(view.raw_items())
+    records = view.record_index()
     viewed = ViewedRun(
         name=path.name,
         path=path,
@@ -186,7 +187,7 @@ def _read_run(
     return path, dict(spec.get("benchmark") or {}), viewed
 
 
-def _outcomes(path: Path, records: LazyRecords) -> Mapping[str, str]:
+def _outcomes(path: Path, records: RecordIndex) -> Mapping[str, str]:
     """Item id → outcome: from the run's fresh derived score file (status and main score, as
     ``outcome`` reads a record), else from its records."""
     from medlens.analysis.derived import fresh_score_file
@@ -234,8 +235,8 @@ def _unique_names(paths: Sequence[Path]) -> list[str]:
 
 def _verdicts(run_dir: Path) -> dict[str, dict[str, str]]:
     """Each judge's verdicts in words, per item (repeats joined)."""
-    from medlens.judges.store import judge_names
     from medlens.judges.verdicts import read_judgements, read_verdicts
+    from medlens.runs.judgements import judge_names
 
     out: dict[str, dict[str, str]] = {}
     for name in judge_names(run_dir):

@@ -1,4 +1,5 @@
-"""The judge store: ``runs/<run>/judges/<name>/judge.json`` and append-only ``judgements.jsonl``.
+"""The judge store: ``runs/<run>/judges/<name>/judge.json`` and append-only ``judgements.jsonl``
+(the file handling of the ``judges`` stage; what a verdict means is theirs).
 
 judge.json is written first; a judge stage with a different spec under the same name is
 refused before anything is written. After each stage judge.json is rewritten (atomically) with
@@ -16,8 +17,17 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from medlens.core.errors import MedlensError, RunMismatchError
+from medlens.core.errors import InputError, MedlensError, RunMismatchError
+from medlens.runs.columns import Columns, Kind, fast_columns
 from medlens.runs.files import JsonLines, write_atomic
+from medlens.runs.layout import (
+    JUDGE_FILE,
+    is_judge_stage,
+    judge_file,
+    judgements_file,
+    judges_dir,
+    members_dir,
+)
 from medlens.runs.store import describe_difference
 
 JUDGE_SCHEMA = 1
@@ -33,26 +43,60 @@ _SNAPSHOTS: dict[Path, tuple[tuple[int, int] | None, dict[Key, Judgement]]] = {}
 
 def _file_state(folder: Path) -> tuple[int, int] | None:
     try:
-        stat = (folder / "judgements.jsonl").stat()
+        stat = judgements_file(folder).stat()
     except OSError:
         return None
     return stat.st_size, stat.st_mtime_ns
 
 
-def judges_dir(run_dir: Path) -> Path:
-    return Path(run_dir) / "judges"
-
-
-def judge_names(run_dir: Path) -> list[str]:
+def judge_names(run_dir: Path | str) -> list[str]:
     """Names of the judge stages of a run that have a judge.json."""
     folder = judges_dir(run_dir)
     if not folder.is_dir():
         return []
-    return sorted(p.name for p in folder.iterdir() if (p / "judge.json").is_file())
+    return sorted(p.name for p in folder.iterdir() if is_judge_stage(p))
+
+
+def judge_dir(run_dir: Path | str, name: str) -> Path:
+    """The folder of judge stage `name` of a run (``panel/members/m`` names a panel's member);
+    a name that climbs out of the run's judges is refused."""
+    parts = Path(name).parts
+    if not name or Path(name).is_absolute() or ".." in parts or "\\" in name:
+        raise MedlensError(f"{name!r} is not a judge name")
+    return judges_dir(run_dir) / name
+
+
+def stage_names(run_dir: Path | str) -> list[str]:
+    """Every judge stage of a run, panel members included (``panel/members/m``)."""
+    root = judges_dir(run_dir)
+    if not root.is_dir():
+        return []
+    return sorted(str(p.parent.relative_to(root)) for p in root.rglob(JUDGE_FILE))
+
+
+def read_judge(run_dir: Path | str, name: str) -> dict[str, Any]:
+    """The judge's ``judge.json``; a missing judge names the judges the run has."""
+    path = judge_file(judge_dir(run_dir, name))
+    if not path.is_file():
+        have = stage_names(run_dir)
+        known = f" (this run has: {', '.join(have)})" if have else " (this run has no judges)"
+        raise MedlensError(f"{run_dir}: no judge named {name!r}{known}")
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(path, None, f"unreadable ({exc})") from None
+    if not isinstance(meta, dict) or not isinstance(meta.get("protocol"), dict):
+        raise InputError(path, "field 'protocol'", "not a judge file (no protocol object)")
+    return meta
+
+
+def member_folder(panel_folder: Path, member: str) -> Path:
+    """The stage folder of a panel's member."""
+    return members_dir(panel_folder) / member
 
 
 def read_judge_json(folder: Path) -> dict[str, Any]:
-    file = folder / "judge.json"
+    file = judge_file(folder)
     try:
         value = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -64,7 +108,7 @@ def read_judge_json(folder: Path) -> dict[str, Any]:
 
 def check_resumable(folder: Path, spec: Mapping[str, Any]) -> None:
     """Refuse (changing nothing) when `folder` holds a judge stage with another spec."""
-    if not (folder / "judge.json").is_file():
+    if not is_judge_stage(folder):
         return
     old = read_judge_json(folder)
     before = {k: old.get(k) for k in _COMPARED}
@@ -89,7 +133,7 @@ class JudgeStore:
         self.folder = folder
         self.spec = spec
         self._lines: dict[Key, Judgement] = {}
-        self._log = JsonLines(folder / "judgements.jsonl")
+        self._log = JsonLines(judgements_file(folder))
 
     @classmethod
     def open(cls, folder: Path) -> JudgeStore:
@@ -106,12 +150,12 @@ class JudgeStore:
     def open_or_create(cls, folder: Path, spec: dict[str, Any]) -> JudgeStore:
         """Resume the stage at `folder` if its spec matches, else create it."""
         check_resumable(folder, spec)
-        if (folder / "judge.json").is_file():
+        if is_judge_stage(folder):
             store = cls(folder, read_judge_json(folder))
             store._load(compact=True)
             return store
         folder.mkdir(parents=True, exist_ok=True)
-        write_atomic(folder / "judge.json", json.dumps(spec, indent=2, ensure_ascii=False) + "\n")
+        write_judge_json(folder, spec)
         return cls(folder, spec)
 
     def _load(self, compact: bool) -> None:
@@ -145,9 +189,7 @@ class JudgeStore:
         """Rewrite judge.json with `changes` merged in (never a compared field)."""
         assert not set(changes) & set(_COMPARED), "compared fields never change"
         self.spec = {**self.spec, **changes}
-        write_atomic(
-            self.folder / "judge.json", json.dumps(self.spec, indent=2, ensure_ascii=False) + "\n"
-        )
+        write_judge_json(self.folder, self.spec)
 
     def lines(self) -> dict[Key, Judgement]:
         return self._lines
@@ -185,3 +227,52 @@ class JudgeStore:
         for (item_id, _), line in sorted(self._lines.items(), key=lambda kv: kv[0][1]):
             grouped.setdefault(item_id, []).append(line)
         return iter(grouped.items())
+
+
+def write_judge_json(folder: Path, spec: Mapping[str, Any]) -> None:
+    """Write a stage's judge.json (atomically), making its folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    write_atomic(judge_file(folder), json.dumps(spec, indent=2, ensure_ascii=False) + "\n")
+
+
+def rewrite_judgements(folder: Path, lines: list[dict[str, Any]]) -> None:
+    """Replace a stage's judgements.jsonl with `lines` (a panel's, made from its members')."""
+    JsonLines(judgements_file(folder)).rewrite(lines)
+
+
+def judgement_columns(folder: Path, fields: Mapping[str, Kind]) -> Columns | None:
+    """The stage's lines as columns (``runs.columns``), keyed by item, when pyarrow may read
+    them: one line per item, every line whole and with its repeat; None otherwise (the store
+    reads the stage then, and its rules decide)."""
+    try:
+        whole = judgements_file(folder).read_bytes()
+    except OSError:
+        return None
+    columns = fast_columns(whole, "id", {**fields, "repeat": "float"})
+    if columns is None or not columns.floats["repeat"].present.all():
+        return None
+    return columns
+
+
+def stored_replies(source: Path) -> dict[tuple[str, int], str]:
+    """(item id, repeat) → raw reply of every judged line of a judge folder or its
+    judgements.jsonl (the ``replay:`` judge's source): a damaged line is an error naming it,
+    a torn last line is dropped."""
+    file = judgements_file(source) if source.is_dir() else source
+    if not file.is_file():
+        raise InputError(source, None, "not a judge folder or judgements.jsonl")
+    replies: dict[tuple[str, int], str] = {}
+    with open(file, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+                key = (str(value["id"]), int(value["repeat"]))
+            except (ValueError, KeyError, TypeError) as exc:
+                if not line.endswith("\n"):
+                    break  # a torn last line
+                raise InputError(file, f"line {number}", f"not a judgement ({exc})") from None
+            if isinstance(value.get("output"), str):
+                replies[key] = value["output"]
+    return replies

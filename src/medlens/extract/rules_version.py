@@ -1,0 +1,17 @@
+"""The version of medlens's reading rules, recorded by every run that reads answers with them.
+
+Bump :data:`READER_RULES_VERSION` in the commit that changes what ``extract`` reads from a given
+output (a new rule, a rule that reads differently, a changed status), with the reading corpus's
+per-file agreement before and after (``bench/reading_corpus.py``). Peer modes read as their
+tools do and keep their own name; the version says which medlens rules stood beside them.
+"""
+
+from __future__ import annotations
+
+READER_RULES_VERSION = 1
+"""1: the rules as of the reading corpus guard (issue 42), the first recorded version."""
+
+
+def reader_component(mode: str) -> dict[str, object]:
+    """What a run records of its reader: the extraction mode and the rules' version."""
+    return {"mode": mode, "rules": READER_RULES_VERSION}
