@@ -28,18 +28,24 @@ OPEN_PER_DIM = 4
 def medcmr_items(
     mcq_per_dim: int = MCQ_PER_DIM, open_per_dim: int = OPEN_PER_DIM
 ) -> list[dict[str, object]]:
-    """The benchmark's records as the medcmr loader reads them (``image_id`` clusters)."""
+    """The benchmark's records in Med-CMR's released schema (``sources/medcmr.py``): index
+    ``100·d + k``, items ``mcq-INDEX`` / ``open-INDEX``; two questions share each image."""
     records: list[dict[str, object]] = []
     for d, dim in enumerate(DIMENSIONS):
         for k in range(mcq_per_dim):
-            records.append({"id": f"m{d}-{k}", "question": f"Which finding in {dim} case {k}?",
-                            "options": OPTIONS, "answer": "A", "dimension": dim,
-                            "image_id": f"img-m{d}-{k // 2}"})  # fmt: skip
+            records.append({**_released(d * 100 + k, f"Which finding in {dim} case {k}?", "A", dim,
+                                        f"dataset/imgs/img-m{d}-{k // 2}.png"), **OPTIONS})  # fmt: skip
         for k in range(open_per_dim):
-            records.append({"id": f"o{d}-{k}", "question": f"What does {dim} image {k} show?",
-                            "answer": GOLDS[(d + k) % len(GOLDS)], "dimension": dim,
-                            "image_id": f"img-o{d}-{k // 2}"})  # fmt: skip
+            records.append(_released(d * 100 + k, f"What does {dim} image {k} show?",
+                                     GOLDS[(d + k) % len(GOLDS)], dim,
+                                     f"dataset/imgs/img-o{d}-{k // 2}.png"))  # fmt: skip
     return records
+
+
+def _released(index: int, question: str, answer: str, dim: str, image: str) -> dict[str, object]:
+    return {"index": index, "question": question, "image_path": image, "answer": answer,
+            "visual_description": "", "task": dim, "subtype": "", "question type": "fixture",
+            "modality": "CT", "organ system": "chest"}  # fmt: skip
 
 
 def open_answer(gold: str, mode: str) -> str:
@@ -51,23 +57,32 @@ def write_medcmr(
     models: dict[str, Callable[[int, int, bool], str]],
     sizes: tuple[int, int] = (MCQ_PER_DIM, OPEN_PER_DIM),
 ) -> dict[str, Path]:
-    """``medcmr.jsonl`` and one replay file per model; `models` maps a run name to
+    """The release's layout (``dataset/cmed.copy.{mcq_cate,open_taged}.cleaned.json`` and
+    ``dataset/imgs/``) and one replay file per model; `models` maps a run name to
     ``answer(dimension index, k, is_open)`` → ``"right"``/``"wrong"`` (MCQ) or an open mode;
-    `sizes`: MCQ and open items per dimension."""
-    folder.mkdir(parents=True, exist_ok=True)
-    bench = folder / "medcmr.jsonl"
+    `sizes`: MCQ and open items per dimension. ``bench`` is the folder holding ``dataset/``."""
+    from source_files import write_image
+
     records = medcmr_items(*sizes)
-    bench.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    for record in records:
+        write_image(folder / str(record["image_path"]))
+    mcq = [r for r in records if "A" in r]
+    opened = [r for r in records if "A" not in r]
+    for name, rows in (("cmed.copy.mcq_cate.cleaned.json", mcq),
+                       ("cmed.copy.open_taged.cleaned.json", opened)):  # fmt: skip
+        (folder / "dataset" / name).write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    for row in records:
+        row["id"] = f"{'mcq' if 'A' in row else 'open'}-{row['index']}"
 
     def prediction(record: dict[str, object], answer: Callable[[int, int, bool], str]) -> str:
-        item_id = str(record["id"])
-        d, k = (int(v) for v in item_id[1:].split("-"))
-        mode = answer(d, k, item_id.startswith("o"))
-        if item_id.startswith("o"):
+        is_open = "A" not in record
+        d, k = divmod(int(str(record["index"])), 100)
+        mode = answer(d, k, is_open)
+        if is_open:
             return open_answer(str(record["answer"]), mode)
         return "A" if mode == "right" else "B"
 
-    return {"bench": bench, **write_replays(folder, models, records, "id", prediction)}
+    return {"bench": folder, **write_replays(folder, models, records, "id", prediction)}
 
 
 def write_replays(

@@ -248,14 +248,21 @@ def test_a_benchmark_of_another_family_is_refused(tmp_path: Path) -> None:
 
 
 def _medcmr_run(tmp_path: Path) -> Path:
+    """20 SOD questions in Med-CMR's released schema; the first 12 answered right."""
+    from source_files import write_image
+
     data = tmp_path / "data"
-    data.mkdir()
+    write_image(data / "dataset" / "imgs" / "0.png")
     options = {"A": "a", "B": "b", "C": "c", "D": "d", "E": "e"}
-    lines = [json.dumps({"id": str(i), "question": f"Which finding {i}?", "options": options,
-                         "answer": "A", "dimension": "SOD"}) for i in range(20)]  # fmt: skip
-    (data / "medcmr.jsonl").write_text("\n".join(lines) + "\n")
-    replay = write_replay(data, 20, 12)
-    return named_run(f"medcmr:{data / 'medcmr.jsonl'}", f"replay:{replay}", tmp_path / "runs", "m")
+    rows = [{"index": i, "question": f"Which finding {i}?", **options, "answer": "A", "task": "SOD",
+             "image_path": "dataset/imgs/0.png", "visual_description": "", "subtype": "",
+             "question type": "", "modality": "CT", "organ system": ""} for i in range(20)]  # fmt: skip
+    (data / "dataset" / "cmed.copy.mcq_cate.cleaned.json").write_text(json.dumps(rows))
+    replay = data / "predictions.csv"
+    replay.write_text(
+        "index,prediction\n" + "".join(f"mcq-{i},{'A' if i < 12 else 'B'}\n" for i in range(20))
+    )
+    return named_run(f"medcmr:{data}", f"replay:{replay}", tmp_path / "runs", "m")
 
 
 def test_calibrate_a_medcmr_column_scores_only_its_items(tmp_path: Path) -> None:

@@ -394,9 +394,7 @@ def medcmr_steps(judge: str) -> list[Step]:
     steps = [Step(["--version"], before=write_medcmr_inputs)]
     for name in ("base", "tuned"):
         steps.append(
-            run_step(
-                "medcmr:{ws}/medcmr/medcmr.jsonl", f"replay:{{ws}}/medcmr/{name}.csv", f"cmr-{name}"
-            )
+            run_step("medcmr:{ws}/medcmr", f"replay:{{ws}}/medcmr/{name}.csv", f"cmr-{name}")
         )
         steps.append(Step(["judge", f"{{ws}}/runs/cmr-{name}", "--judge", judge, "--protocol", "rubric",
                            "--name", "rubric"]))  # fmt: skip

@@ -113,58 +113,6 @@ def test_mmbu_bad_box_and_task_name_row_and_field(tmp_path: Path) -> None:
         items_of(f"mmbu:{path}")
 
 
-# Med-CMR --------------------------------------------------------------------------------------
-
-
-def test_medcmr_accepts_json_jsonl_and_tsv_with_aliases(tmp_path: Path) -> None:
-    write_image(tmp_path / "i.png")
-    mcq = {
-        "id": "q1",
-        "question": "Which?",
-        "options": ["w", "x", "y", "z", "v"],
-        "answer": "y",
-        "dimension": "sod",
-        "image_path": "i.png",
-    }
-    opened = {
-        "question_id": "q2",
-        "query": "Describe.",
-        "gt_answer": "a nodule",
-        "capability": "LTG",
-        "images": ["i.png"],
-    }
-    (tmp_path / "a.json").write_text(json.dumps([mcq]))
-    (tmp_path / "b.jsonl").write_text(json.dumps(opened) + "\n")
-    (tmp_path / "c.tsv").write_text(
-        "index\tquestion\tA\tB\tlabel\tcategory\n7\tQ?\tyes\tno\tA\tMSI\n"
-    )
-    items = items_of(f"medcmr:{tmp_path}")
-    assert [(i.id, i.kind, i.answer, i.meta["dimension"]) for i in items] == [
-        ("a-q1", "choice", "C", "SOD"),
-        ("b-q2", "open", "a nodule", "LTG"),
-        ("c-7", "choice", "A", "MSI"),
-    ]
-    assert items[0].images[0].name == "i.png" and items[1].meta["answer_type"] == "open"
-    assert [i.id for i in items_of(f"medcmr:{tmp_path}?kind=open")] == ["b-q2"]
-
-
-def test_medcmr_fails_clearly_on_unknown_layouts(tmp_path: Path) -> None:
-    path = tmp_path / "x.jsonl"
-    path.write_text(
-        json.dumps({"id": "1", "prompt": "Q", "answer": "A", "dimension": "SOD"}) + "\n"
-    )
-    with pytest.raises(InputError, match=r"line 1, field 'question': missing \(accepted names"):
-        items_of(f"medcmr:{path}")
-    path.write_text(
-        json.dumps({"id": "1", "question": "Q", "answer": "A", "dimension": "XYZ"}) + "\n"
-    )
-    with pytest.raises(InputError, match="'XYZ' is not one of SOD, FDD, SU, TP, CR, LTG, MSI"):
-        items_of(f"medcmr:{path}")
-    (tmp_path / "y.xml").write_text("<a/>")
-    with pytest.raises(InputError, match="unsupported file type"):
-        items_of(f"medcmr:{tmp_path / 'y.xml'}")
-
-
 # imagefolder ----------------------------------------------------------------------------------
 
 

@@ -96,13 +96,15 @@ def fixture_specs(tmp_path: Path) -> dict[str, str]:
         "3\timg/a.png\tFind it.\t[[10, 20, 30, 40], [1, 2, 3, 4]]\tdetection\tfull\t\t\t\tISIC\tDerm",
     ])  # fmt: skip
     assert MMBU_HEADER in mmbu.read_text()
-    medcmr = tmp_path / "medcmr.jsonl"
-    write_image(tmp_path / "i.png")
+    medcmr = tmp_path / "medcmr.jsonl"  # Med-CMR's released fields, one record per line
+    write_image(tmp_path / "dataset" / "imgs" / "i.png")
+    fields = {"image_path": "dataset/imgs/i.png", "visual_description": "", "subtype": "",
+              "question type": "x", "modality": "CT", "organ system": "chest"}  # fmt: skip
     medcmr.write_text(
-        json.dumps({"id": "1", "question": "Q?", "options": list("vwxyz"), "answer": "y",
-                    "dimension": "SOD", "image": "i.png"}) + "\n"
-        + json.dumps({"id": "2", "question": "Describe.", "answer": "A small nodule.",
-                      "dimension": "CR", "image": "i.png"}) + "\n"
+        json.dumps({"index": 1, "question": "Q?", **dict(zip("ABCDE", "vwxyz", strict=True)),
+                    "answer": "D", "task": "SOD", **fields}) + "\n"
+        + json.dumps({"index": 2, "question": "Describe.", "answer": "A small nodule.",
+                      "task": "CR", **fields}) + "\n"
     )  # fmt: skip
     for label in ("ref", "het", "hom-alt"):
         write_image(tmp_path / "pileup" / label / "0.png", (len(label) * 30, 0, 0))

@@ -103,8 +103,8 @@ SOURCES.add(
     "medcmr",
     "medlens.sources.medcmr:load_medcmr",
     "medcmr:DIR|FILE[?kind=choice|open|all]",
-    "Med-CMR JSON/JSONL/TSV (field aliases documented in the module): 5-option MCQ and open "
-    "items; dimension axis SOD, FDD, SU, TP, CR, LTG, MSI",
+    "Med-CMR's release (dataset/cmed.copy.*.cleaned.json, its fields exactly): 5-option MCQ "
+    "and open items; dimension axis SOD, FDD, SU, TP, CR, LTG, MSI",
 )
 SOURCES.add(
     "imagefolder",
