@@ -63,6 +63,7 @@ def shapes(size: int) -> dict[str, str]:
         "questions": "Is it? ", "commas": ", ", "yes": "Yes, ", "cjk": "答案是A。",
         "boxed": "\\boxed{", "braces": "{", "bold": "**", "digits": "1.2.3.4 ",
         "boxes": "[1, 2, 3, 4] ", "spaces": " ", "newlines": "\n",
+        "open clauses (cut)": "There is, ", "articles (cut)": "a ",
     }  # fmt: skip
     found = {"words": " ".join(rng.choice(WORDS.split()) for _ in range(size // 4))[:size]}
     found["one word"] = "a" * size

@@ -35,7 +35,8 @@ ITEMS = [
 ]
 MEGABYTE = 1_000_000
 UNITS = ("The answer is A. ", "A) Pneumonia - possible.\n", "Is it? ", ", ", "Yes, ", "答案是A。",
-         "\\boxed{", "{", "**", "1.2.3.4 ", "[1, 2, 3, 4] ", "a", "<think>x ", "There is no ")  # fmt: skip
+         "\\boxed{", "{", "**", "1.2.3.4 ", "[1, 2, 3, 4] ", "a", "<think>x ", "There is no ",
+         "is, ", "a ")  # fmt: skip
 LONG = [(unit * (MEGABYTE // len(unit) + 1))[:MEGABYTE] for unit in UNITS]
 NOTHING = [
     "",

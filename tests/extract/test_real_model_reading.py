@@ -176,10 +176,10 @@ def test_cut_at_the_token_cap_reads_only_what_was_finished() -> None:
     item = real_item("vqa-rad", "36")  # "Is there a rib fracture?" no
     cut = "The ribs are intact. There is a small"
     assert extract(item, cut, finish_reason="length").answer == "no"
-    assert (
-        extract(item, "Yes, there is a displaced fracture of the", "medlens", "length").answer
-        is None
-    )
+    # a leading "Yes" committed before the cut (issue 42: was thrown away with its sentence)
+    committed = extract(item, "Yes, there is a displaced fracture of the", "medlens", "length")
+    assert committed.answer == "yes"
+    assert extract(item, "There is no evidence of", "medlens", "length").answer is None
     choice = real_item("medqa", "5")
     reasoning = "Ketotifen is a mast-cell stabiliser; fluorometholone is a steroid. Option B"
     assert extract(choice, reasoning, finish_reason="length").answer is None

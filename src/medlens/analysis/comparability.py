@@ -205,16 +205,20 @@ READING_PROTOCOLS: dict[str, dict[str, Any]] = {
 DIFFERENT_PROTOCOL = "comparable item set, different reading protocol"
 
 
-def protocol_differences(table: ReferenceTable, spec: Mapping[str, Any]) -> list[str]:
-    """How the run read its answers otherwise than the published rows were read."""
-    official = READING_PROTOCOLS.get(table.layout or "") if table.benchmarks else None
-    if official is None:  # a user's own table: its rows were read as the user says
+def protocol_differences(
+    table: ReferenceTable,
+    spec: Mapping[str, Any],
+    judge: Mapping[str, Any] | None = None,
+    judged: bool = False,
+) -> list[str]:
+    """How the run was prompted, read and judged otherwise than the published rows were
+    (``analysis.protocols``; `judge`: the judge.json of the judge whose scores are compared,
+    `judged`: a column the paper's judge scored)."""
+    if not table.benchmarks:  # a user's own table: its rows were made as the user says
         return []
-    return [
-        f"{key} {spec.get(key)!r} (published: {wanted!r})"
-        for key, wanted in official.items()
-        if spec.get(key) != wanted
-    ]
+    from medlens.analysis.protocols import differences
+
+    return differences(table.layout, spec, judge, judged)
 
 
 def refusal(

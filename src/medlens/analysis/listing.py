@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from medlens.core.errors import MedlensError
+from medlens.core.items import Item
 from medlens.runs.finding import runs_below
 from medlens.runs.store import RunStore
 
@@ -134,7 +135,9 @@ def show_item(run_dir: Path, item_id: str) -> dict[str, Any]:
     if item is None:
         sample = ", ".join(list(items)[:5])
         raise MedlensError(f"{run_dir}: no item with id {item_id!r} (ids look like: {sample})")
-    return {
+    record = store.records().get(item.id)
+    cut = cut_of(item, record, str(store.run["spec"].get("extract") or "medlens"))
+    shown = {
         "id": item.id,
         "kind": item.kind,
         "question": item.question,
@@ -145,21 +148,36 @@ def show_item(run_dir: Path, item_id: str) -> dict[str, Any]:
         "system": _system_prompt(str(store.run["spec"].get("model", ""))),
         "prompt": conversation_text(item, settings_of_run(store.run["spec"])),
         "meta": dict(item.meta),
-        "record": store.records().get(item.id),
+        "record": record,
         "judgements": judge_verdicts(run_dir, item.id),
     }
+    return {**shown, "cut": cut} if cut else shown  # only for a cut output (issue 42)
+
+
+def cut_of(item: Item, record: dict[str, Any] | None, mode: str) -> dict[str, str] | None:
+    """For an output medlens read as cut (at the token cap, or visibly): the part it read and
+    the part it dropped (``extract.cut``); None otherwise."""
+    from medlens.extract import cut_reading
+
+    if record is None or mode != "medlens" or record.get("error"):
+        return None
+    parts = cut_reading(item, record.get("output"), record.get("finish_reason"))
+    return None if parts is None else {"read": parts[0], "dropped": parts[1]}
 
 
 def settings_of_run(spec: dict[str, Any]) -> Any:
     """The prompt style and strategy a run's requests were built with (exemplars re-read)."""
     from medlens.execution.exemplars import exemplars_of_run
+    from medlens.execution.prompt_files import template_of_spec
     from medlens.execution.requests import RunSettings
     from medlens.execution.strategies import recorded_strategy
 
+    recorded = spec.get("prompt_template")
     return RunSettings(
         prompt=str(spec.get("prompt", "medlens")),
         strategy=recorded_strategy(spec),
         exemplars=exemplars_of_run(spec.get("strategy") or {}),
+        template=template_of_spec(recorded) if recorded else None,
     )
 
 

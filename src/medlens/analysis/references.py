@@ -96,20 +96,25 @@ def calibrate(
     if reasons and not allow_partial:
         raise refusal(store.path, table, reasons)
     result = _result(store.path.name, table, row, name, cell, run.source.label, reasons)
-    result["protocol"] = _protocol(table, store)
+    result["protocol"] = _protocol(table, store, run.source, bool(cell["judged"]))
     result["reproduces"] = result["reproduces"] and result["protocol"]["same"]
     return result
 
 
-def _protocol(table: ReferenceTable, store: Any) -> dict[str, Any]:
-    """Was the run read as the published rows were, and what the reading moves (the run's
-    extraction sensitivity: medlens's reading − VLMEvalKit's rules, with its CI)."""
+def _protocol(table: ReferenceTable, store: Any, source: Any, judged: bool) -> dict[str, Any]:
+    """Was the run prompted, read and judged as the published rows were, and what the reading
+    moves (the run's extraction sensitivity: medlens's reading − VLMEvalKit's rules, with its
+    CI)."""
     from medlens.analysis.derived import fresh_results
+    from medlens.analysis.protocols import unchecked
+    from medlens.runs.view import RunView
 
-    differences = protocol_differences(table, store.run["spec"])
+    judge = RunView(store.path).judge(source.judge) if source.judged else None
+    differences = protocol_differences(table, store.run["spec"], judge, judged)
     sensitivity = fresh_results(store).get("extraction_sensitivity") if differences else None
     return {"same": not differences, "differences": differences,
-            "label": DIFFERENT_PROTOCOL if differences else None, "sensitivity": sensitivity}  # fmt: skip
+            "label": DIFFERENT_PROTOCOL if differences else None, "sensitivity": sensitivity,
+            "unchecked": list(unchecked(table.layout) if table.benchmarks else ())}  # fmt: skip
 
 
 def _column(table: ReferenceTable, row: ReferenceRow, column: str | None) -> str:
@@ -224,12 +229,18 @@ def calibration_lines(result: dict[str, Any]) -> list[str]:
     )
     if result["not_comparable"]:
         lines.append(f"{result['not_comparable']}: no verdict on reproduction")
+        if not protocol["same"]:  # said too, so one look shows every difference
+            lines.append(
+                f"protocol differs from the published rows': {'; '.join(protocol['differences'])}"
+            )
     elif not protocol["same"]:
         lines.append(f"{protocol['label']} ({'; '.join(protocol['differences'])}): no verdict "
                      f"on reproduction{_sensitivity_text(protocol.get('sensitivity'))}")  # fmt: skip
     else:
         verdict = "reproduces" if result["reproduces"] else "does NOT reproduce"
         lines.append(f"the run {verdict} the published number (both criteria above)")
+    if protocol.get("unchecked"):
+        lines.append(f"not checked: {'; '.join(protocol['unchecked'])}")
     lines.append(f"source: {ref['source']}")
     if not result["same_metric"]:
         lines.append(

@@ -305,8 +305,12 @@ def add_run_sections(
     gap = mmbu_gap(results.get("closed_open"))
     if gap is not None and gap["headline"] is not None:
         results["mmbu_gap"] = gap
+    from medlens.execution.manual import manual_summary  # answers a person entered
     from medlens.runs.provenance import served_summary  # issue 16: what ran, beside what it scored
 
+    manual = manual_summary(records.values())
+    if manual is not None:
+        results["manual"] = manual
     results["environment"] = store.run.get("environment")
     results["served"] = served_summary(records.values())
 

@@ -89,12 +89,25 @@ def _comparable(
         )  # fmt: skip
         if reasons and not allow_partial:
             raise refusal(run.path, table, reasons)
-        differences = protocol_differences(table, run.spec)
+        differences = protocol_differences(table, run.spec, *_judging(aligned, run, table))
         if reasons:
             labels[run.run] = label(reasons) or ""
         elif differences:  # the items match, the reading does not
             labels[run.run] = f"{DIFFERENT_PROTOCOL}: " + "; ".join(differences)
     return shown, labels
+
+
+def _judging(aligned: Aligned, run: Any, table: Any) -> tuple[dict[str, Any] | None, bool]:
+    """The judge.json of the judge whose verdicts the board shows for `run` (None: the rules),
+    and whether the table has columns the paper's judge scored."""
+    from medlens.analysis.paper_columns import layout_columns
+    from medlens.analysis.score_source import parse_score_source
+    from medlens.runs.view import RunView
+
+    source = parse_score_source(aligned.source)
+    judge = RunView(run.path).judge(source.judge) if source.judge else None
+    judged = table.layout is not None and any(c.judged for c in layout_columns(table.layout))
+    return judge, judged
 
 
 def _with_rows(table: Any, rows: list[Any]) -> Any:

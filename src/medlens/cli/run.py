@@ -51,7 +51,8 @@ def run(
     prompt: Annotated[
         str,
         typer.Option(
-            help="Prompt: medlens, vlmeval, lmms-eval, evalscope, medevalkit, multimedeval, mmbu"
+            help="Prompt: medlens, vlmeval, lmms-eval, evalscope, medevalkit, multimedeval, mmbu, "
+            "or file:PATH (your template: .txt, or .toml with one per item kind)"
         ),
     ] = "medlens",
     extract: Annotated[
@@ -61,6 +62,20 @@ def run(
         ),
     ] = "medlens",
     probe: Annotated[str | None, typer.Option(help="Leakage probe, e.g. blank-image")] = None,
+    manual: Annotated[
+        str | None,
+        typer.Option(
+            help="CSV/TSV/XLSX of answers entered by hand (index, answer, entered_by[, note]): "
+            "those items are not asked, and are recorded as entered by hand"
+        ),
+    ] = None,
+    rewrite: Annotated[
+        str | None,
+        typer.Option(
+            help="open: ask each MCQ open (MMBU's open form, gold = the right option's text); "
+            "both: closed and open forms, paired"
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed for random baselines and probes")] = 0,
     executor: Annotated[str, typer.Option(help="local or ray")] = "local",
     ray_address: Annotated[str | None, typer.Option(help="Ray cluster address")] = None,
@@ -146,7 +161,7 @@ def run(
 ) -> None:
     """Evaluate MODEL on BENCH; rerunning the same command resumes where it stopped.
 
-    Over 60 lines only because typer declares each of the 29 options in the signature; the
+    Over 60 lines only because typer declares each of the 31 options in the signature; the
     body merges the config file, then dry-runs, or runs (and judges) and summarises.
     """
     from medlens.cli.run_config import merged_options

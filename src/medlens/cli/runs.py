@@ -82,6 +82,10 @@ def item_lines(shown: dict[str, Any]) -> list[str]:
         lines.append("no record yet (not run)")
     else:
         lines += record_lines(record)
+    cut = shown.get("cut")
+    if cut:  # what a cut output committed to before the cut (issue 42)
+        lines.append(f"cut output, read up to the cut: {cut['read'] or '(nothing committed)'}")
+        lines.append(f"dropped after it: {cut['dropped'] or '(nothing)'}")
     for judge, verdicts in shown["judgements"].items():
         for verdict in verdicts:
             lines.append(

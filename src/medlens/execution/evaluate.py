@@ -28,6 +28,8 @@ from medlens.execution.dispatch import dispatch_order
 from medlens.execution.execute import run_local
 from medlens.execution.exemplars import Exemplars, load_exemplars, require_reasoning
 from medlens.execution.generation import generation_record, record_backend
+from medlens.execution.manual import WithManualAnswers, load_manual
+from medlens.execution.open_form import rewrite_items
 from medlens.execution.options import (
     EXECUTORS,
     MAX_CONCURRENCY,
@@ -37,6 +39,7 @@ from medlens.execution.options import (
     run_dir_of,
     validate,
 )
+from medlens.execution.prompt_files import prompt_template
 from medlens.execution.prompts import prompt_version
 from medlens.execution.replies import redraw_in_document_order
 from medlens.execution.requests import RunSettings
@@ -98,8 +101,11 @@ def prepare(
             options.seed,
         )  # fmt: skip
         check_reading_modes(options, benchmark.name, items)
+        template = prompt_template(options.prompt, items)
+        manual = load_manual(options.manual, items) if options.manual else None
     # the items' fingerprint is taken aside (core.forked) while the model loads
     with computed_aside(partial(described, benchmark, items), len(items)) as fingerprinted:
+        items = rewrite_items(options.rewrite, items)  # MMBU's open form (execution.open_form)
         probe, items = probe_items(options, items)
         context = ModelContext(
             items=items,
@@ -113,7 +119,7 @@ def prepare(
     settings = RunSettings(
         prompt=options.prompt, extract=options.extract, concurrency=options.concurrency,
         probe=options.probe, seed=options.seed, strategy=strategy, exemplars=exemplars,
-        vocab=options.vocab,
+        vocab=options.vocab, template=template, manual=manual,
         benchmark_source=benchmark.provenance,
     )  # fmt: skip
     spec = {
@@ -130,6 +136,12 @@ def prepare(
         spec["strategy"] = strategy_spec(strategy, exemplars)
     if prompt_version(options.prompt) > 1:
         spec["prompt_version"] = prompt_version(options.prompt)
+    if options.rewrite:
+        spec["rewrite"] = options.rewrite
+    if manual is not None:  # answers entered by hand: the file's name, sha256, rows
+        spec["manual"] = manual.to_spec()
+    if template is not None:  # what was sent, its version and the file's sha256
+        spec.update(prompt=f"file:{template.name}", prompt_template=template.to_spec())
     use_vocabulary(options.vocab)  # read and validated before anything is written
     if options.vocab:
         spec["vocab"] = vocab_provenance(options.vocab)
@@ -283,6 +295,7 @@ def _evaluate_locked(
     ],
     derive_results: DeriveResults,
 ) -> RunOutcome:
+    from medlens.execution.components import record_components, run_components
     from medlens.runs.provenance import record_benchmark_source, stamp_run
 
     model, settings, probe = backend
@@ -296,6 +309,8 @@ def _evaluate_locked(
         store.run["model_info"] = parse_model_info(options.model_info)
     if options.admission:  # what the user states about the sources: the card reads it
         store.run["admission"] = dict(options.admission)
+    for line in record_components(store.run, run_components(settings), created):
+        note(line)
     stamp_run(store, options.model, created)  # environment is not part of the spec hash
     for message in store.damaged:
         note(f"{message}; its item is run again")
@@ -374,6 +389,8 @@ async def _execute(
         )
         return
     wrapped = with_cache(model) if options.cache else model
+    if settings.manual is not None:  # entered by hand: never asked, never cached
+        wrapped = WithManualAnswers(wrapped, settings.manual)
     try:
         await run_local(todo, wrapped, settings, on_record, probe)
     finally:

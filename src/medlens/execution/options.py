@@ -15,6 +15,9 @@ from medlens.core.model_info import parse_model_info
 from medlens.core.names import check_folder_name
 from medlens.core.specs import Spec
 from medlens.execution.dispatch import check_order
+from medlens.execution.manual import check_executor
+from medlens.execution.open_form import check_rewrite
+from medlens.execution.prompt_files import is_prompt_file, load_template
 from medlens.execution.prompts import PROMPT_STYLES
 from medlens.execution.strategies import ZERO_SHOT, Strategy
 from medlens.extract.extraction import EXTRACT_MODES
@@ -38,6 +41,10 @@ class RunOptions:
     prompt: str = "medlens"
     extract: str = "medlens"
     probe: str | None = None
+    manual: str | None = None
+    """A file of answers entered by hand (``execution.manual``)."""
+    rewrite: str | None = None
+    """``open`` or ``both``: MMBU's MCQ → open rewrite (``execution.open_form``)."""
     seed: int = 0
     executor: str = "local"
     ray_address: str | None = None
@@ -77,8 +84,10 @@ def default_name(options: RunOptions) -> str:
         parts.append(Path(model.argument.rstrip("/")).name)
     if options.probe:
         parts.append(options.probe)
+    if options.rewrite:
+        parts.append(f"rewrite_{options.rewrite}")
     if options.prompt != "medlens":
-        parts.append(f"prompt_{options.prompt}")
+        parts.append(f"prompt_{Path(options.prompt.removeprefix('file:')).stem}")
     if options.extract != "medlens":
         parts.append(f"read_{options.extract}")
     if not options.strategy.is_zero_shot:
@@ -87,9 +96,15 @@ def default_name(options: RunOptions) -> str:
 
 
 def validate(options: RunOptions) -> None:
-    if options.prompt not in PROMPT_STYLES:
-        raise SpecError(f"--prompt {options.prompt!r}: expected one of {', '.join(PROMPT_STYLES)}")
+    if is_prompt_file(options.prompt):
+        load_template(options.prompt)  # checked before anything is written
+    elif options.prompt not in PROMPT_STYLES:
+        raise SpecError(
+            f"--prompt {options.prompt!r}: expected one of {', '.join(PROMPT_STYLES)} or file:PATH"
+        )
     check_order(options.order)
+    check_rewrite(options.rewrite)
+    check_executor(options.manual, options.executor)
     if options.extract not in EXTRACT_MODES:
         raise SpecError(
             f"--extract {options.extract!r}: expected one of {', '.join(EXTRACT_MODES)}"

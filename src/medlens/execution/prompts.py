@@ -4,15 +4,19 @@
 explicit instruction on the answer format, and asks for every correct letter on multi-answer items.
 ``lmms-eval``, ``evalscope``, ``medevalkit`` and ``multimedeval`` send what those tools send for
 the datasets they have (``extract.peers``, each citing its source); ``mmbu`` sends what MMBU's
-official code sends (``mmbu_prompt``; its images are padded to 512 px by the request builder).
+official code sends (``mmbu_prompt``; its images are padded to 512 px by the request builder);
+``file:PATH`` sends a user's template (``execution.prompt_files``).
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from medlens.core.errors import SpecError
 from medlens.core.items import Item
+
+if TYPE_CHECKING:
+    from medlens.execution.prompt_files import PromptTemplate
 
 PromptStyle = Literal[
     "medlens", "vlmeval", "lmms-eval", "evalscope", "medevalkit", "multimedeval", "mmbu"
@@ -24,8 +28,11 @@ PROMPT_STYLES: tuple[str, ...] = (
 VLMEVAL_MCQ_TAIL = "Please select the correct answer from the options above. \n"
 
 
-def build_prompt(item: Item, style: str) -> str:
-    """The text part of the user message for `item` in the given style."""
+def build_prompt(item: Item, style: str, template: PromptTemplate | None = None) -> str:
+    """The text part of the user message for `item` in the given style (``file:…``: the user's
+    `template`, ``execution.prompt_files``)."""
+    if template is not None:
+        return template.render(item)
     if style == "vlmeval":
         return vlmeval_prompt(item)
     if style == "medlens":

@@ -54,6 +54,8 @@ def make_record(
         record["finish_reason"] = response.finish_reason
     if response.cache_key is not None:
         record["cache_key"] = response.cache_key
+    if response.manual is not None:  # entered by hand (run --manual)
+        record["manual"] = dict(response.manual)
     if response.error is not None:
         record["error"] = {"type": response.error.type, "message": response.error.message}
         return record

@@ -15,7 +15,9 @@ from medlens.runs.files import canonical_bytes
 
 if TYPE_CHECKING:
     from medlens.execution.exemplars import Exemplars
+    from medlens.execution.manual import ManualAnswers
     from medlens.execution.probes import Probe
+    from medlens.execution.prompt_files import PromptTemplate
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,10 @@ class RunSettings:
     """Few-shot exemplars chosen for the run (None unless the strategy asks for them)."""
     vocab: tuple[str, ...] = ()
     """``--vocab`` files answers are read with (set again in each Ray worker)."""
+    manual: ManualAnswers | None = None
+    """Answers entered by hand (``run --manual FILE``): those items are never asked."""
+    template: PromptTemplate | None = None
+    """The user's template of ``--prompt file:PATH`` (None for the built-in styles)."""
     benchmark_source: Mapping[str, Any] = field(default_factory=dict)
     """Where the benchmark's files came from (``Benchmark.provenance``): written to run.json as
     ``benchmark_source``, never part of the spec or of a request."""
@@ -68,7 +74,7 @@ def build_request(
 
 def prompt_text(item: Item, settings: RunSettings) -> str:
     """The text part of the item's user turn: its prompt style, plus the reasoning request."""
-    text = build_prompt(item, settings.prompt)
+    text = build_prompt(item, settings.prompt, settings.template)
     if settings.strategy.cot:
         from medlens.execution.strategies import COT_INSTRUCTION
 

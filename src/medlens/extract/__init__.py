@@ -15,9 +15,9 @@ import string
 
 from medlens.core.items import Item
 from medlens.extract.choice import extract_choice
+from medlens.extract.cut import committed_part, reviews_options
 from medlens.extract.extraction import EXTRACT_MODES, STATUSES, Extraction, Mode, Status
 from medlens.extract.non_answer import (
-    complete_part,
     is_cut,
     non_answer,
     without_boilerplate,
@@ -28,7 +28,10 @@ from medlens.extract.vlmeval import extract_vlmeval
 from medlens.extract.vlmeval_yorn import extract_vlmeval_yes_no
 from medlens.extract.yes_no import extract_yes_no
 
-__all__ = ["EXTRACT_MODES", "STATUSES", "Extraction", "Mode", "Status", "extract", "is_three_way"]
+__all__ = [
+    "EXTRACT_MODES", "STATUSES", "Extraction", "Mode", "Status", "cut_reading", "extract",
+    "is_three_way",
+]  # fmt: skip
 
 
 def is_three_way(item: Item) -> bool:
@@ -115,15 +118,35 @@ def _read_committed(item: Item, text: str, finish_reason: str | None) -> Extract
     closed = item.kind in ("choice", "multi_choice", "classify") or bool(item.options)
     by_text = item.kind in ("yes_no", "choice", "multi_choice")
     if is_cut(text, finish_reason, lettered=closed, by_text=by_text):
-        text = complete_part(text)
-        if not text:
-            return Extraction(None, "unparsed", "truncated")
-        found = _read(item, text, "medlens")
-        weak = found.method.split(":")[0] in _WEAK_CHOICE
-        if (found.status == "unparsed" or weak) and found.status != "refused":
-            return Extraction(None, "unparsed", "truncated")
-        return found
+        return _read_cut(item, text, closed)
     return _read(item, text if closed else without_questions(text), "medlens")
+
+
+def _read_cut(item: Item, text: str, closed: bool) -> Extraction:
+    """A cut output, read by what it committed to before the cut (``extract.cut``): options only
+    mentioned, or the first option of a review, are no answer yet."""
+    kept, _ = committed_part(text, open_answer=item.kind == "open")
+    if not kept:
+        return Extraction(None, "unparsed", "truncated")
+    found = _read(item, kept if closed else without_questions(kept), "medlens")
+    weak = found.method.split(":")[0] in _WEAK_CHOICE
+    review = found.method == "leading_letter" and reviews_options(kept)
+    if (found.status == "unparsed" or weak or review) and found.status != "refused":
+        return Extraction(None, "unparsed", "truncated")
+    return found
+
+
+def cut_reading(item: Item, text: str | None, finish_reason: str | None) -> tuple[str, str] | None:
+    """(the part read, the part dropped) of an output medlens reads as cut, else None (what
+    ``medlens show`` prints)."""
+    if text is None or not text.strip():
+        return None
+    text = without_boilerplate(bounded(text))
+    closed = item.kind in ("choice", "multi_choice", "classify") or bool(item.options)
+    by_text = item.kind in ("yes_no", "choice", "multi_choice")
+    if not is_cut(text, finish_reason, lettered=closed, by_text=by_text):
+        return None
+    return committed_part(text, open_answer=item.kind == "open")
 
 
 def _read(item: Item, text: str, mode: Mode) -> Extraction:

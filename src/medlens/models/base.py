@@ -85,6 +85,8 @@ class Response:
     until the backend maps them to ``option_probs`` (``option_logprobs``); never recorded."""
     cache_key: str | None = None
     """The response-cache entry this answer was stored under or read from (None: no cache)."""
+    manual: Mapping[str, str] | None = None
+    """``{"entered_by", "note"}`` when a person entered this answer (``execution.manual``)."""
 
 
 class Model(Protocol):

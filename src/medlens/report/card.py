@@ -96,6 +96,7 @@ def _rows(run: dict[str, Any], run_dir: Path, n_records: int) -> tuple[tuple[str
         ("prompt style", _prompt_style(spec)),
         ("prompting strategy", _strategy(spec)),
         ("extraction", str(spec.get("extract"))),
+        ("component versions", _components(run)),
         ("judges", _judges(run_dir)),
         ("unparsed answers", UNPARSED_RULE),
         ("probe", str(spec.get("probe") or "none")),
@@ -118,10 +119,20 @@ def _admission(run: dict[str, Any], items: Sequence[Any]) -> str:
     return admission_text(sources, facts, cutoff)
 
 
+def _components(run: dict[str, Any]) -> str:
+    from medlens.execution.components import components_text
+
+    return components_text(run.get("components"))
+
+
 def _prompt_style(spec: dict[str, Any]) -> str:
     """The style, and for medlens's own prompts their version (``execution.prompts``): 2 has no
     example answer in its instructions; runs made before versions were recorded had version 1."""
     style = str(spec.get("prompt"))
+    recorded = spec.get("prompt_template")
+    if recorded:
+        label = f"version {recorded['version']}, " if recorded.get("version") else ""
+        return f"{style} (a user's template: {label}sha256 {str(recorded.get('sha256'))[:12]})"
     if style != "medlens":
         return style
     version = int(spec.get("prompt_version", 1))
@@ -221,12 +232,15 @@ def official_status(
 def _templates(items: list[Any], spec: dict[str, Any]) -> list[tuple[str, str]]:
     """The literal prompt of each item kind, with the item's own text replaced by placeholders
     (under chain-of-thought with its reasoning request; exemplar turns are listed above)."""
+    from medlens.execution.prompt_files import template_of_spec
     from medlens.execution.requests import RunSettings, prompt_text
     from medlens.execution.strategies import recorded_strategy
 
+    recorded = spec.get("prompt_template")
     settings = RunSettings(
-        prompt=str(spec.get("prompt", "medlens")), strategy=recorded_strategy(spec)
-    )
+        prompt=str(spec.get("prompt", "medlens")), strategy=recorded_strategy(spec),
+        template=template_of_spec(recorded) if recorded else None,
+    )  # fmt: skip
 
     seen: dict[str, Any] = {}
     for item in items:
@@ -252,6 +266,7 @@ RUN_ROWS = frozenset(
         "subset",
         "selection",
         "full-benchmark estimate",
+        "entered by hand",
     }
 )
 """Rows of the report's run summary that the card lacks or says less well (the benchmark's

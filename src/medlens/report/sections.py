@@ -183,6 +183,7 @@ def protocol_rows(results: dict[str, Any], run_json: dict[str, Any]) -> tuple[tu
         ("date", str(run_json.get("created", ""))),
         ("benchmark content hash", str(bench.get("content_hash", ""))[:16]),
         *provenance_rows(spec),
+        *_manual_rows(results),
         *score_rows(results),
     )
 
@@ -352,32 +353,9 @@ def closed_open_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]
             f"{percent(cell.get('open'))} ({cell.get('n_open', 0)})",
             "–" if delta is None else f"{100 * delta:+.1f} [{ci}], {pairing_text(cell)}",
         ))  # fmt: skip
+    from medlens.report.seed_rows import task_mean_rows
+
     return rows + task_mean_rows(results)
-
-
-def task_mean_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
-    """MMBU's headline gap (then its classification-only and all-task means), or the mean over
-    the run's tasks for another benchmark."""
-    from medlens.analysis.task_mean import HEADLINE
-
-    gap = results.get("mmbu_gap")
-    missing = ", ".join((gap or {}).get("missing") or [])
-    head = f"{HEADLINE} (no {missing}: not the paper's definition)" if missing else HEADLINE
-    named = [(head, (gap or {}).get("headline")),
-             ("classification tasks only (unanchored, box, mask)", (gap or {}).get("classification")),
-             ("all tasks of the run", (gap or {}).get("all"))]  # fmt: skip
-    if not gap:
-        across = results.get("closed_open_task_mean")
-        named = (
-            [(f"mean over {across['tasks']} tasks (each weighs the same)", across)]
-            if across
-            else []
-        )
-    return [
-        (label, "–", "–", f"{100 * cell['delta']:+.1f} [{fmt_diff_ci(cell['ci'], 100)}]")
-        for label, cell in named
-        if cell
-    ]
 
 
 def secondary_text(results: dict[str, Any]) -> str:
@@ -439,3 +417,9 @@ def images_text(results: Mapping[str, Any], cell: Mapping[str, Any]) -> str:
     if results.get("counts", {}).get("items_with_images") == 0:
         return "–"
     return str(cell.get("images", "–"))
+
+
+def _manual_rows(results: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    from medlens.report.seed_rows import manual_rows
+
+    return manual_rows(results)

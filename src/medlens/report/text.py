@@ -108,6 +108,10 @@ def detail_lines(results: dict[str, Any]) -> list[str]:
     from medlens.report.sections import fmt_diff_ci, secondary_text
 
     lines = []
+    if results.get("manual"):
+        from medlens.execution.manual import manual_text
+
+        lines.append(manual_text(results["manual"], results["counts"]["records"]))
     decided = results["counts"].get("vocabulary")
     if decided:
         lines.append(f"decided by a vocabulary entry: {decided} items (medlens vocab)")
