@@ -78,16 +78,17 @@ def write_records(path: Path, n_items: int, skill: float, seed: int) -> None:
 
 
 def write_score_files(runs: list[Path], n_items: int) -> None:
-    """The derived score file `medlens run` leaves beside results.json (analysis.derived), built
-    from the same outcomes as the records: the board reads these instead of records.jsonl."""
+    """The derived score file `medlens run` leaves beside results.json (the run's ``scores``
+    artifact), built from the same outcomes as the records: the board reads these instead of
+    records.jsonl."""
     from dataclasses import replace
 
-    from medlens.analysis.derived import RULES, basis_of, score_path
-    from medlens.analysis.score_file import write_score_file
+    from medlens.analysis.artifacts import SCORES
     from medlens.analysis.score_table import score_table
-    from medlens.runs.store import RunStore
+    from medlens.runs.artifacts import Variant, basis_of
+    from medlens.runs.view import RunView
 
-    items = RunStore(runs[0], {}).items()
+    items = RunView(runs[0], run={"spec": {}}).items()
     base = score_table(items, {item.id: {} for item in items})
     served = {"served_model": {}, "system_fingerprint": {}}
     for r, run in enumerate(runs):
@@ -95,8 +96,11 @@ def write_score_files(runs: list[Path], n_items: int) -> None:
         score = (right & ~unparsed).astype(float)
         status = np.where(unparsed, "unparsed", "ok").astype(object)
         table = replace(base, score=score, vlmeval=score.copy(), status=status)
-        basis = basis_of(run, "medlens", RULES)
-        write_score_file(score_path(run, "medlens", RULES), table, basis.stamp(), served)
+        variant = Variant("medlens")
+        path = SCORES.place(run, "medlens", variant)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        stamp = basis_of(run, variant, inputs=SCORES.inputs).stamp()
+        path.write_bytes(SCORES.encode((table, served), stamp))
 
 
 def write_runs(

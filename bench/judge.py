@@ -43,9 +43,10 @@ def timed_judge(options: object) -> tuple[object, float, float]:
     from medlens.judges.stage import judge_run
 
     wall, cpu = time.perf_counter(), time.process_time()
-    from medlens.analysis.results import build_results
+    from medlens.analysis.artifacts import results_after_writing
 
-    outcome = judge_run(options, derive_results=build_results)  # type: ignore[arg-type]
+    outcome = judge_run(options)  # type: ignore[arg-type]
+    results_after_writing(outcome.run)  # the run's results, rebuilt with the judge's lines
     return outcome, time.perf_counter() - wall, time.process_time() - cpu
 
 

@@ -28,11 +28,16 @@ def named_run(bench: str, model: str, out: Path, name: str, *extra: str) -> Path
 
 
 def evaluate(options: Any, *callbacks: Any, **named: Any) -> Any:
-    """:func:`medlens.execution.evaluate.evaluate` as the CLI calls it (results.json derived)."""
-    from medlens.analysis.derived import derive_and_save
+    """:func:`medlens.execution.evaluate.evaluate` as the CLI calls it, then its results derived
+    (the outcome with ``results`` beside ``store``, ``done_before`` and ``ran``)."""
+    from types import SimpleNamespace
+
+    from medlens.analysis.artifacts import results_after_writing
     from medlens.execution.evaluate import evaluate as run_evaluation
 
-    return run_evaluation(options, *callbacks, derive_results=derive_and_save, **named)
+    outcome = run_evaluation(options, *callbacks, **named)
+    results = results_after_writing(outcome.store.view())
+    return SimpleNamespace(**vars(outcome), results=results)
 
 
 def run_options(**values: Any) -> Any:

@@ -308,8 +308,7 @@ class LoopbackServer:
         self._stopper.start()
 
     def stop(self) -> None:
-        """Shut the server down; its threads are gone when this returns (a test that forks
-        needs this process to hold one thread: ``core.forked``)."""
+        """Shut the server down; its threads are gone when this returns."""
         self._httpd.shutdown()
         self._httpd.server_close()
         self._stopper.cancel()

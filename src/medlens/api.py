@@ -27,7 +27,7 @@ def evaluate(bench: str, model: str, **options: Any) -> dict[str, Any]:
     ``limit``, ``concurrency``, ``prompt``, ``extract``, ``probe``, ``seed``, ``cache``,
     ``retry_errors``, …). The results carry ``"run_dir"``, the run directory.
     """
-    from medlens.analysis.derived import derive_and_save, public
+    from medlens.analysis.artifacts import results_after_writing
     from medlens.execution.evaluate import RunOptions
     from medlens.execution.evaluate import evaluate as run_evaluation
 
@@ -40,8 +40,9 @@ def evaluate(bench: str, model: str, **options: Any) -> dict[str, Any]:
     if "out" in options:
         options["out"] = Path(options["out"])
     values = parsed_run_values({"bench": bench, "model": model, **options})
-    outcome = run_evaluation(RunOptions(**values), derive_results=derive_and_save)
-    return {**public(outcome.results), "run_dir": str(outcome.store.path)}
+    outcome = run_evaluation(RunOptions(**values))
+    results = results_after_writing(outcome.store.view())
+    return {**results, "run_dir": str(outcome.store.path)}
 
 
 def load_benchmark(spec: str | Spec, *, lenient: bool = False) -> Benchmark:

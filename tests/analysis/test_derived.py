@@ -14,10 +14,12 @@ from typer.testing import CliRunner
 
 from benchfiles import write_jsonl_benchmark
 from cli_runs import named_run
-from medlens.analysis import derived
+from medlens.analysis.artifacts import fresh_results, fresh_score_table, public
 from medlens.analysis.results import build_results_and_table
 from medlens.cli import app
+from medlens.runs.artifacts import STAMP, Variant, basis_of, file_sha256
 from medlens.runs.store import RunStore
+from medlens.runs.view import RunView
 
 runner = CliRunner()
 
@@ -62,11 +64,10 @@ def report_json(run_dir: Path) -> Any:
 
 def from_scratch(run_dir: Path) -> dict[str, Any]:
     """build_results on a fresh store, stamped as the derived layer stamps it."""
-    store = RunStore.open(run_dir)
-    results, _ = build_results_and_table(store)
-    basis = derived.basis_of(run_dir, str(store.run["spec"]["extract"]), derived.RULES)
-    results[derived.STAMP] = basis.stamp()
-    return derived.public(results)
+    view = RunView(run_dir)
+    results, _ = build_results_and_table(view)
+    results[STAMP] = basis_of(run_dir, Variant(view.extract)).stamp()
+    return public(results)
 
 
 def test_a_finished_run_leaves_stamped_results_and_a_score_file(
@@ -74,10 +75,10 @@ def test_a_finished_run_leaves_stamped_results_and_a_score_file(
 ) -> None:
     run = vlmeval_run(bench, tmp_path)
     saved = json.loads((run / "results.json").read_text(encoding="utf-8"))
-    stamp = saved[derived.STAMP]
+    stamp = saved[STAMP]
     assert stamp["score_source"] == "rules" and stamp["extract"] == "vlmeval"
-    assert stamp["medlens_version"] == derived.basis_of(run, "vlmeval", "rules").medlens_version
-    assert stamp["files"]["records.jsonl"] == derived.file_sha256(run / "records.jsonl")
+    assert stamp["medlens_version"] == basis_of(run, Variant("vlmeval")).medlens_version
+    assert stamp["files"]["records.jsonl"] == file_sha256(run / "records.jsonl")
     assert set(stamp["files"]) == {"run.json", "items.jsonl", "records.jsonl"}
     assert (run / "derived" / "scores.vlmeval.rules.arrow").is_file()
 
@@ -155,7 +156,7 @@ def test_the_score_file_gives_the_score_table_it_was_built_from(
     run = vlmeval_run(bench, tmp_path)
     store = RunStore.open(run)
     built = score_table(store.items(), store.records())
-    read = derived.fresh_score_table(run)
+    read = fresh_score_table(run)
     assert read.ids == built.ids and list(read.meta) == list(built.meta)
     for name in ("score", "vlmeval", "random", "status", "cluster"):
         assert getattr(read, name).tolist() == getattr(built, name).tolist(), name
@@ -228,7 +229,7 @@ def test_another_medlens_version_rebuilds(
     result = report_json(run)
     assert "built by medlens 0.1.0, this is 99.0" in result.stderr
     assert counts.builds == 1
-    stamp = json.loads((run / "results.json").read_text(encoding="utf-8"))[derived.STAMP]
+    stamp = json.loads((run / "results.json").read_text(encoding="utf-8"))[STAMP]
     assert stamp["medlens_version"] == "99.0"
 
 
@@ -237,33 +238,33 @@ def test_a_judge_stage_makes_the_results_stale(bench: Path, tmp_path: Path) -> N
     folder = run / "judges" / "j"
     folder.mkdir(parents=True)
     (folder / "judgements.jsonl").write_text("")
-    basis = derived.basis_of(run, "vlmeval", "rules")
-    stamp = json.loads((run / "results.json").read_text(encoding="utf-8"))[derived.STAMP]
+    basis = basis_of(run, Variant("vlmeval"))
+    stamp = json.loads((run / "results.json").read_text(encoding="utf-8"))[STAMP]
     assert basis.difference(stamp) == "judges/j/judgements.jsonl changed since it was built"
 
 
 def test_another_score_source_gets_its_own_file_beside_results_json(
-    bench: Path, tmp_path: Path
+    bench: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import medlens.analysis.results as results
+
     run = vlmeval_run(bench, tmp_path)
     before = (run / "results.json").read_bytes()
+    table = build_results_and_table(RunView(run))[1]
     calls: list[str] = []
 
-    def judged(store: RunStore) -> tuple[dict[str, Any], None]:
-        calls.append(store.path.name)
-        return {"run": store.path.name, "overall": {"score": 0.5}}, None
+    def judged(view: RunView, source: Any) -> tuple[dict[str, Any], Any]:
+        calls.append(f"{view.name} {source.label}")
+        return {"run": view.name, "overall": {"score": 0.5}}, table
 
-    got = derived.fresh_results(run, score_source="judge:panel", build=judged)
-    assert got["overall"] == {"score": 0.5} and got[derived.STAMP]["score_source"] == "judge:panel"
+    monkeypatch.setattr(results, "build_results_and_table", judged)
+    got = fresh_results(run, score_source="judge:panel")
+    assert got["overall"] == {"score": 0.5} and got[STAMP]["score_source"] == "judge:panel"
     assert (run / "derived" / "results.vlmeval.judge-panel.json").is_file()
+    assert (run / "derived" / "scores.vlmeval.judge-panel.arrow").is_file()
     assert (run / "results.json").read_bytes() == before
-    derived.fresh_results(run, score_source="judge:panel", build=judged)
-    assert calls == ["v"]  # fresh the second time
-    medlens_mode = derived.fresh_results(run, extract="medlens", build=judged)
-    assert medlens_mode[derived.STAMP]["extract"] == "medlens" and calls == ["v", "v"]
-    assert (run / "derived" / "results.medlens.rules.json").is_file()
-    with pytest.raises(ValueError, match="no builder"):
-        derived.fresh_results(run, score_source="judge:other")
+    assert fresh_results(run, score_source="judge:panel") == got
+    assert calls == ["v judge:panel"]  # fresh the second time
 
 
 def test_a_run_being_written_is_rebuilt_in_memory_only(bench: Path, tmp_path: Path) -> None:
@@ -272,7 +273,7 @@ def test_a_run_being_written_is_rebuilt_in_memory_only(bench: Path, tmp_path: Pa
     run = vlmeval_run(bench, tmp_path)
     (run / "results.json").unlink()
     with hold_run_lock(run, "test writer"):
-        results = derived.fresh_results(run, note=None)
+        results = fresh_results(run, note=None)
     assert results["counts"]["records"] == 120
     assert not (run / "results.json").exists()
 
@@ -280,6 +281,6 @@ def test_a_run_being_written_is_rebuilt_in_memory_only(bench: Path, tmp_path: Pa
 def test_a_moved_run_keeps_its_results(bench: Path, tmp_path: Path) -> None:
     run = vlmeval_run(bench, tmp_path)
     moved = shutil.copytree(run, tmp_path / "elsewhere")
-    results = derived.fresh_results(moved)
+    results = fresh_results(moved)
     assert results["run"] == "elsewhere"
     assert results == {**from_scratch(moved), "run": "elsewhere"}

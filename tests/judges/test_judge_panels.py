@@ -275,7 +275,6 @@ def test_a_stop_keeps_every_members_calls_in_flight(run: Path) -> None:
     """A caller's StopAfterInFlight (a study's budget) during a panel: no member asks anything
     new, each stores the calls it had in flight (none dropped), and a rerun asks only the rest.
     Each judge answers its first call at once and holds the others until the stop."""
-    from medlens.analysis.derived import derive_and_save
     from medlens.core.errors import StopAfterInFlight
     from medlens.core.specs import parse_spec
     from medlens.judges.options import JudgeOptions
@@ -293,10 +292,10 @@ def test_a_stop_keeps_every_members_calls_in_flight(run: Path) -> None:
         options = JudgeOptions(run, specs[0], "equivalence", name="duo", panel=specs,
                                concurrency=3, cache=False)  # fmt: skip
         with pytest.raises(StopAfterInFlight):
-            judge_run(options, on_progress=stop_at_once, derive_results=derive_and_save)
+            judge_run(options, on_progress=stop_at_once)
         members = sorted((run / "judges" / "duo" / "members").iterdir())
         stored = [sum(x["by"] == "judge" for x in judgement_lines(f)) for f in members]
         assert sum(stored) < 22 and min(stored) >= 1  # both members answered, then stopped
-        judge_run(options, derive_results=derive_and_save)
+        judge_run(options)
         # every call answered before the stop was kept: the rerun asks each item once in all
         assert [s.stats["requests"] for s in (a, b)] == [11, 11]

@@ -48,7 +48,6 @@ def test_ray_judges_like_the_local_runner(tmp_path: Path) -> None:
 def test_a_stop_keeps_the_judgements_ray_workers_had_in_flight(tmp_path: Path) -> None:
     """A caller's StopAfterInFlight (a study's budget) on a Ray judge stage: every call the
     judge answered is stored (none dropped with a killed worker); a rerun asks only the rest."""
-    from medlens.analysis.derived import derive_and_save
     from medlens.core.errors import StopAfterInFlight
     from medlens.core.specs import parse_spec
     from medlens.judges.options import JudgeOptions
@@ -62,11 +61,11 @@ def test_a_stop_keeps_the_judgements_ray_workers_had_in_flight(tmp_path: Path) -
         options = JudgeOptions(run, parse_spec(judge_spec(server.base_url)), "rubric",
                                concurrency=2, cache=False, executor="ray")  # fmt: skip
         with pytest.raises(StopAfterInFlight, match="budget: stop"):
-            judge_run(options, on_progress=stop_at_once, derive_results=derive_and_save)
+            judge_run(options, on_progress=stop_at_once)
         (folder,) = (run / "judges").iterdir()
         stored = judgement_lines(folder)
         assert 0 < len(stored) < 40
         assert server.stats["requests"] == len(stored)  # every answered call kept
-        judge_run(options, derive_results=derive_and_save)
+        judge_run(options)
         assert server.stats["requests"] == 40
     assert len(judgement_lines(folder)) == 40

@@ -154,13 +154,13 @@ def compare_runs(
     """
     if adjust not in ADJUSTMENTS:
         raise SpecError(f"--adjust: unknown method {adjust!r} (use holm, bh or none)")
-    from medlens.analysis.derived import sourced_score_table
+    from medlens.analysis.artifacts import sourced_score_table
     from medlens.analysis.score_source import RULES
-    from medlens.runs.store import RunStore, read_run_file
+    from medlens.runs.view import RunView
 
     source = source or RULES
-    store_a = RunStore(Path(run_a), read_run_file(Path(run_a)))  # run.json only: the scores
-    store_b = RunStore(Path(run_b), read_run_file(Path(run_b)))  # come from the score tables
+    store_a, store_b = RunView(run_a), RunView(run_b)  # run.json only: the scores come
+    # from the score tables
     check_same_benchmark(run_a, store_a.run, run_b, store_b.run)
     table_a, coverage_a = sourced_score_table(store_a.path, source)
     table_b, coverage_b = sourced_score_table(store_b.path, source)

@@ -13,7 +13,6 @@ does not spread an open-answer judge's cost over the closed items of the benchma
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -128,25 +127,11 @@ class TokenCount:
 
 
 def judgement_lines(run_dir: Path) -> dict[str, list[dict[str, Any]]]:
-    """Lines of every ``judges/<name>/judgements.jsonl`` and of every panel member's
-    (``judges/<panel>/members/<name>/``, named ``<panel>/<name>``, instead of the panel's own
-    lines: combined verdicts that cost nothing) — torn or non-object lines skipped."""
-    out: dict[str, list[dict[str, Any]]] = {}
-    root = Path(run_dir) / "judges"
-    paths = [p for p in root.glob("*/judgements.jsonl") if not (p.parent / "members").is_dir()]
-    paths += root.glob("*/members/*/judgements.jsonl")
-    for path in sorted(paths):
-        name = path.parent.relative_to(root).as_posix().replace("/members/", "/")
-        lines = []
-        for raw in path.read_text(encoding="utf-8").splitlines():
-            try:
-                line = json.loads(raw)
-            except ValueError:
-                continue
-            if isinstance(line, dict):
-                lines.append(line)
-        out[name] = lines
-    return out
+    """Every line of every judge stage (the calls it paid for): ``runs.judgements``'s
+    :func:`~medlens.runs.judgements.call_lines`."""
+    from medlens.runs.judgements import call_lines
+
+    return call_lines(run_dir)
 
 
 def mean_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float, float]:
@@ -205,9 +190,9 @@ def _judge_tokens(run_dir: Path, price: Price) -> tuple[dict[str, TokenCount], d
 
 def run_cost(run_dir: Path | str, price: Price, scale_to: int | None = None) -> dict[str, Any]:
     """Tokens, billed cost and the projected cost of `scale_to` items (default: the benchmark)."""
-    from medlens.runs.store import RunStore
+    from medlens.runs.view import RunView
 
-    store = RunStore.open(run_dir)
+    store = RunView(run_dir)
     model, per_item = _model_tokens(store.records(), price)
     judges, judge_per_item = _judge_tokens(store.path, price)
     n = scale_to if scale_to is not None else int(store.run["spec"]["benchmark"]["n_items"])

@@ -23,7 +23,8 @@ from typing import Any
 from medlens.core.errors import InputError, SpecError
 from medlens.core.items import Item
 from medlens.core.records import Record
-from medlens.runs.store import RunStore
+from medlens.runs.layout import is_run, run_file
+from medlens.runs.view import RunView
 
 EXAMPLES = 3
 
@@ -59,7 +60,7 @@ class Group:
 
 def explain_run(run_dir: Path, against: str) -> dict[str, Any]:
     """The explanation as one JSON-ready dict (see the module docstring)."""
-    store = RunStore.open(run_dir)
+    store = RunView(run_dir)
     items = {item.id: item for item in store.items()}
     records = store.records()
     spec = store.run["spec"]
@@ -96,22 +97,22 @@ Reader = Callable[[Item, Record], Verdict | None]
 
 
 def _other_reading(
-    run_dir: Path, store: RunStore, against: str, items: list[Item]
+    run_dir: Path, store: RunView, against: str, items: list[Item]
 ) -> tuple[Reader, str]:
     from medlens.extract.extraction import EXTRACT_MODES
 
     if against in EXTRACT_MODES:
         return _mode_reader(store, against, items), against
     other_dir = Path(against)
-    if not (other_dir / "run.json").is_file():
+    if not is_run(other_dir):
         raise SpecError(
             f"--against {against!r}: neither a reading mode ({', '.join(EXTRACT_MODES)}) "
             "nor a run directory"
         )
-    return _run_reader(store, RunStore.open(other_dir), other_dir), str(other_dir)
+    return _run_reader(store, RunView(other_dir), other_dir), str(other_dir)
 
 
-def _mode_reader(store: RunStore, mode: str, items: list[Item]) -> Reader:
+def _mode_reader(store: RunView, mode: str, items: list[Item]) -> Reader:
     from medlens.extract.peers import check_supported, is_peer_mode
     from medlens.scoring.item_scores import read_and_score
 
@@ -130,7 +131,7 @@ def _mode_reader(store: RunStore, mode: str, items: list[Item]) -> Reader:
 
 
 def _document_order_reader(
-    store: RunStore, items: list[Item], final_only: Callable[[str | None], str | None]
+    store: RunView, items: list[Item], final_only: Callable[[str | None], str | None]
 ) -> Reader:
     """lmms-eval's readings of every answered item at once, its random fallbacks drawn from
     one stream in document order as lmms-eval draws them (``extract.peers.lmms_eval``)."""
@@ -164,11 +165,11 @@ def _final_answer_reader(spec: dict[str, Any]) -> Callable[[str | None], str | N
     return lambda text: None if text is None else final_answer_text(text)
 
 
-def _run_reader(store: RunStore, other: RunStore, other_dir: Path) -> Reader:
+def _run_reader(store: RunView, other: RunView, other_dir: Path) -> Reader:
     mine, theirs = store.run["spec"]["benchmark"], other.run["spec"]["benchmark"]
     if mine.get("content_hash") != theirs.get("content_hash"):
         raise InputError(
-            other_dir / "run.json",
+            run_file(other_dir),
             "field 'spec.benchmark.content_hash'",
             f"{str(theirs.get('content_hash'))[:12]} ({theirs.get('spec')}) is not the "
             f"benchmark of {store.path} ({str(mine.get('content_hash'))[:12]}, {mine.get('spec')}): "

@@ -17,7 +17,7 @@ import numpy as np
 from medlens.core.errors import InputError
 from medlens.core.items import Item
 from medlens.core.records import Record
-from medlens.runs.store import RunStore
+from medlens.runs.view import RunView
 from medlens.scoring.chexpert import FINDINGS, chexpert_labels, is_chest_report
 from medlens.scoring.corpus_metrics import corpus_cells
 from medlens.scoring.corpus_stats import add_label_f1_rows
@@ -44,7 +44,7 @@ class RuleLabeller:
         return [chexpert_labels(text) for text in texts]
 
 
-def chest_reports(store: RunStore) -> tuple[list[Item], list[Record]]:
+def chest_reports(store: RunView) -> tuple[list[Item], list[Record]]:
     """The scored chest-radiograph report items of the run and their records."""
     records = store.records()
     items, kept = [], []
@@ -61,7 +61,7 @@ def chest_reports(store: RunStore) -> tuple[list[Item], list[Record]]:
 def label_f1_result(run: Path, uncertain: str, labeller: Labeller | None = None) -> dict[str, Any]:
     """The label F1s of `run` (see the module docstring) as one JSON-ready object."""
     policy = check_policy(uncertain)
-    store = RunStore.open(run)
+    store = RunView(run)
     items, records = chest_reports(store)
     if not items:
         raise InputError(run, None, "no scored chest-radiograph report items (MIMIC-CXR, "

@@ -7,7 +7,6 @@ summary is derived afresh (never written back).
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ from typing import Any
 from medlens.core.errors import MedlensError
 from medlens.core.items import Item
 from medlens.runs.finding import runs_below
-from medlens.runs.store import RunStore
+from medlens.runs.view import RunView
 
 
 @dataclass(frozen=True)
@@ -54,9 +53,9 @@ def list_runs(folder: Path) -> list[RunSummary]:
     ]
 
 
-def _results(store: RunStore) -> dict[str, Any]:
-    """The run's results, from results.json while fresh (``analysis.derived``)."""
-    from medlens.analysis.derived import fresh_results
+def _results(store: RunView) -> dict[str, Any]:
+    """The run's results, from results.json while fresh (``analysis.artifacts``)."""
+    from medlens.analysis.artifacts import fresh_results
 
     return fresh_results(store)
 
@@ -64,7 +63,7 @@ def _results(store: RunStore) -> dict[str, Any]:
 def summarise_run(run_dir: Path) -> RunSummary:
     from medlens.runs.lock import lock_holder
 
-    store = RunStore.open(run_dir)
+    store = RunView(run_dir)
     results = _results(store)
     spec, counts, overall = store.run["spec"], results["counts"], results["overall"]
     ci = overall.get("ci")
@@ -129,7 +128,7 @@ def show_item(run_dir: Path, item_id: str) -> dict[str, Any]:
     record (raw output, extraction, scores, error, retries) and any judge verdicts."""
     from medlens.execution.dry_run import conversation_text, describe_image
 
-    store = RunStore.open(run_dir)
+    store = RunView(run_dir)
     items = {item.id: item for item in store.items()}
     item = items.get(item_id)
     if item is None:
@@ -193,17 +192,7 @@ def _system_prompt(model_spec: str) -> str | None:
 
 
 def judge_verdicts(run_dir: Path, item_id: str) -> dict[str, list[dict[str, Any]]]:
-    """Judge name → its judgement lines for the item (`judges/*/judgements.jsonl`)."""
-    found: dict[str, list[dict[str, Any]]] = {}
-    for file in sorted((run_dir / "judges").glob("*/judgements.jsonl")):
-        lines = []
-        for raw in file.read_bytes().splitlines():
-            try:
-                line = json.loads(raw)
-            except ValueError:
-                continue  # a torn line: the judge command reports it
-            if isinstance(line, dict) and line.get("id") == item_id:
-                lines.append(line)
-        if lines:
-            found[file.parent.name] = lines
-    return found
+    """Judge name → its judgement lines for the item (``runs.judgements.item_lines``)."""
+    from medlens.runs.judgements import item_lines
+
+    return item_lines(run_dir, item_id)

@@ -76,12 +76,12 @@ def calibrate(
 ) -> dict[str, Any]:
     """Does the run reproduce the published score within its 95% CI, and by how much does it differ?"""
     from medlens.analysis.score_source import RULES, sourced_run
-    from medlens.runs.store import RunStore
+    from medlens.runs.view import RunView
 
     table = load_reference(reference)
     row = find_row(table, model, split)
     name = _column(table, row, column)
-    store = RunStore.open(run_dir)
+    store = RunView(run_dir)
     items, records = store.items(), store.records()
     axes = {key for item in items for key in item.meta} | {"kind"}
     scored = sum(
@@ -105,7 +105,7 @@ def _protocol(table: ReferenceTable, store: Any, source: Any, judged: bool) -> d
     """Was the run prompted, read and judged as the published rows were, and what the reading
     moves (the run's extraction sensitivity: medlens's reading − VLMEvalKit's rules, with its
     CI)."""
-    from medlens.analysis.derived import fresh_results
+    from medlens.analysis.artifacts import fresh_results
     from medlens.analysis.protocols import unchecked
     from medlens.runs.view import RunView
 

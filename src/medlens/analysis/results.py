@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,22 +23,12 @@ from medlens.core.items import CANONICAL_AXES, READING_FIELDS, Item
 from medlens.core.records import Record
 from medlens.runs.health import run_health
 from medlens.runs.store import RunStore
+from medlens.runs.view import RunView
 from medlens.scoring.protocol_sections import attach_protocol_sections
 from medlens.stats.bootstrap import group_spread
 from medlens.stats.intervals import Spread
 
 MAX_AXIS_VALUES = 60
-
-
-def imageless(run_dir: Path) -> bool:
-    """True when the run's results.json counts no item with an image (a text benchmark such as
-    MedQA): every table then shows "–" for images, as the report does, not the item count (each
-    imageless item is its own cluster)."""
-    try:
-        counts = json.loads((Path(run_dir) / "results.json").read_text(encoding="utf-8"))["counts"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return False
-    return isinstance(counts, dict) and counts.get("items_with_images") == 0
 
 
 def breakdown_axes(table: ScoreTable) -> list[str]:
@@ -203,7 +191,7 @@ def usage_totals(records: dict[str, Record]) -> dict[str, Any]:
     }
 
 
-def build_results(store: RunStore, source: ScoreSource | None = None) -> dict[str, Any]:
+def build_results(store: RunView | RunStore, source: ScoreSource | None = None) -> dict[str, Any]:
     """Every aggregate of the run; written to results.json and read by every report.
 
     `source` (``--score``) chooses the per-item scores every aggregate reads (rules by
@@ -214,27 +202,26 @@ def build_results(store: RunStore, source: ScoreSource | None = None) -> dict[st
 
 
 def build_results_and_table(
-    store: RunStore, source: ScoreSource | None = None
+    run: RunView | RunStore, source: ScoreSource | None = None
 ) -> tuple[dict[str, Any], ScoreTable]:
     """Every aggregate of the run, and the score table they were computed from (saved beside
-    results.json by ``analysis.derived`` for the commands that slice it again)."""
+    results.json as the run's ``scores`` artifact for the commands that slice it again)."""
+    store = run if isinstance(run, RunView) else run.view()
     items = store.items()
     records = store.records()
     sourced = sourced_run(store.path, items, records, source or RULES)
     items, records, run_items, run_records = sourced.items, sourced.records, items, records
-    with other_reading(store.run["spec"], items, records) as reading:  # aside, meanwhile
-        table = score_table(items, records, sourced.scope)
-        overall = cell(table, np.ones(len(table.ids), dtype=bool))
-        results = _results(store, sourced, (run_items, run_records), table, overall)
-        wanted = reading is not None and overall["vlmeval_score"] is not None
-        results["extraction_sensitivity"] = extraction_sensitivity(
-            items, records, table, reading.result() if wanted and reading else None
-        )
+    table = score_table(items, records, sourced.scope)
+    overall = cell(table, np.ones(len(table.ids), dtype=bool))
+    results = _results(store, sourced, (run_items, run_records), table, overall)
+    wanted = overall["vlmeval_score"] is not None
+    reading = other_reading(store, items, records) if wanted else None
+    results["extraction_sensitivity"] = extraction_sensitivity(items, records, table, reading)
     return results, table
 
 
 def _results(
-    store: RunStore, sourced: SourcedRun, run: tuple[list[Item], dict[str, Record]],
+    store: RunView, sourced: SourcedRun, run: tuple[list[Item], dict[str, Record]],
     table: ScoreTable, overall: dict[str, Any],
 ) -> dict[str, Any]:  # fmt: skip
     """Every section but the extraction sensitivity (computed meanwhile, maybe aside)."""
@@ -283,7 +270,7 @@ def _results(
 
 
 def add_run_sections(
-    results: dict[str, Any], store: RunStore, items: list[Item], records: dict[str, Record]
+    results: dict[str, Any], store: RunView, items: list[Item], records: dict[str, Record]
 ) -> None:
     """The sections beside the scores: protocol figures, the peer's own, leakage suspects,
     strategy figures and what ran."""

@@ -51,13 +51,10 @@ def table_columns(table: ScoreTable) -> Any:
     return pa.Table.from_arrays(list(columns.values()), names=list(columns))
 
 
-def write_score_file(
-    path: Path, table: ScoreTable, stamp: dict[str, Any], served: dict[str, Any]
-) -> None:
-    """Write the table with its stamp, atomically (readers see the old file or the new one)."""
+def score_file_bytes(table: ScoreTable, stamp: dict[str, Any], served: dict[str, Any]) -> bytes:
+    """The table as an Arrow IPC file with its stamp and served-model summary in its schema's
+    metadata (written atomically by the run view)."""
     import pyarrow as pa
-
-    from medlens.runs.files import write_atomic
 
     columns = table_columns(table)
     metadata = {STAMP_KEY: json.dumps(stamp), SERVED_KEY: json.dumps(served)}
@@ -65,8 +62,8 @@ def write_score_file(
     sink = pa.BufferOutputStream()
     with pa.ipc.new_file(sink, columns.schema) as writer:
         writer.write_table(columns)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, sink.getvalue().to_pybytes())
+    data: bytes = sink.getvalue().to_pybytes()
+    return data
 
 
 def read_stamp(path: Path) -> tuple[dict[str, Any], dict[str, Any]] | None:

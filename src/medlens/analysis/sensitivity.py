@@ -4,16 +4,16 @@ interval (a section of results.json)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from medlens.analysis.reading import MEDLENS_READING, READING
 from medlens.analysis.score_table import ScoreTable
-from medlens.core.forked import Aside, computed_aside
 from medlens.core.items import Item
 from medlens.core.records import Record
+from medlens.runs.view import RunView
 
 UNEXTRACTED_KINDS = frozenset({"report"})
 """Kinds scored on the whole text (ROUGE, BLEU, clinical labels), with no answer read out."""
@@ -31,22 +31,24 @@ def sensitivity_ci(table: ScoreTable, other: np.ndarray | None = None) -> list[f
     return [lo, hi]
 
 
-@contextmanager
 def other_reading(
-    spec: dict[str, Any], items: Sequence[Item], records: dict[str, Record]
-) -> Iterator[Aside[np.ndarray] | None]:
-    """medlens's reading of a run scored with another reading (``--extract vlmeval``), started
-    aside (``core.forked``) while the other sections are built; None for a medlens run."""
-    if spec.get("extract", "medlens") == "medlens":
-        yield None
-        return
-    rows = sum(1 for item in items if item.id in records)
-
-    def one_per_row(values: np.ndarray) -> bool:
-        return isinstance(values, np.ndarray) and values.shape == (rows,)
-
-    with computed_aside(lambda: medlens_reading(items, records), rows, one_per_row) as aside:
-        yield aside
+    view: RunView, items: Sequence[Item], records: dict[str, Record]
+) -> np.ndarray | None:
+    """medlens's scores of the rows of a score table over `items` and `records` (NaN where a
+    row has no score), for a run scored with another reading (``--extract vlmeval``); None for
+    a medlens run. The re-reading is the run's derived ``reading`` file (built once, then
+    read while the items and records stay as they are)."""
+    if view.extract == "medlens":
+        return None
+    scores: dict[str, float | None] = view.derived(READING, MEDLENS_READING, None)
+    rows = []
+    for item in items:
+        record = records.get(item.id)
+        if record is None:
+            continue
+        value = scores.get(item.id) if record.get("score") is not None else None
+        rows.append(np.nan if value is None else value)
+    return np.array(rows, dtype=float)
 
 
 def extraction_sensitivity(
@@ -65,25 +67,3 @@ def extraction_sensitivity(
     medlens, vlmeval = float(medlens_values[both].mean()), float(table.vlmeval[both].mean())
     return {"medlens": medlens, "vlmeval": vlmeval, "difference": medlens - vlmeval,
             "n": int(both.sum()), "ci": sensitivity_ci(table, reading)}  # fmt: skip
-
-
-def medlens_reading(items: Sequence[Item], records: dict[str, Record]) -> np.ndarray:
-    """Per-item scores under medlens's extraction of a run scored with another ``--extract``
-    (VLMEvalKit's or a peer's), one per item with a record, in item order (a score table's
-    rows; NaN where unscored). Re-read from the stored outputs, so the extraction sensitivity
-    is shown in both modes.
-    """
-    from medlens.extract import extract
-    from medlens.scoring.item_scores import score
-
-    values = []
-    for item in items:
-        record = records.get(item.id)
-        if record is None:
-            continue
-        value = None
-        if record.get("error") is None and record.get("score") is not None:
-            found = extract(item, record.get("output"), "medlens", record.get("finish_reason"))
-            value = score(item, found)
-        values.append(np.nan if value is None else value)
-    return np.array(values, dtype=float)

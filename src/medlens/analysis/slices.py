@@ -78,15 +78,15 @@ def _check_groupable(table: SliceTable, axes: Sequence[str]) -> None:
 def load_slice_table(run_dir: Path, source: ScoreSource | None = None) -> SliceTable:
     """The slice table of a run directory (items joined with their latest records), scored
     by `source` (``--score``; rules by default, straight from the fresh score file)."""
-    from medlens.analysis.derived import fresh_score_file, sourced_score_table
+    from medlens.analysis.artifacts import fresh_score_file, sourced_score_table
     from medlens.analysis.score_file import slice_columns
     from medlens.analysis.score_source import RULES
-    from medlens.runs.store import read_run_file
+    from medlens.runs.view import RunView
 
     source = source or RULES
-    run = read_run_file(Path(run_dir))
-    has_answers = bool(run["spec"]["benchmark"].get("has_answers", True))
-    found = None if source.judged else fresh_score_file(Path(run_dir))
+    view = RunView(run_dir)
+    has_answers = bool(view.spec["benchmark"].get("has_answers", True))
+    found = None if source.judged else fresh_score_file(view)
     if found is not None:  # straight from the score file's columns
         names = {"score": _SCORE, "vlmeval": _VLMEVAL, "random": _RANDOM}
         names.update({"status": _STATUS, "cluster": _CLUSTER})

@@ -32,7 +32,7 @@ def is_split_pair(run_a: Mapping[str, Any], run_b: Mapping[str, Any]) -> bool:
 
 def split_gap(run_a: Path, run_b: Path) -> dict[str, Any]:
     """Both runs' overall scores, the gap A − B with its interval, and the call-out."""
-    from medlens.analysis.derived import fresh_results
+    from medlens.analysis.artifacts import fresh_results
 
     cells = [fresh_results(run)["overall"] for run in (run_a, run_b)]
     splits = [_split(run) for run in (run_a, run_b)]
@@ -88,9 +88,9 @@ def split_gap_lines(result: Mapping[str, Any]) -> list[str]:
 
 
 def _split(run: Path) -> str:
-    from medlens.runs.store import read_run_file
+    from medlens.runs.view import RunView
 
-    return str(read_run_file(Path(run))["spec"]["benchmark"].get("split"))
+    return str(RunView(run).spec["benchmark"].get("split"))
 
 
 def _pct(value: float | None) -> str:

@@ -31,7 +31,7 @@ import numpy as np
 from medlens.core.errors import SpecError
 from medlens.core.items import Item
 from medlens.core.records import Record
-from medlens.runs.store import RunStore
+from medlens.runs.view import RunView
 from medlens.scoring.corpus_metrics import item_weights
 from medlens.scoring.corpus_stats import (
     auroc_pair_counts,
@@ -48,7 +48,7 @@ from medlens.stats.bootstrap import group_cis
 LEVEL_TAILS = (2.5, 97.5)
 
 
-def scored_pairs(store: RunStore) -> tuple[list[Item], list[Record]]:
+def scored_pairs(store: RunView) -> tuple[list[Item], list[Record]]:
     """Items with a gold answer and a scored, error-free record (what every score counts)."""
     records = store.records()
     pairs = [(i, records[i.id]) for i in store.items() if i.answer is not None and i.id in records]
@@ -64,7 +64,7 @@ def subgroup_result(
     for name, value in (("--at-specificity", specificity), ("--at-sensitivity", sensitivity)):
         if not 0.0 < value < 1.0:
             raise SpecError(f"{name} {value:g}: expected a rate strictly between 0 and 1")
-    store = RunStore.open(run)
+    store = RunView(run)
     items, records = scored_pairs(store)
     if not items:
         raise SpecError(f"{run}: no scored items with a gold answer")

@@ -1,10 +1,10 @@
 """N runs on the same items: one score matrix (runs × items) with the items' axes and images.
 
-Each run's scores come from its derived score file (``analysis.derived``, written when the run
-finished) while it is fresh; otherwise its ``records.jsonl`` is read with pyarrow's JSON reader
-(only id and score), and a file pyarrow cannot read as a whole (a torn last line, duplicates
-after a resume) falls back to :class:`medlens.runs.store.RunStore`, whose rules decide. Items (axes, images, chance levels) come from one run per benchmark content hash, through
-:func:`medlens.analysis.results.score_table`, the same join every report uses.
+Each run's scores come from its derived score file (``analysis.artifacts``, written when the run
+finished) while it is fresh; otherwise from two columns of its records (id and score, through
+the run view: pyarrow where that reads as the store does). Items (axes, images, chance levels)
+come from one run per benchmark content hash, through :func:`medlens.analysis.results.score_table`,
+the same join every report uses.
 """
 
 from __future__ import annotations
@@ -18,6 +18,9 @@ import numpy as np
 
 from medlens.board.judged import JudgedCover, judged_scores
 from medlens.core.errors import MedlensError, RunMismatchError
+from medlens.runs.arrow import arrow_numbers, arrow_strings
+from medlens.runs.columns import FLOAT, STR
+from medlens.runs.view import RunView
 
 if TYPE_CHECKING:
     from medlens.analysis.score_source import ScoreSource
@@ -84,9 +87,10 @@ def open_runs(
     seen: dict[str, Path] = {}
     for path in paths:
         label = (labels or {}).get(str(path))
-        path = Path(path)
-        _refuse_if_being_written(path)
-        spec = _read_spec(path)
+        view = RunView(path)
+        _refuse_if_being_written(view)
+        spec = view.spec
+        path = view.path
         run = (label if label_runs else None) or path.name
         if run in seen:
             raise MedlensError(
@@ -103,20 +107,11 @@ def open_runs(
     return runs
 
 
-def _refuse_if_being_written(run_dir: Path) -> None:
+def _refuse_if_being_written(view: RunView) -> None:
     """A run another process is writing gives moving numbers: refuse it (issue 10's run lock)."""
-    from medlens.runs.lock import lock_holder
-
-    holder = lock_holder(run_dir)
+    holder = view.being_written()
     if holder is not None:
-        raise MedlensError(f"{run_dir}: the run is being written ({holder}); board it when done")
-
-
-def _read_spec(path: Path) -> dict[str, Any]:
-    from medlens.runs.store import read_run_file
-
-    spec: dict[str, Any] = read_run_file(path)["spec"]
-    return spec
+        raise MedlensError(f"{view.path}: the run is being written ({holder}); board it when done")
 
 
 def check_same_benchmark(runs: Sequence[BoardRun], mode: str) -> None:
@@ -143,47 +138,25 @@ def check_same_benchmark(runs: Sequence[BoardRun], mode: str) -> None:
 
 def run_scores(run: BoardRun) -> tuple[Any, np.ndarray]:
     """Ids (a pyarrow string array) and main scores of the items the run scored (errored and
-    ungraded items left out)."""
-    import pyarrow as pa
+    ungraded items left out: their records hold no score)."""
     import pyarrow.compute as pc
 
-    from medlens.analysis.derived import fresh_score_file
+    from medlens.analysis.artifacts import fresh_score_file
 
     derived = fresh_score_file(run.path)
     if derived is not None:  # what `run` wrote when it finished: no record is parsed
         from medlens.analysis.score_file import read_columns
-        from medlens.runs.arrow import arrow_numbers
 
         table = read_columns(derived[0], ["id", "score"])
         score = table["score"].combine_chunks()
         scored = pc.invert(pc.is_nan(score))  # unscored (errored, no gold) items hold NaN
         values = arrow_numbers(score)
         return table["id"].combine_chunks().filter(scored), values[~np.isnan(values)]
-    file = run.path / "records.jsonl"
-    if not file.is_file():
-        return pa.array([], type=pa.string()), np.zeros(0)
-    import pyarrow.json as pajson
-
-    schema = pa.schema([("id", pa.string()), ("score", pa.float64())])
-    options = pajson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
-    try:
-        table = pajson.read_json(file, parse_options=options)
-        ids = table["id"].combine_chunks()
-        if ids.null_count == 0 and pc.count_distinct(ids).as_py() == len(ids):
-            scored = pc.is_valid(table["score"]).combine_chunks()
-            scores = table["score"].combine_chunks().filter(scored)
-            return ids.filter(scored), scores.to_numpy(zero_copy_only=False).astype(float)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
-        pass  # a torn line, an odd record: the store's own reading rules decide
-    from medlens.runs.store import RunStore
-
-    records = RunStore.open(run.path).records()
-    kept = {
-        rid: float(r["score"])
-        for rid, r in records.items()
-        if r.get("error") is None and r.get("score") is not None
-    }
-    return pa.array(list(kept), type=pa.string()), np.array(list(kept.values()), dtype=float)
+    columns = RunView(run.path).record_columns({"score": FLOAT, "error.type": STR})
+    score = columns.floats["score"]
+    kept = score.present & np.array([e is None for e in columns.strings["error.type"]], bool)
+    ids = np.asarray(columns.keys, dtype=object)[kept]
+    return arrow_strings(ids.tolist()), score.values[kept]
 
 
 def align_runs(
@@ -271,7 +244,7 @@ def _derived_items(runs: Sequence[BoardRun]) -> Any:
     """The first run's score table (axes, images, chance levels of the items it recorded, in
     item order) when every run is on one benchmark and that run's score file is fresh; None
     otherwise (items.jsonl is read then)."""
-    from medlens.analysis.derived import fresh_score_file
+    from medlens.analysis.artifacts import fresh_score_file
     from medlens.analysis.score_file import read_columns, score_table_of
 
     if len({str(run.benchmark.get("content_hash")) for run in runs}) != 1:
@@ -282,15 +255,13 @@ def _derived_items(runs: Sequence[BoardRun]) -> Any:
 
 def _items_by_id(runs: Sequence[BoardRun]) -> dict[str, Any]:
     """Items of the first run of each content hash; ids shared across hashes must agree."""
-    from medlens.runs.store import RunStore
-
     items: dict[str, Any] = {}
     loaded: dict[str, Path] = {}
     for run in runs:
         digest = str(run.benchmark.get("content_hash"))
         if digest in loaded:
             continue
-        own = {item.id: item for item in RunStore(run.path, {"spec": run.spec}).items()}
+        own = {item.id: item for item in RunView(run.path, run={"spec": run.spec}).items()}
         if items:
             for item_id in own.keys() & items.keys():
                 if _question(own[item_id]) != _question(items[item_id]):

@@ -73,7 +73,7 @@ def build_board(options: BoardOptions) -> dict[str, Any]:
         aligned, options.reference, options.layout, options.where, options.allow_partial
     )
     board = _board(aligned, options, published)
-    from medlens.analysis.results import imageless
+    from medlens.analysis.artifacts import imageless
 
     if aligned.runs and all(imageless(run.path) for run in aligned.runs):
         board["imageless"] = True  # a text benchmark: tables show "–" for images

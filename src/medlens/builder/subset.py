@@ -233,12 +233,10 @@ def _placeholder(benchmark: Benchmark) -> BenchmarkInfo:
 
 def _check_runs(recipe: Recipe, source: BenchmarkInfo) -> None:
     """``--drop-solved-by`` runs must have been made on this very benchmark."""
+    from medlens.runs.view import RunView
+
     for run in recipe.drop_solved_by:
-        path = Path(run) / "run.json"
-        try:
-            spec = json.loads(path.read_text(encoding="utf-8"))["spec"]
-        except (OSError, ValueError, KeyError, TypeError):
-            raise InputError(path, None, "not a medlens run (no readable run.json)") from None
+        spec = RunView(run).spec
         hashes = {spec["benchmark"].get("content_hash")}
         hashes.add(((spec.get("selection") or {}).get("source") or {}).get("content_hash"))
         if source.content_hash not in hashes:

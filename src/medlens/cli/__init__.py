@@ -5,7 +5,6 @@ Imports anything; nothing imports it."""
 
 from __future__ import annotations
 
-import gc
 import importlib
 
 from medlens.cli.common import app, flush_stdout_quietly
@@ -48,18 +47,11 @@ for _module in COMMAND_MODULES:
 
 
 def main() -> None:
-    """Console-script entry point.
-
-    When the command is done, what is alive is frozen out of the collector (``gc.freeze``):
-    the interpreter's last collection at exit would otherwise walk every item and record of a
-    large run once more, for nothing (0.15–0.2 s after a 26,000-item run, issue 36). Exit
-    handlers still run and every object is still freed; files are closed by the commands.
-    """
+    """Console-script entry point."""
     try:
         app()
     finally:
         flush_stdout_quietly()
-        gc.freeze()
 
 
 __all__ = ["app", "main"]

@@ -29,7 +29,7 @@ def agreement(
 
         result = judge_human_agreement(runs, names[0], human)
         save_calibrations(runs, names[0], result, human)  # the label every judged table shows
-        from medlens.analysis.derived import fresh_results
+        from medlens.analysis.artifacts import fresh_results
 
         for run in runs:  # results.json carries the label: rebuilt now, not by the next reader
             fresh_results(run, note=None)

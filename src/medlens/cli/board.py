@@ -139,7 +139,7 @@ def board(
 def _warn_on_mixed_environments(result: dict[str, Any], runs: list[Path]) -> None:
     """Runs made with other package versions or served models, or sharing cached answers: a
     warning, also in the JSON."""
-    from medlens.analysis.derived import fresh_served
+    from medlens.analysis.artifacts import fresh_served
     from medlens.cli.common import err_console
     from medlens.runs.provenance import run_notes
 

@@ -50,7 +50,7 @@ def compare(
             console.print(line, markup=False, highlight=False, soft_wrap=True)
         return
     axes = [a.strip() for a in by.split(",") if a.strip()]
-    from medlens.analysis.derived import fresh_served
+    from medlens.analysis.artifacts import fresh_served
     from medlens.runs.provenance import run_notes
 
     source = parse_score_source(score)
@@ -63,16 +63,16 @@ def compare(
                 "score_warnings": warnings}  # fmt: skip
         write_json(data)
         return
-    from medlens.analysis.results import imageless
+    from medlens.analysis.artifacts import imageless
 
     _print_text(result, imageless(run_a) and imageless(run_b))
 
 
 def _split_pair(run_a: Path, run_b: Path) -> bool:
     from medlens.analysis.split_gap import is_split_pair
-    from medlens.runs.store import read_run_file
+    from medlens.runs.view import RunView
 
-    return is_split_pair(read_run_file(run_a), read_run_file(run_b))
+    return is_split_pair(RunView(run_a).run, RunView(run_b).run)
 
 
 def _print_text(result: Comparison, no_images: bool = False) -> None:

@@ -174,9 +174,9 @@ def _audit_page(content: dict[str, Any], fmt: str, runs: list[Path], top: int) -
         return audit_markdown(content, top)
     if fmt == "html":
         from medlens.report.items_audit import audit_html
-        from medlens.runs.store import RunStore
+        from medlens.runs.view import RunView
 
-        return audit_html(content, RunStore.open(runs[0]).items(), [str(r) for r in runs], top)
+        return audit_html(content, RunView(runs[0]).items(), [str(r) for r in runs], top)
     return "".join(line + "\n" for line in _audit_lines(content, top))
 
 

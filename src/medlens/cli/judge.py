@@ -113,7 +113,6 @@ def judge(
 
 def judge_with_progress(options: JudgeOptions) -> JudgeOutcome:
     """Run the judge stage under a progress bar that appears once loading succeeded."""
-    from medlens.analysis.derived import derive_and_save
     from medlens.judges.stage import judge_run
 
     bar = progress_bar("medlens judge", unit="judgements")
@@ -128,18 +127,18 @@ def judge_with_progress(options: JudgeOptions) -> JudgeOutcome:
             )
 
     try:
-        return judge_run(
-            options, on_start, lambda line: bar.advance(task), derive_results=derive_and_save
-        )
+        return judge_run(options, on_start, lambda line: bar.advance(task))
     finally:
-        if bar.live.is_started:
+        if bar.live.is_started:  # (stop() prints a line on a non-terminal)
             bar.stop()
 
 
 def print_judge_summary(outcome: JudgeOutcome) -> None:
+    from medlens.analysis.artifacts import results_after_writing
     from medlens.report.judges import judge_text_lines
 
-    entry = outcome.results["judges"].get(outcome.folder.name)
+    results = results_after_writing(outcome.run)
+    entry = results["judges"].get(outcome.folder.name)
     if entry is not None:
         for line in judge_text_lines(outcome.folder.name, entry):
             console.print(terminal_safe(line), highlight=False, markup=False, soft_wrap=True)

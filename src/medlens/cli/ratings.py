@@ -92,11 +92,11 @@ def errors(
     """Write a sheet of wrong answers to attribute to error categories (Med-CMR's analysis)."""
     from medlens.analysis.score_source import parse_score_source, sourced_run
     from medlens.ratings.attribution import export_errors, parse_categories
-    from medlens.runs.store import RunStore
+    from medlens.runs.view import RunView
 
     source, scores = parse_score_source(score), None
     if source.judged:  # wrong by the score the tables show, not by the rules
-        store = RunStore.open(run)
+        store = RunView(run)
         sourced = sourced_run(store.path, store.items(), store.records(), source)
         scores = {i: r.get("score") for i, r in sourced.records.items()}
     study, written = export_errors(
@@ -147,17 +147,11 @@ def import_(
 
 def _import_answers(run: Path, file: Path, study: Any, as_json: bool) -> None:
     """The human run: records stored, then results derived as for any run."""
-    from medlens.analysis.derived import derive_and_save
+    from medlens.analysis.artifacts import results_after_writing
     from medlens.ratings.answers import import_answers
 
-    derived: dict[str, Any] = {}
-
-    def finish(store: Any) -> None:
-        derived.update(derive_and_save(store))
-        store.write_results(derived)
-
-    store, answered, added = import_answers(run, file, study, finish)
-    results = derived
+    store, answered, added = import_answers(run, file, study)
+    results = results_after_writing(store.view())
     overall = results["overall"]
     data = {"run": str(store.path), "model": "human", "answered": answered, "added": added,
             "overall": overall}  # fmt: skip

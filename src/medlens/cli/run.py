@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -15,11 +14,8 @@ from medlens.cli.tracking_option import LOG_HELP, log_after, log_target
 from medlens.core.terminal import terminal_safe, terminal_safe_line
 
 if TYPE_CHECKING:
-    from rich.progress import Progress
-
     from medlens.core.records import Record
     from medlens.execution.evaluate import RunOptions, RunOutcome
-    from medlens.runs.store import RunStore
 
 EXIT_TOO_MANY_ERRORS = 1
 
@@ -254,7 +250,10 @@ def run_and_summarise(
     except RetryRateExceeded as exc:
         err_console.print(str(exc), highlight=False, markup=False, soft_wrap=True)
         raise typer.Exit(EXIT_TOO_MANY_ERRORS) from None
-    for block in summary_blocks(outcome.results, outcome.store.path):
+    from medlens.analysis.artifacts import results_after_writing
+
+    results = results_after_writing(outcome.store.view())
+    for block in summary_blocks(results, outcome.store.path):
         console.print(block)
     err_console.print(f"run directory: {outcome.store.path}", highlight=False)
     if judging is not None:
@@ -265,7 +264,7 @@ def run_and_summarise(
         judged = judge_with_progress(replace(judging, run_dir=outcome.store.path))
         print_judge_summary(judged)
     log_after(tracking, [outcome.store.path])
-    error_rate = outcome.results["rates"]["error"]
+    error_rate = results["rates"]["error"]
     if error_rate > max_error_rate:
         from medlens.runs.retry import retry_hint
 
@@ -304,7 +303,6 @@ def errors_text(errors: Counter[str]) -> str:
 def evaluate_with_progress(options: RunOptions, max_retry_rate: float | None = None) -> RunOutcome:
     """Run the evaluation under a progress bar that appears only once loading succeeded; a
     retry rate above 5% is called out as it happens (``runs.health.RetryWatch``)."""
-    from medlens.analysis.derived import derive_and_save
     from medlens.execution.evaluate import evaluate
     from medlens.runs.health import RetryWatch
 
@@ -336,20 +334,8 @@ def evaluate_with_progress(options: RunOptions, max_retry_rate: float | None = N
         if alert is not None:
             bar.console.print(f"warning: {alert}", highlight=False, markup=False, soft_wrap=True)
 
-    def derive(store: RunStore) -> dict[str, Any]:
-        stop_bar(bar)  # every answer is in; results are built with no refresh thread beside
-        return derive_and_save(store)  # (core.forked forks only then)
-
     try:
-        return evaluate(options, on_start, on_progress, on_note, derive_results=derive)
+        return evaluate(options, on_start, on_progress, on_note)
     finally:
-        stop_bar(bar)
-
-
-def stop_bar(bar: Progress) -> None:
-    """Stop `bar` and wait (briefly) for its refresh thread to end."""
-    refresher = getattr(bar.live, "_refresh_thread", None)  # rich's: stop() does not join it
-    if bar.live.is_started:
-        bar.stop()
-    if isinstance(refresher, threading.Thread):
-        refresher.join(timeout=1.0)
+        if bar.live.is_started:  # (stop() prints a line on a non-terminal)
+            bar.stop()  # the bar ends with the last answer

@@ -88,7 +88,7 @@ def slice_run(
         }
         write_json(payload)
         return
-    from medlens.analysis.results import imageless
+    from medlens.analysis.artifacts import imageless
 
     _print_text(cells, axes, ranked, min_n, where, None if has_answers else run, worst, source,
                 imageless(run))  # fmt: skip

@@ -26,7 +26,6 @@ from typing import Any
 
 from medlens.core.cache_location import cache_dir
 from medlens.models.base import Model, Request, Response
-from medlens.runs.files import write_atomic
 
 BUSY_TIMEOUT_S = 30.0
 
@@ -239,7 +238,4 @@ class CacheChecks:
             return
         self.note(cache_mismatch_line(mismatch))
         self.store.run.setdefault("cache_checks", []).append(mismatch)
-        write_atomic(
-            self.store.path / "run.json",
-            json.dumps(self.store.run, indent=2, ensure_ascii=False) + "\n",
-        )
+        self.store.save_run()

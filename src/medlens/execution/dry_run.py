@@ -17,6 +17,7 @@ from medlens.core.items import ImageRef, Item
 from medlens.execution.dispatch import dispatch_order
 from medlens.execution.evaluate import LoadedBenchmark, RunOptions, prepare, run_dir_of
 from medlens.execution.requests import RunSettings, prompt_text
+from medlens.runs.layout import is_run
 from medlens.runs.store import RunStore, check_same_spec
 
 
@@ -58,7 +59,7 @@ def plan_run(options: RunOptions, loaded: LoadedBenchmark | None = None) -> RunP
     path = run_dir_of(options)
     check_same_spec(path, spec)
     done: set[str] = set()
-    if (path / "run.json").is_file():
+    if is_run(path):
         done = RunStore.open(path).done_ids(retry_errors=options.retry_errors)
     selected = items if options.limit is None else items[: options.limit]
     todo = dispatch_order([item for item in selected if item.id not in done], options.order)

@@ -10,14 +10,12 @@ import asyncio
 import shutil
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 from medlens.core.errors import MedlensError, SpecError
 from medlens.core.extras import check_run_extras
 from medlens.core.fingerprint import describe
-from medlens.core.forked import computed_aside
 from medlens.core.items import Benchmark, BenchmarkInfo, Item
 from medlens.core.model_info import parse_model_info
 from medlens.core.records import Record
@@ -48,7 +46,8 @@ from medlens.execution.strategies import Strategy
 from medlens.extract.vocabulary import provenance as vocab_provenance
 from medlens.extract.vocabulary import use_vocabulary
 from medlens.models import MODELS, ModelContext, load_model
-from medlens.runs.store import RECORD_INTERVAL, DeriveResults, RunStore, check_same_spec
+from medlens.runs.layout import is_run, records_file
+from medlens.runs.store import RECORD_INTERVAL, RunStore, check_same_spec
 from medlens.sources import load_benchmark
 
 __all__ = [
@@ -67,7 +66,7 @@ __all__ = [
 @dataclass(frozen=True)
 class RunOutcome:
     store: RunStore
-    results: dict[str, Any]
+    """The finished run's store, closed (its records and items stay in memory)."""
     done_before: int
     ran: int
 
@@ -103,19 +102,17 @@ def prepare(
         check_reading_modes(options, benchmark.name, items)
         template = prompt_template(options.prompt, items)
         manual = load_manual(options.manual, items) if options.manual else None
-    # the items' fingerprint is taken aside (core.forked) while the model loads
-    with computed_aside(partial(described, benchmark, items), len(items)) as fingerprinted:
-        items = rewrite_items(options.rewrite, items)  # MMBU's open form (execution.open_form)
-        probe, items = probe_items(options, items)
-        context = ModelContext(
-            items=items,
-            seed=options.seed,
-            concurrency=options.concurrency,
-            describe_only=describe_only or options.executor == "ray",  # Ray workers build theirs
-        )
-        model = load_model(options.model, context)
-        strategy, exemplars = prepare_strategy(options, items, model)
-        info = fingerprinted.result()
+    info = described(benchmark, items)  # the fingerprint of the items as selected
+    items = rewrite_items(options.rewrite, items)  # MMBU's open form (execution.open_form)
+    probe, items = probe_items(options, items)
+    context = ModelContext(
+        items=items,
+        seed=options.seed,
+        concurrency=options.concurrency,
+        describe_only=describe_only or options.executor == "ray",  # Ray workers build theirs
+    )
+    model = load_model(options.model, context)
+    strategy, exemplars = prepare_strategy(options, items, model)
     settings = RunSettings(
         prompt=options.prompt, extract=options.extract, concurrency=options.concurrency,
         probe=options.probe, seed=options.seed, strategy=strategy, exemplars=exemplars,
@@ -227,16 +224,14 @@ def evaluate(
     on_progress: Callable[[Record], None] | None = None,
     on_note: Callable[[str], None] | None = None,
     *,
-    derive_results: DeriveResults,
     loaded: LoadedBenchmark | None = None,
 ) -> RunOutcome:
-    """Run (or resume) an evaluation; returns the store and its freshly derived results.
-
-    `derive_results` builds results.json from the finished store (the analysis layer's
-    ``build_results``: the API and the CLI pass it in, so this layer never imports it).
+    """Run (or resume) an evaluation; returns its finished store. Its results are derived
+    from the run directory by whoever asks for them (``analysis.artifacts``), once the lock is
+    released.
 
     Order: everything that can refuse (bad input, another spec, another writer) happens before
-    the run directory is touched; the lock is held from opening the store to writing results.
+    the run directory is touched; the lock is held from opening the store to its last record.
 
     A caller stops a run early by raising from `on_progress` (a study's budget or Ctrl-C): the
     record that triggered it is already stored; with :class:`StopAfterInFlight` the requests in
@@ -266,7 +261,6 @@ def evaluate(
                 items,
                 (model, settings, probe),
                 (on_start, on_progress, note),
-                derive_results,
             )
     except MedlensError as exc:
         if not isinstance(exc, RunLockedError) and not run_existed:
@@ -276,7 +270,7 @@ def evaluate(
 
 def _remove_unstarted(path: Path, out: Path, out_existed: bool) -> None:
     """Bad input met by the first request (a rejected API key): leave no run behind."""
-    records = path / "records.jsonl"
+    records = records_file(path)
     if records.is_file() and records.stat().st_size:
         return
     shutil.rmtree(path, ignore_errors=True)
@@ -293,14 +287,13 @@ def _evaluate_locked(
     callbacks: tuple[
         Callable[[int, int], None] | None, Callable[[Record], None] | None, Callable[[str], None]
     ],
-    derive_results: DeriveResults,
 ) -> RunOutcome:
     from medlens.execution.components import record_components, run_components
     from medlens.runs.provenance import record_benchmark_source, stamp_run
 
     model, settings, probe = backend
     on_start, on_progress, note = callbacks
-    created = not (path / "run.json").is_file()
+    created = not is_run(path)
     store = RunStore.open_or_create(path, spec, items)
     store.run["generation"] = generation_record(model, settings)  # what requests carry
     record_backend(store.run, model, note)  # image settings, a started server
@@ -339,9 +332,7 @@ def _evaluate_locked(
         store.compact_if_needed()  # retried items: keep each item's latest record once
     if redraw_in_document_order(store.records(), items, options.extract):
         store.compact()
-    results = derive_results(store)
-    store.write_results(results)
-    return RunOutcome(store, results, done_before=len(done), ran=len(todo))
+    return RunOutcome(store, done_before=len(done), ran=len(todo))
 
 
 async def with_checkpoints(

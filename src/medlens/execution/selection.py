@@ -155,11 +155,11 @@ def solved_by_all(runs: Sequence[str]) -> set[str]:
     """Ids every listed run answered correctly (score 1); Med-CMR's difficulty filter."""
     if not runs:
         return set()
-    from medlens.runs.store import RunStore
+    from medlens.runs.view import RunView
 
     solved: set[str] | None = None
     for run in runs:
-        records = RunStore.open(Path(run)).records()
+        records = RunView(Path(run)).records()
         correct = {i for i, r in records.items() if r.get("score") == 1.0}
         solved = correct if solved is None else solved & correct
     return solved or set()

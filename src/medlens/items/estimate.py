@@ -25,7 +25,7 @@ from medlens.items import aipw, irt
 from medlens.items.bank import Bank, read_bank
 from medlens.items.responses import run_spec
 from medlens.runs.recorded import stored_spec
-from medlens.runs.store import RunStore
+from medlens.runs.view import RunView
 from medlens.sources.sidecar import SIDECAR, layout_hash
 from medlens.stats.intervals import wilson
 
@@ -118,7 +118,7 @@ def read_run_design(path: Path, bank: Bank) -> RunDesign:
             f"bank of {bank.benchmark.get('spec')} (content {str(bank.benchmark.get('content_hash'))[:12]})"
             f"{older_hash_note(recorded.get('source') or {}, bank.benchmark)}"
         )
-    records = RunStore.open(path).records()
+    records = RunView(path).records()
     scores = {
         i: float(r["score"])
         for i, r in records.items()

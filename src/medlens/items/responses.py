@@ -1,7 +1,7 @@
 """Many runs on one benchmark as a (runs × items) matrix of scores and answers.
 
-Runs are read through :class:`medlens.runs.store.RunStore` (its rules decide which record of an
-item wins); items come from the first run's ``items.jsonl``. Every run must have been made on the
+Runs are read through :class:`medlens.runs.view.RunView` (the store's rules decide which record
+of an item wins); items come from the first run. Every run must have been made on the
 same benchmark content (the content hash its ``run.json`` recorded); a run on other content, a
 duplicate folder name or a run another process is writing is refused naming the run.
 """
@@ -17,8 +17,7 @@ import numpy as np
 
 from medlens.core.errors import MedlensError, RunMismatchError
 from medlens.core.items import Item
-from medlens.runs.lock import lock_holder
-from medlens.runs.store import RunStore, read_run_file
+from medlens.runs.view import RunView
 from medlens.scoring.metrics import random_baseline
 
 MIN_RUNS = 5
@@ -52,11 +51,11 @@ class Responses:
 
 def run_spec(path: Path) -> dict[str, Any]:
     """The spec a run recorded; a run being written is refused (its numbers still move)."""
-    holder = lock_holder(path)
+    view = RunView(path)
+    holder = view.being_written()
     if holder is not None:
         raise MedlensError(f"{path}: the run is being written ({holder}); use it when done")
-    spec: dict[str, Any] = read_run_file(path)["spec"]
-    return spec
+    return view.spec
 
 
 def check_names(paths: Sequence[Path]) -> list[str]:
@@ -98,7 +97,7 @@ def load_responses(paths: Sequence[Path], min_runs: int = MIN_RUNS) -> Responses
     names = check_names(paths)
     specs = [run_spec(path) for path in paths]
     check_same_content(paths, specs)
-    items = RunStore.open(paths[0]).items()
+    items = RunView(paths[0]).items()
     scores, answers = read_matrix(paths, items)
     return Responses(names, paths, specs, items, scores, answers)
 
@@ -109,7 +108,7 @@ def read_matrix(paths: Sequence[Path], items: Sequence[Item]) -> tuple[np.ndarra
     scores = np.full((len(paths), len(items)), np.nan)
     answers = np.full((len(paths), len(items)), "", dtype=object)
     for i, path in enumerate(paths):
-        for item_id, record in RunStore.open(path).records().items():
+        for item_id, record in RunView(path).records().items():
             j = column.get(item_id)
             if j is None or record.get("error") is not None:
                 continue

@@ -37,7 +37,7 @@ from medlens.judges.tasks import (
 from medlens.models.base import Model
 from medlens.runs.judgements import JUDGE_SCHEMA, check_resumable, judges_dir, member_folder
 from medlens.runs.recorded import stored_spec
-from medlens.runs.store import RunStore
+from medlens.runs.view import RunView
 
 
 @dataclass
@@ -51,7 +51,7 @@ class PreparedJudge:
     model: Model
     rule_lines: list[dict[str, Any]]
     tasks: list[JudgeTask]
-    run: RunStore
+    run: RunView
     cache_checks: list[dict[str, Any]] = field(default_factory=list)
     """Failed live checks of the response cache during this stage (``execution.cache``)."""
 
@@ -63,7 +63,7 @@ class JudgePlan:
     stages: list[PreparedJudge]
     folder: Path
     """The judge's folder (the panel's, for a panel)."""
-    run: RunStore
+    run: RunView
     panel_spec: dict[str, Any] | None = None
     self_judged: tuple[str, ...] = ()
     """Why the judge is the evaluated model, when ``--allow-self-judge`` let it judge."""
@@ -80,7 +80,7 @@ def prepare_judge(options: JudgeOptions) -> JudgePlan:
             f"--swap: protocol {protocol.name} shows one answer and no options, so there is no "
             "order to swap (use it with --protocol choice)"
         )
-    run = RunStore.open(options.run_dir)
+    run = RunView(options.run_dir)
     records = run.records()
     evaluated = evaluated_models(stored_spec(str(run.run["spec"]["model"])), records.values())
     reasons = refuse_self_judge(options.judges, evaluated, options.allow_self_judge)
@@ -96,7 +96,7 @@ def prepare_judge(options: JudgeOptions) -> JudgePlan:
 
 
 def judge_settings(
-    options: JudgeOptions, protocol: JudgeProtocol, run: RunStore, evaluated: frozenset[str]
+    options: JudgeOptions, protocol: JudgeProtocol, run: RunView, evaluated: frozenset[str]
 ) -> JudgeSettings:
     kinds = protocol.kinds | ({"report"} if options.reports else set())
     items = run.items()
@@ -117,7 +117,7 @@ def prepare_stage(
     options: JudgeOptions,
     protocol: JudgeProtocol,
     settings: JudgeSettings,
-    run: RunStore,
+    run: RunView,
     where: tuple[Path, str],
 ) -> PreparedJudge:
     """One stage of `options.judge`, in folder `where` under name; refused if it differs from
@@ -176,7 +176,7 @@ def prepare_panel(
     options: JudgeOptions,
     protocol: JudgeProtocol,
     settings: JudgeSettings,
-    run: RunStore,
+    run: RunView,
     reasons: tuple[str, ...],
 ) -> JudgePlan:
     """The panel's judge.json and one stage per member under ``members/``."""
@@ -225,6 +225,6 @@ def plan(
     return rule_lines, tasks
 
 
-def _cot_run(run: RunStore) -> bool:
+def _cot_run(run: RunView) -> bool:
     strategy = (run.run.get("spec") or {}).get("strategy") or {}
     return "cot" in str(strategy.get("name", "")).split("+")

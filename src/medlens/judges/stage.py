@@ -14,7 +14,7 @@ import json
 import shutil
 import sys
 from collections.abc import Callable, Coroutine, Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from medlens.judges.plan import JudgePlan, PreparedJudge, prepare_judge
 from medlens.judges.tasks import JudgeTask
 from medlens.runs.judgements import JudgeStore, read_judge_json, write_judge_json
 from medlens.runs.layout import is_judge_stage, members_dir
-from medlens.runs.store import DeriveResults
+from medlens.runs.view import RunView
 
 OnStart = Callable[[int, int], None]
 OnProgress = Callable[[dict[str, Any]], None]
@@ -39,8 +39,8 @@ class JudgeOutcome:
     done_before: int
     judged: int
     settled: int
-    results: dict[str, Any] = field(default_factory=dict)
-    """The run's rebuilt results.json, judges included."""
+    run: RunView
+    """The judged run as the stage read it (its items and records are not read again)."""
 
 
 @contextlib.contextmanager
@@ -57,21 +57,14 @@ def judge_run(
     options: JudgeOptions,
     on_start: OnStart | None = None,
     on_progress: OnProgress | None = None,
-    *,
-    derive_results: DeriveResults,
 ) -> JudgeOutcome:
-    """Run (or resume) a judge stage or panel; rebuilds the run's results.json afterwards with
-    `derive_results` (the analysis layer's ``build_results``, passed in by the caller)."""
-    from medlens.runs.lock import results_written
-
+    """Run (or resume) a judge stage or panel. The run's results, which now read its lines,
+    are derived by whoever asks for them once the stage's locks are released
+    (``analysis.artifacts``: the last stage of a run to finish saves them)."""
     plan = prepare_judge(options)
     with judge_lock(options.run_dir, plan.folder.name):
         outcome = _execute_plan(plan, on_start, on_progress)
-        # stages of one run take turns here: the last to finish writes every stage's lines
-        with results_written(options.run_dir):
-            results = derive_results(plan.run)  # the run's records were read once, in prepare
-            plan.run.write_results(results)
-    return replace(outcome, results=results)
+    return outcome
 
 
 @dataclass
@@ -117,6 +110,7 @@ def _execute_plan(
         sum(o.done for o in opened),
         sum(len(o.todo) for o in opened),
         sum(o.rules for o in opened),
+        plan.run,
     )
 
 

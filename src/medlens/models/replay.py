@@ -169,9 +169,9 @@ def _jsonl_rows(source: Path) -> tuple[dict[str, str], dict[str, str]]:
 def check_same_questions(run_dir: Path, items: Sequence[Item]) -> None:
     """Refuse a run of another benchmark: matching by id alone would pair unrelated questions
     (VQA-RAD's qids and GMAI's indices overlap). Empty questions (options-only probe) pass."""
-    from medlens.runs.store import RunStore
+    from medlens.runs.view import RunView
 
-    store = RunStore.open(run_dir)
+    store = RunView(run_dir)
     theirs = {item.id: item.question for item in store.items()}
     for item in items:
         question = theirs.get(item.id)
@@ -186,10 +186,11 @@ def check_same_questions(run_dir: Path, items: Sequence[Item]) -> None:
 
 
 def _run_predictions(source: Path) -> dict[str, str]:
-    from medlens.runs.store import RunStore
+    from medlens.runs.view import RunView
 
+    store = RunView(source)
     try:
-        store = RunStore.open(source)
+        store.run  # noqa: B018 - run.json read here: a folder without one is named as such
     except MedlensError as exc:
         raise InputError(source, None, f"not a medlens run directory ({exc})") from None
     return {

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from medlens.core.errors import InputError
+from medlens.runs.layout import is_run
 from medlens.sources.mmbu_official import OFFICIAL_TASKS
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ def same_question(theirs: str, item: Item) -> bool:
 
 
 def is_output_folder(source: Path) -> bool:
-    return source.is_dir() and not (source / "run.json").is_file() and any(source.glob("*.jsonl"))
+    return source.is_dir() and not is_run(source) and any(source.glob("*.jsonl"))
 
 
 Rows = tuple[dict[str, str], dict[str, str]]

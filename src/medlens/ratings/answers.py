@@ -12,9 +12,7 @@ adds only new answers; every row is checked before anything is written.
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +31,9 @@ from medlens.ratings.study import (
     seeded_sample,
     study_id,
 )
-from medlens.runs.files import write_atomic
+from medlens.runs.layout import is_run
 from medlens.runs.store import RunStore
+from medlens.runs.view import RunView
 
 ANSWER_PROTOCOL = RatingProtocol(
     name="answer",
@@ -61,7 +60,7 @@ def export_answer_sheet(
 
     check_sample(sample)
     suffix = check_output(output)
-    store = RunStore.open(run_dir)
+    store = RunView(run_dir)
     answered = set(store.records())  # the items the model answered, so both compare on them
     items = {i.id: i for i in store.items() if i.answer is not None and (i.id in answered
                                                                        or not answered)}  # fmt: skip
@@ -116,20 +115,18 @@ def answer_study(run_dir: Path, file: Path) -> Study | None:
     return study if study.kind == "answer" else None
 
 
-def import_answers(
-    run_dir: Path, file: Path, study: Study, finish: Callable[[RunStore], None]
-) -> tuple[RunStore, int, int]:
-    """One rater's answers as the run ``<RUN>-human-<rater>``, `finish` (deriving results)
-    called on it under the run lock; (store, answered rows, added)."""
+def import_answers(run_dir: Path, file: Path, study: Study) -> tuple[RunStore, int, int]:
+    """One rater's answers as the run ``<RUN>-human-<rater>``, written under its lock;
+    (store, answered rows, added). Its results are derived as any run's, when asked for."""
     from medlens.runs.lock import hold_run_lock
 
     sheet = read_sheet(file)
     answers, rater = _checked_answers(sheet, study)  # every row checked before any write
-    source = RunStore.open(run_dir)
+    source = RunView(run_dir)
     spec = _human_spec(source.run["spec"])
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", rater["rater"]).strip("_.") or "rater"
     target = run_dir.parent / f"{run_dir.name}-human-{slug}"
-    if (target / "run.json").is_file():
+    if is_run(target):
         from medlens.runs.store import check_same_spec
 
         check_same_spec(target, spec)
@@ -138,19 +135,17 @@ def import_answers(
         store = RunStore.open_or_create(target, spec, source.items())
         added = _store_answers(store, source, answers, {**rater, "study": study.id,
                                                         "from_run": run_dir.name})  # fmt: skip
-        finish(store)
     return store, len(answers), added
 
 
 def _store_answers(
-    store: RunStore, source: RunStore, answers: dict[str, str], who: dict[str, str]
+    store: RunStore, source: RunView, answers: dict[str, str], who: dict[str, str]
 ) -> int:
     """Record the answers not stored yet, read and scored as a model's; run.json names who."""
     items = {item.id: item for item in source.items()}
     spec = store.run["spec"]
     store.run["human"] = who
-    text = json.dumps(store.run, indent=2, ensure_ascii=False) + "\n"
-    write_atomic(store.path / "run.json", text)
+    store.save_run()
     done = store.done_ids()
     added = 0
     try:

@@ -26,7 +26,7 @@ from medlens.ratings.study import (
     question_text,
     study_id,
 )
-from medlens.runs.store import RunStore
+from medlens.runs.view import RunView
 
 DEFAULT_CATEGORIES = ("recognition", "reasoning", "knowledge", "misunderstanding", "format")
 DEFINITIONS = {
@@ -86,7 +86,7 @@ def export_errors(
     score source's in use (``--score judge:/combined:``), else the records' rule scores."""
     check_sample(sample)
     suffix = check_output(output)
-    store = RunStore.open(run_dir)
+    store = RunView(run_dir)
     items, records = answered_items(store)
     if stratify and not any(stratify in i.meta for i in items):
         axes = sorted({a for i in items for a in i.meta})

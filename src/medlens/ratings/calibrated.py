@@ -13,7 +13,7 @@ from medlens.core.errors import MedlensError
 from medlens.judges.calibration import calibrated_score, save_agreement, scores_digest
 from medlens.judges.verdicts import judged_item_scores, read_judgements, weighted_scores
 from medlens.runs.judgements import judge_dir
-from medlens.runs.store import RunStore
+from medlens.runs.view import RunView
 
 RUBRIC_TOP = 10.0
 
@@ -64,7 +64,7 @@ def calibrated_for_run(
             "empty)"
         )
     scores = judged_item_scores(run, judge)
-    clusters = {item.id: item.meta.get("image_id", item.id) for item in RunStore.open(run).items()}
+    clusters = {item.id: item.meta.get("image_id", item.id) for item in RunView(run).items()}
     return calibrated_score(scores, judged_ids, labels, clusters), scores_digest(scores)
 
 

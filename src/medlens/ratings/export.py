@@ -20,7 +20,7 @@ from medlens.ratings.study import (
     seeded_sample,
     study_id,
 )
-from medlens.runs.store import RunStore
+from medlens.runs.view import RunView
 
 ITEM_COLUMNS = ("study", "id", "question", "reference", "answer", "images")
 RATER_HELP = (
@@ -65,7 +65,7 @@ def export_ratings(
     """Sample answered items (judged ones with ``judge``), write the sheet and the study."""
     check_sample(sample)
     suffix = check_output(output)
-    store = RunStore.open(run_dir)
+    store = RunView(run_dir)
     items, records = answered_items(store)
     with_reference = any(item.answer is not None for item in items)
     default = default_protocol(run_dir, judge) if with_reference or judge else "multimedqa"

@@ -20,7 +20,7 @@ from medlens.ratings.calibrated import calibrated_for_run, human_labels
 from medlens.ratings.protocols import EQUIVALENCE
 from medlens.ratings.sheets import FilledSheet, read_sheet
 from medlens.ratings.winratio import win_ratios
-from medlens.runs.store import RunStore
+from medlens.runs.view import RunView
 from medlens.stats.agreement import PairedRatings, paired_summary, rater_agreement
 
 RUBRIC_TOP = 10.0
@@ -40,7 +40,7 @@ def read_human(
 ) -> list[HumanRating]:
     """Every rated row of the human files, checked against the runs' items; nothing half-read.
     One rating per (run, item, rater): the last row wins."""
-    items = [{i.id for i in RunStore.open(run).items()} for run in runs]
+    items = [{i.id for i in RunView(run).items()} for run in runs]
     out: dict[tuple[int, str, str], HumanRating] = {}
     for position, file in enumerate(files):
         sheet = read_sheet(file)
@@ -75,12 +75,12 @@ def _row_run(
     n_files: int,
 ) -> int:  # fmt: skip
     """Which run a row rates: its study (an exported sheet), its ``run`` column, or its file."""
-    from medlens.ratings.study import studies_dir
+    from medlens.runs.ratings import has_study
 
     study = cells.get("study", "")
     if study:
         for index, run in enumerate(runs):
-            if (studies_dir(run) / f"{study}.json").is_file():
+            if has_study(run, study):
                 return index
     name = cells.get("run", "")
     if name:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,8 +18,18 @@ from typing import Any
 from medlens.core.errors import InputError, MedlensError
 from medlens.ratings.sheets import FilledSheet, read_sheet
 from medlens.ratings.study import Study, load_study
-from medlens.runs.files import JsonLines, canonical_json
-from medlens.runs.store import RunStore
+from medlens.runs.files import canonical_json
+from medlens.runs.layout import is_run
+from medlens.runs.ratings import (
+    append_rating_lines,
+    ratings_file,
+    read_rating_lines,
+    study_files,
+    study_json,
+)
+from medlens.runs.ratings import keep_sheet as keep_sheet_copy
+from medlens.runs.reading import read_run_file
+from medlens.runs.view import RunView
 
 RatingLine = dict[str, Any]
 
@@ -36,23 +44,19 @@ class ImportResult:
     path: Path
 
 
-def ratings_path(run_dir: Path, name: str) -> Path:
-    return Path(run_dir) / "ratings" / f"{name}.jsonl"
-
-
 def import_sheet(run_dir: Path, file: Path) -> ImportResult:
-    RunStore.open(run_dir)  # a clear error if RUN is not a run
+    read_run_file(run_dir)  # a clear error if RUN is not a run
     sheet = read_sheet(file)
     study = _sheet_study(run_dir, sheet)
     _check_columns(sheet, study)
     _check_pair(study, file)
     lines = [line for row, cells in sheet.rows if (line := _row_line(sheet, study, row, cells))]
-    path = ratings_path(run_dir, study.name)
+    path = ratings_file(run_dir, study.name)
     with ratings_lock(run_dir):
         known = {line["key"] for line in read_ratings(run_dir, study.name)}
         new = [line for line in lines if line["key"] not in known]
         new = list({line["key"]: line for line in new}.values())
-        _append(path, new)
+        append_rating_lines(run_dir, study.name, new)
         if new:
             keep_sheet(run_dir, study, file)
     return ImportResult(study, len(lines), len(new), path)
@@ -60,17 +64,8 @@ def import_sheet(run_dir: Path, file: Path) -> ImportResult:
 
 def keep_sheet(run_dir: Path, study: Study, file: Path) -> Path:
     """A copy of the raw sheet as filled (``ratings/sheets/<study>-<sha256[:16]><suffix>``)."""
-    import shutil
-
-    content = file.read_bytes()
-    digest = hashlib.sha256(content).hexdigest()[:16]
-    target = Path(run_dir) / "ratings" / "sheets" / f"{study.id}-{digest}{file.suffix.lower()}"
-    if not target.is_file():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_name(f".{target.name}.partial")
-        shutil.copyfile(file, partial)
-        os.replace(partial, target)
-    return target
+    digest = hashlib.sha256(file.read_bytes()).hexdigest()[:16]
+    return keep_sheet_copy(run_dir, study.id, file, digest)
 
 
 @contextlib.contextmanager
@@ -82,16 +77,9 @@ def ratings_lock(run_dir: Path) -> Iterator[None]:
         yield
 
 
-def _append(path: Path, lines: list[RatingLine]) -> None:
-    """Append whole lines, synced (a torn last line from a kill is cut off first)."""
-    JsonLines(path).append_synced(lines)
-
-
 def read_ratings(run_dir: Path, name: str) -> list[RatingLine]:
-    """Stored lines (a torn last line from a kill mid-write is ignored unless it is whole)."""
-    content = JsonLines(ratings_path(run_dir, name)).read()
-    lines = [*content.lines, *([content.tail] if content.tail else [])]
-    return [line.value for line in lines if isinstance(line.value, dict) and "key" in line.value]
+    """Stored lines (``runs.ratings``: a torn last line is ignored unless it is whole)."""
+    return read_rating_lines(run_dir, name)
 
 
 def latest_ratings(lines: list[RatingLine], study_ids: set[str] | None = None) -> list[RatingLine]:
@@ -130,8 +118,8 @@ def _check_pair(study: Study, file: Path) -> None:
     if study.kind != "pairwise":
         return
     run_b = Path(study.extra["run_b"])
-    if (run_b / "run.json").is_file():
-        now = RunStore.open(run_b).run.get("spec_hash")
+    if is_run(run_b):
+        now = RunView(run_b).run.get("spec_hash")
         if now != study.extra["run_b_hash"]:
             problem = f"run B {run_b} changed since this sheet was exported (spec hash differs)"
             raise InputError(file, "row 1, column 'study'", problem)
@@ -172,12 +160,10 @@ def _row_line(
 
 def studies_of(run_dir: Path, name: str) -> list[Study]:
     """Every study stored under ``ratings/<name>.jsonl`` in this run."""
-    from medlens.ratings.study import studies_dir
-
     out = []
-    for path in sorted(studies_dir(run_dir).glob("*.json")):
+    for path in study_files(run_dir):
         try:
-            study = Study.from_json(json.loads(path.read_text(encoding="utf-8")))
+            study = Study.from_json(study_json(path))
         except (ValueError, KeyError, TypeError) as exc:
             raise MedlensError(f"{path}: unreadable study file ({exc})") from None
         if study.name == name:

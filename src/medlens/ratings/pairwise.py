@@ -25,7 +25,7 @@ from medlens.ratings.study import (
     seeded_sample,
     study_id,
 )
-from medlens.runs.store import RunStore
+from medlens.runs.view import RunView
 
 PAIRWISE = RatingProtocol(
     name="pairwise",
@@ -50,7 +50,7 @@ def export_pairwise(
 ) -> tuple[Study, list[Path]]:
     check_sample(sample)
     suffix = check_output(output)
-    store_a, store_b = RunStore.open(run_a), RunStore.open(run_b)
+    store_a, store_b = RunView(run_a), RunView(run_b)
     shared, records = _shared_answers(run_a, run_b, store_a, store_b)
     chosen = seeded_sample([i.id for i in shared], sample, seed)
     order = random.Random(f"pairwise-key-{seed}")
@@ -68,7 +68,7 @@ def export_pairwise(
 
 
 def _shared_answers(
-    run_a: Path, run_b: Path, store_a: RunStore, store_b: RunStore
+    run_a: Path, run_b: Path, store_a: RunView, store_b: RunView
 ) -> tuple[list[Item], dict[str, dict[str, Record]]]:
     """Items both runs answered, and each run's records; runs of different benchmarks refused."""
     bench_a = store_a.run["spec"].get("benchmark", {}).get("content_hash")

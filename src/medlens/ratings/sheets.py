@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from medlens.core.errors import InputError, MedlensError
-from medlens.runs.files import write_atomic
 
 RATINGS_SHEET = "ratings"
 INSTRUCTIONS_SHEET = "instructions"
@@ -191,10 +190,3 @@ def _cell_text(value: Any) -> str:
     if isinstance(value, dt.date):
         return value.isoformat()
     return str(value).strip()
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    import json
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")

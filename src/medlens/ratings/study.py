@@ -7,7 +7,6 @@ only the study id, so an import finds its protocol, its items and its key from t
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -17,9 +16,9 @@ from typing import Any, Literal
 from medlens.core.errors import InputError, MedlensError
 from medlens.core.items import Item
 from medlens.ratings.protocols import RatingProtocol
-from medlens.ratings.sheets import write_json_atomic
 from medlens.runs.files import canonical_json
-from medlens.runs.store import RunStore
+from medlens.runs.ratings import has_study, study_file, study_json, write_study
+from medlens.runs.view import RunView
 
 StudyKind = Literal["rating", "pairwise", "errors", "answer"]
 
@@ -49,29 +48,25 @@ class Study:
                    int(data["seed"]), dict(data.get("extra") or {}))  # fmt: skip
 
 
-def studies_dir(run_dir: Path) -> Path:
-    return Path(run_dir) / "ratings" / "studies"
-
-
-def study_id(store: RunStore, kind: str, what: Any, seed: int, sample: int) -> str:
+def study_id(store: RunView, kind: str, what: Any, seed: int, sample: int) -> str:
     """Deterministic: exporting the same study twice gives the same id (and the same sheet)."""
     text = canonical_json([store.run.get("spec_hash"), kind, what, seed, sample])
     return f"{kind[0]}{hashlib.sha256(text.encode()).hexdigest()[:12]}"
 
 
 def save_study(run_dir: Path, study: Study) -> None:
-    write_json_atomic(studies_dir(run_dir) / f"{study.id}.json", study.to_json())
+    write_study(run_dir, study.id, study.to_json())
 
 
 def load_study(run_dir: Path, wanted: str, sheet: Path, row: int) -> Study:
     """The study a sheet row names; a study of another run is an input error at that cell."""
-    path = studies_dir(run_dir) / f"{wanted}.json"
-    if not wanted or "/" in wanted or not path.is_file():
+    path = study_file(run_dir, wanted)
+    if not has_study(run_dir, wanted):
         problem = (f"study {wanted!r} was not exported from run {run_dir}"
                    " (a side-by-side sheet is imported into its first run, RUN_A)")  # fmt: skip
         raise InputError(sheet, f"row {row}, column 'study'", problem)
     try:
-        return Study.from_json(json.loads(path.read_text(encoding="utf-8")))
+        return Study.from_json(study_json(path))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise MedlensError(f"{path}: unreadable study file ({exc})") from None
 
@@ -87,7 +82,7 @@ def seeded_sample(ids: Sequence[str], sample: int, seed: int) -> list[str]:
     return random.Random(seed).sample(pool, min(sample, len(pool)))
 
 
-def answered_items(store: RunStore) -> tuple[list[Item], dict[str, dict[str, Any]]]:
+def answered_items(store: RunView) -> tuple[list[Item], dict[str, dict[str, Any]]]:
     """Items with a model answer (records without error), and the records."""
     records = store.records()
     items = [i for i in store.items() if i.id in records and records[i.id].get("error") is None

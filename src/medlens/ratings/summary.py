@@ -16,7 +16,7 @@ from medlens.core.items import Item
 from medlens.ratings.importing import latest_ratings, read_ratings, studies_of
 from medlens.ratings.protocols import Axis
 from medlens.ratings.study import Study
-from medlens.runs.store import RunStore
+from medlens.runs.view import RunView
 from medlens.stats.agreement import rater_agreement
 
 MAX_SLICE_VALUES = 30
@@ -45,7 +45,7 @@ def summarise(run_dir: Path, study: Study) -> dict[str, Any]:
     """The summary of every study stored under the same name as ``study`` (several sheets)."""
     studies = {s.id: s for s in studies_of(run_dir, study.name)} or {study.id: study}
     lines = latest_ratings(read_ratings(run_dir, study.name), set(studies))
-    items = {i.id: i for i in RunStore.open(run_dir).items()}
+    items = {i.id: i for i in RunView(run_dir).items()}
     if study.kind == "pairwise":
         return _pairwise_summary(lines, studies, items)
     out: dict[str, Any] = {"kind": study.kind, "name": study.name, "n_lines": len(lines),

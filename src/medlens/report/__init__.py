@@ -24,26 +24,17 @@ FORMATS: dict[str, str] = {
 
 def load_results(run_dir: Path | str, score: ScoreSource | str | None = None) -> dict[str, Any]:
     """Every aggregate of a run (the content of results.json): read while fresh, rebuilt from
-    the run's files when stale (``analysis.derived``: the records, items, judges, medlens
+    the run's files when stale (``analysis.artifacts``: the records, items, judges, medlens
     version and score source it was built from are checked).
 
     `score`: the score source (``"rules"``, ``"judge:NAME"``, ``"combined:NAME"`` or a parsed
     one; see ``medlens.analysis.score_source``); a judged source's results are kept beside
     results.json (``derived/``), never over it.
     """
-    from medlens.analysis.derived import fresh_results
+    from medlens.analysis.artifacts import fresh_results
     from medlens.analysis.score_source import parse_score_source
 
-    source = parse_score_source(score)
-    if not source.judged:
-        return fresh_results(Path(run_dir))
-    from medlens.analysis.results import build_results_and_table
-
-    return fresh_results(
-        Path(run_dir),
-        score_source=source.label,
-        build=lambda store: build_results_and_table(store, source),
-    )
+    return fresh_results(Path(run_dir), score_source=parse_score_source(score))
 
 
 def render_json(run_dir: Path, score: ScoreSource | None = None) -> str:

@@ -3,7 +3,6 @@ protocol is the benchmark's official one, and the citations and usage statement 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -57,9 +56,9 @@ class ProtocolCard:
 def protocol_card(run_dir: Path) -> ProtocolCard:
     """Read run.json, items.jsonl, records and judges of `run_dir` into a card."""
     from medlens.runs.provenance import summary_lines
-    from medlens.runs.store import RunStore
+    from medlens.runs.view import RunView
 
-    store = RunStore.open(run_dir)
+    store = RunView(run_dir)
     run, spec = store.run, store.run["spec"]
     bench = spec["benchmark"]
     items = store.items()
@@ -191,18 +190,18 @@ def _strategy(spec: dict[str, Any]) -> str:
 
 def _judges(run_dir: Path) -> str:
     """`name: protocol (weights)` of each judge stored beside the records, or 'none'."""
+    from medlens.runs.judgements import stage_specs
+
     found = []
-    for path in sorted((run_dir / "judges").glob("*/judge.json")):
-        try:
-            judge = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            found.append(f"{path.parent.name}: unreadable judge.json")
+    for name, judge in stage_specs(run_dir):
+        if judge is None:
+            found.append(f"{name}: unreadable judge.json")
             continue
         protocol = judge.get("protocol") or {}
         weights = protocol.get("weights") or {}
         weight_text = ", ".join(f"{k} {v:g}" for k, v in weights.items()) if weights else ""
         found.append(
-            f"{judge.get('name', path.parent.name)}: {protocol.get('name', '?')} by "
+            f"{judge.get('name', name)}: {protocol.get('name', '?')} by "
             f"{judge.get('judge', '?')}"
             + (f" (weights {weight_text})" if weight_text else "")
             + "".join(f" [fingerprint: {line}]" for line in fingerprint_lines(judge))

@@ -56,7 +56,7 @@ SUBMISSION_KINDS = ("choice", "multi_choice")
 def export_run(run_dir: Path, fmt: str, source: ScoreSource | None = None) -> list[ExportFile]:
     """The files of export `fmt` for the run at `run_dir`; `source` (``--score``) sets the
     ``hit`` of a VLMEvalKit result set (a GMAI submission holds predictions, no scores)."""
-    from medlens.runs.store import RunStore
+    from medlens.runs.view import RunView
 
     if fmt not in EXPORT_FORMATS:
         raise MedlensError(f"unknown export format {fmt!r} (known: {', '.join(EXPORT_FORMATS)})")
@@ -65,7 +65,7 @@ def export_run(run_dir: Path, fmt: str, source: ScoreSource | None = None) -> li
             f"--score {source.label}: a gmai-submission holds predictions, not scores "
             "(use --format vlmeval for judged hits)"
         )
-    store = RunStore.open(run_dir)
+    store = RunView(run_dir)
     items, records = store.items(), store.records()
     # file names without spaces (or other blanks): shells, URLs and VLMEvalKit's globs split them
     stem = re.sub(r"\s+", "_", Path(run_dir).resolve().name.strip())
@@ -113,7 +113,7 @@ def vlmeval_dataset(run: dict[str, Any]) -> str | None:
 
 def incomplete_warning(run_dir: Path) -> str | None:
     """One line when the export leaves items out (never run) or empty (errored), else None."""
-    from medlens.analysis.derived import fresh_results
+    from medlens.analysis.artifacts import fresh_results
 
     counts = fresh_results(Path(run_dir))["counts"]
     pending, errored = counts["pending"], counts["errors"]

@@ -343,9 +343,9 @@ def items_payload(run_dir: Path, axes: Sequence[str] | None = None) -> dict[str,
     `axes` get a filter each (default: the GMAI axes the items have).
     """
     from medlens.report.sections import PRIMARY_AXES
-    from medlens.runs.store import RunStore
+    from medlens.runs.view import RunView
 
-    store = RunStore.open(run_dir)
+    store = RunView(run_dir)
     records = store.records()
     items = [item for item in store.items() if item.id in records]
     if axes is None:

@@ -33,10 +33,10 @@ def answers_hint(run: Path | str) -> tuple[str, str]:
     is multiple-choice (what `export --format gmai-submission` takes), else a sheet for people
     to rate the answers (HealthSearchQA, LiveQA …), so the hint never names a refused export."""
     from medlens.report.export import SUBMISSION_KINDS
-    from medlens.runs.store import RunStore
+    from medlens.runs.view import RunView
 
     folder = Path(run)
-    kinds = {item.kind for item in RunStore.open(folder).items()} if folder.is_dir() else set()
+    kinds = {item.kind for item in RunView(folder).items()} if folder.is_dir() else set()
     if kinds <= set(SUBMISSION_KINDS):
         return "Export the predictions with", EXPORT_HINT.format(run=run)
     return "Have people rate the answers with", RATINGS_HINT.format(run=run)
@@ -124,13 +124,12 @@ class ReportData:
 
 def build_report(run_dir: Path, score: ScoreSource | None = None) -> ReportData:
     """Rebuild results.json and derive every section of the report (scores from `score`)."""
-    import json
-
     from medlens.report import load_results
     from medlens.report.estimated import estimate_rows
+    from medlens.runs.view import RunView
 
     results = load_results(run_dir, score)
-    run_json = json.loads((Path(run_dir) / "run.json").read_text(encoding="utf-8"))
+    run_json = RunView(run_dir).run
     axes = _axis_rows(results)
     worst: list[Cell] = []
     heatmap = None

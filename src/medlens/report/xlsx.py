@@ -141,9 +141,9 @@ def _score_sheets(workbook: Workbook, data: ReportData) -> None:
 
 
 def item_rows(run_dir: Path) -> list[Sequence[Any]]:
-    from medlens.runs.store import RunStore
+    from medlens.runs.view import RunView
 
-    store = RunStore.open(run_dir)
+    store = RunView(run_dir)
     records = store.records()
     items = [item for item in store.items() if item.id in records]
     axes = sorted({key for item in items for key in item.meta})

@@ -328,3 +328,28 @@ class JsonLines:
         if self._handle is not None:
             self._handle.close()
             self._handle = None
+
+
+class JsonLinesTail:
+    """The JSON objects of the whole lines appended to a file since the last read (a torn last
+    line waits; a damaged one is skipped): a study's driver follows a Ray worker's run with it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = path.stat().st_size if path.is_file() else 0
+
+    def new_lines(self) -> list[dict[str, Any]]:
+        if not self.path.is_file():
+            return []
+        with open(self.path, "rb") as handle:
+            handle.seek(self.offset)
+            data = handle.read()
+        end = data.rfind(b"\n") + 1
+        self.offset += end
+        out = []
+        for raw in data[:end].splitlines():
+            with contextlib.suppress(ValueError):
+                value = loads_line(raw)
+                if isinstance(value, dict):
+                    out.append(value)
+        return out

@@ -15,20 +15,24 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from medlens.core.errors import InputError, MedlensError, RunMismatchError
-from medlens.runs.columns import Columns, Kind, fast_columns
 from medlens.runs.files import JsonLines, write_atomic
 from medlens.runs.layout import (
     JUDGE_FILE,
+    JUDGEMENTS_FILE,
+    MEMBERS_DIR,
     is_judge_stage,
     judge_file,
     judgements_file,
     judges_dir,
     members_dir,
 )
-from medlens.runs.store import describe_difference
+from medlens.runs.reading import describe_difference
+
+if TYPE_CHECKING:  # numpy: only where columns are read
+    from medlens.runs.columns import Columns, Kind
 
 JUDGE_SCHEMA = 1
 Judgement = dict[str, Any]
@@ -244,6 +248,8 @@ def judgement_columns(folder: Path, fields: Mapping[str, Kind]) -> Columns | Non
     """The stage's lines as columns (``runs.columns``), keyed by item, when pyarrow may read
     them: one line per item, every line whole and with its repeat; None otherwise (the store
     reads the stage then, and its rules decide)."""
+    from medlens.runs.columns import fast_columns
+
     try:
         whole = judgements_file(folder).read_bytes()
     except OSError:
@@ -276,3 +282,50 @@ def stored_replies(source: Path) -> dict[tuple[str, int], str]:
             if isinstance(value.get("output"), str):
                 replies[key] = value["output"]
     return replies
+
+
+def call_lines(run_dir: Path | str) -> dict[str, list[dict[str, Any]]]:
+    """Every line (not only each item's latest) of every stage's judgements.jsonl: the calls it
+    paid for. A panel is read through its members (named ``<panel>/<member>``), not its own
+    combined lines, which cost nothing; damaged lines are skipped, a whole torn one is kept."""
+    root = judges_dir(run_dir)
+    folders = [p for p in root.glob("*") if not members_dir(p).is_dir()]
+    folders += list(root.glob(f"*/{MEMBERS_DIR}/*"))
+    out: dict[str, list[dict[str, Any]]] = {}
+    for folder in sorted((f for f in folders if judgements_file(f).is_file()), key=judgements_file):
+        name = folder.relative_to(root).as_posix().replace(f"/{MEMBERS_DIR}/", "/")
+        content = JsonLines(judgements_file(folder)).read()
+        lines = [*content.lines, *([content.tail] if content.tail else [])]
+        out[name] = [line.value for line in lines if isinstance(line.value, dict)]
+    return out
+
+
+def stage_specs(run_dir: Path | str) -> list[tuple[str, dict[str, Any] | None]]:
+    """(name, judge.json) of every stage of a run, in the order of their judge.json paths;
+    None for a judge.json that is not a readable JSON object."""
+    root = judges_dir(run_dir)
+    out: list[tuple[str, dict[str, Any] | None]] = []
+    for path in sorted(root.glob(f"*/{JUDGE_FILE}")):
+        try:
+            value = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            value = None
+        out.append((path.parent.name, value if isinstance(value, dict) else None))
+    return out
+
+
+def item_lines(run_dir: Path | str, item_id: str) -> dict[str, list[dict[str, Any]]]:
+    """Stage name → every line it holds for one item (its repeats and retries, in file order;
+    damaged lines skipped), for the stages that judged it."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for file in sorted(judges_dir(run_dir).glob(f"*/{JUDGEMENTS_FILE}")):
+        content = JsonLines(file).read()
+        lines = [*content.lines, *([content.tail] if content.tail else [])]
+        mine = [
+            line.value
+            for line in lines
+            if isinstance(line.value, dict) and line.value.get("id") == item_id
+        ]
+        if mine:
+            found[file.parent.name] = mine
+    return found

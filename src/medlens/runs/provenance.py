@@ -198,30 +198,17 @@ def served_summary(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, 
 
 
 def records_served_summary(run_dir: Path) -> dict[str, dict[str, int]]:
-    """:func:`served_summary` of a run's records, read by pyarrow (three columns, no record
-    built) when every line is one record of a distinct item; else by the run store's rules."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.json as pajson
+    """:func:`served_summary` of a run's records, read as two columns (the run view's fast
+    path where it reads as the store does, no record built)."""
+    from medlens.runs.columns import STR
+    from medlens.runs.view import RunView
 
-    from medlens.runs.store import RunStore
-
-    file = Path(run_dir) / "records.jsonl"
     names = ("served_model", "system_fingerprint")
-    schema = pa.schema([("id", pa.string()), *((name, pa.string()) for name in names)])
-    options = pajson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
-    try:
-        table = pajson.read_json(file, parse_options=options)
-        ids = table["id"]
-        if ids.null_count == 0 and pc.count_distinct(ids).as_py() == len(ids):
-            summary: dict[str, dict[str, int]] = {}
-            for name in names:
-                counts = pc.value_counts(pc.drop_null(table[name])).to_pylist()
-                summary[name] = {c["values"]: c["counts"] for c in counts if c["values"]}
-            return summary
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
-        pass  # a torn line, an odd record: the store's own reading rules decide
-    return served_summary(RunStore.open(run_dir).records().values())
+    columns = RunView(run_dir).record_columns(dict.fromkeys(names, STR))
+    summary: dict[str, dict[str, int]] = {}
+    for name in names:
+        summary[name] = dict(Counter(value for value in columns.strings[name] if value))
+    return summary
 
 
 def run_differences(run_a: Mapping[str, Any], run_b: Mapping[str, Any]) -> list[str]:
@@ -289,16 +276,11 @@ def record_benchmark_source(run: dict[str, Any], source: Mapping[str, Any], crea
 def stamp_run(store: Any, model_spec: Spec, created: bool) -> None:
     """Record the environment in the run's run.json; warn about a changed one, and print a
     non-open source's access note once (when the run is created)."""
-    import json
-
-    from medlens.runs.files import write_atomic
     from medlens.runs.recorded import run_card
     from medlens.sources.cards import access_note
 
     warnings = record_environment(store.run, model_spec, created)
-    write_atomic(
-        store.path / "run.json", json.dumps(store.run, indent=2, ensure_ascii=False) + "\n"
-    )
+    store.save_run()
     card = run_card(store.run) if created else None
     note = access_note(card) if card else None
     for line in [*warnings, *([note] if note else [])]:
@@ -318,7 +300,7 @@ def environment_notes(
     `served_of` gives a run's served-model summary without reading its records (the analysis
     layer's derived score file); a run it has none for is read, one run at a time.
     """
-    from medlens.runs.store import read_run_file
+    from medlens.runs.view import RunView
 
     if len(run_dirs) < 2:
         return []
@@ -330,10 +312,10 @@ def environment_notes(
         return records_served_summary(path)
 
     paths = [Path(p) for p in run_dirs]
-    first, first_run, first_served = paths[0], read_run_file(paths[0]), served(paths[0])
+    first, first_run, first_served = paths[0], RunView(paths[0]).run, served(paths[0])
     notes = []
     for other in paths[1:]:
-        changes = run_differences(first_run, read_run_file(other))
+        changes = run_differences(first_run, RunView(other).run)
         changes += summary_differences(first_served, served(other))
         if changes:
             notes.append(

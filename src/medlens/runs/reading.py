@@ -15,7 +15,7 @@ record index of :mod:`medlens.runs.view`) is checked against them and falls back
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -117,3 +117,17 @@ def read_raw_items(path: Path | str) -> dict[str, dict[str, Any]]:
     """Every item of items.jsonl as its JSON object, in file order (id → object): what the
     viewer's list needs without building an Item per row."""
     return {str(value["id"]): value for value in _item_lines(path, _raw_item)}
+
+
+def describe_difference(old: Mapping[str, Any], new: Mapping[str, Any], prefix: str = "") -> str:
+    """A short human list of the keys whose values differ between two specs."""
+    diffs = []
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if a == b:
+            continue
+        if isinstance(a, Mapping) and isinstance(b, Mapping):
+            diffs.append(describe_difference(a, b, f"{prefix}{key}."))
+        else:
+            diffs.append(f"{prefix}{key}: {json.dumps(a)} → {json.dumps(b)}")
+    return "; ".join(d for d in diffs if d)

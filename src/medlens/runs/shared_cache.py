@@ -13,24 +13,12 @@ from typing import Any
 def cache_sharing_notes(paths: Sequence[Path]) -> list[str]:
     """:func:`shared_cache_notes` of the runs, read only when one of them holds a cached
     answer (records are compact JSON, so ``"cached":true`` is in the bytes)."""
-    from medlens.runs.store import RunStore
+    from medlens.runs.view import RunView
 
-    files = [path / "records.jsonl" for path in paths]
-    if not any(f.is_file() and _mentions(f, [b'"cached":true']) for f in files):
+    views = [RunView(path) for path in paths]
+    if not any(view.records_mention(b'"cached":true') for view in views):
         return []
-    return shared_cache_notes([(p.name, RunStore.open(p).records().values()) for p in paths])
-
-
-def _mentions(file: Path, needles: Sequence[bytes]) -> bool:
-    """Whether the file's bytes hold any of `needles` (a memchr-speed scan of the mapped file:
-    runs without a cached answer skip parsing their records)."""
-    import mmap
-
-    with open(file, "rb") as handle:
-        if handle.seek(0, 2) == 0:
-            return False
-        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            return any(data.find(needle) != -1 for needle in needles)
+    return shared_cache_notes([(view.name, view.records().values()) for view in views])
 
 
 def _entry(record: Mapping[str, Any]) -> str | None:

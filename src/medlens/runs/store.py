@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from medlens.core.errors import RunMismatchError
 from medlens.core.items import Item
 from medlens.core.records import Record
 from medlens.core.version import __version__
 from medlens.runs.files import JsonLines, canonical_json, write_atomic
-from medlens.runs.layout import ITEMS_FILE, RECORDS_FILE, RESULTS_FILE, RUN_FILE, is_run
-from medlens.runs.reading import read_items, read_records, read_run_file
+from medlens.runs.layout import ITEMS_FILE, RECORDS_FILE, RUN_FILE, is_run
+from medlens.runs.reading import describe_difference, read_items, read_records, read_run_file
 from medlens.sources.sidecar import with_compact_design
+
+if TYPE_CHECKING:
+    from medlens.runs.view import RunView
 
 SCHEMA_VERSION = 1
 # Item errors that a retry cannot fix (an undecodable image, a missing file): resume skips them
@@ -149,10 +152,20 @@ class RunStore:
             return list(self._items)
         return read_items(self.path)
 
-    def write_results(self, results: Mapping[str, Any]) -> None:
+    def save_run(self) -> None:
+        """Rewrite run.json with what :attr:`run` holds now (atomically; fields outside the
+        spec, such as the environment or the cache checks, change after creation)."""
         write_atomic(
-            self.path / RESULTS_FILE, json.dumps(results, indent=2, ensure_ascii=False) + "\n"
+            self.path / RUN_FILE, json.dumps(self.run, indent=2, ensure_ascii=False) + "\n"
         )
+
+    def view(self) -> RunView:
+        """The run read-only, as this store holds it (nothing is read again)."""
+        from medlens.runs.reading import RecordsRead
+        from medlens.runs.view import RunView
+
+        held = RecordsRead(self._records, list(self.damaged), self._lines, False)
+        return RunView(self.path, run=self.run, items=self._items, records=held)
 
 
 def check_same_spec(path: Path, spec: Mapping[str, Any]) -> None:
@@ -197,22 +210,3 @@ def same_items_elsewhere(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool
     kept_old = {k: v for k, v in bench_old.items() if k not in BENCHMARK_LOCATION}
     kept_new = {k: v for k, v in bench_new.items() if k not in BENCHMARK_LOCATION}
     return bool(kept_old.get("content_hash")) and kept_old == kept_new
-
-
-def describe_difference(old: Mapping[str, Any], new: Mapping[str, Any], prefix: str = "") -> str:
-    """A short human list of the keys whose values differ between two specs."""
-    diffs = []
-    for key in sorted(set(old) | set(new)):
-        a, b = old.get(key), new.get(key)
-        if a == b:
-            continue
-        if isinstance(a, Mapping) and isinstance(b, Mapping):
-            diffs.append(describe_difference(a, b, f"{prefix}{key}."))
-        else:
-            diffs.append(f"{prefix}{key}: {json.dumps(a)} → {json.dumps(b)}")
-    return "; ".join(d for d in diffs if d)
-
-
-DeriveResults = Callable[[RunStore], dict[str, Any]]
-"""Builds a run's results.json content from its store (``medlens.analysis.results.build_results``;
-passed down by the callers of a run or a judge stage, which live above the analysis layer)."""

@@ -15,16 +15,21 @@ the file). Where a file is damaged, torn or odd they fall back to the exact read
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from medlens.core.items import Item
 from medlens.core.records import Record
-from medlens.runs.columns import Columns, Kind, exact_columns, fast_columns
+from medlens.runs.artifacts import RULES, Artifact, Basis, Fresh, Variant, basis_of
 from medlens.runs.files import line_reader
 from medlens.runs.judgements import JudgeStore, judge_dir, judge_names, read_judge
 from medlens.runs.layout import has_records, items_file, records_file
+
+if TYPE_CHECKING:  # numpy: only where columns are read
+    from medlens.runs.columns import Columns, Kind
+
 from medlens.runs.reading import (
     RecordsRead,
     read_items,
@@ -34,8 +39,23 @@ from medlens.runs.reading import (
 )
 
 
+@dataclass(frozen=True)
+class Saved:
+    """A derived file's place and state."""
+
+    path: Path
+    basis: Basis
+    """What it would be built from now."""
+    exists: bool
+    """Whether a readable file is saved there (fresh or not)."""
+    reason: str | None
+    """Why the saved file is stale (None: fresh, or none saved)."""
+    fresh: Fresh | None
+
+
 class RunView:
-    """A run directory, read-only (nothing here writes into it)."""
+    """A run directory, read-only: nothing here writes into it but the derived files it builds
+    (:meth:`derived`)."""
 
     def __init__(
         self,
@@ -117,11 +137,26 @@ class RunView:
     def record_columns(self, fields: Mapping[str, Kind]) -> Columns:
         """Fields of every record as columns, keyed by item id (``runs.columns``): read by
         pyarrow when that reads as the store does, else from :meth:`records`."""
+        from medlens.runs.columns import exact_columns, fast_columns
+
         if self._records is None and has_records(self.path):
             found = fast_columns(records_file(self.path).read_bytes(), "id", fields)
             if found is not None:
                 return found
         return exact_columns(self.records().values(), "id", fields)
+
+    def records_mention(self, needle: bytes) -> bool:
+        """Whether records.jsonl's bytes hold `needle` (a memchr-speed scan of the mapped file,
+        so runs without, say, a cached answer skip parsing their records)."""
+        import mmap
+
+        if not self.has_records():
+            return False
+        with records_file(self.path).open("rb") as handle:
+            if handle.seek(0, 2) == 0:
+                return False
+            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                return data.find(needle) != -1
 
     def record_index(self) -> RecordIndex:
         """Item id → record, each parsed when first asked for (the viewer's pages)."""
@@ -146,6 +181,79 @@ class RunView:
 
     def judge_folder(self, name: str) -> Path:
         return judge_dir(self.path, name)
+
+    # -- derived files -----------------------------------------------------------------------
+    def variant(self, score_source: str = RULES, extract: str | None = None) -> Variant:
+        """A variant of the run's derived files (its own extraction mode unless told)."""
+        return Variant(extract or self.extract, score_source)
+
+    def saved(self, artifact: Artifact, variant: Variant | None = None) -> Saved:
+        """Where `artifact` lies for `variant`, its stamp if saved, and whether it is fresh."""
+        variant = variant or self.variant()
+        path = artifact.place(self.path, self.extract, variant)
+        stamped = artifact.stamped(path) if path.is_file() else None
+        basis = basis_of(self.path, variant, stamped[0] if stamped else None, artifact.inputs)
+        reason = None if stamped is None else basis.difference(stamped[0])
+        fresh = Fresh(path, stamped[0], stamped[1]) if stamped and reason is None else None
+        return Saved(path, basis, stamped is not None, reason, fresh)
+
+    def stored(self, artifact: Artifact, variant: Variant | None = None) -> Any:
+        """What reading a saved file's stamp gave besides (a JSON file's content), fresh or
+        stale; None when none is saved. For facts a stale stamp cannot change (item counts)."""
+        path = artifact.place(self.path, self.extract, variant or self.variant())
+        stamped = artifact.stamped(path) if path.is_file() else None
+        return None if stamped is None else stamped[1]
+
+    def fresh(self, artifact: Artifact, variant: Variant | None = None) -> Fresh | None:
+        """The saved file of `artifact` when it is fresh (nothing is built)."""
+        return self.saved(artifact, variant).fresh
+
+    def derived(
+        self,
+        artifact: Artifact,
+        variant: Variant | None = None,
+        note: Callable[[str], None] | None = None,
+    ) -> Any:
+        """`artifact`'s content for `variant`: read while fresh, else built (saying why a saved
+        file went stale through `note`) and saved with what was built alongside it."""
+        variant = variant or self.variant()
+        saved = self.saved(artifact, variant)
+        if saved.fresh is not None:
+            return artifact.load(self, saved.path, saved.fresh.extra)
+        if note is not None and saved.exists:
+            note(f"{saved.path} is stale ({saved.reason}): rebuilt")
+        built = artifact.build(self, variant)
+        bases = {
+            made: saved.basis
+            if made is artifact
+            else basis_of(self.path, variant, None, made.inputs)
+            for made in built
+        }
+        self._save(built, bases, variant)
+        return artifact.attach(built[artifact], saved.basis.stamp())
+
+    def _save(
+        self, built: Mapping[Artifact, Any], bases: Mapping[Artifact, Basis], variant: Variant
+    ) -> None:
+        """Write what was built (a run being written keeps it in memory only; so does a folder
+        that cannot be written to)."""
+        from medlens.runs.files import write_atomic
+        from medlens.runs.lock import results_written
+
+        if self.being_written() is not None:
+            return
+        try:
+            with results_written(self.path):
+                for made, content in built.items():
+                    now = basis_of(self.path, variant, bases[made].stamp(), made.inputs)
+                    if now.files != bases[made].files:
+                        continue  # a writer changed an input meanwhile: this build is stale
+                    path = made.place(self.path, self.extract, variant)
+                    data = made.encode(content, bases[made].stamp())
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    write_atomic(path, data)
+        except OSError:
+            pass  # a read-only copy of a run: the results stay in memory
 
 
 def _file_sha256(path: Path) -> str:

@@ -152,13 +152,14 @@ class StudyCosts:
                     )  # fmt: skip
 
     def _read_disk(self) -> None:
-        from medlens.runs.store import RunStore
+        from medlens.runs.layout import is_run
+        from medlens.runs.view import RunView
 
         for key, job in self.plan.runs.items():
             folder = job.options.out / key
-            if not (folder / "run.json").is_file():
+            if not is_run(folder):
                 continue
-            lines = list(RunStore.open(folder).records().values())
+            lines = list(RunView(folder).records().values())
             self.run_lines[key] = lines
             self.spent += sum(line_cost(x, self.price(job)) for x in lines if not x.get("cached"))
             for judge in self.plan.judges[key]:

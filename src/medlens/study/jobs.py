@@ -83,30 +83,28 @@ class JobHooks:
 
 def execute(job: Job, hooks: JobHooks, loaded: LoadedBenchmark | None = None) -> dict[str, Any]:
     """Do the job; the summary study.json keeps (see :func:`run_summary`)."""
-    from medlens.analysis.derived import derive_and_save
+    from medlens.analysis.artifacts import results_after_writing
 
     if isinstance(job, RunJob):
         from medlens.execution.evaluate import evaluate
 
-        outcome = evaluate(
-            job.options, hooks.started, hooks.answered, hooks.note,
-            derive_results=derive_and_save, loaded=loaded,
-        )  # fmt: skip
-        return run_summary(outcome.results)
+        outcome = evaluate(job.options, hooks.started, hooks.answered, hooks.note, loaded=loaded)
+        return run_summary(results_after_writing(outcome.store.view()))
     from medlens.judges.stage import judge_run
 
-    judged = judge_run(job.options, hooks.started, hooks.answered, derive_results=derive_and_save)
-    return judge_summary(judged.results, job)
+    judged = judge_run(job.options, hooks.started, hooks.answered)
+    return judge_summary(results_after_writing(judged.run), job)
 
 
 def stored_counts(folder: Path) -> dict[str, Any]:
     """``answered`` and ``errors`` of a run stopped before its results were derived, counted
     from its records (empty when it wrote none): the study's table shows what was kept."""
-    from medlens.runs.store import RunStore
+    from medlens.runs.layout import is_run
+    from medlens.runs.view import RunView
 
-    if not (folder / "run.json").is_file():
+    if not is_run(folder):
         return {}
-    records = RunStore.open(folder).records().values()
+    records = RunView(folder).records().values()
     errors = sum(1 for record in records if record.get("error"))
     return {"answered": len(records) - errors, "errors": errors}
 
@@ -114,10 +112,11 @@ def stored_counts(folder: Path) -> dict[str, Any]:
 def stored_judgements(job: JudgeJob, planned: tuple[int | None, int]) -> dict[str, Any]:
     """``judged`` (lines kept for good) and ``to_judge`` (the stage's lines in all, when its
     start said) of a judge stage stopped before its end; empty when it wrote nothing."""
-    from medlens.runs.judgements import JudgeStore
+    from medlens.runs.judgements import JudgeStore, judge_dir
+    from medlens.runs.layout import judgements_file
 
-    folder = job.options.run_dir / "judges" / job.judge
-    if not (folder / "judgements.jsonl").is_file():
+    folder = judge_dir(job.options.run_dir, job.judge)
+    if not judgements_file(folder).is_file():
         return {}  # not started, or a panel (its lines are written at its end)
     counts: dict[str, Any] = {"judged": len(JudgeStore.open(folder).done())}
     if planned[0] is not None:

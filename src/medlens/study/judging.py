@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from medlens.analysis.cost import DEFAULT_OUTPUT_TOKENS, TOKENS_PER_IMAGE
 from medlens.core.items import Item
 from medlens.judges.tasks import JudgeSettings, JudgeTask, build_judge_request
+from medlens.runs.layout import has_records, is_judge_stage
 from medlens.study.budget import Projection, StudyCosts
 from medlens.study.plan import JudgeJob
 
@@ -60,14 +61,14 @@ def _planned_tasks(job: JudgeJob) -> tuple[list[JudgeTask], JudgeSettings]:
     from medlens.judges.stage import prepare_judge
 
     options = replace(job.options, images=False)
-    if not (options.run_dir / "records.jsonl").is_file():
+    if not has_records(options.run_dir):
         return [], _settings_only(job)
     plan = prepare_judge(options)
     todo: list[JudgeTask] = []
     for stage in plan.stages:  # one judge, or each member of a panel
         asyncio.run(stage.model.aclose())
         done: set[tuple[str, int]] = set()
-        if (stage.folder / "judge.json").is_file():
+        if is_judge_stage(stage.folder):
             from medlens.runs.judgements import JudgeStore
 
             done = JudgeStore.open(stage.folder).done()

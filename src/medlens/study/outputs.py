@@ -22,6 +22,7 @@ from typing import Any
 from medlens.board import BoardOptions, build_board
 from medlens.core.errors import MedlensError
 from medlens.runs.files import write_atomic
+from medlens.runs.layout import results_file
 from medlens.study.entries import BoardEntry
 from medlens.study.jobs import FINISHED_STATES
 from medlens.study.plan import RunJob, StudyPlan
@@ -57,7 +58,7 @@ def write_reports(plan: StudyPlan, runs: list[RunJob], render_new: bool = True) 
     written = {}
     for job in runs:
         folder = job.options.out / job.key
-        report, results = folder / "report.html", folder / "results.json"
+        report, results = folder / "report.html", results_file(folder)
         fresh = report.is_file() and report.stat().st_mtime >= results.stat().st_mtime
         if not fresh and not render_new:
             continue

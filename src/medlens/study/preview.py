@@ -21,6 +21,7 @@ from medlens.execution.dry_run import RunPlan, plan_run
 from medlens.execution.evaluate import LoadedBenchmark, load_items
 from medlens.execution.requests import RunSettings
 from medlens.judges.options import JudgeOptions
+from medlens.runs.layout import has_results
 from medlens.study.entries import BenchmarkEntry, Study
 from medlens.study.plan import RunJob, StudyPlan
 
@@ -93,7 +94,7 @@ def preview_runs(plan: StudyPlan, loaded: dict[str, LoadedBenchmark]) -> dict[st
             return plan_run(job.options, None if job.sample else loaded[job.benchmark])
 
         checked = located(study, model.line, f"models.{job.model}", check, run=job.key)
-        complete = not checked.todo and (checked.run_dir / "results.json").is_file()
+        complete = not checked.todo and has_results(checked.run_dir)
         previews[job.key] = RunPreview(
             job.key, checked.selected, checked.todo, checked.settings, checked.model_spec,
             complete, checked.notes, checked.spec,

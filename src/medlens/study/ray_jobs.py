@@ -14,8 +14,6 @@ had in flight), and a rerun resumes after the stored lines.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 from concurrent.futures import Future
 from dataclasses import replace
@@ -26,6 +24,9 @@ import ray
 
 from medlens.core.errors import MedlensError, StopAfterInFlight
 from medlens.execution.ray import connect, needs_gpu
+from medlens.runs.files import JsonLinesTail
+from medlens.runs.judgements import judge_dir
+from medlens.runs.layout import judgements_file, records_file
 from medlens.study.budget import StudyCosts, TaskBudget
 from medlens.study.jobs import JobHooks, JobResult, StudyEvents, execute, guarded
 from medlens.study.plan import Job, RunJob
@@ -72,32 +73,8 @@ def run_job_task(job: Job, stop_file: str, budget: TaskBudget | None) -> JobResu
 def lines_file(job: Job) -> Path:
     """The file the job appends one line to per answered item."""
     if isinstance(job, RunJob):
-        return job.options.out / job.key / "records.jsonl"
-    return job.options.run_dir / "judges" / job.judge / "judgements.jsonl"
-
-
-class FileTail:
-    """The complete lines appended to a file since the last read (a torn last line waits)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.offset = path.stat().st_size if path.is_file() else 0
-
-    def new_lines(self) -> list[dict[str, Any]]:
-        if not self.path.is_file():
-            return []
-        with open(self.path, "rb") as handle:
-            handle.seek(self.offset)
-            data = handle.read()
-        end = data.rfind(b"\n") + 1
-        self.offset += end
-        out = []
-        for raw in data[:end].splitlines():
-            with contextlib.suppress(ValueError):
-                value = json.loads(raw)
-                if isinstance(value, dict):
-                    out.append(value)
-        return out
+        return records_file(job.options.out / job.key)
+    return judgements_file(judge_dir(job.options.run_dir, job.judge))
 
 
 class RayExecutor:
@@ -106,7 +83,7 @@ class RayExecutor:
     def __init__(self, address: str | None, study_folder: Path) -> None:
         self.started = connect(address)
         self.stop_file = study_folder / STOP_FILE
-        self.tasks: dict[str, tuple[Any, JobHooks, FileTail, Future[JobResult]]] = {}
+        self.tasks: dict[str, tuple[Any, JobHooks, JsonLinesTail, Future[JobResult]]] = {}
         self.reasons: dict[str, str] = {}
         """Why the driver stopped a task (the budget), by job key."""
         self.submitted = 0
@@ -122,7 +99,7 @@ class RayExecutor:
         future: Future[JobResult] = Future()
         future.set_running_or_notify_cancel()
         ref.future().add_done_callback(lambda done: self._settle(job, done, future))
-        self.tasks[job.key] = (ref, hooks, FileTail(lines_file(job)), future)
+        self.tasks[job.key] = (ref, hooks, JsonLinesTail(lines_file(job)), future)
         hooks.started(*hooks.planned)
         return future
 

@@ -24,7 +24,6 @@ any run on a designed subset.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -43,6 +42,7 @@ from medlens.items.estimate import design_unit
 from medlens.items.responses import MIN_RUNS
 from medlens.items.sample import smallest_n
 from medlens.runs.files import write_atomic
+from medlens.runs.layout import has_results
 from medlens.study.jobs import FINISHED_STATES, JobResult
 from medlens.study.plan import RunJob, StudyPlan
 from medlens.study.preview import RunPreview
@@ -165,14 +165,9 @@ def _spec_of(shared: SharedSubset) -> Spec:
 
 def runs_fingerprint(runs: list[RunJob]) -> dict[str, str]:
     """Run key → sha256 of its records.jsonl: what the bank was fitted on."""
-    out = {}
-    for job in runs:
-        digest = hashlib.sha256()
-        with (job.options.out / job.key / "records.jsonl").open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        out[job.key] = digest.hexdigest()
-    return out
+    from medlens.runs.view import RunView
+
+    return {job.key: RunView(job.options.out / job.key).records_sha256() for job in runs}
 
 
 def ensure_bank(shared: SharedSubset, finished: list[RunJob]) -> bool:
@@ -241,7 +236,7 @@ def sampled_previews(
             checked = located(plan.study, model.line, f"models.{job.model}",
                               partial(plan_run, job.options, loaded[job.benchmark]),
                               run=job.key)  # fmt: skip
-            complete = not checked.todo and (checked.run_dir / "results.json").is_file()
+            complete = not checked.todo and has_results(checked.run_dir)
             previews[job.key] = RunPreview(job.key, checked.selected, checked.todo,
                                            checked.settings, checked.model_spec, complete,
                                            checked.notes, checked.spec)  # fmt: skip

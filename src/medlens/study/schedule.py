@@ -266,11 +266,10 @@ class Scheduler:
         return self.record.data["judges"].get(judge.key, {}).get("state") in FINISHED_STATES
 
     def _known_summary(self, job: RunJob) -> dict[str, Any]:
-        """A run finished before this invocation: its summary from results.json."""
-        import json
+        """A run finished before this invocation: its summary from its results."""
+        from medlens.analysis.artifacts import fresh_results
 
-        path = job.options.out / job.key / "results.json"
-        return run_summary(json.loads(path.read_text(encoding="utf-8")))
+        return run_summary(fresh_results(job.options.out / job.key, note=None))
 
     def _wind_down(self, reason: str) -> None:
         """Stop every job and wait (bounded) until each has stored what it answered."""

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from medlens.runs.store import read_run_file
+from medlens.runs.view import RunView
 
 AXES_LOGGED = 12
 """Values per axis logged as metrics at most (the HTML report holds every cell)."""
@@ -32,11 +32,12 @@ def run_payload(run_dir: Path) -> Payload:
     from medlens.analysis.score_source import parse_score_source
     from medlens.report import render
 
-    run = read_run_file(run_dir)
+    view = RunView(run_dir)
+    run = view.run
     spec = run["spec"]
     report = json.loads(str(render(run_dir, "json", parse_score_source("rules"))))
     metrics = score_metrics(report, "")
-    judges = sorted(p.parent.name for p in Path(run_dir).glob("judges/*/judge.json"))
+    judges = view.judge_names()
     for judge in judges:
         judged = json.loads(str(render(run_dir, "json", parse_score_source(f"judge:{judge}"))))
         metrics.update(score_metrics(judged, f"judge.{judge}."))
@@ -85,10 +86,10 @@ def cell_metrics(cell: dict[str, Any], name: str) -> dict[str, float]:
 
 def token_metrics(run_dir: Path) -> dict[str, float]:
     """Prompt and completion tokens the records report (the cost, before a price)."""
-    from medlens.runs.store import RunStore
+    from medlens.runs.view import RunView
 
     totals = {"tokens.prompt": 0.0, "tokens.completion": 0.0}
-    for record in RunStore.open(run_dir).records().values():
+    for record in RunView(run_dir).records().values():
         usage = record.get("usage") or {}
         totals["tokens.prompt"] += float(
             usage.get("prompt_tokens") or usage.get("input_tokens") or 0

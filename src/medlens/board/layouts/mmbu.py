@@ -75,14 +75,14 @@ def layout_gap(
 def _run_cells(aligned: Aligned, context: LayoutContext) -> list[dict[str, dict[str, Any]]]:
     """Per run, its cells from its own (sourced) records over the aligned items."""
     from medlens.analysis.score_source import RULES, ScoreSource, sourced_run
-    from medlens.runs.store import RunStore
+    from medlens.runs.view import RunView
 
     ids = set(aligned.ids.tolist())
     source = ScoreSource("combined", context.judge) if context.judge else RULES
-    items = [i for i in RunStore.open(aligned.runs[0].path).items() if i.id in ids]
+    items = [i for i in RunView(aligned.runs[0].path).items() if i.id in ids]
     out = []
     for run in aligned.runs:
-        sourced = sourced_run(run.path, items, RunStore.open(run.path).records(), source)
+        sourced = sourced_run(run.path, items, RunView(run.path).records(), source)
         out.append(task_cells(aligned, run.run, sourced.items, sourced.records))
     return out
 

@@ -190,7 +190,7 @@ def _read_run(
 def _outcomes(path: Path, records: RecordIndex) -> Mapping[str, str]:
     """Item id → outcome: from the run's fresh derived score file (status and main score, as
     ``outcome`` reads a record), else from its records."""
-    from medlens.analysis.derived import fresh_score_file
+    from medlens.analysis.artifacts import fresh_score_file
 
     derived = fresh_score_file(path)
     if derived is None:
