@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from medlens.analysis.slices import MAX_AXES, Cell
 from medlens.execution.selection import provenance_rows
+from medlens.report.diff_text import fmt_diff_ci
 from medlens.report.source_label import score_rows
 from medlens.scoring.closed_open import pairing_text
 from medlens.stats.cells import DEFAULT_MIN_N, is_small
@@ -367,14 +368,6 @@ def secondary_text(results: dict[str, Any]) -> str:
         f"chance {'–' if c.get('random') is None else format(c['random'], '.3f')})"
         for name, c in secondary.items()
     )
-
-
-def fmt_diff_ci(ci: list[float] | tuple[float, float] | None, scale: float = 1.0) -> str:
-    """A difference's CI as ``+a…+b`` (× `scale`: 100 for points), "–" when there is none."""
-    if not ci:
-        return "–"
-    digits = 1 if scale == 100 else 3
-    return f"{scale * ci[0]:+.{digits}f}…{scale * ci[1]:+.{digits}f}"
 
 
 def _dynamic_limitations(results: dict[str, Any], axes: dict[str, list[AxisRow]]) -> list[str]:

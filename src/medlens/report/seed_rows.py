@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from medlens.report.sections import fmt_diff_ci
+from medlens.report.diff_text import fmt_diff_ci
 
 
 def task_mean_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:

@@ -137,6 +137,31 @@ def _unpaired(
     }
 
 
+def delta_influence(
+    forms: np.ndarray, keys: Sequence[PairKey | None], scores: np.ndarray
+) -> np.ndarray | None:
+    """Per item, its term ψ in the linearised Δ (Δ̂ − Δ ≈ Σ ψ), paired or unpaired as
+    :func:`closed_open_delta` pairs them: a pair's (d − d̄)/n_pairs on its closed item (the
+    open one 0); unpaired, (y − ȳ_closed)/n_closed and −(y − ȳ_open)/n_open. Summed by image, it
+    gives a cluster-robust variance of Δ, or of a mean of Δs over tasks sharing images. None
+    where :func:`closed_open_delta` has no Δ."""
+    forms = np.asarray(forms, dtype=object)
+    scores = np.asarray(scores, dtype=float)
+    scored = ~np.isnan(scores)
+    closed, opened = scored & (forms == "closed"), scored & (forms == "open")
+    psi = np.zeros(scores.size)
+    first_closed, first_open = _pairs(keys, closed, opened)
+    if first_closed.size:
+        d = scores[first_closed] - scores[first_open]
+        psi[first_closed] = (d - d.mean()) / d.size
+        return psi
+    if not closed.any() or not opened.any():
+        return None
+    psi[closed] = (scores[closed] - scores[closed].mean()) / closed.sum()
+    psi[opened] = -(scores[opened] - scores[opened].mean()) / opened.sum()
+    return psi
+
+
 def pairing_text(gap: dict[str, Any]) -> str:
     """How the Δ was formed, for every display: "26 pairs" or "unpaired: different questions"."""
     if gap.get("paired"):
