@@ -169,7 +169,7 @@ def cross_fitted(strata: Sequence[StratumSample]) -> list[np.ndarray]:
     so no unit's residual is taken with a weight fitted to it: λ tuned on the ~17 images it
     was applied to made the variance estimate optimistic (87–94% at n ≤ 100, issue 45)."""
     parts = [_stratum_parts(s) for s in strata]
-    vy, cyf, vf = (sum(p[k] for p in parts) for k in range(3))
+    _, cyf, vf = (sum(p[k] for p in parts) for k in range(3))
     out = []
     for stratum, own in zip(strata, parts, strict=True):
         lams = np.empty(len(stratum.observed))
