@@ -3,15 +3,23 @@ several folders are plain modules beside this file (data_paths, cli_runs, loopba
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+# pytest imports GNU readline, which exports the terminal's COLUMNS and LINES (80 without a
+# terminal), so xdist's workers start with them set, and medlens sizes its tables by them when
+# it is imported (folder conftests import it before any pytest_configure). Every test sees the
+# width a pipe gets unless it asks for one (COLUMNS in its env), however pytest was started.
+for _variable in ("COLUMNS", "LINES"):
+    os.environ.pop(_variable, None)
+    os.unsetenv(_variable)  # readline may have set it below os.environ's back
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """Before any fixture runs (module- and session-scoped ones too), keep medlens off the user's
     own cache and data folders; subprocesses started by tests inherit this."""
-    import os
     import tempfile
 
     base = Path(tempfile.mkdtemp(prefix="medlens-tests-"))
