@@ -221,6 +221,7 @@ def check_golden(name: str, text: str) -> None:
         return
     assert path.exists(), f"{path} is missing: run with MEDLENS_UPDATE_GOLDEN=1 to record it"
     expected = path.read_text(encoding="utf-8")
+    path.with_suffix(".actual").unlink(missing_ok=True)  # a copy from an earlier failure
     if text != expected:
         import difflib
 

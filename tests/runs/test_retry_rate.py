@@ -15,6 +15,11 @@ from medlens.cli import app
 from medlens.runs.health import RetryRateExceeded, RetryWatch, retry_rate_line
 
 
+FAST_RETRIES = "max_retries=8&backoff=0.001&backoff_max=0.01"
+"""Retries as many as before, without the default half-second backoff (the server's own
+``retry-after-ms`` still sets the least wait)."""
+
+
 def _bench(tmp_path: Path, n: int) -> tuple[str, dict[str, str]]:
     golds = {f"q{i}": "ABCD"[i % 4] for i in range(n)}
     lines = [json.dumps({"id": k, "question": f"[[{k}]] Which?", "kind": "choice",
@@ -45,7 +50,7 @@ def test_a_run_with_many_retries_is_called_out_during_and_after(tmp_path: Path) 
     bench, golds = _bench(tmp_path, 40)
     config = ServerConfig(gold=gold_by_marker(golds), faults=Faults(rate_limit=0.3))
     with serve(config) as server:
-        model = f"openai:m?base_url={server.base_url}&max_retries=8"
+        model = f"openai:m?base_url={server.base_url}&{FAST_RETRIES}"
         result = invoke_run(bench, model, tmp_path, "r", "--concurrency", "2")
     assert result.exit_code == 0, result.output
     assert "warning: retry rate" in result.output and "stop and look" in result.output
@@ -57,7 +62,7 @@ def test_max_retry_rate_stops_the_run_and_a_rerun_resumes(tmp_path: Path) -> Non
     bench, golds = _bench(tmp_path, 60)
     config = ServerConfig(gold=gold_by_marker(golds), faults=Faults(rate_limit=0.3))
     with serve(config) as server:
-        model = f"openai:m?base_url={server.base_url}&max_retries=8"
+        model = f"openai:m?base_url={server.base_url}&{FAST_RETRIES}"
         stopped = invoke_run(bench, model, tmp_path, "s", "--concurrency", "1",
                              "--max-retry-rate", "0.1")  # fmt: skip
         assert stopped.exit_code == 1, stopped.output
