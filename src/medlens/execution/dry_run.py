@@ -104,4 +104,6 @@ def describe_image(image: ImageRef) -> str:
         return f"{image.path} (row {image.offset}, column {image.entry}: {image.name})"
     if image.source == "zip":
         return f"{image.path} (member {image.entry})"
+    if image.source == "volume":
+        return f"{image.path} (slice {image.offset}, {image.entry})"
     return image.path or image.name or f"<{image.source} image>"
