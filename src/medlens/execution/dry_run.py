@@ -47,13 +47,22 @@ class RunPlan:
     notes: tuple[str, ...]
 
 
-def plan_run(options: RunOptions, loaded: LoadedBenchmark | None = None) -> RunPlan:
+def plan_run(
+    options: RunOptions, loaded: LoadedBenchmark | None = None, adaptive: bool = False
+) -> RunPlan:
     """Check everything a run checks and list the items it would send; writes nothing.
 
-    `loaded`: the benchmark already loaded (see :func:`medlens.execution.evaluate.prepare`)."""
+    `loaded`: the benchmark already loaded (see :func:`medlens.execution.evaluate.prepare`).
+    `adaptive`: the run will be adaptive; its planner's part of the spec (``adaptive``) is
+    checked when it starts (its baseline may not exist yet), and every item not answered is
+    counted as one it may send (an upper bound)."""
     spec, items, model, settings, _probe = prepare(options, describe_only=True, loaded=loaded)
     asyncio.run(model.aclose())
     path = run_dir_of(options)
+    if adaptive and is_run(path):
+        from medlens.runs.view import RunView
+
+        spec["adaptive"] = RunView(path).spec.get("adaptive")
     check_same_spec(path, spec)
     done: set[str] = set()
     if is_run(path):

@@ -11,6 +11,7 @@ design-based then, the predictor just helps less.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -85,7 +86,7 @@ class AdaptiveEstimate:
         return {**out, **self.comparison}
 
 
-def is_adaptive(spec: dict[str, Any]) -> bool:
+def is_adaptive(spec: Mapping[str, Any]) -> bool:
     return isinstance(spec.get("adaptive"), dict)
 
 
