@@ -253,7 +253,7 @@ def _results(
         "box_image_gap": box_image_gap(table),
         "by": by_axis(table, axes),
         "usage": usage_totals(run_records),
-        "health": run_health(run_records, store.damaged),
+        "health": run_health(run_records, store.damaged, store.run.get("cache_checks") or ()),
     }
     from medlens.judges.results import judges_results
 

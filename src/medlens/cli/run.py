@@ -77,6 +77,14 @@ def run(
     ray_address: Annotated[str | None, typer.Option(help="Ray cluster address")] = None,
     max_error_rate: Annotated[float, typer.Option(help="Exit 1 above this error rate")] = 0.0,
     cache: Annotated[bool, typer.Option(help="Use the response cache")] = True,
+    cache_check: Annotated[
+        int,
+        typer.Option(
+            metavar="N",
+            help="A server's cache hits asked live before the cache answers (0: none; "
+            "docs/models.md says why 21)",
+        ),
+    ] = 21,
     judge: Annotated[
         str | None, typer.Option(help="Judge the answers afterwards with this model spec")
     ] = None,
@@ -180,7 +188,7 @@ def run(
 ) -> None:  # fmt: skip
     """Evaluate MODEL on BENCH; rerunning the same command resumes where it stopped.
 
-    Over 60 lines only because typer declares each of the 35 options in the signature; the
+    Over 60 lines only because typer declares each of the 36 options in the signature; the
     body merges the config file, then dry-runs, or runs (and judges) and summarises.
     """
     from medlens.cli.run_config import merged_options

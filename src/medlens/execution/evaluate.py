@@ -22,7 +22,7 @@ from medlens.core.specs import Spec
 from medlens.execution.batches import BatchPlanner, ask_in_batches
 from medlens.execution.cache import CacheChecks, with_cache
 from medlens.execution.collector import collector_paused, loaded_objects_frozen
-from medlens.execution.dispatch import dispatch_order
+from medlens.execution.dispatch import dispatch_order, spread_first
 from medlens.execution.execute import run_local
 from medlens.execution.exemplars import Exemplars, load_exemplars, require_reasoning
 from medlens.execution.generation import generation_record, record_backend
@@ -318,6 +318,8 @@ def _evaluate_locked(
         if not options.cache:  # --no-cache asks the model again for answers the cache gave
             done -= {rid for rid, record in store.records().items() if record.get("cached")}
         todo = dispatch_order([item for item in selected if item.id not in done], options.order)
+        if options.cache and getattr(model, "reports_served_model", False):
+            todo = spread_first(todo, options.cache_check)  # the live checks of cache hits
         if on_start:
             total = len(selected) if planner is None else planner.total(len(items))
             on_start(total, len(selected) - len(todo) if planner is None else len(done))
@@ -433,11 +435,11 @@ async def _execute(
             cache=options.cache,
         )
         return
-    wrapped = with_cache(model) if options.cache else model
+    wrapped = with_cache(model, options.cache_check) if options.cache else model
     if settings.manual is not None:  # entered by hand: never asked, never cached
         wrapped = WithManualAnswers(wrapped, settings.manual)
     try:
         await run_local(todo, wrapped, settings, on_record, probe)
     finally:
-        checks.record(getattr(wrapped, "mismatch", None))
+        checks.record(getattr(wrapped, "check_entry", None))
         await wrapped.aclose()
