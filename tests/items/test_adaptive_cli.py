@@ -246,7 +246,7 @@ def test_a_model_stronger_than_every_calibration_run_is_flagged_and_covered(
     assert result.exit_code == 0, result.output
     found = json.loads(invoke("estimate", tmp_path / "a", "--json").stdout)
     assert found["extrapolating"] is True
-    assert any("above the bank's calibration range" in reason for reason in found["reasons"])
+    assert any("may lie above the calibration runs' range" in reason for reason in found["reasons"])
     lo, hi = found["ci"]
     assert lo <= full_score(strong) <= hi
     assert "extrapolating:" in " ".join(result.stdout.split())
