@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from medlens.core.items import ImageRef, Item
 from medlens.execution.dispatch import dispatch_order
@@ -45,6 +46,8 @@ class RunPlan:
     settings: RunSettings
     """Prompt style and strategy (with the few-shot exemplars) the requests would use."""
     notes: tuple[str, ...]
+    spec: dict[str, Any] = field(default_factory=dict)
+    """The spec the run records in run.json (benchmark fingerprint, selection, reading)."""
 
 
 def plan_run(
@@ -70,7 +73,7 @@ def plan_run(
     selected = items if options.limit is None else items[: options.limit]
     todo = dispatch_order([item for item in selected if item.id not in done], options.order)
     notes = tuple(getattr(model, "notes", ()))
-    return RunPlan(path, model.spec, len(selected), todo, settings, notes)
+    return RunPlan(path, model.spec, len(selected), todo, settings, notes, spec)
 
 
 def planned_prompts(items: Iterable[Item], settings: RunSettings) -> Iterator[PlannedPrompt]:

@@ -22,7 +22,7 @@ from medlens.study.plan import RunJob, StudyPlan, run_key
 def check_adaptive_banks(plan: StudyPlan, loaded: Mapping[str, LoadedBenchmark]) -> None:
     """Every adaptive model's bank is readable and a bank of its benchmark's items (one error
     naming the study file, line and key)."""
-    from medlens.core.items import describe
+    from medlens.core.fingerprint import describe
     from medlens.items.adaptive import Predictor
     from medlens.items.bank import read_bank
 

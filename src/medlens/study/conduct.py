@@ -15,6 +15,7 @@ from typing import Any
 from medlens.core.errors import MedlensError, SpecError
 from medlens.execution.evaluate import LoadedBenchmark
 from medlens.study.adaptive_runs import check_adaptive_banks
+from medlens.study.board_references import check_board_references
 from medlens.study.budget import Projection, StudyCosts, combine
 from medlens.study.entries import Study
 from medlens.study.jobs import StudyEvents
@@ -91,6 +92,7 @@ def prepare_study(study: Study, settings: StudySettings) -> PreparedStudy:
     previews = preview_runs(plan, loaded)
     check_judges(plan)
     check_meta_files(plan)
+    check_board_references(plan, loaded, previews)
     costs = StudyCosts(plan, previews)
     costs.check_prices()
     return PreparedStudy(plan, previous, additions, loaded, previews, costs)

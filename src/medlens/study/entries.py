@@ -153,6 +153,15 @@ class BoardEntry:
     by: tuple[str, ...] = ()
     where: str = ""
     line: int = 1
+    allow_partial: bool | None = None
+    """``board --allow-partial``: keep runs not comparable with the published table, labelled.
+    None: the default — refuse with an explicit `reference` (checked before the study's first
+    request), label with a layout's own table."""
+
+    @property
+    def keeps_partial(self) -> bool:
+        """Whether runs off the published item set are kept (labelled) rather than refused."""
+        return self.allow_partial if self.allow_partial is not None else self.reference is None
 
 
 @dataclass(frozen=True)
