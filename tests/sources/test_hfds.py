@@ -18,7 +18,8 @@ from cli_runs import invoke_run, named_run
 from data_paths import realdata_dir
 from medlens.api import load_benchmark
 from medlens.core.errors import InputError, SpecError
-from medlens.core.items import Item, describe
+from medlens.core.fingerprint import describe
+from medlens.core.items import Item
 
 COMMIT_A = "a" * 40
 COMMIT_B = "b" * 40
