@@ -4,6 +4,7 @@ spec; .npy and NIfTI volumes; the published counts; bad input refused before any
 from __future__ import annotations
 
 import io
+import os
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,8 @@ from cli_runs import invoke_run, named_run
 from loopback_server import ChatRequest, ServerConfig, serve
 from medlens.api import load_benchmark
 from medlens.core.errors import InputError, SpecError
-from medlens.core.items import ImageRef, Item, describe
+from medlens.core.fingerprint import describe
+from medlens.core.items import ImageRef, Item
 from medlens.core.volume_images import read_volume_slice
 
 COMMIT = "e" * 40
@@ -85,6 +87,21 @@ def test_another_window_is_another_benchmark(tmp_path: Path) -> None:
     assert int(pixels(narrow_items[0].images[0])[4, 4]) == 0 and k == 3
     middle = narrow_items[0].images[2]  # slice 16: 16/31 = 0.516
     assert int(pixels(middle)[4, 4]) == round((16 / 31 - 0.25) / 0.5 * 255)
+
+
+def test_each_slice_of_a_volume_has_its_own_digest(tmp_path: Path) -> None:
+    """The digest cache (keyed by the volume file) tells its slices apart, cold and warm."""
+    from medlens.core.image_digests import bytes_digest, digest_cache
+
+    fx.write_m3dvqa(tmp_path, 1, volumes=1)
+    volume = tmp_path / "ct_case" / "000000" / "Axial_portal_venous.npy"
+    os.utime(volume, (1_600_000_000, 1_600_000_000))  # old enough for the cache to keep
+    refs = items_of(f"m3d-vqa:{tmp_path}")[0].images
+    wanted = [bytes_digest(r.read_bytes()) for r in refs]
+    assert len(set(wanted)) == len(refs)
+    for _ in range(2):
+        with digest_cache() as cache:
+            assert [cache.digest(r) for r in refs] == wanted
 
 
 def test_nifti_volumes_are_read_in_their_anatomical_orientation(tmp_path: Path) -> None:

@@ -17,7 +17,8 @@ from cli_runs import invoke_run, named_run
 from loopback_server import ChatRequest, ServerConfig, serve
 from medlens.api import load_benchmark
 from medlens.core.errors import InputError, SpecError
-from medlens.core.items import Item, describe
+from medlens.core.fingerprint import describe
+from medlens.core.items import Item
 from medlens.sources.mmmu import MEDICAL_SUBJECTS, PUBLISHED_COUNTS
 
 COMMIT = "d" * 40

@@ -210,7 +210,7 @@ SOURCES.add(
     "m3d-vqa:DIR[?split=test5k|test|val|train&mode=closed|open|all&images=DIR&slices=5&"
     "pick=uniform|middle|I,J&plane=stack|axial|coronal|sagittal&window=auto|L,W|lung|...&"
     "order=ascending|descending]",
-    "M3D-VQA 3D CT questions; each volume (.npy, or NIfTI with medlens[nifti]) shown as chosen "
+    "M3D-VQA 3D CT questions; each volume (.npy, or NIfTI with the nifti extra) shown as chosen "
     "slices, the slicing recorded in the spec and every item",
 )
 SOURCES.add(
