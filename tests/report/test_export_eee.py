@@ -79,6 +79,7 @@ def test_a_run_exports_valid_files_whose_fields_map_as_documented(tmp_path: Path
     assert score["uncertainty"]["num_samples"] == overall["n"] == 189
     assert score["details"]["chance_level"] == f"{overall['random']:.6g}"
     assert main["metric_config"]["metric_id"] == "accuracy"
+    assert main["source_data"]["url"] == ["https://pydicom.github.io/", "https://scikit-image.org/"]
     assert main["source_data"]["additional_details"]["content_hash"] == json.loads(
         (run / "run.json").read_text())["spec"]["benchmark"]["content_hash"]  # fmt: skip
     rates = {r["metric_config"]["metric_id"]: r for r in log["evaluation_results"][1:]}

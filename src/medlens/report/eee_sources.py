@@ -42,14 +42,10 @@ def source_data(view: RunView) -> dict[str, Any]:
         return {"dataset_name": name, "source_type": "hf_dataset", "hf_repo": str(origin["repo"]),
                 "hf_split": str(bench.get("split", "")), "samples_number": int(bench.get("n_items", 0)),
                 "additional_details": details}  # fmt: skip
-    homepage = str(card.get("homepage") or "")
-    if homepage.startswith("https://"):
-        return {
-            "dataset_name": name,
-            "source_type": "url",
-            "url": [homepage],
-            "additional_details": details,
-        }
+    urls = [word for word in str(card.get("homepage") or "").split() if word.startswith("https://")]
+    if urls:
+        return {"dataset_name": name, "source_type": "url", "url": urls,
+                "additional_details": details}  # fmt: skip
     return {"dataset_name": name, "source_type": "other", "additional_details": details}
 
 
