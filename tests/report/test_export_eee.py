@@ -200,6 +200,24 @@ def test_a_board_gives_one_log_per_model(tmp_path: Path) -> None:
     assert {line["evaluation_result_id"] for line in lines} == {"first:score", "first-jsonl:score"}
 
 
+def test_a_hub_benchmark_names_its_repo_and_commit(tmp_path: Path, hub_cache: Path) -> None:
+    import hfds_fixtures as hx
+    import multimodal_fixtures as fx
+
+    release = fx.write_mmmu(tmp_path / "mmmu", {"validation": {"Pharmacy": 6}})
+    hx.snapshot_folder(hub_cache, "MMMU/MMMU", "f" * 40, release)
+    run = named_run("hfds:MMMU/MMMU?subjects=Pharmacy", "random", tmp_path / "runs", "hub")
+    export(str(run))
+    [(log, lines, path)] = logs(run / "export")
+    source = log["evaluation_results"][0]["source_data"]
+    assert source["source_type"] == "hf_dataset" and source["hf_repo"] == "MMMU/MMMU"
+    assert source["hf_split"] == "validation" and source["samples_number"] == 6
+    assert source["additional_details"]["commit"] == "f" * 40
+    assert source["additional_details"]["spec"] == "hfds:MMMU/MMMU?subjects=Pharmacy"
+    assert path.parts[-4] == "hfds" and len(lines) == 6
+    assert {line["metadata"]["n_images"] for line in lines} == {"1", "2", "3"}
+
+
 def test_a_judged_score_source_records_its_judge(tmp_path: Path) -> None:
     run = finished_run(tmp_path, n_open=10, n_closed=2)
     with serve(judge_config(JudgeReplies())) as server:

@@ -12,6 +12,7 @@ seed, probe) as text.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,13 +51,15 @@ def source_data(view: RunView) -> dict[str, Any]:
 
 
 def public_spec(text: str) -> str:
-    """The spec with its path argument reduced to the last part (``mmmu:MMMU?split=test``)."""
+    """The spec with its path argument reduced to the last part (``mmmu:MMMU?split=test``); a
+    Hub repo id (``hfds:MMMU/MMMU``) is kept."""
     try:
         spec = parse_spec(text)
     except Exception:  # an old run's spec that no longer parses: keep it as recorded
         return text
     argument = spec.argument
-    if "/" in argument or "\\" in argument:
+    hub_repo = spec.name == "hfds" and re.fullmatch(r"[\w.-]+/[\w.-]+", argument)
+    if ("/" in argument or "\\" in argument) and not hub_repo:
         argument = Path(argument).name
     options = {k: (Path(v).name if k == "images" else v) for k, v in spec.options.items()}
     return Spec(spec.name, argument, options).canonical()
