@@ -21,7 +21,7 @@ from loopback_server import ChatRequest, HTTPFault, ServerConfig, serve
 from medlens.cli import app
 from medlens.core.errors import MedlensError
 from medlens.report.eee import SCHEMA_DIR, SCHEMA_VERSION, interval_method, validate_files
-from medlens.report.export import ExportFile
+from medlens.report.export_file import ExportFile
 
 UUID4 = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
 SCHEMAS = {

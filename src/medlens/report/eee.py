@@ -35,7 +35,7 @@ from medlens.core.errors import MedlensError, SpecError
 from medlens.report.eee_model import judge_configs, judge_prompt, model_id, model_info, path_parts
 from medlens.report.eee_samples import sample_lines
 from medlens.report.eee_sources import generation_config, source_data
-from medlens.report.export import ExportFile
+from medlens.report.export_file import ExportFile
 
 if TYPE_CHECKING:
     from medlens.analysis.score_source import ScoreSource

@@ -19,11 +19,11 @@ from __future__ import annotations
 import csv
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from medlens.core.errors import MedlensError
+from medlens.report.export_file import ExportFile
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -41,14 +41,6 @@ NO_ANSWER_KEY = (
     "this split has no gold answers: scores need the official answer key; "
     "export the submission with `medlens export RUN --format gmai-submission`"
 )
-
-
-@dataclass(frozen=True)
-class ExportFile:
-    """One file of an export: its name (relative to the output) and content."""
-
-    name: str
-    content: bytes
 
 
 SUBMISSION_KINDS = ("choice", "multi_choice")
