@@ -4,6 +4,7 @@ spec; .npy and NIfTI volumes; the published counts; bad input refused before any
 from __future__ import annotations
 
 import io
+import json
 import os
 from pathlib import Path
 
@@ -217,3 +218,15 @@ def test_slices_reach_the_model_as_images_in_order(tmp_path: Path) -> None:
     ]
     assert values == [round(k / 31 * 255) for k in (26, 16, 5)]
     assert "slices=3" in (run / "run.json").read_text()
+
+
+def test_check_compares_test5k_with_its_card(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from medlens.cli import app
+
+    fx.write_m3dvqa(tmp_path, 5000, volumes=20)
+    for mode in ("closed", "all"):
+        result = CliRunner().invoke(app, ["check", f"m3d-vqa:{tmp_path}?mode={mode}", "--json"])
+        [line] = [c for c in json.loads(result.stdout)["checks"] if c["name"] == "published_counts"]
+        assert line["status"] == "pass" and line["summary"] == "5,000 questions: as published"

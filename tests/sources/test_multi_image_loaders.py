@@ -222,3 +222,30 @@ def test_rexvqa_missing_study_image_is_refused(tmp_path: Path) -> None:
     (release / record["ImagePath"][1].removeprefix("../")).unlink()
     refused_run(f"rexvqa:{release}", tmp_path, "test_vqa_data.json", f"question {question_id!r}",
                 "field 'ImagePath[1]'")  # fmt: skip
+
+
+# -- `medlens check` against the published counts ----------------------------------------------
+def published_line(spec: str) -> dict[str, object]:
+    from typer.testing import CliRunner
+
+    from medlens.cli import app
+
+    result = CliRunner().invoke(app, ["check", spec, "--json"])
+    report = json.loads(result.stdout)
+    [line] = [c for c in report["checks"] if c["name"] == "published_counts"]
+    return dict(line)
+
+
+def test_check_compares_mmmu_and_medframeqa_with_their_cards(tmp_path: Path) -> None:
+    fx.write_mmmu(tmp_path / "mmmu", {"validation": dict.fromkeys(MEDICAL_SUBJECTS, 30)})
+    line = published_line(f"mmmu:{tmp_path / 'mmmu'}")
+    assert line["status"] == "pass" and "Clinical_Medicine 30" in str(line["summary"])
+    fx.write_mmmu(tmp_path / "short", {"validation": {"Pharmacy": 29}})
+    line = published_line(f"mmmu:{tmp_path / 'short'}?subjects=Pharmacy")
+    assert line["status"] == "warn" and "Pharmacy 29 (published 30)" in str(line["summary"])
+    fx.write_medframeqa_hub(tmp_path / "frames", published_frames())
+    line = published_line(f"medframeqa:{tmp_path / 'frames'}")
+    assert line["status"] == "pass" and line["data"] == {
+        "found": {"questions": 2851, "frames": 9237},
+        "published": {"questions": 2851, "frames": 9237},
+    }
