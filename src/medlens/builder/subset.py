@@ -389,6 +389,8 @@ def _extension(ref: ImageRef) -> str:
 
     if ref.source in ("file", "dicom") and (suffix := Path(ref.path).suffix.lower()):
         return suffix
+    if ref.source == "volume":  # a slice rendered from a volume is a PNG
+        return ".png"
     if ref.source in CONTAINER_SOURCES:  # a table cell or zip member: its name, else its bytes
         suffix = Path(ref.name).suffix.lower()
         return suffix if suffix else _sniffed(ref.read_bytes()[:132])

@@ -24,8 +24,11 @@ from typing import Any
 
 from medlens.core.errors import ItemError
 
-CHUNKS_KEPT = 2
-"""Decoded parquet column chunks kept (one per row group); the oldest is dropped first."""
+CHUNKS_KEPT = 8
+"""Decoded parquet column chunks kept (one per row group and image column); the oldest is
+dropped first. Multi-image tables (MMMU's image_1..image_7, MedFrameQA's image_1..image_5) read
+one chunk per image column for each row: with fewer kept than the table has image columns, every
+item would decode its row group's chunks again."""
 
 _lock = threading.Lock()
 _chunks: OrderedDict[tuple[str, int, str], Any] = OrderedDict()

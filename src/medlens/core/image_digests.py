@@ -61,7 +61,7 @@ def _locator(image: ImageRef) -> str:
     """Where the image sits in its file ("" for a file that is one image)."""
     if image.source == "tsv":
         return f"{image.offset}:{image.length}"
-    if image.source in ("parquet", "arrow"):
+    if image.source in ("parquet", "arrow", "volume"):  # volume: slice index and rendering
         return f"{image.offset}:{image.entry}"
     if image.source == "zip":
         return image.entry

@@ -53,7 +53,7 @@ READING_FIELDS: frozenset[str] = frozenset({"raw_answer", "options_text", "label
 folded yes/no gold, an options cell as written (``--prompt mmbu``), a judge's label set."""
 GRANULARITIES: tuple[str, ...] = ("image", "box", "mask", "contour")
 
-ImageSource = Literal["file", "dicom", "tsv", "bytes", "parquet", "arrow", "zip"]
+ImageSource = Literal["file", "dicom", "tsv", "bytes", "parquet", "arrow", "zip", "volume"]
 CONTAINER_SOURCES: tuple[str, ...] = ("parquet", "arrow", "zip")
 """Sources read through :mod:`medlens.core.container_images` (a cell of a table, a zip member)."""
 
@@ -75,7 +75,8 @@ class ImageRef:
     """Stable identity of the image within its benchmark (file name, TSV index of the owning row)."""
     entry: str = ""
     """``parquet``/``arrow``: the image column (``offset`` is the row in the file); ``zip``: the
-    member name."""
+    member name; ``volume``: how the slice is rendered (``offset`` is the slice index, see
+    :mod:`medlens.core.volume_images`)."""
 
     def read_bytes(self) -> bytes:
         """The encoded image bytes (PNG, JPEG, DICOM …); raises ItemError if unreadable."""
@@ -86,6 +87,10 @@ class ImageRef:
                 from medlens.core.container_images import read_container_image
 
                 return read_container_image(self.source, self.path, self.offset, self.entry)
+            if self.source == "volume":
+                from medlens.core.volume_images import read_volume_slice
+
+                return read_volume_slice(self.path, self.offset, self.entry)
             if self.source == "tsv":
                 if self.length == 0:
                     raise ItemError("image", f"image {self.name or self.path}: empty image cell")
@@ -108,7 +113,7 @@ class ImageRef:
             out["offset"], out["length"] = self.offset, self.length
         if self.source == "bytes":
             out["data"] = base64.b64encode(self.data).decode("ascii")
-        if self.source in CONTAINER_SOURCES:
+        if self.source in (*CONTAINER_SOURCES, "volume"):
             out["entry"] = self.entry
             if self.source != "zip":
                 out["offset"] = self.offset

@@ -50,13 +50,22 @@ class RunPlan:
     """The spec the run records in run.json (benchmark fingerprint, selection, reading)."""
 
 
-def plan_run(options: RunOptions, loaded: LoadedBenchmark | None = None) -> RunPlan:
+def plan_run(
+    options: RunOptions, loaded: LoadedBenchmark | None = None, adaptive: bool = False
+) -> RunPlan:
     """Check everything a run checks and list the items it would send; writes nothing.
 
-    `loaded`: the benchmark already loaded (see :func:`medlens.execution.evaluate.prepare`)."""
+    `loaded`: the benchmark already loaded (see :func:`medlens.execution.evaluate.prepare`).
+    `adaptive`: the run will be adaptive; its planner's part of the spec (``adaptive``) is
+    checked when it starts (its baseline may not exist yet), and every item not answered is
+    counted as one it may send (an upper bound)."""
     spec, items, model, settings, _probe = prepare(options, describe_only=True, loaded=loaded)
     asyncio.run(model.aclose())
     path = run_dir_of(options)
+    if adaptive and is_run(path):
+        from medlens.runs.view import RunView
+
+        spec["adaptive"] = RunView(path).spec.get("adaptive")
     check_same_spec(path, spec)
     done: set[str] = set()
     if is_run(path):
@@ -107,4 +116,6 @@ def describe_image(image: ImageRef) -> str:
         return f"{image.path} (row {image.offset}, column {image.entry}: {image.name})"
     if image.source == "zip":
         return f"{image.path} (member {image.entry})"
+    if image.source == "volume":
+        return f"{image.path} (slice {image.offset}, {image.entry})"
     return image.path or image.name or f"<{image.source} image>"

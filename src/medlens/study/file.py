@@ -8,8 +8,8 @@ benchmark load, does the backend accept its options) happen when the study is pl
 name the entry's line too.
 
 The file's keys (docs/studies.md): top level ``name``, ``seed``, ``concurrency``, ``budget``;
-``[models]`` label → spec or ``{spec, concurrency, price, training_cutoff, sample}`` (sample:
-:mod:`medlens.study.sample_checks`); ``[benchmarks]`` label → spec or ``{spec, limit, where,
+``[models]`` label → spec or ``{spec, concurrency, price, training_cutoff, sample, adaptive}``
+(sample: :mod:`medlens.study.sample_checks`; adaptive: :mod:`medlens.study.adaptive_checks`); ``[benchmarks]`` label → spec or ``{spec, limit, where,
 sample, stratify, strategy, prompt, extract, probe, exemplars, exclude}``; ``[judges.LABEL]``
 ``{spec, protocol, scope, benchmarks, repeats, weights, images, with_question, reports,
 concurrency, price}``; ``[[boards]]`` ``{benchmark, name, layout, judge,
@@ -34,13 +34,14 @@ from medlens.core.specs import Spec, parse_spec
 from medlens.core.tomlfile import tomllib
 from medlens.execution.evaluate import MAX_CONCURRENCY
 from medlens.execution.strategies import parse_strategy
+from medlens.study.adaptive_checks import check_adaptive_models, parse_adaptive
 from medlens.study.board_checks import check_board_axes, check_board_judges, check_self_judging
 from medlens.study.entries import BenchmarkEntry, BoardEntry, JudgeEntry, ModelEntry, Study
 from medlens.study.sample_checks import check_sampled_models
 from medlens.study.tomlkeys import KeyLines, KeyPath, dotted
 
 TOP_KEYS = ("name", "seed", "concurrency", "budget", "models", "benchmarks", "judges", "boards")
-MODEL_KEYS = ("spec", "concurrency", "price", "training_cutoff", "sample")
+MODEL_KEYS = ("spec", "concurrency", "price", "training_cutoff", "sample", "adaptive")
 BENCHMARK_KEYS = ("spec", "limit", "where", "sample", "stratify", "strategy", "prompt", "extract",
                   "probe", "exemplars", "exclude")  # fmt: skip
 JUDGE_KEYS = ("spec", "protocol", "scope", "benchmarks", "repeats", "weights", "images",
@@ -130,6 +131,7 @@ def load_study(path: Path | str) -> Study:
     check_board_axes(study, boards, benchmarks)
     check_self_judging(study, models, judges)
     check_sampled_models(study, models, benchmarks, boards)
+    check_adaptive_models(study, models, benchmarks, boards)
     budget = values.get("budget")
     return Study(
         name=name, path=Path(path), sha256=study.sha256, models=models, benchmarks=benchmarks,
@@ -199,6 +201,7 @@ def _model(study: StudyFile, label: str, raw: Any) -> ModelEntry:
         _price(study, (*key, "price"), table.get("price")), study.line(key),
         None if cutoff is None else str(cutoff),
         _optional_int(study, (*key, "sample"), table.get("sample"), 1),
+        parse_adaptive(study, (*key, "adaptive"), table.get("adaptive")),
     )  # fmt: skip
 
 

@@ -91,7 +91,8 @@ def preview_runs(plan: StudyPlan, loaded: dict[str, LoadedBenchmark]) -> dict[st
 
         def check(job: RunJob = job) -> RunPlan:
             # a sampled run reads its subset (drawn before this invocation) itself
-            return plan_run(job.options, None if job.sample else loaded[job.benchmark])
+            return plan_run(job.options, None if job.sample else loaded[job.benchmark],
+                            adaptive=job.adaptive is not None)  # fmt: skip
 
         checked = located(study, model.line, f"models.{job.model}", check, run=job.key)
         complete = not checked.todo and has_results(checked.run_dir)

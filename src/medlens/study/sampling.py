@@ -84,7 +84,7 @@ def shared_subsets(plan: StudyPlan) -> list[SharedSubset]:
         sampled = [job for job in plan.selected_runs if job.benchmark == label and job.sample]
         if not sampled:
             continue
-        full = [job for job in plan.runs.values() if job.benchmark == label and not job.sample]
+        full = [job for job in plan.runs.values() if job.benchmark == label and job.full]
         out.append(SharedSubset(label, sampled[0].sample or 0,
                                 Path(sampled[0].options.bench.argument), full, sampled))  # fmt: skip
     return out
