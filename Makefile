@@ -3,6 +3,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP_CORE := $(VENV)/.stamp-core
 STAMP_DEV := $(VENV)/.stamp-dev
+# pytest workers (pytest-xdist): one per core; `make test PYTEST_WORKERS=0` runs in one process.
+PYTEST_WORKERS ?= auto
 
 .PHONY: demo test lint typecheck clean
 
@@ -14,7 +16,7 @@ test: $(STAMP_DEV)
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS)
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)

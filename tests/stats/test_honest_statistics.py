@@ -15,8 +15,14 @@ from medlens.scoring.item_scores import item_scores, score
 from medlens.stats.intervals import chance_corrected, chance_p, spread_bounds
 from medlens.stats.paired import difference_ci, paired_ci, sign_flip_test
 
-RNG = np.random.default_rng(11)
 FOUR = {"A": "a", "B": "b", "C": "c", "D": "d"}
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    """A fresh generator per test: a test draws the same values alone, in any order, on any
+    xdist worker."""
+    return np.random.default_rng(11)
 
 
 # ---------------------------------------------------------------- chance levels = random model
@@ -68,11 +74,11 @@ def test_open_kinds_have_no_chance_level() -> None:
 
 
 # ---------------------------------------------------------------- paired and two-group intervals
-def test_unclustered_sign_flip_test_is_the_exact_mcnemar_test_with_its_mid_p() -> None:
+def test_unclustered_sign_flip_test_is_the_exact_mcnemar_test_with_its_mid_p(rng: np.random.Generator) -> None:
     from scipy.stats import binom, binomtest
 
-    a = (RNG.random(60) < 0.5).astype(float)
-    b = (RNG.random(60) < 0.7).astype(float)
+    a = (rng.random(60) < 0.5).astype(float)
+    b = (rng.random(60) < 0.7).astype(float)
     wins, losses = int((b > a).sum()), int((b < a).sum())
     p, mid = sign_flip_test(a, b)
     assert p == pytest.approx(binomtest(wins, wins + losses, 0.5).pvalue)
@@ -92,11 +98,11 @@ def test_image_level_sign_flip_counts_images_not_questions() -> None:
     assert sign_flip_test(a, b, clusters)[0] == pytest.approx(2 / 2**6)
 
 
-def test_agresti_min_paired_interval_matches_statsmodels_weighted_wald() -> None:
+def test_agresti_min_paired_interval_matches_statsmodels_weighted_wald(rng: np.random.Generator) -> None:
     from statsmodels.stats.weightstats import DescrStatsW
 
-    a = (RNG.random(40) < 0.5).astype(float)
-    b = (RNG.random(40) < 0.6).astype(float)
+    a = (rng.random(40) < 0.5).astype(float)
+    b = (rng.random(40) < 0.6).astype(float)
     n10, n01 = int(((b == 1) & (a == 0)).sum()), int(((a == 1) & (b == 0)).sum())
     ties = 40 - n10 - n01
     stats = DescrStatsW(np.array([1.0, -1.0, 0.0]), weights=[n10 + 0.5, n01 + 0.5, ties + 1.0])
@@ -116,21 +122,21 @@ def test_one_image_paired_interval_is_not_degenerate() -> None:
     assert lo < 0.25 < hi and hi - lo > 0.2
 
 
-def test_difference_ci_is_newcombe_or_welch() -> None:
+def test_difference_ci_is_newcombe_or_welch(rng: np.random.Generator) -> None:
     from scipy.stats import ttest_ind
     from statsmodels.stats.proportion import confint_proportions_2indep
 
-    x, y = (RNG.random(30) < 0.4).astype(float), (RNG.random(50) < 0.6).astype(float)
+    x, y = (rng.random(30) < 0.4).astype(float), (rng.random(50) < 0.6).astype(float)
     values, first = np.r_[x, y], np.arange(80) < 30
     ref = confint_proportions_2indep(x.sum(), 30, y.sum(), 50, method="newcomb")
     assert difference_ci(values, first, ~first) == (pytest.approx(ref[0]), pytest.approx(ref[1]))
-    u, v = RNG.random(30), RNG.random(50) ** 2
+    u, v = rng.random(30), rng.random(50) ** 2
     ref_t = ttest_ind(u, v, equal_var=False).confidence_interval()
     got = difference_ci(np.r_[u, v], first, ~first)
     assert got == (pytest.approx(ref_t.low), pytest.approx(ref_t.high))
     # ten images, each asked on both sides, answered alike within a side: wider interval
     clusters = np.r_[np.arange(30) // 3, np.arange(50) // 5]
-    shared = np.r_[np.repeat(RNG.random(10) < 0.5, 3), np.repeat(RNG.random(10) < 0.5, 5)]
+    shared = np.r_[np.repeat(rng.random(10) < 0.5, 3), np.repeat(rng.random(10) < 0.5, 5)]
     plain = difference_ci(shared.astype(float), first, ~first)
     clustered = difference_ci(shared.astype(float), first, ~first, clusters)
     assert plain and clustered and clustered[1] - clustered[0] > plain[1] - plain[0]
@@ -180,18 +186,18 @@ def test_spread_bounds_clip_and_handle_single_fractional_values() -> None:
 
 # ---------------------------------------------------------------- multiplicity
 @pytest.mark.parametrize(("ours", "theirs"), [("holm", "holm"), ("bh", "fdr_bh")])
-def test_adjusted_p_values_match_statsmodels(ours: str, theirs: str) -> None:
+def test_adjusted_p_values_match_statsmodels(ours: str, theirs: str, rng: np.random.Generator) -> None:
     from statsmodels.stats.multitest import multipletests
 
     from medlens.stats.multiplicity import adjust
 
-    for p in (RNG.random(40) ** 3, np.array([0.01, 0.01, 0.04, 0.5, 1.0]), np.array([0.2])):
+    for p in (rng.random(40) ** 3, np.array([0.01, 0.01, 0.04, 0.5, 1.0]), np.array([0.2])):
         assert adjust(p, ours) == pytest.approx(multipletests(p, method=theirs)[1])
     assert adjust(np.array([0.01, 0.2]), "none").tolist() == [0.01, 0.2]
     assert adjust(np.array([]), "holm").size == 0
 
 
-def test_worst_cells_are_below_chance_only_after_holm() -> None:
+def test_worst_cells_are_below_chance_only_after_holm(rng: np.random.Generator) -> None:
     from medlens.analysis.score_table import ScoreTable
     from medlens.analysis.slices import cube, slice_table, worst_cells
     from medlens.stats.multiplicity import adjust
@@ -199,7 +205,7 @@ def test_worst_cells_are_below_chance_only_after_holm() -> None:
     n = 1200
     dept = np.array([f"d{i % 6}" for i in range(n)], dtype=object)
     # d0 answers nothing right (chance 25%); the others guess at chance
-    score = np.where(dept == "d0", 0.0, (RNG.random(n) < 0.25).astype(float))
+    score = np.where(dept == "d0", 0.0, (rng.random(n) < 0.25).astype(float))
     table = ScoreTable(
         ids=[str(i) for i in range(n)], score=score, vlmeval=score.copy(),
         random=np.full(n, 0.25), status=np.array(["ok"] * n, dtype=object),
