@@ -4,6 +4,7 @@ BIN := $(VENV)/bin
 STAMP_CORE := $(VENV)/.stamp-core
 STAMP_DEV := $(VENV)/.stamp-dev
 # pytest workers (pytest-xdist): one per core; `make test PYTEST_WORKERS=0` runs in one process.
+# --dist loadgroup keeps the tests of one xdist_group mark (Ray clusters) on one worker.
 PYTEST_WORKERS ?= auto
 
 .PHONY: demo test lint typecheck clean
@@ -16,7 +17,7 @@ test: $(STAMP_DEV)
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
-	$(BIN)/pytest -q -n $(PYTEST_WORKERS)
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
