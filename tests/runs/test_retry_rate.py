@@ -14,7 +14,6 @@ from loopback_server import Faults, ServerConfig, gold_by_marker, serve
 from medlens.cli import app
 from medlens.runs.health import RetryRateExceeded, RetryWatch, retry_rate_line
 
-
 FAST_RETRIES = "max_retries=8&backoff=0.001&backoff_max=0.01"
 """Retries as many as before, without the default half-second backoff (the server's own
 ``retry-after-ms`` still sets the least wait)."""

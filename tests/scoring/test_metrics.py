@@ -329,7 +329,9 @@ def test_cluster_bootstrap_of_continuous_scores_widens_too(rng: np.random.Genera
 # ---------------------------------------------------------------- group_cis: the reported CI
 
 
-def test_group_cis_of_independent_binary_values_are_wilson_cc_intervals(rng: np.random.Generator) -> None:
+def test_group_cis_of_independent_binary_values_are_wilson_cc_intervals(
+    rng: np.random.Generator,
+) -> None:
     from scipy.stats import binomtest
 
     groups = rng.integers(0, 4, 500)
@@ -348,7 +350,9 @@ def test_zero_and_full_binary_cells_have_a_width() -> None:
     assert hi[0] == 1.0 and lo[0] < 0.6
 
 
-def test_clustered_interval_is_statsmodels_cluster_robust_t_or_the_wilson_envelope(rng: np.random.Generator) -> None:
+def test_clustered_interval_is_statsmodels_cluster_robust_t_or_the_wilson_envelope(
+    rng: np.random.Generator,
+) -> None:
     import statsmodels.api as sm
     from scipy.stats import binomtest
 
@@ -388,7 +392,9 @@ def test_fractional_interval_is_the_bounded_mean_interval(rng: np.random.Generat
 
 
 @pytest.mark.parametrize("kind", ["binary", "fractional"])
-def test_group_cis_of_a_group_do_not_depend_on_the_other_groups(kind: str, rng: np.random.Generator) -> None:
+def test_group_cis_of_a_group_do_not_depend_on_the_other_groups(
+    kind: str, rng: np.random.Generator
+) -> None:
     n = 900
     values = (rng.random(n) < 0.5).astype(float) if kind == "binary" else rng.random(n).round(2)
     groups = rng.integers(0, 3, n)

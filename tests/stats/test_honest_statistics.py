@@ -74,7 +74,9 @@ def test_open_kinds_have_no_chance_level() -> None:
 
 
 # ---------------------------------------------------------------- paired and two-group intervals
-def test_unclustered_sign_flip_test_is_the_exact_mcnemar_test_with_its_mid_p(rng: np.random.Generator) -> None:
+def test_unclustered_sign_flip_test_is_the_exact_mcnemar_test_with_its_mid_p(
+    rng: np.random.Generator,
+) -> None:
     from scipy.stats import binom, binomtest
 
     a = (rng.random(60) < 0.5).astype(float)
@@ -98,7 +100,9 @@ def test_image_level_sign_flip_counts_images_not_questions() -> None:
     assert sign_flip_test(a, b, clusters)[0] == pytest.approx(2 / 2**6)
 
 
-def test_agresti_min_paired_interval_matches_statsmodels_weighted_wald(rng: np.random.Generator) -> None:
+def test_agresti_min_paired_interval_matches_statsmodels_weighted_wald(
+    rng: np.random.Generator,
+) -> None:
     from statsmodels.stats.weightstats import DescrStatsW
 
     a = (rng.random(40) < 0.5).astype(float)
@@ -186,7 +190,9 @@ def test_spread_bounds_clip_and_handle_single_fractional_values() -> None:
 
 # ---------------------------------------------------------------- multiplicity
 @pytest.mark.parametrize(("ours", "theirs"), [("holm", "holm"), ("bh", "fdr_bh")])
-def test_adjusted_p_values_match_statsmodels(ours: str, theirs: str, rng: np.random.Generator) -> None:
+def test_adjusted_p_values_match_statsmodels(
+    ours: str, theirs: str, rng: np.random.Generator
+) -> None:
     from statsmodels.stats.multitest import multipletests
 
     from medlens.stats.multiplicity import adjust
