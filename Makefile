@@ -4,7 +4,6 @@ BIN := $(VENV)/bin
 STAMP_CORE := $(VENV)/.stamp-core
 STAMP_DEV := $(VENV)/.stamp-dev
 # pytest workers (pytest-xdist): one per core; `make test PYTEST_WORKERS=0` runs in one process.
-# --dist loadgroup keeps the tests of one xdist_group mark (Ray clusters) on one worker.
 PYTEST_WORKERS ?= auto
 
 .PHONY: demo test lint typecheck clean
@@ -17,7 +16,7 @@ test: $(STAMP_DEV)
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
-	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS)
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)

@@ -15,9 +15,6 @@ from PIL import Image
 from loopback_server import Faults, LoopbackServer, ServerConfig, gold_by_marker, serve
 
 ray = pytest.importorskip("ray")
-# every Ray test runs on one xdist worker (`make test` uses --dist loadgroup): one cluster of the
-# suite at a time, and each module's cluster starts once
-pytestmark = pytest.mark.xdist_group("ray")
 
 from cli_runs import evaluate, run_options  # noqa: E402
 from medlens.core.items import Item  # noqa: E402

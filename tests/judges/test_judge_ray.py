@@ -14,9 +14,6 @@ from loopback_server import serve
 from medlens.cli import app
 
 ray = pytest.importorskip("ray")
-# every Ray test runs on one xdist worker (`make test` uses --dist loadgroup): one cluster of the
-# suite at a time, and each module's cluster starts once
-pytestmark = pytest.mark.xdist_group("ray")
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -26,9 +26,7 @@ from medlens.study.ray_jobs import STOP_FILE
 from study_fixtures import openai_spec, records, write_shared_bench, write_study
 
 ray = pytest.importorskip("ray")
-# every Ray test runs on one xdist worker (`make test` uses --dist loadgroup): one cluster of the
-# suite at a time, and each module's cluster starts once
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
+pytestmark = pytest.mark.slow
 
 
 def free_port() -> int:
