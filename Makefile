@@ -4,6 +4,8 @@ BIN := $(VENV)/bin
 STAMP_CORE := $(VENV)/.stamp-core
 STAMP_DEV := $(VENV)/.stamp-dev
 # pytest workers (pytest-xdist): one per core; `make test PYTEST_WORKERS=0` runs in one process.
+# --dist loadfile: a module's tests run on one worker in file order, so its module-scoped
+# fixtures (Ray clusters, built runs, loopback servers) start once.
 PYTEST_WORKERS ?= auto
 
 .PHONY: demo test lint typecheck clean
@@ -16,7 +18,7 @@ test: $(STAMP_DEV)
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
-	$(BIN)/pytest -q -n $(PYTEST_WORKERS)
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadfile
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
