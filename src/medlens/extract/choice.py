@@ -328,8 +328,14 @@ def _from_leading(
     listed = _letters_at_start(first, options)
     if listed is None or not listed.letters:
         return None
+    after = first[listed.end :].strip(" .):-–—")
     if not _opens_with_answer(first, listed) or echoes_options(text, options):
         return None
+    if len(_LABELLED_QUESTION.findall(text)) >= 2:  # "B) What is …? D) What is …?"
+        return Extraction(None, "unparsed", "labelled_questions")  # its own questions
+    other = _option_with_text(after.rstrip("."), options)
+    if len(listed.letters) == 1 and other not in (None, listed.letters[0]):
+        return Extraction(None, "unparsed", "leading_letter:contradicted")  # "C) <D's text>"
     if not negative and negated_after(first[listed.end :]):
         # "C is incorrect. …" names C to reject it: only the other options can be the answer.
         rest = {letter: text for letter, text in options.items() if letter not in listed.letters}
@@ -357,6 +363,10 @@ def _opens_with_answer(line: str, listed: Reading) -> bool:
     return wrapped or listed.end > token.end() or bool(DELIMITED.match(line[token.end() :]))
 
 
+_LABELLED_QUESTION = re.compile(
+    r"(?:^|\s)(?-i:[A-Z])\)\s+(?:what|which|who|where|when|why|how|is|are|does|do)\b[^?\n]{0,200}\?",
+    re.I,
+)
 _NAMES_AN_ANSWER = re.compile(r"\b(?:correct|answer|best|my)\b", re.I)
 
 
