@@ -35,6 +35,7 @@ from medlens.extract.option_lines import (
     closing_option_line,
     is_bare_line,
     line_letter,
+    reviews_options,
 )
 from medlens.extract.refusal import is_refusal
 
@@ -87,7 +88,7 @@ def _decide(reading: Reading, method: str, multi: bool) -> Extraction:
         return Extraction(None, "unparsed", f"{method}:not_an_option:{reading.foreign}")
     if reading.contradicted:
         return Extraction(None, "unparsed", f"{method}:contradicted")
-    if reading.hedged or (len(reading.letters) > 1 and not multi):
+    if reading.hedged or (len(set(reading.letters)) > 1 and not multi):
         return Extraction(None, "unparsed", f"{method}:ambiguous")
     return Extraction("".join(sorted(set(reading.letters))), "ok", method)
 
@@ -185,6 +186,8 @@ def _from_leading(
         return Extraction(None, "unparsed", "labelled_questions")  # its own questions
     if listed.contradicted:  # "C) <option D's text>"
         return Extraction(None, "unparsed", "leading_letter:contradicted")
+    if reviews_options(text) and _next_label(text, listed, options):
+        return None  # "A) …: possible but less likely. B) …": the first entry of a review
     if not negative and negated_after(first[listed.end :]):
         # "C is incorrect. …" names C to reject it: only the other options can be the answer.
         rest = {letter: text for letter, text in options.items() if letter not in listed.letters}
@@ -216,6 +219,18 @@ _LABELLED_QUESTION = re.compile(
     r"(?:^|\s)(?-i:[A-Z])\)\s+(?:what|which|who|where|when|why|how|is|are|does|do)\b[^?\n]{0,200}\?",
     re.I,
 )
+
+
+def _next_label(text: str, listed: Reading, options: Mapping[str, str]) -> bool:
+    """The option after the leading one is labelled later ("A) …: possible. B) …"), as an
+    option-by-option review goes on."""
+    order = list(options)
+    place = order.index(listed.letters[-1]) + 1
+    if place >= len(order):
+        return False
+    return re.search(rf"(?:^|\s)\(?{order[place]}[):]\s", text[listed.end :]) is not None
+
+
 _NAMES_AN_ANSWER = re.compile(r"\b(?:correct|answer|best|my)\b", re.I)
 
 
