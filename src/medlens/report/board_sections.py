@@ -13,7 +13,7 @@ from string import ascii_lowercase
 from typing import Any
 
 from medlens.report.model_label import model_label
-from medlens.report.sections import percent, percent_ci
+from medlens.report.percent_text import percent, percent_ci
 
 Value = float | int | str | None
 Cell = tuple[str, Value, Value]
