@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import medlens.execution.evaluate as evaluation
+import medlens.execution.preparation as preparation
 from benchfiles import write_jsonl_benchmark
 from cli_runs import named_run
 from medlens.execution.collector import RUN_THRESHOLD, collector_paused, loaded_objects_frozen
@@ -21,7 +22,7 @@ def test_loading_pauses_the_collector_and_the_run_freezes_what_was_loaded(
 ) -> None:
     seen: dict[str, Any] = {}
     before = gc.get_threshold()
-    load_items, run_local = evaluation.load_items, evaluation.run_local
+    load_items, run_local = preparation.load_items, evaluation.run_local
 
     def watched_load(*args: Any, **kwargs: Any) -> Any:
         seen["enabled while loading"] = gc.isenabled()
@@ -33,7 +34,7 @@ def test_loading_pauses_the_collector_and_the_run_freezes_what_was_loaded(
         seen["threshold while running"] = gc.get_threshold()[0]
         await run_local(*args, **kwargs)
 
-    monkeypatch.setattr(evaluation, "load_items", watched_load)
+    monkeypatch.setattr(preparation, "load_items", watched_load)
     monkeypatch.setattr(evaluation, "run_local", watched_run)
     bench = write_jsonl_benchmark(tmp_path, n_items=12)
     named_run(f"jsonl:{bench}", "random?seed=1", tmp_path / "runs", "r")
