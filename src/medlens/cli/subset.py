@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from medlens.cli.common import command, err_console
+from medlens.core.notation import split_list
 
 
 @command("subset")
@@ -58,7 +59,7 @@ def subset(
         seed=seed,
         include=str(include) if include else None,
         exclude=str(exclude) if exclude else None,
-        drop_solved_by=tuple(r.strip() for r in (drop_solved_by or "").split(",") if r.strip()),
+        drop_solved_by=tuple(split_list(drop_solved_by)),
         drop_flagged=str(drop_flagged) if drop_flagged else None,
     )
     content = write_subset(parse_spec(spec), output, recipe, force=force)
