@@ -47,7 +47,8 @@ def require_extra(what: str, extra: str, modules: tuple[str, ...]) -> None:
     missing = [module for module in modules if not _installed(module)]
     if missing:
         raise SpecError(
-            f"{what} needs {', '.join(missing)}, which is not installed: "
+            f"{what} needs {', '.join(missing)}, "
+            f"which {'is' if len(missing) == 1 else 'are'} not installed: "
             f"pip install 'medlens[{extra}]'"
         )
 
