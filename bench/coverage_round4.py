@@ -318,11 +318,204 @@ def corpus_cases(quick: bool) -> Iterator[Case]:
             yield "corpus statistics (cluster jackknife)", label, corpus_case(world, images, 3)
 
 
+# -- MMBU's across-task mean Δ ---------------------------------------------------------------
+TASK_BASE = ((2.0, 0.6), (1.5, 0.2), (1.0, -0.2))
+"""(closed, open) logits of the three tasks: Δ about 0.2–0.3, as MMBU reports."""
+
+
+def task_rates(u: np.ndarray, v: np.ndarray, task: int) -> tuple[np.ndarray, np.ndarray]:
+    """Closed and open success rates on images with effects u (shared by both forms) and v
+    (open answers only, shared by every task on the image)."""
+    closed, opened = TASK_BASE[task]
+    return 1 / (1 + np.exp(-(closed + u))), 1 / (1 + np.exp(-(opened + u + v)))
+
+
+def across_task_truth(spread: float) -> float:
+    rng = np.random.default_rng(2024)
+    u, v = rng.normal(0, 1, 2_000_000), rng.normal(0, spread, 2_000_000)
+    return float(np.mean([np.subtract(*task_rates(u, v, t)).mean() for t in range(3)]))
+
+
+def across_task_case(images: int, spread: float) -> Callable[..., Outcome]:
+    """MMBU-like: every image is asked all three tasks, 1–2 samples each, closed and open."""
+    from medlens.analysis.task_mean import TaskItems, task_mean_delta
+    from medlens.scoring.closed_open import closed_open_delta
+
+    truth = across_task_truth(spread)
+
+    def run(rng: np.random.Generator, reps: int) -> Outcome:
+        lo, hi, estimate = np.full(reps, np.nan), np.full(reps, np.nan), np.full(reps, np.nan)
+        for r in range(reps):
+            u, v = rng.normal(0, 1, images), rng.normal(0, spread, images)
+            task, form, keys, score, image = [], [], [], [], []
+            for t in range(3):
+                closed, opened = task_rates(u, v, t)
+                per = rng.integers(1, 3, images)
+                img = np.repeat(np.arange(images), per)
+                c = (rng.random(img.size) < closed[img]).astype(float)
+                o = (rng.random(img.size) < opened[img]).astype(float)
+                for k in range(img.size):
+                    for f, value in (("closed", c[k]), ("open", o[k])):
+                        task.append(str(t))
+                        form.append(f)
+                        keys.append(("s", f"{t}-{k}"))
+                        score.append(value)
+                        image.append(img[k])
+            shared = TaskItems(np.array(task), np.array(form, dtype=object), keys,
+                               np.array(score), np.array(image))  # fmt: skip
+            by = {}
+            for t in "012":
+                chosen = np.flatnonzero(shared.task == t)
+                by[t] = closed_open_delta(shared.form[chosen], [keys[i] for i in chosen.tolist()],
+                                          shared.score[chosen], shared.image[chosen])  # fmt: skip
+            found = task_mean_delta({"by": {"task": by}}, shared=shared)
+            if found is not None:
+                lo[r], hi[r] = found["ci"]
+                estimate[r] = found["delta"]
+        return Outcome(lo, hi, truth, estimate=estimate)
+
+    return run
+
+
+def across_task_cases(quick: bool) -> Iterator[Case]:
+    for images in (20,) if quick else (10, 20, 40, 100):
+        for spread in (0.0, 1.0, 2.0):
+            label = f"{images} images × 3 tasks, open effect sd {spread:g} per image"
+            yield "MMBU across-task mean Δ", label, across_task_case(images, spread)
+
+
+# -- screening points, per-group AUROC, the largest AUROC gap -----------------------------------
+def binormal(
+    rng: np.random.Generator, n: int, prevalence: float, d: float, per_image: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(score, positive, image): negatives N(0, 1), positives N(d, 1); with `per_image` > 1 the
+    items of one image share a N(0, 0.7) shift and their class (one patient, several views)."""
+    images = math.ceil(n / per_image)
+    positive = np.repeat(rng.random(images) < prevalence, per_image)[:n]
+    image = np.repeat(np.arange(images), per_image)[:n]
+    shift = rng.normal(0, 0.7, images)[image] if per_image > 1 else 0.0
+    score = rng.normal(0, 1, n) + shift + d * positive
+    return score, positive, image
+
+
+def screening_truth(d: float, target: float, per_image: int, kind: str) -> float:
+    spread = math.sqrt(1 + (0.49 if per_image > 1 else 0.0))
+    if kind == "sensitivity":  # at specificity `target`
+        cut = stats.norm.ppf(target) * spread
+        return float(stats.norm.sf((cut - d) / spread))
+    cut = d + stats.norm.ppf(1 - target) * spread  # specificity at sensitivity `target`
+    return float(stats.norm.cdf(cut / spread))
+
+
+def screening_case(
+    n: int, prevalence: float, d: float, per_image: int, kind: str
+) -> Callable[..., Outcome]:
+    from medlens.stats.operating_point import sensitivity_at, specificity_at
+
+    function, target = (sensitivity_at, 0.9) if kind == "sensitivity" else (specificity_at, 0.9)
+    truth = screening_truth(d, target, per_image, kind)
+
+    def run(rng: np.random.Generator, reps: int) -> Outcome:
+        lo, hi, estimate = np.full(reps, np.nan), np.full(reps, np.nan), np.full(reps, np.nan)
+        for r in range(reps):
+            score, positive, image = binormal(rng, n, prevalence, d, per_image)
+            found = function(score, positive, target, image)
+            estimate[r] = np.nan if found.value is None else found.value
+            if found.ci is not None:
+                lo[r], hi[r] = found.ci
+        return Outcome(lo, hi, truth, estimate=estimate)
+
+    return run
+
+
+def auroc_case(n: int, prevalence: float, d: float, per_image: int) -> Callable[..., Outcome]:
+    from medlens.stats.auroc import auroc_ci
+
+    spread = math.sqrt(2 * (1 + (0.49 if per_image > 1 else 0.0)))
+    truth = float(stats.norm.cdf(d / spread))
+
+    def run(rng: np.random.Generator, reps: int) -> Outcome:
+        lo, hi, estimate = np.full(reps, np.nan), np.full(reps, np.nan), np.full(reps, np.nan)
+        for r in range(reps):
+            score, positive, image = binormal(rng, n, prevalence, d, per_image)
+            value, ci = auroc_ci(np.column_stack([-score, score]), positive.astype(int),
+                                 image if per_image > 1 else None)  # fmt: skip
+            if value is not None and ci is not None:
+                estimate[r], (lo[r], hi[r]) = value, ci
+        return Outcome(lo, hi, truth, estimate=estimate)
+
+    return run
+
+
+def auroc_gap_case(
+    group_n: int, aurocs: tuple[float, ...], prevalence: float
+) -> Callable[..., Outcome]:
+    """K groups of `group_n` items, binormal with the given AUROCs; the truth is their range."""
+    from medlens.analysis.subgroup_gaps import largest_gap
+    from medlens.scoring.corpus_metrics import item_weights
+
+    shifts = [math.sqrt(2) * stats.norm.ppf(a) for a in aurocs]
+    names = [f"g{k}" for k in range(len(aurocs))]
+    groups = np.repeat(names, group_n).astype(object)
+    weights = item_weights(np.arange(groups.size).astype(str))
+
+    def run(rng: np.random.Generator, reps: int) -> Outcome:
+        lo, hi, estimate = np.full(reps, np.nan), np.full(reps, np.nan), np.full(reps, np.nan)
+        for r in range(reps):
+            positive = rng.random(groups.size) < prevalence
+            score = rng.normal(0, 1, groups.size) + np.repeat(shifts, group_n) * positive
+            probs = {"matrix": np.column_stack([-score, score]), "truth": positive.astype(int)}
+            cells = {}
+            for k, name in enumerate(names):
+                part = slice(k * group_n, (k + 1) * group_n)
+                both = 0 < positive[part].sum() < group_n
+                value = float(stats.mannwhitneyu(score[part][positive[part]],
+                              score[part][~positive[part]]).statistic / (positive[part].sum()
+                              * (~positive[part]).sum())) if both else None  # fmt: skip
+                cells[name] = {"small": False, "auroc": value}
+            gap = largest_gap(names, groups, weights, cells, "auroc", np.zeros(groups.size), probs)
+            if gap is not None and gap["ci"] is not None and gap["groups"] == len(names):
+                estimate[r], (lo[r], hi[r]) = gap["value"], gap["ci"]
+        return Outcome(lo, hi, max(aurocs) - min(aurocs), estimate=estimate)
+
+    return run
+
+
+def subgroup_cases(quick: bool) -> Iterator[Case]:
+    for kind in ("sensitivity", "specificity"):
+        group = f"{kind} at {'specificity' if kind == 'sensitivity' else 'sensitivity'} 0.9"
+        for n, prevalence in (
+            ((100, 0.1),) if quick else ((50, 0.1), (100, 0.1), (300, 0.1), (50, 0.3), (300, 0.3))
+        ):
+            for d in (1.0, 3.0) if quick else (1.0, 2.0, 3.0):
+                for per_image in (1, 3):
+                    label = f"n={n}, prevalence {prevalence}, d={d:g}" + (
+                        ", 3 per image" if per_image > 1 else ""
+                    )
+                    yield group, label, screening_case(n, prevalence, d, per_image, kind)
+    for n, prevalence in (
+        ((100, 0.1),) if quick else ((50, 0.1), (100, 0.1), (300, 0.1), (50, 0.3), (300, 0.3))
+    ):
+        for d in (2.5, 3.3) if quick else (1.0, 2.5, 3.3):
+            for per_image in (1, 3):
+                auc = stats.norm.cdf(d / math.sqrt(2 * (1 + (0.49 if per_image > 1 else 0))))
+                label = f"n={n}, prevalence {prevalence}, AUROC {auc:.3f}" + (
+                    ", 3 per image" if per_image > 1 else ""
+                )
+                yield "per-group AUROC", label, auroc_case(n, prevalence, d, per_image)
+    for group_n in (60,) if quick else (50, 100):
+        for aurocs in ((0.85, 0.85), (0.75, 0.9), (0.85, 0.85, 0.85), (0.75, 0.85, 0.95)):
+            label = f"{len(aurocs)} groups × {group_n}, prevalence 0.1, AUROCs {'/'.join(map(str, aurocs))}"
+            yield "largest AUROC gap", label, auroc_gap_case(group_n, aurocs, 0.1)
+
+
 # -- the harness ----------------------------------------------------------------------------
 def cases(quick: bool) -> Iterator[Case]:
     yield from bounded_cases(quick)
     yield from paired_cases(quick)
     yield from corpus_cases(quick)
+    yield from across_task_cases(quick)
+    yield from subgroup_cases(quick)
 
 
 def summary(out: Outcome) -> dict[str, float]:

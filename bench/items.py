@@ -159,6 +159,75 @@ def _ratio_se(half: np.ndarray, wilson: np.ndarray, worlds: int) -> str:
     return f" ± {np.std(ratios, ddof=1) / math.sqrt(worlds):.3f} over worlds"
 
 
+def round4_estimate(
+    world: World, bank: Bank, y: np.ndarray, n: int, seed: int, by: bool
+) -> list[tuple[str, float, float, float, bool]]:
+    """(cell suffix, truth, lo, hi, extrapolating) of the whole estimate and, with `by`, of each
+    department (image units, stratified by department)."""
+    layout = _design(bank, world.items, n, seed, ("department",), "image")
+    scores = {item.id: float(v) for item, v in zip(world.items, y, strict=True)}
+    found = _estimate(bank, RunDesign(Path("run"), layout, scores), "department" if by else None)
+    rows = [("", float(y.mean()), *found.ci, found.extrapolating)]
+    for d, name in enumerate(DEPARTMENTS):
+        if by and name in found.by:
+            cell = found.by[name]
+            rows.append(
+                (f" --by {name}", float(y[world.department == d].mean()), *cell["ci"], False)
+            )
+    return rows
+
+
+def round4(args: argparse.Namespace) -> None:
+    """Issue 45's cells: image units at n = 50 and 100 (inside the calibration range, just
+    above it, far above it near the ceiling), --by department, and the extrapolating flag's
+    firing rate outside the range (a model whose expected score beats every calibration
+    model's), inside it (strengths uniform in [−0.8, 0.8] of the calibration's [−1, 1]) and
+    well inside (|strength| ≤ 0.4)."""
+    worlds, reps = (2, 30) if args.quick else (args.worlds, args.reps)
+    cells: dict[str, list[tuple[float, float, float, float]]] = {}
+    flags: dict[str, list[bool]] = {}
+    for w in range(worlds):
+        rng = np.random.default_rng(7000 + w)
+        world = make_world(args.items, rng)
+        bank = calibrate(world, rng)
+        best = max(world.p_correct(s, k % 3, np.random.default_rng(k)).mean()
+                   for k, s in enumerate(np.linspace(-1.0, 1.0, 20)))  # fmt: skip
+        for rep in range(reps):
+            models = {
+                "inside": (float(rng.uniform(-0.8, 0.8)), int(rng.integers(0, 3))),
+                "just above": (float(rng.uniform(1.2, 1.6)), int(rng.integers(0, 3))),
+                "far above (ceiling)": (2.5, 3),
+            }
+            for name, (strength, family) in models.items():
+                p = world.p_correct(strength, family, rng)
+                y = (rng.random(len(p)) < p).astype(float)
+                outside = p.mean() > best
+                for n in (50, 100):
+                    for suffix, truth, lo, hi, extra in round4_estimate(
+                        world, bank, y, n, rep, n == 100 and name == "inside"
+                    ):
+                        key = f"{name}, n={n}{suffix}"
+                        cells.setdefault(key, []).append((truth, lo, hi, float(extra)))
+                        if not suffix:
+                            side = "outside" if outside else "inside"
+                            flags.setdefault(f"{side}, n={n}", []).append(extra)
+                            if not outside and abs(strength) <= 0.4:
+                                flags.setdefault(
+                                    f"well inside (|strength| ≤ 0.4), n={n}", []
+                                ).append(extra)
+    print(f"estimate, image units: {worlds} worlds × {reps} reps; {args.items} items")
+    for key, rows in cells.items():
+        truth, lo, hi, _ = (np.array(col) for col in zip(*rows, strict=True))
+        hit = ((lo <= truth) & (truth <= hi)).mean()
+        print(f"  {key:34s} coverage {hit:.1%} ± {math.sqrt(hit * (1 - hit) / len(truth)):.1%}, "
+              f"half-width {np.mean(hi - lo) / 2:.4f}")  # fmt: skip
+    for side, fired in flags.items():
+        rate = float(np.mean(fired)) if fired else math.nan
+        print(
+            f"  extrapolating flag, truly {side} the calibration range: fires {rate:.1%} of {len(fired)} runs"
+        )
+
+
 def audit_world(
     n_items: int, rng: np.random.Generator, n_models: int = 30
 ) -> tuple[float, float, float, float]:
@@ -247,7 +316,9 @@ def main() -> None:
     parser.add_argument("--audit-reps", type=int, default=10)
     parser.add_argument("--fit-items", type=int, default=26000)
     parser.add_argument("--fit-runs", type=int, default=50)
-    parser.add_argument("--only", choices=("estimate", "audit", "fit", "fit-child"), default=None)
+    parser.add_argument("--only", choices=("estimate", "round4", "audit", "fit", "fit-child"),
+                        default=None)  # fmt: skip
+    parser.add_argument("--quick", action="store_true", help="round4: 2 worlds × 30 reps")
     args = parser.parse_args()
     if args.only == "fit-child":
         fit_only(args.fit_runs, args.fit_items)
@@ -257,6 +328,8 @@ def main() -> None:
                         "--fit-items", str(args.fit_items)], check=True)  # fmt: skip
     if args.only in (None, "estimate"):
         coverage(args)
+    if args.only in (None, "round4"):
+        round4(args)
     if args.only in (None, "audit"):
         audit_figures(args)
 

@@ -12,13 +12,21 @@ The outputs are written in the styles real models use (issue 34) for real SLAKE,
 MedQA and PubMedQA questions (../shared/realdata), each with the verdict a careful reader gives:
 open answers as sentences (the gold or a vocabulary name of it), over-crediting guards (lists,
 hedges, comparisons, negations, less specific answers), final choices after reasoning, non-answers
-(refusals, questions back, file names, cut outputs) and yes/no answers that describe the image.
+(refusals, questions back, file names, cut outputs) and yes/no answers that describe the image;
+issue 42 adds PathVQA and ``yes_no_statement``: statements of presence and absence by the
+question's shape ("There is no evidence of X." to "Is there X?", "S does not show Y." to PathVQA's
+"Does S show Y?", "Abnormalities are seen." to "Is there an abnormality?", "This is a computed
+tomography image." to "Is this a CT?"), and ``cut_committed``: outputs cut at the token cap
+after they committed ("Yes, the image shows this finding, which is", "The answer is C, because
+the", "This image shows the liver, which is located in the") or while hedging ("It could be the
+liver or").
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -29,6 +37,7 @@ SPECS = {
     "vqa-rad": "vqa-rad:{root}/vqa_rad",
     "medqa": "medqa:{root}/medqa",
     "pubmedqa-choice": "pubmedqa:{root}/pubmedqa?format=choice",
+    "pathvqa": "pathvqa:{root}/pathvqa",
 }
 OPEN = (
     ("open_sentence", "This image shows the {form}.", True),
@@ -38,6 +47,10 @@ OPEN = (
     ("open_guard", "Possibly {gold}.", False),
     ("open_guard", "The {other} is larger than the {gold}.", False),
     ("open_guard", "It is not {gold}.", False),
+    ("open_guard", "There is no evidence of {gold}.", False),
+    ("open_guard", "The image is without {gold}.", False),
+    ("cut_committed", "This image shows the {gold}, which is located in the", True),
+    ("cut_committed", "It could be the {gold} or", False),
 )
 YES_NO = (
     ("yes_no_sentence", "{statement}", "{word}"),
@@ -45,6 +58,7 @@ YES_NO = (
     ("non_answer", "I'm sorry, I cannot view the image you are referring to.", None),
     ("non_answer", "image_{id}.png", None),
     ("non_answer", "There is evidence of", None),
+    ("cut_committed", "{statement_cut}", "{word}"),
 )
 CHOICE = (
     (
@@ -62,7 +76,61 @@ CHOICE = (
     ("reasoning_choice", "Option {wrong} is a distractor.\nFinal answer: {gold}", "{gold}"),
     ("non_answer", "Option {wrong} seems to fit because {wrong_text} and the", None),
     ("non_answer", "What additional history is available?", None),
+    ("cut_committed", "The answer is {gold}, because the", "{gold}"),
+    (
+        "cut_committed",
+        "{wrong_text} is unlikely. Therefore, the most likely answer is {gold_text}, which",
+        "{gold}",
+    ),
+    ("non_answer", "Let's weigh the options. Option {wrong} seems", None),
 )
+
+
+_THERE = re.compile(r"^(?:is|are)\s+there\s+(?:an?\s+|any\s+)?(.+?)\??$", re.I)
+_SHOWS = re.compile(
+    r"^(?:does|do)\s+(.+?)\s+(?:show|reveal|demonstrate|contain|have|include)\s+(.+?)\??$", re.I
+)
+_IS_THIS = re.compile(r"^(?:is|was)\s+(?:this|the image|this image)\s+(?:an?\s+)?(ct|mri)\b", re.I)
+PRESENCE = {  # "Is there X?": statements of presence, and negations inside the noun phrase
+    "yes": ("There is {x}.", "{X} is seen in this image.", "The image shows {x}.",
+            "Yes, there is evidence of {x}.", "{X} is present."),
+    "no": ("There is no evidence of {x}.", "No {x} is seen.", "The image shows no {x}.",
+           "The image is without {x}.", "{X} is absent.", "No, there is no {x}."),
+}  # fmt: skip
+SHOWS = {  # PathVQA's "Does S show Y?"
+    "yes": ("{S} shows {y}.", "Yes, {s} shows {y}."),
+    "no": ("{S} does not show {y}.", "No, {s} does not show {y}.", "{S} shows no {y}."),
+}  # fmt: skip
+ABNORMAL = {  # generic presence statements to "Is there an abnormality?"-like questions
+    "yes": ("Abnormalities are seen.", "There are abnormal findings.", "An abnormality is visible."),
+    "no": ("No abnormalities are seen.", "There is no abnormality.", "The image appears normal."),
+}  # fmt: skip
+MODALITY = {"CT": ("computed tomography", "an MRI"), "MRI": ("magnetic resonance", "a CT")}
+
+
+def _statements(item: Any) -> list[tuple[str, str]]:
+    """(statement, the yes/no it says) for a yes/no question, by the question's shape."""
+    from medlens.extract.polarity import parse_question
+
+    question = item.question.strip()
+    asked = parse_question(question)
+    if asked.term == "abnormal" and not asked.negated:
+        return [(text, word) for word, texts in ABNORMAL.items() for text in texts]
+    if asked.term == "normal" and not asked.negated:
+        flip = {"yes": "no", "no": "yes"}
+        return [(text, flip[word]) for word, texts in ABNORMAL.items() for text in texts]
+    if (found := _IS_THIS.match(question)) is not None:
+        same, other = MODALITY[found.group(1).upper()]
+        return [(f"This is a {same} image.", "yes"), (f"This is {other}.", "no")]
+    if (found := _THERE.match(question)) is not None:
+        x = found.group(1)
+        names = {"x": x, "X": x[:1].upper() + x[1:]}
+        return [(t.format(**names), word) for word, texts in PRESENCE.items() for t in texts]
+    if (found := _SHOWS.match(question)) is not None:
+        subject, y = found.group(1), found.group(2)
+        names = {"s": subject, "S": subject[:1].upper() + subject[1:], "y": y}
+        return [(t.format(**names), word) for word, texts in SHOWS.items() for t in texts]
+    return []
 
 
 def _write(root: Path, out: Path, per_bench: int) -> None:
@@ -74,7 +142,9 @@ def _write(root: Path, out: Path, per_bench: int) -> None:
     for bench, spec in SPECS.items():
         items = list(load_benchmark(spec.format(root=root)).items())
         golds = sorted({str(i.answer) for i in items if i.kind == "open" and i.answer})
-        for item in items[: per_bench * 3 if bench in ("slake", "vqa-rad") else per_bench]:
+        for item in items[
+            : per_bench * 3 if bench in ("slake", "vqa-rad", "pathvqa") else per_bench
+        ]:
             rows.extend(_outputs(bench, item, golds, vocabulary))
     out.write_text(json.dumps(rows, indent=0), "utf-8")
     print(f"{out}: {len(rows)} outputs, {dict(Counter(r['class'] for r in rows))}")
@@ -92,17 +162,23 @@ def _outputs(bench: str, item: Any, golds: list[str], vocabulary: Any) -> list[d
         for name, template, credited in OPEN:
             for form in forms if name == "open_sentence" else [gold]:
                 text = template.format(form=form, gold=gold, other=other)
-                rows.append({**base, "class": name, "output": text, "expected": credited})
+                finish = "length" if name == "cut_committed" else None
+                rows.append({**base, "class": name, "output": text, "expected": credited,
+                             "finish_reason": finish})  # fmt: skip
     elif item.kind == "yes_no" and item.answer in ("yes", "no"):
         for name, template, expected in YES_NO:
             word = str(item.answer)
             statement = ("Yes, the image clearly shows this." if word == "yes"
                          else "No, this is not seen in the image.")  # fmt: skip
-            text = template.format(statement=statement, id=item.id)
-            finish = "length" if text.endswith(" of") else None
+            cut = ("Yes, the image shows this finding, which is" if word == "yes"
+                   else "No, there is no evidence of")  # fmt: skip
+            text = template.format(statement=statement, id=item.id, statement_cut=cut)
+            finish = "length" if text.endswith((" of", " is")) else None
             want = expected.format(word=word) if expected else None
             rows.append({**base, "class": name, "output": text, "expected": want,
                          "finish_reason": finish})  # fmt: skip
+        for text, word in _statements(item):
+            rows.append({**base, "class": "yes_no_statement", "output": text, "expected": word})
     elif item.kind == "choice" and item.answer:
         gold = str(item.answer)
         wrong = next(letter for letter in item.options if letter != gold)
@@ -110,7 +186,9 @@ def _outputs(bench: str, item: Any, golds: list[str], vocabulary: Any) -> list[d
             text = template.format(gold=gold, wrong=wrong, gold_text=item.options[gold],
                                    wrong_text=item.options[wrong])  # fmt: skip
             want = expected.format(gold=gold) if expected else None
-            rows.append({**base, "class": name, "output": text, "expected": want})
+            finish = "length" if name == "cut_committed" or text.endswith("seems") else None
+            rows.append({**base, "class": name, "output": text, "expected": want,
+                         "finish_reason": finish})  # fmt: skip
     return rows
 
 
@@ -170,6 +248,13 @@ def _compare(old_path: Path, new_path: Path) -> None:
     print(f"{'class':>17}  {'n':>5}  {'changed':>7}  {'agree old':>9}  {'agree new':>9}")
     for name, c in sorted(table.items()):
         print(f"{name:>17}  {c['n']:5d}  {c['changed']:7d}  {c['old_agree'] / c['n']:9.3f}  "
+              f"{c['new_agree'] / c['n']:9.3f}")  # fmt: skip
+    benches: dict[str, Counter[str]] = defaultdict(Counter)
+    for row, a, b in zip(new["rows"], old["verdicts"], new["verdicts"], strict=True):
+        benches[row["bench"]].update(n=1, old_agree=_agrees(row, a), new_agree=_agrees(row, b))
+    print(f"{'benchmark':>17}  {'n':>5}  {'agree old':>9}  {'agree new':>9}")
+    for name, c in sorted(benches.items()):
+        print(f"{name:>17}  {c['n']:5d}  {c['old_agree'] / c['n']:9.3f}  "
               f"{c['new_agree'] / c['n']:9.3f}")  # fmt: skip
     print(f"reading time: old {old['seconds'] * 1000:.1f} ms, new {new['seconds'] * 1000:.1f} ms "
           f"({new['seconds'] / old['seconds']:.2f}×)")  # fmt: skip

@@ -18,7 +18,8 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats
 
-from medlens.analysis.subgroups import group_auroc, largest_gap
+from medlens.analysis.subgroup_gaps import largest_gap
+from medlens.analysis.subgroups import group_auroc
 from medlens.scoring.corpus_metrics import item_weights
 
 
@@ -29,7 +30,7 @@ def auroc_coverage(reps: int, n: int, d: float, rng: np.random.Generator) -> flo
         positive = rng.random(n) < 0.3
         score = rng.normal(0, 1, n) + d * positive
         probs = {"matrix": np.column_stack([-score, score]), "truth": positive.astype(int)}
-        _, ci = group_auroc(probs, np.arange(n), item_weights(np.arange(n).astype(str)))
+        _, ci = group_auroc(probs, np.arange(n))
         covered += ci is not None and ci[0] <= truth <= ci[1]
     return covered / reps
 

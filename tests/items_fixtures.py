@@ -12,7 +12,7 @@ import numpy as np
 from typer.testing import CliRunner, Result
 
 from medlens.cli import app
-from medlens.core.items import describe
+from medlens.core.fingerprint import describe
 from medlens.core.specs import Spec
 from medlens.runs.store import RunStore
 from medlens.sources import load_benchmark
@@ -20,15 +20,19 @@ from medlens.sources import load_benchmark
 LETTERS = "ABCD"
 
 
-def write_bench(folder: Path, n: int, per_image: int = 1, name: str = "bench.jsonl") -> Path:
-    """`n` four-option choice items; `per_image` consecutive items share an image id."""
+def write_bench(
+    folder: Path, n: int, per_image: int = 1, name: str = "bench.jsonl", marked: bool = False
+) -> Path:
+    """`n` four-option choice items; `per_image` consecutive items share an image id; `marked`:
+    each question carries its ``[[id]]`` marker (a loopback server's ``gold_by_marker``)."""
     folder.mkdir(parents=True, exist_ok=True)
     lines = []
     for i in range(n):
         meta = {"modality": ("CT", "MR", "US")[i % 3], "task": ("a", "b")[i % 2]}
         if per_image > 1:
             meta["image_id"] = f"img{i // per_image}"
-        item = {"id": f"q{i}", "question": f"question {i}?", "kind": "choice",
+        text = f"[[q{i}]] question {i}?" if marked else f"question {i}?"
+        item = {"id": f"q{i}", "question": text, "kind": "choice",
                 "options": {k: f"option {k}{i}" for k in LETTERS}, "answer": LETTERS[i % 4],
                 "meta": meta}  # fmt: skip
         lines.append(json.dumps(item))

@@ -85,7 +85,8 @@ def test_cost_of_a_real_run_with_a_judge(tmp_path: Path) -> None:
 
 
 def test_cached_records_are_counted_but_not_billed(tmp_path: Path) -> None:
-    first, second = _openai_runs(tmp_path, ("a", "b"))
+    # one live check of the cached answers (of 21 by default: tests/execution/test_cache_live_check)
+    first, second = _openai_runs(tmp_path, ("a", "b"), "--cache-check", "1")
     live = [r for r in _records(second) if not r["cached"]]
     assert len(live) == 1  # the one call that checks the server still serves the cached model
     billed = run_cost(second, Price(1.0, 1.0))

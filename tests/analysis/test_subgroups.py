@@ -28,9 +28,10 @@ def _bench(tmp_path: Path) -> tuple[str, dict[str, str]]:
         golds[key] = LABELS[int(unit_hash("gold", n) < 0.4)]
         sex = "F" if n % 2 else "M"
         site = "rare" if n % 15 == 0 else "common"
+        ward = "screened" if golds[key] == "normal" and n % 3 == 0 else "open"  # no abnormal
         rows.append({"id": key, "question": f"[[{key}]] Normal or abnormal?", "kind": "classify",
                      "answer": golds[key],
-                     "meta": {"labels": "|".join(LABELS), "sex": sex, "site": site,
+                     "meta": {"labels": "|".join(LABELS), "sex": sex, "site": site, "ward": ward,
                               "image_id": f"img{n // 2}"}})  # fmt: skip
     path = tmp_path / "screen.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
@@ -147,6 +148,27 @@ def test_without_probabilities_accuracy_only_on_real_vqa_rad(tmp_path: Path) -> 
         scores = [float(r["score"] >= 1) for r in records if types[r["id"]] == group
                   and r["error"] is None and r["score"] is not None]  # fmt: skip
         assert cell["accuracy"] == pytest.approx(np.mean(scores)) and cell["n"] == len(scores)
+
+
+def test_a_group_without_positives_gets_no_interval_and_says_why(screening_run: Path) -> None:
+    """Issue 45: a group with no positives (or negatives) has no AUROC and no screening interval,
+    a note instead, and no traceback."""
+    result = CliRunner().invoke(app, ["subgroups", str(screening_run), "--by", "ward",
+                                      "--positive", "abnormal", "--min-n", "10", "--json"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.output)
+    clean = found["groups"]["screened"]
+    assert clean["auroc"] is None and clean["auroc_ci"] is None
+    assert clean["auroc_note"] == "every item in this group is 'normal': no AUROC"
+    point = found["screening"]["by"]["screened"]
+    assert point["positives"] == 0
+    for key in ("sensitivity_at_specificity", "specificity_at_sensitivity"):
+        assert point[key]["ci"] is None and point[key]["note"] == "no positives: no operating point"
+    assert found["gaps"]["auroc"] is None  # one group has an AUROC: no gap
+    text = CliRunner().invoke(app, ["subgroups", str(screening_run), "--by", "ward",
+                                    "--positive", "abnormal", "--min-n", "10"])  # fmt: skip
+    assert text.exit_code == 0 and "every item in this group is 'normal'" in text.output
+    assert "no positives: no operating point" in text.output
 
 
 @pytest.mark.parametrize(

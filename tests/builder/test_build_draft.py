@@ -112,8 +112,10 @@ def test_reviewed_sheet_becomes_items_that_check_and_run(
 
 
 def test_csv_sheet_and_a_rerun_answered_from_the_cache(
-    tmp_path: Path, server: LoopbackServer
+    tmp_path: Path, server: LoopbackServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # one live check of the cached answers, not 21 (tests/execution/test_cache_live_check.py)
+    monkeypatch.setattr("medlens.execution.cache.LIVE_CHECKS", 1)
     sheet = tmp_path / "review.csv"
     first = draft(tmp_path, server, sheet)
     asked = server.stats["requests"]

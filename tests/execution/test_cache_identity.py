@@ -89,8 +89,9 @@ def test_a_moved_server_resumes_its_run_and_re_asks(
         result = invoke_run(f"jsonl:{data}", spec(new.base_url), tmp_path / "runs", "r")
         assert result.exit_code == 0 and "resuming: 3 of 8 items already answered" in result.output
         assert new.stats["requests"] == N - 3  # the run resumed, the rest went to the new server
-        again = run_ok(data, spec(new.base_url), tmp_path / "runs", "again")
+        again = run_ok(data, spec(new.base_url), tmp_path / "runs", "again", "--cache-check", "1")
         # the old server's cache entries do not answer for the new one; the resumed run's do
+        # (one of them asked live: the cache check, made small here; test_cache_live_check)
         assert new.stats["requests"] == N - 3 + 3 + 1
     assert len(records(run)) == N
     assert sum(r["cached"] for r in records(again)) == N - 3 - 1
@@ -138,16 +139,19 @@ def test_cached_answers_of_another_served_model_are_discarded(tmp_path: Path) ->
     ask_all(CachingModel(first, ResponseCache(path)), requests)
     assert len(first.calls) == 5
     same = ServedModel("ckpt-1")
-    answers = ask_all(CachingModel(same, ResponseCache(path)), requests)
+    answers = ask_all(CachingModel(same, ResponseCache(path), checks=1), requests)
     assert len(same.calls) == 1 and sum(a.cached for a in answers) == 4  # one live check
     swapped = ServedModel("ckpt-2")  # a new checkpoint behind the same name and endpoint
-    wrapped = CachingModel(swapped, ResponseCache(path))
+    wrapped = CachingModel(swapped, ResponseCache(path), checks=1)
     answers = ask_all(wrapped, requests)
     assert len(swapped.calls) == 5 and not any(a.cached for a in answers)
     assert {a.text for a in answers} == {"answer of ckpt-2"} and wrapped.discarded == 4
     gone = ServedModel("ckpt-2", down=True)  # the server is unreachable: the cache answers
-    answers = ask_all(CachingModel(gone, ResponseCache(path)), requests)
+    unchecked = CachingModel(gone, ResponseCache(path), checks=1)
+    answers = ask_all(unchecked, requests)
     assert len(gone.calls) == 1 and all(a.cached for a in answers)
+    assert unchecked.check_entry is not None
+    assert unchecked.check_entry["result"] == "not checked"
 
 
 def test_the_cache_key_joins_the_fingerprint_and_the_answerer() -> None:
@@ -193,7 +197,7 @@ def test_no_cache_re_asks_what_the_cache_answered_and_runs_sharing_it_are_flagge
     data, golds = bench(tmp_path / "bench")
     with serve(ServerConfig(gold=gold_by_marker(golds))) as server:
         a = run_ok(data, spec(server.base_url), tmp_path / "runs", "a")
-        b = run_ok(data, spec(server.base_url), tmp_path / "runs", "b")
+        b = run_ok(data, spec(server.base_url), tmp_path / "runs", "b", "--cache-check", "1")
         assert server.stats["requests"] == N + 1
         compared = CliRunner().invoke(app, ["compare", str(a), str(b), "--json"])
         shared = json.loads(compared.stdout)["shared_cache"]
@@ -203,7 +207,7 @@ def test_no_cache_re_asks_what_the_cache_answered_and_runs_sharing_it_are_flagge
         board = CliRunner().invoke(app, ["board", str(a), str(b), "--json"])
         assert json.loads(board.stdout)["shared_cache"] == shared
         result = invoke_run(f"jsonl:{data}", spec(server.base_url), tmp_path / "runs", "b",
-                            "--no-cache")  # fmt: skip
+                            "--no-cache", "--cache-check", "1")  # fmt: skip
         assert result.exit_code == 0, result.output
         assert server.stats["requests"] == N + 1 + (N - 1)  # every cached answer asked again
     assert not any(r["cached"] for r in records(b))

@@ -145,3 +145,24 @@ def test_a_server_that_caches_images_encodes_each_image_once_in_image_order(
             misses[order] = server.images.misses
     assert misses["image"] == 8  # one encoding per image
     assert misses["item"] > 20  # shuffled questions: a cache of 2 images rarely helps
+
+
+@pytest.mark.parametrize(
+    ("n", "count", "first"),
+    [(10, 3, [0, 3, 6]), (40, 21, None), (5, 5, [0, 1, 2, 3, 4]), (5, 9, [0, 1, 2, 3, 4]),
+     (7, 0, [0, 1, 2, 3, 4, 5, 6])],
+)  # fmt: skip
+def test_spread_first_moves_evenly_spaced_items_to_the_front(
+    n: int, count: int, first: list[int] | None
+) -> None:
+    from medlens.core.items import Item
+    from medlens.execution.dispatch import spread_first
+
+    items = [Item(id=str(i), question="q", kind="open") for i in range(n)]
+    order = [int(item.id) for item in spread_first(items, count)]
+    assert sorted(order) == list(range(n))  # nothing lost or repeated
+    front = order[: min(count, n)] if count else order
+    if first is not None:
+        assert front == first
+    else:  # every stretch of the list gives one
+        assert len(front) == count and all(b - a <= 2 for a, b in itertools.pairwise(front))

@@ -24,8 +24,14 @@ def test_estimate_and_interval_by_hand() -> None:
     assert found.df == 3
     half = stats.t.ppf(0.975, 3) * found.se
     lo, hi = found.interval()
-    assert lo == pytest.approx(max(0.0, total / 20 - half))
-    assert hi == pytest.approx(min(1.0, total / 20 + half))
+    # the envelope of the t interval and Wilson's at Korn & Graubard's effective n (statsmodels)
+    from statsmodels.stats.proportion import proportion_confint
+
+    p = total / 20
+    n_eff = p * (1 - p) / found.se**2 * (stats.norm.ppf(0.975) / stats.t.ppf(0.975, 3)) ** 2
+    w_lo, w_hi = proportion_confint(p * n_eff, n_eff, method="wilson")
+    assert lo == pytest.approx(max(0.0, min(p - half, w_lo)))
+    assert hi == pytest.approx(min(1.0, max(p + half, w_hi)))
 
 
 def test_tuning_minimises_the_estimated_variance() -> None:
@@ -74,3 +80,35 @@ def test_a_sample_all_wrong_in_one_stratum_and_right_in_another_is_not_a_point()
     assert found.estimate == pytest.approx(0.5)
     lo, hi = found.interval()
     assert lo < 0.5 < hi
+
+
+def test_each_units_tuning_is_fitted_on_the_other_units() -> None:
+    """Issue 45: λ is cross-fitted (leave one unit out); the estimate applies each unit's own
+    λ₋ᵤ to its residual and their F-weighted mean λ̄ to the population's predictions."""
+    rng = np.random.default_rng(4)
+    strata = [
+        aipw.StratumSample(60, rng.integers(0, 4, 7).astype(float), rng.random(7) * 3),
+        aipw.StratumSample(40, rng.integers(0, 4, 5).astype(float), rng.random(5) * 3),
+    ]
+    lams = aipw.cross_fitted(strata)
+    for h, stratum in enumerate(strata):
+        for u in range(len(stratum.observed)):
+            keep = np.arange(len(stratum.observed)) != u
+            others = [s if k != h else aipw.StratumSample(s.population_units, s.observed[keep],
+                                                          s.predicted[keep])
+                      for k, s in enumerate(strata)]  # fmt: skip
+            assert lams[h][u] == pytest.approx(aipw.tuned(others))
+    found = aipw.design_estimate(250, 120.0, strata)
+    w = [60 / 7, 40 / 5]
+    mean_lam = sum(w[h] * np.sum(lams[h] * s.predicted) for h, s in enumerate(strata)) / sum(
+        w[h] * np.sum(s.predicted) for h, s in enumerate(strata)
+    )
+    total = mean_lam * 120.0 + sum(
+        w[h] * np.sum(s.observed - lams[h] * s.predicted) for h, s in enumerate(strata)
+    )
+    assert found.estimate == pytest.approx(total / 250)
+    assert found.tuning == pytest.approx(mean_lam)
+    variance = sum(
+        s.weight * np.var(s.observed - lams[h] * s.predicted, ddof=1) for h, s in enumerate(strata)
+    )
+    assert found.se == pytest.approx(np.sqrt(variance) / 250)

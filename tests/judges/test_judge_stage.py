@@ -170,7 +170,12 @@ def test_failed_calls_are_retried_on_resume_and_a_changed_spec_is_refused(run: P
     assert len(lines) == 20 and {line["status"] for line in lines} == {"ok"}
 
 
-def test_the_response_cache_answers_a_second_judge_stage_and_says_so(run: Path) -> None:
+def test_the_response_cache_answers_a_second_judge_stage_and_says_so(
+    run: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # one live check instead of 21 (this stage has 20 items; tests/execution/
+    # test_cache_live_check.py tests the check itself)
+    monkeypatch.setattr("medlens.execution.cache.LIVE_CHECKS", 1)
     with serve(judge_config(JudgeReplies())) as server:
         judged(run, "--judge", judge_spec(server.base_url), "--protocol", "rubric", "--name", "a")
         second = judged(

@@ -255,13 +255,13 @@ def test_reports_show_the_corpus_metrics(tmp_path: Path) -> None:
 
 
 def test_the_reported_auroc_interval_keeps_a_width_when_the_sample_separates_perfectly() -> None:
-    """The report's AUROC takes the logit interval of ``medlens subgroups`` (covered ≥ 0.95 in
-    ``bench/subgroup_coverage.py``); the percentile bootstrap it replaces is [1, 1] here."""
+    """The report's AUROC takes the interval of ``medlens subgroups`` (Newcombe's score interval,
+    ``stats.auroc``); the percentile bootstrap of the first version is [1, 1] here."""
     from medlens.core.items import Item
     from medlens.scoring.corpus_metrics import corpus_cells
     from medlens.scoring.corpus_stats import build_kind_rows
     from medlens.scoring.kind_rows import KindRows
-    from medlens.stats.auroc import auroc_interval
+    from medlens.stats.auroc import newcombe_interval
 
     gold = ["malignant" if i % 3 == 0 else "benign" for i in range(60)]
     items = [
@@ -281,8 +281,8 @@ def test_the_reported_auroc_interval_keeps_a_width_when_the_sample_separates_per
     assert cell["value"] == pytest.approx(1.0) and cell["n"] == 60
     low, high = cell["ci"]
     assert low < 0.97 and high <= 1.0
-    expected = auroc_interval(1.0, np.ones(10), (20, 40))
-    assert expected is not None and low == pytest.approx(expected[0])
+    expected = newcombe_interval(1.0, 20, 40, 1.959963984540054)  # one item per image
+    assert low == pytest.approx(expected[0], abs=1e-3)
 
 
 def test_continuous_open_metrics_all_one_take_no_wilson_interval(tmp_path: Path) -> None:

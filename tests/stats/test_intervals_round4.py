@@ -184,3 +184,115 @@ def test_a_corpus_statistic_no_image_moves_gets_wilson_on_the_images() -> None:
     lo, hi = corpus_ci(stats, np.arange(12).astype(str), box_f1_from_sums)
     ref = binomtest(12, 12).proportion_ci(method="wilsoncc")
     assert (lo, hi) == pytest.approx((ref.low, ref.high))  # was [1, 1]
+
+
+# -- screening points, per-group AUROC, the largest AUROC gap ---------------------------------
+def test_sensitivity_at_specificity_is_scikit_learns_point_with_a_covering_interval() -> None:
+    """Issue 45: the percentile bootstrap of the discrete operating point covered 28–92% in
+    small or low-prevalence groups and returned [1, 1]. Seeded, 200 groups of 100 at
+    prevalence 0.1 and sensitivity 0.957 (binormal, d = 3)."""
+    from scipy.stats import norm
+    from sklearn.metrics import roc_curve
+
+    from medlens.stats.operating_point import sensitivity_at
+
+    truth = 1 - norm.cdf(norm.ppf(0.9) - 3)
+    rng = np.random.default_rng(11)
+    hits = done = 0
+    for _ in range(200):
+        positive = rng.random(100) < 0.1
+        score = rng.normal(0, 1, 100) + 3 * positive
+        found = sensitivity_at(score, positive, 0.9)
+        fpr, tpr, _ = roc_curve(positive, score, drop_intermediate=False)
+        assert found.value == pytest.approx(tpr[1 - fpr >= 0.9 - 1e-12].max())
+        if found.ci is None:
+            assert positive.sum() < 5 and "fewer than 5 positives" in str(found.note)
+            continue
+        assert found.ci[1] - found.ci[0] > 0.01  # never [1, 1]
+        done += 1
+        hits += found.ci[0] <= truth <= found.ci[1]
+    assert hits / done >= 0.93  # the percentile bootstrap: ~0.64
+
+
+def test_a_threshold_the_negatives_cannot_place_gets_no_interval() -> None:
+    """At sensitivity 0.9 with 20 positives, all 20 lie above the true threshold 12% of the
+    time, and nothing then bounds the specificity: no interval, and the note says why."""
+    from medlens.stats.operating_point import placeable, specificity_at
+
+    rng = np.random.default_rng(0)
+    positive = np.r_[np.ones(20, bool), np.zeros(180, bool)]
+    found = specificity_at(rng.normal(0, 1, 200) + 2 * positive, positive, 0.9)
+    assert found.value is not None and found.ci is None
+    assert found.note == "fewer than 36 positives: the threshold at 0.9 cannot be placed"
+    assert not placeable(35, 0.9) and placeable(36, 0.9) and placeable(72, 0.95)
+
+
+def test_the_auroc_interval_is_newcombes_method_5() -> None:
+    """Against a brute-force grid of Newcombe's (2006) defining inequality, and scikit-learn's
+    AUROC for the point."""
+    from sklearn.metrics import roc_auc_score
+
+    from medlens.stats.auroc import auroc_ci
+
+    rng = np.random.default_rng(2)
+    positive = rng.random(120) < 0.25
+    score = rng.normal(0, 1, 120) + 2.2 * positive
+    value, ci = auroc_ci(np.column_stack([-score, score]), positive.astype(int))
+    assert value == pytest.approx(roc_auc_score(positive, score))
+    m, n = positive.sum(), (~positive).sum()
+    theta = np.linspace(1e-6, 1 - 1e-6, 2_000_001)
+    star = (m + n) / 2 - 1
+    v = (
+        theta
+        * (1 - theta)
+        / (m * n)
+        * (1 + star * ((1 - theta) / (2 - theta) + theta / (1 + theta)))
+    )
+    inside = theta[(value - theta) ** 2 <= 1.96**2 * v]
+    assert ci == pytest.approx([inside.min(), inside.max()], abs=2e-6)
+
+
+def test_the_auroc_interval_near_096_is_not_several_times_the_sampling_spread() -> None:
+    """Issue 45: near an AUROC of 0.96 the interval was up to 8.8× as wide as needed."""
+    from medlens.stats.auroc import auroc_ci
+
+    rng = np.random.default_rng(5)
+    estimates, widths = [], []
+    for _ in range(200):
+        positive = rng.random(100) < 0.3
+        score = rng.normal(0, 1, 100) + 2.5 * positive  # AUROC 0.961
+        value, ci = auroc_ci(np.column_stack([-score, score]), positive.astype(int))
+        estimates.append(value)
+        widths.append(ci[1] - ci[0])
+    spread = np.diff(np.percentile(estimates, [2.5, 97.5]))[0]
+    assert np.mean(widths) < 2.0 * spread  # the first version: 3.3× here
+
+
+def test_the_largest_auroc_gap_of_small_low_prevalence_groups_covers() -> None:
+    """Issue 45: two groups of 50 at prevalence 0.1 (AUROCs 0.75 and 0.9) covered ~89% with the
+    symmetric bootstrap interval. Seeded, 120 repetitions."""
+    from scipy.stats import norm
+
+    from medlens.analysis.subgroup_gaps import largest_gap
+    from medlens.scoring.corpus_metrics import item_weights
+
+    shifts = np.repeat([np.sqrt(2) * norm.ppf(0.75), np.sqrt(2) * norm.ppf(0.9)], 50)
+    groups = np.repeat(["a", "b"], 50).astype(object)
+    weights = item_weights(np.arange(100).astype(str), n_resamples=400)
+    rng = np.random.default_rng(8)
+    hits = done = 0
+    for _ in range(120):
+        positive = rng.random(100) < 0.1
+        if not all(0 < positive[groups == g].sum() < 50 for g in "ab"):
+            continue
+        score = rng.normal(0, 1, 100) + shifts * positive
+        probs = {"matrix": np.column_stack([-score, score]), "truth": positive.astype(int)}
+        from sklearn.metrics import roc_auc_score
+
+        cells = {g: {"small": False, "auroc": roc_auc_score(positive[groups == g],
+                                                            score[groups == g])} for g in "ab"}  # fmt: skip
+        gap = largest_gap(["a", "b"], groups, weights, cells, "auroc", np.zeros(100), probs)
+        assert gap is not None and gap["ci"] is not None
+        done += 1
+        hits += gap["ci"][0] <= 0.15 <= gap["ci"][1]
+    assert hits / done >= 0.94

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from medlens.analysis.score_table import ScoreTable
+from medlens.analysis.task_mean import TaskItems
 from medlens.core.items import Item
 from medlens.scoring.closed_open import PairKey, closed_open_delta, pair_key
 
@@ -49,6 +50,15 @@ def closed_open(
         if axis != "answer_type"
     }
     return {"overall": delta(np.ones(len(table.ids), dtype=bool)), "by": per_axis}
+
+
+def task_items(table: ScoreTable, items: Sequence[Item]) -> TaskItems | None:
+    """The scored items with their task, form, pair key and image (None: no task or form)."""
+    task, form = table.meta.get("task"), table.meta.get("answer_type")
+    if task is None or form is None:
+        return None
+    scores = np.where(table.scored, table.score, np.nan)
+    return TaskItems(task, form, table_keys(table, items), scores, table.cluster)
 
 
 def closed_items(table: ScoreTable, items: Sequence[Item]) -> ClosedItems | None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from medlens.analysis.closed_open import closed_items, closed_open
+from medlens.analysis.closed_open import closed_items, closed_open, task_items
 from medlens.analysis.medcmr_split import medcmr_split
 from medlens.analysis.score_source import RULES, ScoreSource, SourcedRun, sourced_run
 from medlens.analysis.score_table import (
@@ -19,6 +19,7 @@ from medlens.analysis.score_table import (
     vocabulary_decided,
 )
 from medlens.analysis.sensitivity import extraction_sensitivity, other_reading
+from medlens.analysis.task_mean import TaskItems
 from medlens.core.items import CANONICAL_AXES, READING_FIELDS, Item
 from medlens.core.records import Record
 from medlens.runs.health import run_health
@@ -252,7 +253,7 @@ def _results(
         "box_image_gap": box_image_gap(table),
         "by": by_axis(table, axes),
         "usage": usage_totals(run_records),
-        "health": run_health(run_records, store.damaged),
+        "health": run_health(run_records, store.damaged, store.run.get("cache_checks") or ()),
     }
     from medlens.judges.results import judges_results
 
@@ -265,13 +266,14 @@ def _results(
     split = medcmr_split(spec, items, table, results["judges"], sourced.source.label)
     if split is not None:  # Med-CMR's MCQ and judged open scores, apart
         results["medcmr"] = split
-    add_run_sections(results, store, items, records)
+    add_run_sections(results, store, items, records, task_items(table, items))
     return results
 
 
 def add_run_sections(
-    results: dict[str, Any], store: RunView, items: list[Item], records: dict[str, Record]
-) -> None:
+    results: dict[str, Any], store: RunView, items: list[Item], records: dict[str, Record],
+    shared: TaskItems | None = None,
+) -> None:  # fmt: skip
     """The sections beside the scores: protocol figures, the peer's own, leakage suspects,
     strategy figures and what ran."""
     spec = store.run["spec"]
@@ -286,10 +288,10 @@ def add_run_sections(
     add_strategy_results(results, spec, records)
     from medlens.analysis.task_mean import mmbu_gap, task_mean_delta  # across-task mean Δ
 
-    across = task_mean_delta(results.get("closed_open"))
+    across = task_mean_delta(results.get("closed_open"), shared=shared)
     if across is not None:
         results["closed_open_task_mean"] = across
-    gap = mmbu_gap(results.get("closed_open"))
+    gap = mmbu_gap(results.get("closed_open"), shared)
     if gap is not None and gap["headline"] is not None:
         results["mmbu_gap"] = gap
     from medlens.execution.manual import manual_summary  # answers a person entered

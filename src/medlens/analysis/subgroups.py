@@ -6,19 +6,16 @@ tasks, MMBU's metadata, fairness audits by sex or age band).
   (``stats.bootstrap.group_cis``: clusters are images).
 - AUROC (one-vs-rest macro; binary: the positive label's) needs per-label probabilities in
   every record (``openai:…&logprobs=true&top_logprobs=K``); without them it is left out and
-  the result says why. Its interval is on the logit scale (:func:`auroc_interval`).
+  the result says why. Its interval is Newcombe's score interval with the design effect of
+  shared images (``stats.auroc``); a group without positives or negatives has none, and says so.
 - The largest gap is max − min over the groups with n ≥ `min_n` (and, for AUROC, both classes
-  present): the two extreme groups are named, and the interval is for the true largest gap,
-  simultaneous over every pair of groups (:func:`range_interval`), so picking the extremes from
-  the data does not make it optimistic. Two earlier versions under-covered: re-picking the
-  extremes in each resample never covered a true gap of 0 (``bench/screening_coverage.py``);
-  the named pair's own difference covered it in 35% of simulations with 10 groups
-  (``bench/subgroup_coverage.py``).
+  present), with an interval for the true largest gap, simultaneous over every pair of groups
+  (``analysis.subgroup_gaps``).
 - Binary screening (two labels, probabilities present, the positive one named by ``--positive``
-  or ``yes``): sensitivity at specificity ≥ s and
-  specificity at sensitivity ≥ t, overall and per group, each with its bootstrap interval
-  (the threshold is re-chosen in every resample); see ``scoring.screening``.
-Percentile intervals from 1,000 cluster resamples, seed 0.
+  or ``yes``): sensitivity at specificity ≥ s and specificity at sensitivity ≥ t, overall and
+  per group, each with the interval of ``stats.operating_point`` (the threshold's own
+  uncertainty from the negatives' binomial count, the positives' Wilson interval, combined;
+  none below 5 positives or negatives, with a note).
 """
 
 from __future__ import annotations
@@ -28,24 +25,16 @@ from typing import Any
 
 import numpy as np
 
+from medlens.analysis.subgroup_gaps import largest_gap
 from medlens.core.errors import SpecError
 from medlens.core.items import Item
 from medlens.core.records import Record
 from medlens.runs.view import RunView
 from medlens.scoring.corpus_metrics import item_weights
-from medlens.scoring.corpus_stats import (
-    auroc_pair_counts,
-    gold_label,
-    known_labels,
-    label_key,
-    probability_matrix,
-    weighted_auroc,
-)
-from medlens.scoring.screening import sensitivity_at_specificity, specificity_at_sensitivity
-from medlens.stats.auroc import auroc_interval
+from medlens.scoring.corpus_stats import gold_label, known_labels, label_key, probability_matrix
+from medlens.stats.auroc import auroc_ci
 from medlens.stats.bootstrap import group_cis
-
-LEVEL_TAILS = (2.5, 97.5)
+from medlens.stats.operating_point import sensitivity_at, specificity_at
 
 
 def scored_pairs(store: RunView) -> tuple[list[Item], list[Record]]:
@@ -80,13 +69,15 @@ def subgroup_result(
         "auroc_scores": probs["note"], "positive": probs.get("positive"),
     }  # fmt: skip
     names = sorted(set(groups.tolist()) - {""})
-    result["groups"] = _group_cells(names, groups, correct, clusters, weights, probs, min_n)
+    result["groups"] = _group_cells(names, groups, correct, clusters, probs, min_n)
     result["gaps"] = {
-        metric: largest_gap(names, groups, weights, result["groups"], metric, correct, probs)
+        metric: largest_gap(
+            names, groups, weights, result["groups"], metric, correct, probs, clusters
+        )
         for metric in ("accuracy", "auroc")
     }
     if probs.get("score") is not None:
-        result["screening"] = _screening(groups, names, weights, probs, specificity, sensitivity)
+        result["screening"] = _screening(groups, names, clusters, probs, specificity, sensitivity)
     elif "screening_note" in probs:
         result["screening_note"] = probs["screening_note"]
     return result
@@ -102,7 +93,8 @@ def _probabilities(
         return {"note": "no AUROC: records need per-label probabilities (logprobs=true) on "
                         "classify items sharing one label set"}  # fmt: skip
     truth = np.array([labels.index(label_key(gold_label(item))) for item in items])
-    out: dict[str, Any] = {"note": "per-label probabilities", "matrix": matrix, "truth": truth}
+    out: dict[str, Any] = {"note": "per-label probabilities", "matrix": matrix, "truth": truth,
+                           "labels": labels}  # fmt: skip
     if len(labels) == 2:
         chosen = (
             label_key(positive) if positive is not None else ("yes" if "yes" in labels else None)
@@ -121,7 +113,7 @@ def _probabilities(
 
 def _group_cells(
     names: list[str], groups: np.ndarray, correct: np.ndarray, clusters: np.ndarray,
-    weights: list[np.ndarray], probs: dict[str, Any], min_n: int,
+    probs: dict[str, Any], min_n: int,
 ) -> dict[str, dict[str, Any]]:  # fmt: skip
     keys = groups.astype(str)
     low, high = group_cis(correct, keys, clusters)
@@ -136,127 +128,61 @@ def _group_cells(
             "small": bool(mask.sum() < min_n),
         }  # fmt: skip
         if "matrix" in probs:
-            value, ci = group_auroc(probs, np.flatnonzero(mask), weights)
+            value, ci = group_auroc(probs, np.flatnonzero(mask), clusters)
             cell.update(auroc=value, auroc_ci=ci)
+            if value is None:
+                cell["auroc_note"] = _missing_class(probs, np.flatnonzero(mask))
         out[name] = cell
     return out
 
 
 def group_auroc(
-    probs: dict[str, Any], index: np.ndarray, weights: list[np.ndarray]
+    probs: dict[str, Any], index: np.ndarray, clusters: np.ndarray | None = None
 ) -> tuple[float | None, list[float] | None]:
-    """The group's AUROC and its :func:`auroc_interval`."""
-    point = float(
-        weighted_auroc(probs["matrix"], probs["truth"], np.ones((1, index.size)), index)[0]
-    )
-    if not np.isfinite(point):
-        return None, None
-    draws = np.concatenate(
-        [weighted_auroc(probs["matrix"], probs["truth"], w[:, index], index) for w in weights]
-    )
-    counts = auroc_pair_counts(probs["matrix"], probs["truth"], index)
-    return point, auroc_interval(point, draws, counts)
+    """The group's AUROC and its interval (``stats.auroc.auroc_ci``: Newcombe's score interval
+    with the design effect of shared images); (None, None) when a class lacks positives or
+    negatives in the group."""
+    part = None if clusters is None else clusters[index]
+    return auroc_ci(probs["matrix"][index], probs["truth"][index], part)
 
 
-def largest_gap(
-    names: list[str], groups: np.ndarray, weights: list[np.ndarray], cells: dict[str, Any],
-    metric: str, correct: np.ndarray, probs: dict[str, Any],
-) -> dict[str, Any] | None:  # fmt: skip
-    """Largest − smallest value over the eligible groups, with a simultaneous interval for the
-    true largest gap (:func:`range_interval`)."""
-    eligible = [n for n in names if not cells[n]["small"] and cells[n].get(metric) is not None]
-    if len(eligible) < 2:
-        return None
-    values = {n: float(cells[n][metric]) for n in eligible}
-    high, low = max(values, key=values.__getitem__), min(values, key=values.__getitem__)
-    indexes = [np.flatnonzero(groups == name) for name in eligible]
-    draws = np.column_stack([
-        np.concatenate([_resampled(metric, index, w, correct, probs) for w in weights])
-        for index in indexes
-    ])  # fmt: skip
-    point = np.array([values[name] for name in eligible])
-    pairs = len(eligible) * (len(eligible) - 1) // 2
-    return {
-        "value": values[high] - values[low], "ci": range_interval(point, draws),
-        "highest": high, "lowest": low, "groups": len(eligible),
-        "ci_method": f"simultaneous over the {pairs} pair{'s' if pairs > 1 else ''} of groups "
-                     "(cluster bootstrap, max-|t|): covers the true largest gap",
-    }  # fmt: skip
-
-
-def range_interval(point: np.ndarray, draws: np.ndarray, level: float = 0.95) -> list[float] | None:
-    """95% interval for max − min of the groups' true values, from (resamples × groups) draws.
-
-    Every pairwise difference gets a simultaneous interval D̂ᵢⱼ ± c·SEᵢⱼ, c the `level` quantile
-    over resamples of maxᵢⱼ |D*ᵢⱼ − D̂ᵢⱼ| / SEᵢⱼ (the bootstrap max-|t| band); the true largest
-    gap then lies in [max(0, maxᵢⱼ(|D̂ᵢⱼ| − c·SEᵢⱼ)), maxᵢⱼ(|D̂ᵢⱼ| + c·SEᵢⱼ)] whenever every
-    pair's interval covers, so at least `level` of the time. The interval of the observed
-    extreme pair alone (the first version) ignored that the pair was picked as the extremes:
-    with 10 groups of equal truth it covered the true gap of 0 in 35% of simulations
-    (``bench/subgroup_coverage.py``).
-    """
-    first, second = np.triu_indices(point.size, k=1)
-    estimate = point[first] - point[second]
-    resampled = draws[:, first] - draws[:, second]
-    se = np.nanstd(resampled, axis=0, ddof=1)
-    if not np.isfinite(se).all() or (se <= 0).any():
-        usable = np.isfinite(se) & (se > 0)
-        if not usable.any():
-            return None
-        estimate, resampled, se = estimate[usable], resampled[:, usable], se[usable]
-    deviation = np.abs(resampled - estimate) / se
-    worst = np.nanmax(np.where(np.isfinite(deviation), deviation, -np.inf), axis=1)
-    critical = float(np.quantile(worst[np.isfinite(worst)], level))
-    size = np.abs(estimate)
-    low = max(0.0, float(np.max(size - critical * se)))
-    return [low, float(np.max(size + critical * se))]
-
-
-def _resampled(
-    metric: str, index: np.ndarray, w: np.ndarray, correct: np.ndarray, probs: dict[str, Any]
-) -> np.ndarray:
-    part = w[:, index]
-    if metric == "auroc":
-        return weighted_auroc(probs["matrix"], probs["truth"], part, index)
-    total = part.sum(axis=1)
-    return np.divide(
-        part @ correct[index], total, out=np.full(total.shape, np.nan), where=total > 0
-    )
+def _missing_class(probs: dict[str, Any], index: np.ndarray) -> str:
+    """Why a group has no AUROC, in the labels' words."""
+    labels = probs.get("labels") or [str(c) for c in range(probs["matrix"].shape[1])]
+    present = sorted({labels[c] for c in probs["truth"][index].tolist()})
+    if len(present) == 1:
+        return f"every item in this group is {present[0]!r}: no AUROC"
+    absent = sorted(set(labels) - set(present))
+    return f"no {', '.join(map(repr, absent))} in this group: no AUROC"
 
 
 def _screening(
-    groups: np.ndarray, names: list[str], weights: list[np.ndarray], probs: dict[str, Any],
+    groups: np.ndarray, names: list[str], clusters: np.ndarray, probs: dict[str, Any],
     specificity: float, sensitivity: float,
 ) -> dict[str, Any]:  # fmt: skip
-    """Overall and per group: sensitivity at the specificity, specificity at the sensitivity."""
+    """Overall and per group: sensitivity at the specificity, specificity at the sensitivity,
+    each with the interval of ``stats.operating_point`` (images as clusters)."""
 
     def points(index: np.ndarray) -> dict[str, Any]:
         score, positive = probs["score"][index], probs["is_positive"][index]
         out: dict[str, Any] = {"n": int(index.size), "positives": int(positive.sum())}
         for key, function, target in (
-            ("sensitivity_at_specificity", sensitivity_at_specificity, specificity),
-            ("specificity_at_sensitivity", specificity_at_sensitivity, sensitivity),
+            ("sensitivity_at_specificity", sensitivity_at, specificity),
+            ("specificity_at_sensitivity", specificity_at, sensitivity),
         ):
-            value = float(function(score, positive, np.ones((1, index.size)), target)[0])
-            draws = np.concatenate(
-                [function(score, positive, w[:, index], target) for w in weights]
-            )
-            out[key] = {"value": value if np.isfinite(value) else None, "ci": _percentile(draws)}
+            found = function(score, positive, target, clusters[index])
+            out[key] = {"value": found.value, "ci": found.ci}
+            if found.note:
+                out[key]["note"] = found.note
         return out
 
     return {
         "positive": probs["positive"], "at_specificity": specificity, "at_sensitivity": sensitivity,
         "overall": points(np.arange(groups.size)),
         "by": {name: points(np.flatnonzero(groups == name)) for name in names},
+        "ci_method": "threshold from the negatives' binomial count, positives' Wilson interval, "
+                     "combined (MOVER); images as clusters",
     }  # fmt: skip
-
-
-def _percentile(draws: np.ndarray) -> list[float] | None:
-    finite = draws[np.isfinite(draws)]
-    if finite.size == 0:
-        return None
-    low, high = np.percentile(finite, LEVEL_TAILS)
-    return [float(low), float(high)]
 
 
 def subgroup_lines(result: dict[str, Any]) -> list[str]:
@@ -267,6 +193,7 @@ def subgroup_lines(result: dict[str, Any]) -> list[str]:
         text = f"  {name}: n={cell['n']} images={cell['images']} accuracy {_ci(cell['accuracy'], cell['accuracy_ci'])}"
         if "auroc" in cell:
             text += f", AUROC {_ci(cell['auroc'], cell['auroc_ci'])}"
+            text += f" ({cell['auroc_note']})" if cell.get("auroc_note") else ""
         lines.append(text + (f" (n < {result['min_n']}: not in the gap)" if cell["small"] else ""))
     for metric, gap in result["gaps"].items():
         if gap is not None:
@@ -282,11 +209,14 @@ def subgroup_lines(result: dict[str, Any]) -> list[str]:
         lines.append(f"screening (positive = {screening['positive']!r}):")
         for name, point in [("overall", screening["overall"]), *screening["by"].items()]:
             sens, spec = point["sensitivity_at_specificity"], point["specificity_at_sensitivity"]
+            notes = sorted({p["note"] for p in (sens, spec) if p.get("note")})
             lines.append(
                 f"  {name}: sensitivity at specificity ≥ {screening['at_specificity']:g} "
                 f"{_ci(sens['value'], sens['ci'])}; specificity at sensitivity ≥ "
                 f"{screening['at_sensitivity']:g} {_ci(spec['value'], spec['ci'])} "
-                f"(n={point['n']}, positives {point['positives']})"
+                f"(n={point['n']}, positives {point['positives']}"
+                + "".join(f"; {note}" for note in notes)
+                + ")"
             )
     return lines
 

@@ -39,6 +39,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "medlens.cli.view",
     "medlens.cli.items",
     "medlens.cli.estimate",
+    "medlens.cli.gate",
     "medlens.cli.fetch",
 )
 

@@ -77,6 +77,14 @@ def run(
     ray_address: Annotated[str | None, typer.Option(help="Ray cluster address")] = None,
     max_error_rate: Annotated[float, typer.Option(help="Exit 1 above this error rate")] = 0.0,
     cache: Annotated[bool, typer.Option(help="Use the response cache")] = True,
+    cache_check: Annotated[
+        int,
+        typer.Option(
+            metavar="N",
+            help="A server's cache hits asked live before the cache answers (0: none; "
+            "docs/models.md says why 21)",
+        ),
+    ] = 21,
     judge: Annotated[
         str | None, typer.Option(help="Judge the answers afterwards with this model spec")
     ] = None,
@@ -154,16 +162,40 @@ def run(
         typer.Option("--vocab", help="Extra vocabulary file (medlens vocab shows the layout)"),
     ] = None,
     log: Annotated[str | None, typer.Option("--log", help=LOG_HELP)] = None,
-) -> None:
+    adaptive: Annotated[
+        Path | None,
+        typer.Option(
+            "--adaptive", metavar="BANK.json",
+            help="Ask only the items needed: batches chosen with this item bank, until the 95% "
+            "interval's half-width is --target-halfwidth",
+        ),
+    ] = None,
+    target_halfwidth: Annotated[
+        float | None,
+        typer.Option(help="With --adaptive or --baseline: stop at this 95% half-width, e.g. 0.02"),
+    ] = None,
+    max_items: Annotated[
+        int | None, typer.Option(help="With --adaptive: ask at most N items")
+    ] = None,
+    baseline: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="RUN",
+            help="A previous full run of a related model (the last checkpoint) as the adaptive "
+            "run's predictor, alone or with --adaptive BANK.json",
+        ),
+    ] = None,
+) -> None:  # fmt: skip
     """Evaluate MODEL on BENCH; rerunning the same command resumes where it stopped.
 
-    Over 60 lines only because typer declares each of the 31 options in the signature; the
+    Over 60 lines only because typer declares each of the 36 options in the signature; the
     body merges the config file, then dry-runs, or runs (and judges) and summarises.
     """
     from medlens.cli.run_config import merged_options
     from medlens.core.errors import SpecError
 
     values = single_specs(merged_options(ctx, config))
+    planner = adaptive_planner(values)  # bank and baseline read and checked before the run
     if values.get("exclude") is not None:
         values["exclude"] = str(values["exclude"])
     values["vocab"] = tuple(str(path) for path in values.get("vocab") or ())
@@ -178,6 +210,9 @@ def run(
     if dry_run:
         from medlens.cli.run_preview import print_dry_run
 
+        if planner is not None:
+            raise SpecError("--dry-run: an adaptive run chooses its items as answers come; "
+                            "preview the benchmark without --adaptive/--baseline")  # fmt: skip
         print_dry_run(options, price)
         return
     judging = None
@@ -192,7 +227,42 @@ def run(
             options.cache, bool(values.get("allow_self_judge")), options.model,
         )  # fmt: skip
     run_and_summarise(options, float(values["max_error_rate"]), judging, tracking,
-                      values.get("max_retry_rate"))  # fmt: skip
+                      values.get("max_retry_rate"), planner)  # fmt: skip
+
+
+ADAPTIVE_ONLY = ("target_halfwidth", "max_items")
+
+
+def adaptive_planner(values: dict[str, Any]) -> Any:
+    """The planner of an adaptive run (``--adaptive``/``--baseline``), or None; its options are
+    taken out of `values` (``--stratify`` names its groups instead of a sample's strata)."""
+    from medlens.core.errors import SpecError
+
+    bank, baseline = values.pop("adaptive", None), values.pop("baseline", None)
+    extra = {key: values.pop(key, None) for key in ADAPTIVE_ONLY}
+    if bank is None and baseline is None:
+        for key, value in extra.items():
+            if value is not None:
+                raise SpecError(f"--{key.replace('_', '-')}: only with --adaptive BANK.json or "
+                                "--baseline RUN")  # fmt: skip
+        return None
+    if extra["target_halfwidth"] is None:
+        raise SpecError(
+            "--target-halfwidth: an adaptive run needs the half-width to stop at, e.g. 0.02"
+        )
+    # --stratify names the groups (with --sample the run itself refuses the adaptive run)
+    stratify = values.pop("stratify", None) if values.get("sample") is None else None
+    from medlens.execution.selection import parse_stratify
+    from medlens.items.adaptive import AdaptiveSettings
+    from medlens.items.adaptive_planner import AdaptivePlanner
+
+    settings = AdaptiveSettings(
+        bank=None if bank is None else Path(bank), baseline=None if baseline is None else Path(baseline),
+        target_halfwidth=float(extra["target_halfwidth"]), max_items=extra["max_items"],
+        stratify=parse_stratify(stratify), seed=int(values.get("seed") or 0),
+        first_batch=int(values.get("concurrency") or 8),
+    )  # fmt: skip
+    return AdaptivePlanner(settings)
 
 
 def single_specs(values: dict[str, Any]) -> dict[str, Any]:
@@ -237,7 +307,7 @@ def run_options(values: Mapping[str, Any]) -> RunOptions:
 
 def run_and_summarise(
     options: RunOptions, max_error_rate: float, judging: Any = None, tracking: Any = None,
-    max_retry_rate: float | None = None,
+    max_retry_rate: float | None = None, planner: Any = None,
 ) -> None:  # fmt: skip
     """Run, print the summary, judge the answers when asked, log to a tracker when asked, and
     exit 1 above the error rate (or when the retry rate passed `max_retry_rate` and the run
@@ -246,7 +316,7 @@ def run_and_summarise(
     from medlens.runs.health import RetryRateExceeded
 
     try:
-        outcome = evaluate_with_progress(options, max_retry_rate)
+        outcome = evaluate_with_progress(options, max_retry_rate, planner)
     except RetryRateExceeded as exc:
         err_console.print(str(exc), highlight=False, markup=False, soft_wrap=True)
         raise typer.Exit(EXIT_TOO_MANY_ERRORS) from None
@@ -255,6 +325,10 @@ def run_and_summarise(
     results = results_after_writing(outcome.store.view())
     for block in summary_blocks(results, outcome.store.path):
         console.print(block)
+    if planner is not None:
+        from medlens.cli.estimate import print_adaptive
+
+        print_adaptive(outcome.store.path)
     err_console.print(f"run directory: {outcome.store.path}", highlight=False)
     if judging is not None:
         from dataclasses import replace
@@ -300,7 +374,9 @@ def errors_text(errors: Counter[str]) -> str:
     return f"{total} error{'s' if total != 1 else ''}: {kinds}"
 
 
-def evaluate_with_progress(options: RunOptions, max_retry_rate: float | None = None) -> RunOutcome:
+def evaluate_with_progress(
+    options: RunOptions, max_retry_rate: float | None = None, planner: Any = None
+) -> RunOutcome:
     """Run the evaluation under a progress bar that appears only once loading succeeded; a
     retry rate above 5% is called out as it happens (``runs.health.RetryWatch``)."""
     from medlens.execution.evaluate import evaluate
@@ -335,7 +411,7 @@ def evaluate_with_progress(options: RunOptions, max_retry_rate: float | None = N
             bar.console.print(f"warning: {alert}", highlight=False, markup=False, soft_wrap=True)
 
     try:
-        return evaluate(options, on_start, on_progress, on_note)
+        return evaluate(options, on_start, on_progress, on_note, planner=planner)
     finally:
         if bar.live.is_started:  # (stop() prints a line on a non-terminal)
             bar.stop()  # the bar ends with the last answer

@@ -4,11 +4,9 @@ model.
 The key is the request fingerprint joined with the backend's ``cache_identity`` (the endpoint of
 an ``openai:`` server, the weights hash of ``hf:``/``vllm:``): the run spec leaves the endpoint
 out so that a moved server resumes its run, but the cache must not answer for another server.
-For servers (backends whose answers name the served model), the first cache hit of a process is
-asked live once and the live answer compared with the stored one (text, served model, system
-fingerprint): any difference discards that endpoint's entries for the process, and the run
-records it (``run.json["cache_checks"]``); a stored answer whose ``served_model`` differs from
-the live one is discarded too.
+For servers (backends whose answers name the served model), a process's cache hits are checked
+live before the cache answers (``cache_check``: the server's ``/v1/models`` entry, then the first
+21 hits asked live and compared); how is recorded in ``run.json["cache_checks"]``.
 """
 
 from __future__ import annotations
@@ -17,26 +15,24 @@ import asyncio
 import dataclasses
 import hashlib
 import json
-import os
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from medlens.core.cache_location import cache_dir
+from medlens.execution.cache_check import (
+    LIVE_CHECKS,
+    UNREACHABLE,
+    LiveCheck,
+    answer_differences,
+    cache_check_line,
+    entry_differences,
+)
 from medlens.models.base import Model, Request, Response
-
-
-def cache_dir() -> Path:
-    """$MEDLENS_CACHE, else the user cache directory."""
-    configured = os.environ.get("MEDLENS_CACHE")
-    if configured:
-        return Path(configured)
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("medlens"))
-
+from medlens.models.endpoint_breaker import EndpointUnreachableError
 
 BUSY_TIMEOUT_S = 30.0
 
@@ -71,6 +67,7 @@ class ResponseCache:
                 time.sleep(0.05)
 
     def get(self, fingerprint: str) -> Response | None:
+        """The stored answer (``cached=True``), or None."""
         row = self._db.execute(
             "SELECT value FROM responses WHERE fingerprint = ?", (fingerprint,)
         ).fetchone()
@@ -86,9 +83,13 @@ class ResponseCache:
             system_fingerprint=value.get("system_fingerprint"),
             finish_reason=value.get("finish_reason"),
             cache_key=fingerprint,
+            listed_model=value.get("listed_model"),
         )
 
-    def put(self, fingerprint: str, response: Response) -> None:
+    def put(
+        self, fingerprint: str, response: Response, listed: Mapping[str, Any] | None = None
+    ) -> None:
+        """Store an answer; `listed`: the server's ``/v1/models`` entry it was made under."""
         value = {
             "text": response.text,
             "usage": dict(response.usage),
@@ -97,6 +98,8 @@ class ResponseCache:
             "served_model": response.served_model,
             "system_fingerprint": response.system_fingerprint,
         }
+        if listed:
+            value["listed_model"] = dict(listed)
         if response.finish_reason is not None:
             value["finish_reason"] = response.finish_reason
         self._db.execute(
@@ -122,14 +125,15 @@ def cache_key(fingerprint: str, identity: str) -> str:
 class CachingModel:
     """A transparent wrapper: deterministic requests are answered from the cache when possible.
 
-    For a server (``reports_served_model``), the first cache hit of a process is asked live
-    and the live *answer* compared with the stored one, with the served model and system
-    fingerprint when both report them: a new checkpoint served under the old name at the old
-    URL answers differently. A mismatch sets :attr:`mismatch` and no entry of this endpoint
-    answers for the rest of the process (every request is asked live and stored anew).
+    For a server (``reports_served_model``) the cache answers only once a live check trusts it
+    (``cache_check``): the server's ``/v1/models`` entry is compared with the one each entry was
+    written under, and the first `checks` hits are asked live and compared with their stored
+    answers; until they all agreed, hits are asked live (or wait for the verdict). A difference
+    sets :attr:`mismatch` and every request of the process is asked live and stored anew; a
+    server that does not answer a check leaves the cache answering, unchecked.
     """
 
-    def __init__(self, model: Model, cache: ResponseCache) -> None:
+    def __init__(self, model: Model, cache: ResponseCache, checks: int = LIVE_CHECKS) -> None:
         self.model = model
         self.cache = cache
         self.spec = model.spec
@@ -138,11 +142,12 @@ class CachingModel:
         self.hits = 0
         self.discarded = 0
         """Cache hits thrown away because the server now answers otherwise."""
-        self.mismatch: dict[str, Any] | None = None
-        """What the live check found different (``cache_check_entry``); None: trusted."""
-        self._checked = not getattr(model, "reports_served_model", False)
+        self.check: LiveCheck | None = (
+            LiveCheck(checks) if getattr(model, "reports_served_model", False) else None
+        )
         self._live_served: str | None = None
-        self._checking: asyncio.Lock | None = None
+        self._listed: dict[str, Any] | None = None
+        self._listing: asyncio.Task[dict[str, Any] | None] | None = None
 
     def __getattr__(self, name: str) -> Any:
         """Anything else (``max_tokens``, ``honours_sampling`` …) is the wrapped backend's."""
@@ -150,41 +155,87 @@ class CachingModel:
             raise AttributeError(name)
         return getattr(self.model, name)
 
+    @property
+    def mismatch(self) -> dict[str, Any] | None:
+        """The check's record when it found the server changed; None: not (or not checked)."""
+        entry = self.check_entry
+        return entry if entry and entry["result"] == "mismatch" else None
+
+    @property
+    def check_entry(self) -> dict[str, Any] | None:
+        """How this process checked the cache (``run.json["cache_checks"]``); None when it had
+        nothing to check (no hit, or a backend whose identity is its weights)."""
+        check = self.check
+        if check is None or (check.started == 0 and check.verdict != "mismatch" and not self.hits):
+            return None
+        return check.entry(self.identity, self.hits)
+
     async def generate(self, request: Request) -> Response:
         key = cache_key(request.fingerprint, self.identity)
         cached = self.cache.get(key)
-        if cached is not None and not self._checked:
-            self._checking = self._checking or asyncio.Lock()
-            async with self._checking:
-                if not self._checked:
-                    return await self._first_check(request, key, cached)
-        if cached is not None:
-            served = self._live_served
-            if self.mismatch is None and (served is None or cached.served_model in (None, served)):
-                self.hits += 1
-                return cached
-            self.discarded += 1  # answered by another model behind the same name and endpoint
-        return await self._live(request, key)
+        if cached is None:
+            return await self._live(request, key)
+        check = self.check
+        if check is not None:
+            changed = entry_differences(cached.listed_model, await self._listed_now())
+            if changed:
+                check.disagree(changed)
+            if check.take_turn():
+                return await self._checked(request, key, cached, check)
+            await check.decided.wait()
+            if check.verdict == "mismatch" or not self._same_served(cached):
+                self.discarded += 1  # another model behind the same name and endpoint
+                return await self._live(request, key)
+        self.hits += 1
+        return cached
 
-    async def _first_check(self, request: Request, key: str, cached: Response) -> Response:
-        """Ask the server once before trusting the cache; unreachable → the cache answers."""
-        response = await self.model.generate(request)
-        self._checked = True
-        if response.error is not None or response.text is None:
-            self.hits += 1  # nothing to compare with: the stored answers stand
+    def _same_served(self, cached: Response) -> bool:
+        served = self._live_served
+        return served is None or cached.served_model in (None, served)
+
+    async def _listed_now(self) -> dict[str, Any] | None:
+        """The server's ``/v1/models`` entry of the model, asked once per process."""
+        lister = getattr(self.model, "listed_model", None)
+        if lister is None:
+            return None
+        if self._listing is None:
+            self._listing = asyncio.ensure_future(lister())
+        self._listed = await self._listing
+        return self._listed
+
+    async def _checked(
+        self, request: Request, key: str, cached: Response, check: LiveCheck
+    ) -> Response:
+        """One check: ask live, compare; a server that cannot be reached leaves the cache
+        answering (unchecked), any other failure hands the turn to another hit."""
+        try:
+            response = await self.model.generate(request)
+        except EndpointUnreachableError as exc:
+            check.unreachable(str(exc))
+            self.hits += 1
             return cached
-        self._live_served = response.served_model
+        if response.error is not None or response.text is None:
+            if response.error is not None and response.error.type in UNREACHABLE:
+                check.unreachable(f"{response.error.type}: {response.error.message}")
+            else:
+                check.give_back()
+            self.hits += 1
+            return cached
+        self._live_served = self._live_served or response.served_model
         differences = answer_differences(cached, response)
         if differences:
-            self.mismatch = cache_check_entry(self.identity, differences)
-        self.cache.put(key, response)
+            check.disagree(differences)
+        else:
+            check.agree()
+        self.cache.put(key, response, self._listed)
         return dataclasses.replace(response, cache_key=key)
 
     async def _live(self, request: Request, key: str) -> Response:
         response = await self.model.generate(request)
         if response.error is not None or response.text is None:
             return response
-        self.cache.put(key, response)
+        listed = await self._listed_now() if self.check is not None else None
+        self.cache.put(key, response, listed)
         return dataclasses.replace(response, cache_key=key)
 
     def forget(self, key: str | None) -> None:
@@ -194,59 +245,41 @@ class CachingModel:
             self.cache.delete(key)
 
     async def aclose(self) -> None:
+        if self._listing is not None and not self._listing.done():
+            self._listing.cancel()
         await self.model.aclose()
         self.cache.close()
 
 
-def answer_differences(cached: Response, live: Response) -> list[str]:
-    """What differs between a stored answer and the live one to the same deterministic
-    request: the text, and the served model / system fingerprint when both name one."""
-    found = []
-    for field_name, words in (("served_model", "served model"),
-                               ("system_fingerprint", "system fingerprint")):  # fmt: skip
-        old, new = getattr(cached, field_name), getattr(live, field_name)
-        if old is not None and new is not None and old != new:
-            found.append(f"{words} {old} → {new}")
-    if cached.text != live.text:
-        found.append("the answer to a deterministic request differs")
-    return found
-
-
-def cache_check_entry(identity: str, differences: list[str]) -> dict[str, Any]:
-    """The ``run.json["cache_checks"]`` entry of a failed live check."""
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    return {"checked": stamp, "identity": identity, "result": "mismatch",
-            "differences": differences}  # fmt: skip
-
-
 def cache_mismatch_line(mismatch: dict[str, Any]) -> str:
     """The one line a run or judge stage prints when its server no longer answers as cached."""
-    where = str(mismatch.get("identity") or "the server").removeprefix("endpoint=")
-    return (
-        f"warning: {where} no longer answers as its cached answers did "
-        f"({'; '.join(mismatch['differences'])}): its cache entries are not used for this run"
-    )
+    return cache_check_line({**mismatch, "result": "mismatch"}) or ""
 
 
-def with_cache(model: Model) -> Model:
-    """Wrap `model` in the response cache when its answers are reproducible and worth storing."""
+def with_cache(model: Model, checks: int | None = None) -> Model:
+    """Wrap `model` in the response cache when its answers are reproducible and worth storing;
+    a server's hits are checked by `checks` live asks (``cache_check``; 0: trusted unasked;
+    None: LIVE_CHECKS)."""
     if not model.deterministic or not getattr(model, "worth_caching", True):
         return model
-    return CachingModel(model, ResponseCache(cache_dir() / "responses.sqlite"))
+    cache = ResponseCache(cache_dir() / "responses.sqlite")
+    return CachingModel(model, cache, LIVE_CHECKS if checks is None else checks)
 
 
 @dataclass
 class CacheChecks:
-    """Where a failed live check of the response cache goes: one line, and
-    ``run.json["cache_checks"]`` (rewritten atomically)."""
+    """Where a process's live check of the response cache goes: ``run.json["cache_checks"]``
+    (rewritten atomically), and one line when the server changed or could not be asked."""
 
     store: Any
     """The run's ``RunStore`` (its ``run`` dict and folder)."""
     note: Callable[[str], None]
 
-    def record(self, mismatch: dict[str, Any] | None) -> None:
-        if not mismatch:
+    def record(self, entry: dict[str, Any] | None) -> None:
+        if not entry:
             return
-        self.note(cache_mismatch_line(mismatch))
-        self.store.run.setdefault("cache_checks", []).append(mismatch)
+        line = cache_check_line(entry)
+        if line:
+            self.note(line)
+        self.store.run.setdefault("cache_checks", []).append(entry)
         self.store.save_run()

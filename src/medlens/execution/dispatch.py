@@ -56,3 +56,17 @@ def dispatch_order(items: Sequence[Item], order: str = "image") -> list[Item]:
         key = image_key(item)
         groups.setdefault(position if key is None else key, []).append(item)
     return [item for group in groups.values() for item in group]
+
+
+def spread_first(items: Sequence[Item], count: int) -> list[Item]:
+    """`items` with `count` of them, evenly spaced over the list, moved to the front (in their
+    order): the cache's live checks (``cache_check``) then come from every part of the run
+    (other images, departments, question kinds) rather than one image's questions, and are
+    over before the rest is answered. Records and scores do not depend on the order."""
+    if count <= 0 or len(items) <= count:
+        return list(items)
+    step = len(items) / count
+    chosen = {int(index * step) for index in range(count)}
+    return [items[i] for i in sorted(chosen)] + [
+        item for i, item in enumerate(items) if i not in chosen
+    ]

@@ -15,13 +15,15 @@ from typing import Any
 
 from medlens.core.errors import MedlensError, SpecError
 from medlens.core.extras import check_run_extras
-from medlens.core.items import Benchmark, BenchmarkInfo, Item, describe
+from medlens.core.fingerprint import describe
+from medlens.core.items import Benchmark, BenchmarkInfo, Item
 from medlens.core.model_info import parse_model_info
 from medlens.core.records import Record
 from medlens.core.specs import Spec
+from medlens.execution.batches import BatchPlanner, ask_in_batches
 from medlens.execution.cache import CacheChecks, with_cache
 from medlens.execution.collector import collector_paused, loaded_objects_frozen
-from medlens.execution.dispatch import dispatch_order
+from medlens.execution.dispatch import dispatch_order, spread_first
 from medlens.execution.execute import run_local
 from medlens.execution.exemplars import Exemplars, load_exemplars, require_reasoning
 from medlens.execution.generation import generation_record, record_backend
@@ -205,7 +207,15 @@ def strategy_spec(strategy: Strategy, exemplars: Exemplars | None) -> dict[str, 
     """The strategy as recorded in the run spec, with the exemplars' spec and ids."""
     recorded: dict[str, Any] = {"name": strategy.text}
     if exemplars is not None:
-        recorded["exemplars"] = {"spec": exemplars.spec, "ids": exemplars.ids()}
+        from medlens.core.fingerprint import items_content_hash
+
+        chosen = {e.id: e for group in exemplars.by_group.values() for e in group}
+        recorded["exemplars"] = {
+            "spec": exemplars.spec,
+            "ids": exemplars.ids(),
+            # the exemplars' questions, answers and image bytes: a changed pool is another run
+            "content_hash": items_content_hash(chosen[i] for i in sorted(chosen)),
+        }
     return recorded
 
 
@@ -216,10 +226,14 @@ def evaluate(
     on_note: Callable[[str], None] | None = None,
     *,
     loaded: LoadedBenchmark | None = None,
+    planner: BatchPlanner | None = None,
 ) -> RunOutcome:
     """Run (or resume) an evaluation; returns its finished store. Its results are derived
     from the run directory by whoever asks for them (``analysis.artifacts``), once the lock is
     released.
+
+    With a `planner` the run is adaptive: items are asked in the planner's batches
+    (:mod:`medlens.execution.batches`) instead of all of them.
 
     Order: everything that can refuse (bad input, another spec, another writer) happens before
     the run directory is touched; the lock is held from opening the store to its last record.
@@ -232,6 +246,8 @@ def evaluate(
     from medlens.runs.lock import RunLockedError, hold_run_lock, lock_holder
 
     validate(options)
+    if planner is not None:
+        check_adaptive_options(options)
     path = run_dir_of(options)
     holder = lock_holder(path)  # refuse before loading a benchmark or a model for nothing
     if holder:
@@ -239,6 +255,9 @@ def evaluate(
             f"{path} is being written by {holder}; wait for it to finish or use another --name"
         )
     spec, items, model, settings, probe = prepare(options, loaded=loaded)
+    if planner is not None:
+        planner.check(items, spec["benchmark"])  # before anything is written
+        spec["adaptive"] = planner.spec
     check_same_spec(path, spec)
     out_existed, run_existed = options.out.exists(), path.exists()
     note = on_note or (lambda message: None)
@@ -252,6 +271,7 @@ def evaluate(
                 items,
                 (model, settings, probe),
                 (on_start, on_progress, note),
+                planner,
             )
     except MedlensError as exc:
         if not isinstance(exc, RunLockedError) and not run_existed:
@@ -278,6 +298,7 @@ def _evaluate_locked(
     callbacks: tuple[
         Callable[[int, int], None] | None, Callable[[Record], None] | None, Callable[[str], None]
     ],
+    planner: BatchPlanner | None = None,
 ) -> RunOutcome:
     from medlens.execution.components import record_components, run_components
     from medlens.runs.provenance import record_benchmark_source, stamp_run
@@ -306,16 +327,24 @@ def _evaluate_locked(
         if not options.cache:  # --no-cache asks the model again for answers the cache gave
             done -= {rid for rid, record in store.records().items() if record.get("cached")}
         todo = dispatch_order([item for item in selected if item.id not in done], options.order)
+        if options.cache and getattr(model, "reports_served_model", False):
+            todo = spread_first(todo, options.cache_check)  # the live checks of cache hits
         if on_start:
-            on_start(len(selected), len(selected) - len(todo))
+            total = len(selected) if planner is None else planner.total(len(items))
+            on_start(total, len(selected) - len(todo) if planner is None else len(done))
 
         def on_record(record: Record) -> None:
             store.append(record)
             if on_progress:
                 on_progress(record)
 
-        if todo:
-            checks = CacheChecks(store, note)
+        checks = CacheChecks(store, note)
+        if planner is not None:
+            work = _execute_batches(
+                planner, store, items, (model, settings, probe), options, (on_record, checks)
+            )
+            asyncio.run(with_checkpoints(work, store.flush, RECORD_INTERVAL))
+        elif todo:
             work = _execute(todo, items, model, settings, probe, options, (on_record, checks))
             asyncio.run(with_checkpoints(work, store.flush, RECORD_INTERVAL))
     finally:
@@ -323,7 +352,8 @@ def _evaluate_locked(
         store.compact_if_needed()  # retried items: keep each item's latest record once
     if redraw_in_document_order(store.records(), items, options.extract):
         store.compact()
-    return RunOutcome(store, done_before=len(done), ran=len(todo))
+    ran = len(todo) if planner is None else len(store.done_ids()) - len(done)
+    return RunOutcome(store, done_before=len(done), ran=ran)
 
 
 async def with_checkpoints(
@@ -343,6 +373,50 @@ async def with_checkpoints(
         await work
     finally:
         ticker.cancel()
+
+
+def check_adaptive_options(options: RunOptions) -> None:
+    """An adaptive run draws from every item of the benchmark its bank was fitted on, with the
+    model's own answers, on this machine."""
+    narrowing = {"--limit": options.limit, "--where": options.where, "--sample": options.sample,
+                 "--exclude": options.exclude, "--probe": options.probe}  # fmt: skip
+    for flag, value in narrowing.items():
+        if value is not None:
+            raise SpecError(
+                f"{flag}: an adaptive run draws from every item of the benchmark (the bank's and "
+                f"the baseline's population); leave {flag} out"
+            )
+    if options.executor != "local":
+        raise SpecError("--executor ray: an adaptive run asks its batches on the local executor")
+
+
+async def _execute_batches(
+    planner: BatchPlanner,
+    store: RunStore,
+    items: list[Item],
+    backend: tuple[Any, RunSettings, Any],
+    options: RunOptions,
+    callbacks: tuple[Callable[[Record], None], CacheChecks],
+) -> None:
+    """The planner's batches, one after another, through one model connection."""
+    model, settings, probe = backend
+    on_record, checks = callbacks
+    wrapped = with_cache(model) if options.cache else model
+
+    async def ask(batch: list[Item]) -> None:
+        await run_local(dispatch_order(batch, options.order), wrapped, settings, on_record, probe)
+        store.flush()
+
+    def save_design(design: dict[str, Any]) -> None:
+        store.run["adaptive"] = design
+        store.save_run()
+
+    try:
+        await ask_in_batches(planner, store.records, items, ask, options.concurrency, save_design,
+                             store.run.get("adaptive"))  # fmt: skip
+    finally:
+        checks.record(getattr(wrapped, "mismatch", None))
+        await wrapped.aclose()
 
 
 async def _execute(
@@ -370,11 +444,11 @@ async def _execute(
             cache=options.cache,
         )
         return
-    wrapped = with_cache(model) if options.cache else model
+    wrapped = with_cache(model, options.cache_check) if options.cache else model
     if settings.manual is not None:  # entered by hand: never asked, never cached
         wrapped = WithManualAnswers(wrapped, settings.manual)
     try:
         await run_local(todo, wrapped, settings, on_record, probe)
     finally:
-        checks.record(getattr(wrapped, "mismatch", None))
+        checks.record(getattr(wrapped, "check_entry", None))
         await wrapped.aclose()

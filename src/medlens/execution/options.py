@@ -14,6 +14,7 @@ from medlens.core.limits import check_calls_per_item
 from medlens.core.model_info import parse_model_info
 from medlens.core.names import check_folder_name
 from medlens.core.specs import Spec
+from medlens.execution.cache_check import LIVE_CHECKS
 from medlens.execution.dispatch import check_order
 from medlens.execution.manual import check_executor
 from medlens.execution.open_form import check_rewrite
@@ -49,6 +50,8 @@ class RunOptions:
     executor: str = "local"
     ray_address: str | None = None
     cache: bool = True
+    cache_check: int = LIVE_CHECKS
+    """Cache hits of a server asked live before the cache answers (``cache_check``; 0: none)."""
     strategy: Strategy = ZERO_SHOT
     """``zero-shot|few-shot:K|cot|self-consistency:K|ensemble-refinement:K``, joined by ``+``."""
     exemplars: Spec | None = None
@@ -113,6 +116,11 @@ def validate(options: RunOptions) -> None:
         raise SpecError(f"--executor {options.executor!r}: expected one of {', '.join(EXECUTORS)}")
     if options.concurrency < 1:
         raise SpecError("--concurrency must be at least 1")
+    if options.cache_check < 0:
+        raise SpecError(
+            f"--cache-check {options.cache_check}: the number of cache hits asked live, at "
+            f"least 0 (default {LIVE_CHECKS}; 0 trusts the cache unasked)"
+        )
     if options.concurrency > MAX_CONCURRENCY:
         raise SpecError(
             f"--concurrency {options.concurrency}: at most {MAX_CONCURRENCY} requests in flight"

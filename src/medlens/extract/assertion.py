@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from medlens.extract.containers import sentences
 from medlens.extract.normalise import normalize_answer
-from medlens.extract.polarity import HEDGE
+from medlens.extract.polarity import hedges
 from medlens.extract.vocabulary import Vocabulary, active_vocabulary
 
 
@@ -99,6 +99,9 @@ def asserts_gold(predicted: str, gold: str, vocabulary: Vocabulary | None = None
     if not parts:
         return Assertion(False, "not_stated")
     said = [tokens_of(s) for s in sentences(predicted) if not s.rstrip().endswith("?")]
+    whole_gold = tuple(tokens_of(gold))
+    if len(parts) > 1 and any(_spans(words, [_Form(whole_gold, None)]) for words in said):
+        parts = [[_Form(whole_gold, None)]]  # a caption with "and" or "no" in it, said whole
     verdicts = [_stated(part, said, parts, predicted) for part in parts]
     failed = next((v for v in verdicts if not v.credited), None)
     if failed is not None:
@@ -141,7 +144,9 @@ def _stated(
 ) -> Assertion:
     """The first clean statement of one gold part, else the reason none is clean."""
     reasons = []
-    hedged = [bool(HEDGE.search(s)) for s in sentences(text) if not s.rstrip().endswith("?")]
+    hedged = [
+        hedges(_without_forms(s, forms)) for s in sentences(text) if not s.rstrip().endswith("?")
+    ]
     for index, words in enumerate(said):
         gold_spans = _spans(words, [f for part in parts for f in part])
         for start, end, form in _spans(words, forms):
@@ -154,6 +159,15 @@ def _stated(
     if not reasons and any(_spans(tokens_of(text), forms)):
         return Assertion(False, "question")
     return Assertion(False, reasons[0] if reasons else "not_stated")
+
+
+def _without_forms(sentence: str, forms: list[_Form]) -> str:
+    """`sentence` without the gold's own words: "probably" inside a gold caption ("opened muscle
+    probably psoas …", PathVQA) is the gold's, not a hedge of the answer."""
+    for form in forms:
+        words = r"\W+".join(re.escape(token) for token in form.tokens)
+        sentence = re.sub(rf"\b{words}\b", " ", sentence, flags=re.I)
+    return sentence
 
 
 def _named(form: _Form, own: _Form) -> str:

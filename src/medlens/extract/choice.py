@@ -15,10 +15,21 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from medlens.extract.conclusions import concluding_sentence, hedged, negative_question
+from medlens.extract.conclusions import (
+    concluding_sentence,
+    echoes_options,
+    hedged,
+    negative_question,
+)
 from medlens.extract.containers import container_levels, normalize_output, sentences
 from medlens.extract.extraction import Extraction
 from medlens.extract.mentions import Mention, find_mentions, negated_after, positive_letters
+from medlens.extract.option_lines import (
+    DELIMITED,
+    closing_option_line,
+    is_bare_line,
+    line_letter,
+)
 from medlens.extract.propositions import _stem
 from medlens.extract.refusal import is_refusal
 
@@ -51,12 +62,6 @@ _SEPARATOR = re.compile(
     re.I,
 )
 _PACKED = re.compile(r"([A-Z]{2,10})(?![A-Za-z0-9])")
-_DELIMITED = re.compile(
-    r"^(?:\s*$|[.):：,;!。，]|\s*[-–—]|\s*\n|\s*(?:选项|项|是|为|正确)"
-    r"|\s+(?:because|since|as|given|due|is|was|would|seems|appears|fits|matches)\b)"
-)
-"""What may follow a letter that is an answer: punctuation, its option text (checked apart),
-a reason ("D because …"), or nothing. "A 45-year-old", "A normal fundus" are English."""
 _HEDGE_TAIL = re.compile(
     r"[^.\n]*?\b(?:or\s+(?:possibly|perhaps|maybe|probably)|could\s+also\s+be|might\s+also\s+be|"
     r"may\s+also\s+be|alternatively|or\s+else)\b[^.\n]*?\b(?:option\s+)?\(?((?-i:[A-Z]))\b",
@@ -76,13 +81,9 @@ _ONLY_POSSIBLE = re.compile(
 )
 """Letters offered as possibilities ("Both B and C are possible") are a hedge, not an answer."""
 _BULLET = re.compile(r"^(?:[-*•]\s+|\d+[.)]\s+)")
-_CLOSING_LETTER = re.compile(r"(?:[:：]|\b(?:is|be|was|are)\b)\s*[(\[]?([A-Z])[)\]]?[.!。]?\s*$")
-"""A closing "…based on the image: B" or "… so the treatment is B." states the answer last."""
-_LINE_REF = re.compile(
-    r"^\s*(?:[-*•]\s*|\d+[.)]\s*)?(?:options?\s+|选项\s*)?[(\[]?([A-Za-z])[)\]]?"
-    r"(?=[.):：]|\s*[-–—]|\s*$|\s+\S)(.*)$",
-    re.I,
-)
+_CLOSING_LETTER = re.compile(r"(?:[:：?？]|\b(?:is|be|was|are)\b)\s*[(\[]?([A-Z])[)\]]?[.!。]?\s*$")
+"""A closing "…based on the image: B", "… so the treatment is B." or "…in this patient? A"
+(the question restated, then its answer) states the answer last."""
 
 
 def extract_choice(
@@ -97,16 +98,18 @@ def extract_choice(
     if bare and bare.group(1).upper() in options:  # the common case, without the hierarchy
         return Extraction(bare.group(1).upper(), "ok", "bare_letter")
     negative = negative_question(question)
-    for rule in (_from_containers, _from_affirmation):
-        found = rule(cleaned, options, multi)
-        if found is not None:
-            return found
-    found = _from_conclusion(cleaned, options, multi, negative)
+    found = _from_containers(cleaned, options, multi)
+    if found is None and not (negative and not _NAMES_AN_ANSWER.search(cleaned)):
+        found = _from_affirmation(cleaned, options, multi)  # "C: Yes, it can" answers no NOT
+    if found is None:
+        found = _from_conclusion(cleaned, options, multi, negative)
     if found is None:
         found = _from_leading(cleaned, options, multi, negative)
     if found is not None:
         return found
-    found = _from_mentions(cleaned, options, multi)
+    if echoes_options(cleaned, options):  # the options listed on a line: none chosen
+        return Extraction(None, "unparsed", "echoed_options")
+    found = _from_mentions(cleaned, options, multi, negative)
     if found is not None and found.status == "ok":
         return found
     if is_refusal(cleaned):
@@ -226,7 +229,7 @@ def _is_letter_token(body: str, match: re.Match[str], options: Mapping[str, str]
     rest = body[match.end() :]
     if re.match(r"\.[a-z]\.", rest):
         return False
-    if letter.isupper() or wrapped or _DELIMITED.match(rest):
+    if letter.isupper() or wrapped or DELIMITED.match(rest):
         return True
     if letter in "ai":
         option = options.get(letter.upper(), "").strip().lower()
@@ -290,9 +293,12 @@ def _from_conclusion(
     "So", "Based on the findings,", "所以": ``conclusions``); a hedged one commits to nothing.
     To a `negative` question the one option it names is the answer, negated or not ("So, optic
     atrophy is not seen in Polypoidal choroidal vasculopathy (D).")."""
-    closing = _CLOSING_LETTER.search(text)
+    closing = _CLOSING_LETTER.search(text.rstrip()[-24:])  # end-anchored: a short tail
     if closing and closing.group(1) in options:
         return Extraction(closing.group(1), "ok", "conclusion")
+    last = closing_option_line(text, options)
+    if last is not None:
+        return Extraction(last, "ok", "conclusion")
     rest = concluding_sentence(text)
     if rest is None:
         return None
@@ -322,7 +328,7 @@ def _from_leading(
     listed = _letters_at_start(first, options)
     if listed is None or not listed.letters:
         return None
-    if not _opens_with_answer(first, listed):
+    if not _opens_with_answer(first, listed) or echoes_options(text, options):
         return None
     if not negative and negated_after(first[listed.end :]):
         # "C is incorrect. …" names C to reject it: only the other options can be the answer.
@@ -332,11 +338,11 @@ def _from_leading(
         )
     if _ONLY_POSSIBLE.match(first, listed.end):
         return Extraction(None, "unparsed", "leading_letter:ambiguous")
-    line_letters = [_line_letter(line, options) for line in lines[1:]]
+    line_letters = [line_letter(line, options) for line in lines[1:]]
     later = {letter for letter in line_letters if letter}
     if not later:
         return _decide(listed, "leading_letter", multi)
-    if all(line_letters) and all(_is_bare_line(line, options) for line in lines):
+    if all(line_letters) and all(is_bare_line(line, options) for line in lines):
         return _decide(Reading((*listed.letters, *sorted(later))), "option_lines", multi)
     return None
 
@@ -348,33 +354,24 @@ def _opens_with_answer(line: str, listed: Reading) -> bool:
     if len(listed.letters) > 1 or token is None:
         return True
     wrapped = bool(token.group(1) or token.group(3))
-    return wrapped or listed.end > token.end() or bool(_DELIMITED.match(line[token.end() :]))
+    return wrapped or listed.end > token.end() or bool(DELIMITED.match(line[token.end() :]))
 
 
-def _line_letter(line: str, options: Mapping[str, str]) -> str | None:
-    match = _LINE_REF.match(line)
-    if match is None or match.group(1).upper() not in options:
-        return None
-    letter, rest = match.group(1).upper(), match.group(2)
-    if _DELIMITED.match(rest) or rest.strip().lower().startswith(options[letter].strip().lower()):
-        return letter
-    return None
+_NAMES_AN_ANSWER = re.compile(r"\b(?:correct|answer|best|my)\b", re.I)
 
 
-def _is_bare_line(line: str, options: Mapping[str, str]) -> bool:
-    """A line that is only a letter, possibly with its option text."""
-    match = _LINE_REF.match(line)
-    if match is None:
-        return False
-    letter = match.group(1).upper()
-    rest = match.group(2).strip().strip(".):：-–— ").strip().lower().rstrip(".")
-    return not rest or rest == options.get(letter, "").strip().lower().rstrip(".")
-
-
-def _from_mentions(text: str, options: Mapping[str, str], multi: bool) -> Extraction | None:
-    """Options mentioned anywhere and not negated; the weakest rule, so ambiguity is common."""
+def _from_mentions(
+    text: str, options: Mapping[str, str], multi: bool, negative: bool = False
+) -> Extraction | None:
+    """Options mentioned anywhere and not negated; the weakest rule, so ambiguity is common.
+    To a `negative` question the one option said not to be so is the answer ("the tests that
+    should be done are … However, a lumbar puncture should not be done.")."""
     mentions = mentions_of(text, options)
     letters = positive_letters(mentions)
+    if negative:
+        refused = {m.letter for m in mentions} - letters
+        if refused:
+            return _decide(Reading(tuple(sorted(refused))), "negated_option", multi)
     if not letters:
         return None
     by_text_only = all(m.by_text for m in mentions if m.letter in letters)

@@ -6,6 +6,8 @@
   follows ("…the strongest predisposing factor is:\\n\\nD) Maternal diabetes").
 - **Hedged conclusion**: "Therefore, it is possible that the B pattern belongs to REM sleep."
   commits to nothing.
+- **Echoed options**: "A: Defect in WASP gene B: Defect in ATM gene C: Adenosine deaminase
+  deficiency …" lists the options (three or more labels in order), it chooses none of them.
 - **Negative question** ("Which of the following is NOT true …", "All are causes … except"):
   an answer that names an option and says it is not so ("A) Alzheimer's disease is not a cause
   of subcortical dementia") restates the question, it does not reject the option.
@@ -14,6 +16,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from medlens.extract.containers import sentences
 
@@ -67,3 +70,20 @@ def negative_question(question: str) -> bool:
     parts = sentences(question)
     asking = [part for part in parts if "?" in part or "？" in part] or parts[-1:]
     return bool(asking) and _NEGATIVE_QUESTION.search(asking[-1]) is not None
+
+
+_LABEL = re.compile(r"(?:^|(?<=\s))([A-Z])[:)]\s")
+
+
+def echoes_options(text: str, options: Mapping[str, str]) -> bool:
+    """Three or more option labels in order on one line ("A: … B: … C: …", "B) … C) … D) …")."""
+    order = {letter: place for place, letter in enumerate(options)}
+    for line in text.splitlines():
+        run, last = 0, -2
+        for match in _LABEL.finditer(line):
+            place = order.get(match.group(1), -2)
+            run = run + 1 if place >= 0 and place == last + 1 else int(place >= 0)
+            last = place
+            if run >= 3:
+                return True
+    return False

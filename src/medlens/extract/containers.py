@@ -74,7 +74,8 @@ _ANSWER_PHRASE = re.compile(
     r"\b(?:answers?|options?|choices?|diagnosis|response|selection)\s+(?:is|are|would\s+be|"
     r"should\s+be|will\s+be|must\s+be|has\s+to\s+be|seems\s+to\s+be|appears\s+to\s+be|=)\b\s*:?"
     r"|\b(?:answer|ans)\s*(?:[:=]|-(?=\s))"
-    r"|\banswer\s+(?=\(?[A-Z]\b)",
+    r"|\banswer\s+(?=\(?[A-Z]\b)"
+    r"|\banswer\s+to\s+(?:the|this|our)\s+(?:[\w-]+\s+){0,2}?question\s+(?:is|would\s+be)\b\s*:?",
     re.I,
 )
 _CHOOSE_PHRASE = re.compile(
@@ -86,6 +87,7 @@ _CHOOSE_PHRASE = re.compile(
     r"I'd\s+say|I\s+(?:think|believe)\s+it(?:'s|’s|\s+is))\s+(?=(?-i:\(?[A-Z])\b)",
     re.I,
 )
+_LETTERED = r"(?:option\s+)?\(?(?-i:[A-Z])(?:[).:,]|\s*$)"
 _COMMITMENT = re.compile(
     # "the most likely cause is: C)", "the best explanation is option C", "that leaves C": a
     # reasoning output's closing commitment, read like "the answer is".
@@ -95,7 +97,12 @@ _COMMITMENT = re.compile(
     r"consistent|common|important|suitable|effective|useful|indicated|avoided|used|performed|"
     r"recommended|preferred)|best(?:-\w+)?|likeliest|strongest|greatest|correct|underlying)"
     r"\s+(?:[\w'’-]+\s+){0,10}?(?:is|are|would\s+be|=)\b\s*:?"
-    r"|\b(?:that|this|which)\s+leaves(?:\s+(?:us\s+with|only))?\b\s*:?",
+    r"|\b(?:that|this|which)\s+leaves(?:\s+(?:us\s+with|only))?\b\s*:?"
+    # "The test that should not be done in this situation is B) …", "The one that does not
+    # increase the risk … is option A", "… most closely described by B) First pass effect":
+    # only before a lettered option.
+    r"|\b(?:that|which)\s+(?:[\w'’-]+\s+){0,14}?(?:is|are)\s*:?\s*(?=" + _LETTERED + ")"
+    r"|\b(?:described|represented|explained|matched)\s+by\s*(?=" + _LETTERED + ")",
     re.I,
 )
 _ZH_ANSWER = re.compile(
@@ -116,7 +123,22 @@ _PHRASE_RULES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
     (
         "commitment",
         _COMMITMENT,
-        ("most", "best", "likeliest", "strongest", "greatest", "correct", "underlying", "leaves"),
+        (
+            "most",
+            "best",
+            "likeliest",
+            "strongest",
+            "greatest",
+            "correct",
+            "underlying",
+            "leaves",
+            "that",
+            "which",
+            "described",
+            "represented",
+            "explained",
+            "matched",
+        ),
     ),
     (
         "choose_phrase",
@@ -136,7 +158,11 @@ _PHRASE_STARTS: dict[str, re.Pattern[str]] = {
     for method, words in (
         ("final_answer", "final"),
         ("answer_phrase", "ans option choice diagnosis response selection"),
-        ("commitment", "most best likeliest strongest greatest correct underlying that this which"),
+        (
+            "commitment",
+            "most best likeliest strongest greatest correct underlying that this which described "
+            "represented explained matched",
+        ),
         ("choose_phrase", "i my we"),
     )
 }

@@ -56,6 +56,9 @@ _MORE_LETTERS = rf"(?:{_LIST_NEXT})*"
 _POST_NEGATION = re.compile(
     rf"^[\s\"')\]]*(?:\([A-Z]\)\s*)?{_MORE_LETTERS}[,:\-–—]?\s*(?:"
     rf"{_VERB}\s*(?:also\s+)?not\b"
+    # "a lumbar puncture should not be done", "RNA editing does not occur …"
+    r"|(?:should|must|need|needs|does|do|did|would|will)\s+not\b|(?:should|must|does|do|did|"
+    r"would|wo)n['’]t\b"
     rf"|(?:{_VERB}\s*)?(?:also\s+)?(?:incorrect|wrong|unlikely|less\s+likely|excluded|"
     r"ruled\s+out|false|inappropriate|eliminated)"
     # A verbless "not" negates the mention only when nothing else follows it: in "drusen,

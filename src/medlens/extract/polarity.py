@@ -36,8 +36,9 @@ import functools
 import re
 from dataclasses import dataclass
 
+from medlens.extract.concepts import concepts_in
+from medlens.extract.negation import NEGATED, NEGATED_PHRASE, double_negations, head
 from medlens.extract.propositions import _CLAUSE, _content_words, _stem
-from medlens.extract.vocabulary import active_vocabulary
 
 COMPLEMENTARY_PAIRS: tuple[tuple[str, str], ...] = (
     ("normal", "abnormal"),
@@ -105,11 +106,22 @@ HEDGE = re.compile(
 )
 """Uncertainty about a finding: such a statement is neither yes nor no."""
 
-_NEGATED = re.compile(
-    r"\b(?:no|not|without|none|neither|nor|never|absent|absence|negative|lacks?|lacking|"
-    r"free\s+of|clear\s+of|rules?\s+out|ruled\s+out)\b|n['’]t\b",
-    re.I,
-)
+
+def hedges(text: str, question: str = "") -> bool:
+    """`text` hedges, in words of its own: "probably" restating a question that says "opened
+    muscle probably psoas" (a PathVQA caption) is the question's, not a hedge — the hedge with
+    the words either side of it is judged against the question."""
+    asked = " ".join(_WORDS.findall(question.lower()))
+    for match in HEDGE.finditer(text):
+        before = _WORDS.findall(text[max(0, match.start() - 40) : match.start()].lower())[-1:]
+        after = _WORDS.findall(text[match.end() : match.end() + 40].lower())[:1]
+        quoted = " ".join([*before, *_WORDS.findall(match.group(0).lower()), *after])
+        if not asked or quoted not in asked:
+            return True
+    return False
+
+
+_WORDS = re.compile(r"[a-z0-9']+")
 
 
 def _stems(text: str) -> frozenset[str]:
@@ -149,6 +161,11 @@ class Question:
     sides: frozenset[str]
     concepts: frozenset[tuple[str, str]] = frozenset()
     """(axis, canonical) of the vocabulary values the question names (modality, region …)."""
+    identity: bool = False
+    """The question asks what the image is ("Is this a CT?", "Is the patient female?")."""
+    negated_phrases: frozenset[str] = frozenset()
+    """Negations inside what the question asks about ("renal facies no neck"): a clause that
+    repeats one does not negate the answer."""
 
 
 def readable(question: str) -> bool:
@@ -165,33 +182,48 @@ def parse_question(question: str) -> Question:
     question = _THAN_NORMAL.sub(" ", question)
     found = terms_in(question)
     term = next((t for t in found if t not in _ASSERTION_TERMS), None)
-    negation = _NEGATED.search(_double_negations(question))
+    negation = NEGATED.search(head(double_negations(question)))
     negated = bool(negation) != ("absent" in found and term is None)
     words = frozenset(_words_without_terms(question)) - _QUESTION_FILLER - _GENERIC
     sides = frozenset(w for w in words if w in _SIDES)
-    return Question(_sense(term), negated, words - sides, sides, concepts_in(question))
+    identity = _IDENTITY.match(question) is not None
+    phrases = frozenset(m.group(0).lower() for m in NEGATED_PHRASE.finditer(question))
+    concepts = concepts_in(question)
+    return Question(_sense(term), negated, words - sides, sides, concepts, identity, phrases)
 
 
-_ALTERNATIVE_AXES = ("modality", "plane", "body_region", "organ", "sex")
-"""Axes whose values exclude each other: "a CT of the head" is not about the abdomen."""
-_NGRAM_WORD = re.compile(r"[a-z0-9]+")
+def _without_asked(clause: str, asked: Question) -> str:
+    """`clause` without the negations the question itself holds ("… renal facies no neck")."""
+    if not asked.negated_phrases:
+        return clause
+    return NEGATED_PHRASE.sub(
+        lambda m: " " if m.group(0).lower() in asked.negated_phrases else m.group(0), clause
+    )
 
 
-def concepts_in(text: str, axes: tuple[str, ...] = _ALTERNATIVE_AXES) -> frozenset[tuple[str, str]]:
-    """(axis, canonical) of every vocabulary value of `axes` named in `text` (1–4-word
-    phrases)."""
-    vocabulary = active_vocabulary()
-    words = [w for w in _NGRAM_WORD.findall(text.lower()) if w not in ("a", "an", "the")]
-    firsts = vocabulary.first_words
-    found = set()
-    for start, word in enumerate(words):
-        if word not in firsts:  # most words start no vocabulary term: one set lookup
-            continue
-        for width in (1, 2, 3, 4):
-            concept = vocabulary.by_key.get(" ".join(words[start : start + width]))
-            if concept is not None and concept[0] in axes:
-                found.add(concept[:2])
-    return frozenset(found)
+_IDENTITY = re.compile(
+    r"^\W*(?:is|was|are)\s+(?:this|it|the\s+(?:image|scan|picture|study|film|patient)|this\s+"
+    r"(?:image|scan|picture|study|film|patient))\b|^\W*(?:was|is)\s+(?:this|the)\s+(?:image|scan)"
+    r"\s+(?:taken|obtained|acquired)\b",
+    re.I,
+)
+_ONE_PER_IMAGE = frozenset({"modality", "plane", "sex", "body_region"})
+
+
+def _identity_reading(
+    clause: str, asked: Question, negated: bool
+) -> tuple[bool, str | None] | None:
+    """To "Is this a CT?": "This is a computed tomography image." is yes, "This is an MRI." is
+    no (an image has one modality, plane, sex, region); None when the clause names neither."""
+    axes = {axis for axis, _ in asked.concepts if axis in _ONE_PER_IMAGE}
+    if not asked.identity or not axes:
+        return None
+    said = {concept for concept in concepts_in(clause) if concept[0] in axes}
+    if said - asked.concepts:
+        return True, None if negated else _answer(affirmed=False, question_negated=asked.negated)
+    if said:  # "This is a CT scan." to "Is this a CT of the abdomen?": the region unsaid
+        return True, _answer(affirmed=not negated, question_negated=asked.negated)
+    return None
 
 
 def _names_an_alternative(clause: str, asked: Question) -> bool:
@@ -219,7 +251,7 @@ def _sense(term: str | None) -> str | None:
 
 
 def _words_without_terms(text: str) -> list[str]:
-    return [w for w in _content_words(_ANY_TERM.sub(" ", text)) if not _NEGATED.fullmatch(w)]
+    return [w for w in _content_words(_ANY_TERM.sub(" ", text)) if not NEGATED.fullmatch(w)]
 
 
 @dataclass(frozen=True)
@@ -237,9 +269,9 @@ def read_statement(text: str, question: str) -> Reading:
     asked = parse_question(question)
     readings: set[str] = set()
     hedged = False
-    for clause in clauses(text):
+    for clause in clauses(text, commas="," not in question):
         about, reading = read_clause(clause, asked)
-        hedge = HEDGE.search(clause) is not None
+        hedge = hedges(clause, question)
         if hedge and (about or _ANAPHORA.search(clause)):  # "… a small one cannot be excluded"
             hedged = True
         elif about and not hedge and reading is not None:
@@ -253,9 +285,17 @@ def read_statement(text: str, question: str) -> Reading:
     return Reading(None, "other_proposition")
 
 
-def clauses(text: str) -> list[str]:
+_CLAUSE_BUT_COMMA = re.compile(
+    r"[;:()]|\s[-–—]\s|\b(?:but|however|whereas|while|although|though|yet|except)\b", re.I
+)
+
+
+def clauses(text: str, commas: bool = True) -> list[str]:
+    """Clauses of `text`; not split at commas when the question itself has them ("does
+    sectioned surface show circumscribed, dark tan, haemorrhagic and necrotic tumour?")."""
+    splitter = _CLAUSE if commas else _CLAUSE_BUT_COMMA
     parts = re.split(r"(?<=[.!?;])\s+|\n+", text)
-    return [c.strip() for part in parts for c in _CLAUSE.split(part) if c and c.strip()]
+    return [c.strip() for part in parts for c in splitter.split(part) if c and c.strip()]
 
 
 def read_clause(clause: str, asked: Question) -> tuple[bool, str | None]:
@@ -266,9 +306,12 @@ def read_clause(clause: str, asked: Question) -> tuple[bool, str | None]:
     words = set(_words_without_terms(clause))
     if words & ({_SIDES[side] for side in asked.sides} - asked.sides):
         return False, None  # the other side: another proposition
+    negated = bool(NEGATED.search(double_negations(_without_asked(clause, asked))))
+    identified = _identity_reading(clause, asked, negated)
+    if identified is not None:
+        return identified
     if _names_an_alternative(clause, asked):
         return False, None  # another modality, region, organ …: another proposition
-    negated = bool(_NEGATED.search(_double_negations(clause)))
     own = words - asked.words - _GENERIC - asked.sides
     if asked.term is not None:
         return _read_term_clause(clause, asked, named, words, own, negated)
@@ -308,17 +351,6 @@ def _read_term_clause(
     return False, None
 
 
-_NOT_NORMAL = re.compile(r"\bnot\s+normal\b(?![\s-]+sized?\b|\s+in\s+size)", re.I)
-""" "not normal" is read as the term *abnormal*: its "not" negates nothing else."""
-_NOT_ABSENT = re.compile(r"\bnot\s+(?:be\s+)?absent\b", re.I)
-
-
-def _double_negations(clause: str) -> str:
-    """ "not normal" is the term *abnormal* and "not absent" means present: neither "not"
-    negates the clause."""
-    return _NOT_ABSENT.sub("present", _NOT_NORMAL.sub("abnormal", clause))
-
-
 _GENERIC_TERMS = ("normal", "abnormal")
 _ANAPHORA = re.compile(r"\b(?:it|this|that|they|there|one|such)\b", re.I)
 _FINDING = re.compile(
@@ -341,6 +373,7 @@ __all__ = [
     "Question",
     "Reading",
     "clauses",
+    "hedges",
     "parse_question",
     "read_clause",
     "read_statement",

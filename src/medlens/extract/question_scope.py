@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import re
 
+from medlens.extract.concepts import concepts_in
 from medlens.extract.normalise import normalize_answer
-from medlens.extract.polarity import concepts_in
 
 _ASKS_MODALITY = re.compile(
     r"\b(?:modality|modalities|type\s+of\s+(?:image|imaging|scan|study|film|radiograph)|"

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from medlens.extract.choice import extract_choice
 from medlens.extract.containers import Span, container_levels, normalize_output, sentences
 from medlens.extract.extraction import Extraction
-from medlens.extract.polarity import HEDGE, read_statement, readable
+from medlens.extract.polarity import hedges, read_statement, readable
 from medlens.extract.propositions import (
     affirmations_as_certainly,
     difference_against_sameness,
@@ -214,7 +214,8 @@ def _from_container_checked(text: str, question: str) -> tuple[str | None, str] 
     if found is None:
         return None
     word, span = found
-    return (None, f"{span.method}:hedge") if HEDGE.search(span.text) else (word, span.method)
+    hedged = hedges(span.text, question)
+    return (None, f"{span.method}:hedge") if hedged else (word, span.method)
 
 
 def _from_leading_word_checked(text: str, question: str) -> tuple[str | None, str] | None:
@@ -223,7 +224,7 @@ def _from_leading_word_checked(text: str, question: str) -> tuple[str | None, st
     found = _from_leading_word(text, question)
     if found is None or found == _DECLINED or found[0] is None or found[0] == "maybe":
         return found
-    if HEDGE.search(sentences(text)[0]):
+    if hedges(sentences(text)[0], question):
         return None, "leading_word:hedge"
     stated = read_statement(text, question)
     if stated.answer is not None and stated.answer != found[0]:

@@ -85,6 +85,9 @@ class Response:
     until the backend maps them to ``option_probs`` (``option_logprobs``); never recorded."""
     cache_key: str | None = None
     """The response-cache entry this answer was stored under or read from (None: no cache)."""
+    listed_model: Mapping[str, Any] | None = field(default=None, repr=False)
+    """A cached answer's server ``/v1/models`` entry when it was written (its stable fields):
+    the cache's identity check; None when not known."""
     manual: Mapping[str, str] | None = None
     """``{"entered_by", "note"}`` when a person entered this answer (``execution.manual``)."""
 
@@ -98,7 +101,9 @@ class Model(Protocol):
     """True when the same request always gives the same answer (greedy or seeded): cacheable."""
     # Optional, read with getattr: ``cache_identity`` (str) names *who* answers beyond the spec
     # (an endpoint, a weights hash) and joins the response-cache key; ``reports_served_model``
-    # (bool) says the answers carry the server's model id, which the cache checks once per run.
+    # (bool) says the answers carry the server's model id, and the cache checks its hits live
+    # (``execution.cache_check``); ``listed_model`` (async, → dict | None) is the server's
+    # ``/v1/models`` entry of the model, compared with the one each cache entry was written under.
 
     async def generate(self, request: Request) -> Response: ...
 

@@ -117,6 +117,11 @@ def endpoint_identity(base_url: str) -> str:
     return f"{scheme}://{host}:{port}{path.rstrip('/') or ''}"
 
 
+LISTED_KEYS = ("id", "root", "parent", "owned_by", "max_model_len")
+"""The stable fields of a ``/v1/models`` entry (vLLM writes the time of the listing in
+``created``): what the response cache compares to tell a new checkpoint behind an old name."""
+
+
 class OpenAIChatModel:
     """Answers requests through ``POST {base_url}/chat/completions``."""
 
@@ -194,6 +199,19 @@ class OpenAIChatModel:
 
     async def aclose(self) -> None:
         await self._client.aclose()
+
+    async def listed_model(self) -> dict[str, Any] | None:
+        """This model's entry in the server's ``GET {base_url}/models`` (its LISTED_KEYS), or
+        None when the server lists no such entry or cannot be asked."""
+        try:
+            reply = await self._client.clients[0].get(self.settings.base_url + "/models")
+            entries = reply.json().get("data") if reply.status_code == 200 else None
+        except (httpx.HTTPError, ValueError, AttributeError):
+            return None
+        for entry in entries if isinstance(entries, list) else []:
+            if isinstance(entry, dict) and entry.get("id") == self.settings.model:
+                return {key: entry[key] for key in LISTED_KEYS if key in entry}
+        return None
 
     async def _payload(self, messages: tuple[Message, ...], params: Mapping[str, Any]) -> bytes:
         """The JSON body, built once per item and reused by every retry.

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from medlens.analysis.slices import MAX_AXES, Cell
 from medlens.execution.selection import provenance_rows
+from medlens.report.diff_text import fmt_diff_ci
 from medlens.report.source_label import score_rows
 from medlens.scoring.closed_open import pairing_text
 from medlens.stats.cells import DEFAULT_MIN_N, is_small
@@ -170,7 +171,8 @@ def protocol_rows(results: dict[str, Any], run_json: dict[str, Any]) -> tuple[tu
         (
             "items",
             f"{bench['n_items']} ({counts['records']} with a record, "
-            f"{counts['errors']} errored, {counts['pending']} pending)",
+            f"{counts['errors']} errored, {counts['pending']} "
+            f"{'not asked (adaptive run)' if spec.get('adaptive') else 'pending'})",
         ),
         ("model", str(spec["model"])),
         ("prompt style", str(spec["prompt"])),
@@ -369,14 +371,6 @@ def secondary_text(results: dict[str, Any]) -> str:
     )
 
 
-def fmt_diff_ci(ci: list[float] | tuple[float, float] | None, scale: float = 1.0) -> str:
-    """A difference's CI as ``+a…+b`` (× `scale`: 100 for points), "–" when there is none."""
-    if not ci:
-        return "–"
-    digits = 1 if scale == 100 else 3
-    return f"{scale * ci[0]:+.{digits}f}…{scale * ci[1]:+.{digits}f}"
-
-
 def _dynamic_limitations(results: dict[str, Any], axes: dict[str, list[AxisRow]]) -> list[str]:
     notes = []
     small = sum(1 for rows in axes.values() for row in rows if row.small)
@@ -391,7 +385,10 @@ def _dynamic_limitations(results: dict[str, Any], axes: dict[str, list[AxisRow]]
             f"{counts['errors']} items errored (no answer from the model) and are left "
             "out of every score; their rate is in the deficiency profile."
         )
-    if counts["pending"]:
+    if counts["pending"] and results["spec"].get("adaptive"):
+        notes.append(f"{counts['pending']} items were not asked: an adaptive run asks only what "
+                     "its interval needs; the full-benchmark estimate is in the summary.")  # fmt: skip
+    elif counts["pending"]:
         notes.append(f"{counts['pending']} items have not been run yet.")
     from medlens.checks.contamination import near_ceiling, reads_gold
     from medlens.runs.health import health_lines

@@ -25,8 +25,13 @@ FAULT_WORDS = {
 }
 
 
-def run_health(records: Mapping[str, Record], damaged: Sequence[str] = ()) -> dict[str, Any]:
-    """Cache use, errors per type, retries per fault type and served-model changes of a run."""
+def run_health(
+    records: Mapping[str, Record],
+    damaged: Sequence[str] = (),
+    cache_checks: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """Cache use (and how each process checked its cache: ``run.json["cache_checks"]``),
+    errors per type, retries per fault type and served-model changes of a run."""
     errors: Counter[str] = Counter()
     retries: Counter[str] = Counter()
     served: dict[str, int] = {}
@@ -44,7 +49,9 @@ def run_health(records: Mapping[str, Record], damaged: Sequence[str] = ()) -> di
             if isinstance(value, str):
                 seen[value] = seen.get(value, 0) + 1
     requests = len(records) - cached + sum(retries.values())
+    checks = {"cache_checks": [dict(check) for check in cache_checks]} if cache_checks else {}
     return {
+        **checks,
         "cached_answers": cached,
         "answers": len(records),
         "errors_by_type": dict(errors.most_common()),
@@ -54,6 +61,23 @@ def run_health(records: Mapping[str, Record], damaged: Sequence[str] = ()) -> di
         "system_fingerprints": systems,
         "damaged_lines": list(damaged),
     }
+
+
+def cache_check_text(checks: Sequence[Mapping[str, Any]]) -> str:
+    """How the server's cached answers were checked, for the cache line: ``; checked: 21
+    asked live, all agreed`` or ``; NOT CHECKED: …`` when a process could not ask the server."""
+    unchecked = [
+        c for c in checks if c.get("result") == "not checked" and c.get("answered_from_cache")
+    ]
+    if unchecked:
+        reasons = "; ".join(str(c.get("reason") or "the server did not answer") for c in unchecked)
+        served = sum(int(c.get("answered_from_cache") or 0) for c in unchecked)
+        return f"; NOT CHECKED against the server for {served} of them ({reasons})"
+    agreed = [c for c in checks if c.get("result") == "agreed" and c.get("answered_from_cache")]
+    if agreed:
+        asked = sum(int(c.get("asked_live") or 0) for c in agreed)
+        return f"; checked: {asked} cached answers asked live again, all agreed"
+    return ""
 
 
 RETRY_ALERT = 0.05
@@ -116,6 +140,7 @@ def health_lines(health: Mapping[str, Any] | None) -> list[str]:
         lines.append(
             f"cache: {health['cached_answers']} of {health['answers']} answers came from the "
             "response cache (run with --no-cache to ask the model again)"
+            + cache_check_text(health.get("cache_checks") or [])
         )
     errors = health["errors_by_type"]
     if errors:

@@ -5,8 +5,9 @@ rules, open judged), MMBU's protocol section and ``board --layout mmbu`` all cal
 :func:`closed_open_delta`, so one run shows one figure.
 
 - **Paired** when the benchmark pairs its forms (MMBU): the closed and open forms of one sample
-  are the items sharing ``sample_id``, else (items that carry MMBU's ``task`` and ``template``)
-  the same image, task, template and gold label (detection: the same image, task and template).
+  are the items sharing ``sample_id``, else (items that carry a ``task`` and a ``template``, or
+  one of MMBU's four tasks: the official TSVs have no template column) the same image, task,
+  template and gold label (detection: the same image, task and template).
   Δ = mean over pairs of closed − open, with the paired, cluster-aware interval ``compare`` uses
   (``stats.paired.paired_ci``, images as clusters); items without a scored partner are left out
   and counted (``unpaired``).
@@ -29,14 +30,21 @@ from medlens.stats.paired import difference_ci, paired_ci
 PairKey = tuple[str, ...]
 
 
+PAIRED_TASKS = frozenset({"classification", "mask_classification", "box_classification",
+                          "detection"})  # fmt: skip
+"""MMBU's four tasks: each sample comes in a closed and an open form, in every MMBU layout (the
+official inference TSVs carry no context template: one file per task and form)."""
+
+
 def pair_key(item: Item) -> PairKey | None:
     """What ties the closed and open forms of one sample (None: the item is in no pair)."""
     meta = item.meta
     if meta.get("sample_id"):
         return ("sample", str(meta["sample_id"]))
-    if not meta.get("task") or "template" not in meta:
+    task = meta.get("task")
+    if not task or ("template" not in meta and task not in PAIRED_TASKS):
         return None  # not a benchmark that pairs its forms
-    base = (str(meta.get("image_id", "")), str(meta["task"]), str(meta["template"]))
+    base = (str(meta.get("image_id", "")), str(task), str(meta.get("template", "")))
     if meta["task"] == "detection":
         return base
     gold = str(item.answer)
@@ -127,6 +135,31 @@ def _unpaired(
         "delta": float(scores[closed].mean() - scores[opened].mean()) if both else None,
         "delta_ci": None if ci is None else [float(ci[0]), float(ci[1])],
     }
+
+
+def delta_influence(
+    forms: np.ndarray, keys: Sequence[PairKey | None], scores: np.ndarray
+) -> np.ndarray | None:
+    """Per item, its term ψ in the linearised Δ (Δ̂ − Δ ≈ Σ ψ), paired or unpaired as
+    :func:`closed_open_delta` pairs them: a pair's (d − d̄)/n_pairs on its closed item (the
+    open one 0); unpaired, (y − ȳ_closed)/n_closed and −(y − ȳ_open)/n_open. Summed by image, it
+    gives a cluster-robust variance of Δ, or of a mean of Δs over tasks sharing images. None
+    where :func:`closed_open_delta` has no Δ."""
+    forms = np.asarray(forms, dtype=object)
+    scores = np.asarray(scores, dtype=float)
+    scored = ~np.isnan(scores)
+    closed, opened = scored & (forms == "closed"), scored & (forms == "open")
+    psi = np.zeros(scores.size)
+    first_closed, first_open = _pairs(keys, closed, opened)
+    if first_closed.size:
+        d = scores[first_closed] - scores[first_open]
+        psi[first_closed] = (d - d.mean()) / d.size
+        return psi
+    if not closed.any() or not opened.any():
+        return None
+    psi[closed] = (scores[closed] - scores[closed].mean()) / closed.sum()
+    psi[opened] = -(scores[opened] - scores[opened].mean()) / opened.sum()
+    return psi
 
 
 def pairing_text(gap: dict[str, Any]) -> str:

@@ -43,7 +43,6 @@ from medlens.core.records import Record
 from medlens.scoring.corpus_stats import build_kind_rows
 from medlens.scoring.item_scores import ZERO_ONE_SECONDARY
 from medlens.scoring.kind_rows import KindRows, Statistic
-from medlens.stats.auroc import auroc_interval
 from medlens.stats.bootstrap import group_spread
 from medlens.stats.jackknife import MIN_IMAGES, cluster_sums, jackknife_interval
 
@@ -145,26 +144,11 @@ def _resampled_cells(
         ci = ci if ci is not None else (np.nan, np.nan)
         out[name] = {**_cell(part, clusters[subset], value, ci), **rows.notes.get(name, {})}
     index = np.flatnonzero(chosen)
-    batches = _resample_counts(n_clusters, N_RESAMPLES, 0) if rows.weighted and n_clusters else []
     for name, weighted in rows.weighted.items():
         value = float(weighted(np.ones((1, index.size)), index)[0])
-        parts = [weighted(counts[:, codes], index) for counts in batches]
-        draws = np.concatenate(parts) if parts else np.empty(0)
-        ci = _weighted_interval(rows, name, index, value, draws)
+        ci = rows.intervals[name](index, clusters) if np.isfinite(value) else (np.nan, np.nan)
         out[name] = _cell(index, clusters, value, ci)
     return out
-
-
-def _weighted_interval(
-    rows: KindRows, name: str, index: np.ndarray, value: float, draws: np.ndarray
-) -> tuple[float, float]:
-    """An AUROC's logit interval (:mod:`medlens.stats.auroc`), else the percentile one."""
-    if not draws.size:
-        return np.nan, np.nan
-    if name not in rows.pair_counts:
-        return _percentile_ci(draws, 0.95)
-    interval = auroc_interval(value, draws, rows.pair_counts[name](index))
-    return (interval[0], interval[1]) if interval and np.isfinite(value) else (np.nan, np.nan)
 
 
 KIND_METRICS_ORDER = tuple(name for names in KIND_METRICS.values() for name in names)
@@ -252,15 +236,6 @@ def _resample_counts(n_clusters: int, n_resamples: int, seed: int) -> list[np.nd
         counts = np.bincount(picks.ravel(), minlength=rows * n_clusters).reshape(rows, -1)
         out.append(counts.astype(float))  # float: the matrix products below run in BLAS
     return out
-
-
-def _percentile_ci(values: np.ndarray, level: float) -> tuple[float, float]:
-    finite = values[np.isfinite(values)]
-    if finite.size == 0:
-        return float("nan"), float("nan")
-    tail = (1.0 - level) / 2 * 100
-    lo, hi = np.percentile(finite, [tail, 100 - tail])
-    return float(lo), float(hi)
 
 
 def corpus_ci(

@@ -153,7 +153,7 @@ def _classify_rows(rows: KindRows) -> None:
     if matrix is not None:
         truth = np.array([labels.index(g) for g in gold])
         rows.weighted["auroc"] = functools.partial(weighted_auroc, matrix, truth)
-        rows.pair_counts["auroc"] = functools.partial(auroc_pair_counts, matrix, truth)
+        rows.intervals["auroc"] = functools.partial(auroc_bounds, matrix, truth)
 
 
 def class_stats(gold: list[str], predicted: list[str | None], labels: list[str]) -> np.ndarray:
@@ -223,13 +223,15 @@ def weighted_auroc(
     return np.asarray(np.mean(per_class, axis=0))
 
 
-def auroc_pair_counts(matrix: np.ndarray, truth: np.ndarray, index: np.ndarray) -> tuple[int, int]:
-    """(positives, negatives) of the items `index` for the class with the fewest pairs (binary:
-    the second class, as :func:`weighted_auroc` scores it): what an AUROC interval rests on."""
-    labels = truth[index]
-    classes = [1] if matrix.shape[1] == 2 else range(matrix.shape[1])
-    counts = [(int((labels == c).sum()), int((labels != c).sum())) for c in classes]
-    return min(counts, key=lambda pn: pn[0] * pn[1])
+def auroc_bounds(
+    matrix: np.ndarray, truth: np.ndarray, index: np.ndarray, clusters: np.ndarray
+) -> tuple[float, float]:
+    """The interval of the AUROC of the items `index` on images `clusters`
+    (:func:`medlens.stats.auroc.auroc_ci`); NaN when a class lacks positives or negatives."""
+    from medlens.stats.auroc import auroc_ci
+
+    _, ci = auroc_ci(matrix[index], truth[index], clusters)
+    return (ci[0], ci[1]) if ci is not None else (float("nan"), float("nan"))
 
 
 def weighted_binary_auc(score: np.ndarray, positive: np.ndarray, weights: np.ndarray) -> np.ndarray:

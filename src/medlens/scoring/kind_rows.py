@@ -29,7 +29,9 @@ class KindRows:
         default_factory=dict
     )
     """Metrics recomputed from item weights (resamples × items) → (resamples,): AUROC."""
-    pair_counts: dict[str, Callable[[np.ndarray], tuple[int, int]]] = field(default_factory=dict)
-    """An AUROC's (positives, negatives) over item indices: its interval is
-    :func:`medlens.stats.auroc.auroc_interval`, not the percentile one."""
+    intervals: dict[str, Callable[[np.ndarray, np.ndarray], tuple[float, float]]] = field(
+        default_factory=dict
+    )
+    """A weighted metric's interval over item indices and their images: an AUROC's is
+    :func:`medlens.stats.auroc.auroc_ci`."""
     clusters: np.ndarray | None = None
