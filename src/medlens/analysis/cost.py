@@ -60,7 +60,9 @@ def parse_price(text: str) -> Price:
     """``input=USD_PER_1M,output=USD_PER_1M`` → Price (``core.notation``'s settings)."""
     expected = "input=USD_PER_1M,output=USD_PER_1M"
     values = {
-        key: bounded_number(raw, "--price", text, key, low=0, high=MAX_PRICE)
+        key: bounded_number(
+            raw, "--price", text, key, low=0, high=MAX_PRICE, unit=" USD per 1M tokens"
+        )
         for key, raw in settings(text, "--price", expected, PRICE_KEYS)
     }
     missing = [key for key in PRICE_KEYS if key not in values]

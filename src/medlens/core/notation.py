@@ -67,10 +67,10 @@ def settings(
 
 def bounded_number(
     raw: str, option: str, text: str, what: str, low: float | None = None,
-    high: float | None = None, expected: str = "",
+    high: float | None = None, expected: str = "", unit: str = "",
 ) -> float:  # fmt: skip
-    """A finite number within [low, high], or an error naming `what`, its bounds and (when
-    given) the `expected` form."""
+    """A finite number within [low, high], or an error naming `what`, its bounds (in `unit`,
+    when given) and (when given) the `expected` form."""
     try:
         value = float(raw)
     except ValueError:
@@ -79,7 +79,7 @@ def bounded_number(
         hint = f" (expected {expected})" if expected else ""
         raise bad(option, text, f"{what}={raw!r} is not a {_bounds(low)}number{hint}")
     if high is not None and value > high:
-        raise bad(option, text, f"{what}={raw}: at most {high:,.0f}")
+        raise bad(option, text, f"{what}={raw}: at most {high:,.0f}{unit}")
     return value
 
 
