@@ -13,9 +13,6 @@ from data_paths import REPO_ROOT
 from medlens.cli import app
 from medlens.cli.reference import command_pages, navigation, visible_commands
 
-mkdocs_config = pytest.importorskip("mkdocs.config")
-mkdocs_files = pytest.importorskip("mkdocs.structure.files")
-
 
 def _click_tree(command: Any, ctx: typer.Context, path: tuple[str, ...]) -> list[tuple[str, ...]]:
     """Every visible command below `command`, walked here independently of the generator."""
@@ -37,6 +34,8 @@ def _nav_paths(nav: Any) -> list[str]:
 
 
 def test_every_command_of_the_app_has_a_page_in_the_site_and_its_navigation() -> None:
+    mkdocs_config = pytest.importorskip("mkdocs.config")
+    mkdocs_files = pytest.importorskip("mkdocs.structure.files")
     root = typer.main.get_command(app)
     commands = set(_click_tree(root, typer.Context(root, info_name="medlens"), ()))
     config = mkdocs_config.load_config(str(REPO_ROOT / "mkdocs.yml"))

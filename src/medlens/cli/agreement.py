@@ -12,7 +12,7 @@ from medlens.core.errors import MedlensError
 from medlens.core.notation import split_list
 
 
-@command("agreement")
+@command("agreement", short_help="Agreement of a judge with people, or of judges.")
 def agreement(
     runs: Annotated[list[Path], typer.Argument(help="Run directory (several: runs of one benchmark, for win ratios)")],
     judge: Annotated[list[str] | None, typer.Option("--judge", help="Judge name (repeat for inter-judge agreement)")] = None,

@@ -54,7 +54,9 @@ class Recipe:
         if self.fraction is not None and not 0.0 < self.fraction <= 1.0:
             raise SpecError(f"--fraction {self.fraction:g}: expected a share in (0, 1]")
         if self.stratify and self.sample is None and self.fraction is None:
-            raise SpecError("--stratify: needs --sample N (or, with medlens subset, --fraction F)")
+            raise SpecError(
+                "--stratify: needs --sample N (or, with medlens build subset, --fraction F)"
+            )
 
     @property
     def empty(self) -> bool:
@@ -167,7 +169,7 @@ def solved_by_all(runs: Sequence[str]) -> set[str]:
 
 
 def flagged_ids(path: Path) -> set[str]:
-    """Items flagged in a ``medlens audit --json`` or ``medlens items audit --json`` report."""
+    """Items flagged in a ``medlens check contamination --json`` or ``medlens items audit --json`` report."""
     import json
 
     try:
@@ -177,7 +179,7 @@ def flagged_ids(path: Path) -> set[str]:
     items = _audit_items(data)
     if isinstance(items, str):
         raise InputError(path, None, f"{items}; give the report of `medlens items audit --json` "
-                                     f"or `medlens audit --json`")  # fmt: skip
+                                     f"or `medlens check contamination --json`")  # fmt: skip
     return {str(item["id"]) for item in items if item.get("flagged")}
 
 
