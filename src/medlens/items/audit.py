@@ -39,8 +39,11 @@ import numpy as np
 
 from medlens.core.errors import MedlensError
 from medlens.items import irt
+from medlens.items.audit_null import NullTests, item_null, null_tests
+from medlens.items.audit_summary import audit_summary, power
 from medlens.items.bank import bank_content, read_bank, refuse_probe_runs
 from medlens.items.responses import Responses, answer_text, load_responses
+from medlens.stats.multiplicity import adjust
 
 FLAGS = {
     "key": "the stronger runs agree on another option (or the item discriminates negatively): the key may be wrong",
@@ -51,11 +54,10 @@ FLAGS = {
     "misfit": "answers do not follow the item model (infit mean square above 2)",
 }
 DEFECTS = ("key", "ambiguous", "solved_without_image", "misfit")
-KEY_MARGIN, KEY_CORRELATION, NEGATIVE_A = 0.5, 0.15, -0.3
 SPLIT = 0.25
 NO_IMAGE_ABOVE = 0.25
-NO_IMAGE_ALPHA = 0.05
-INFIT_LIMIT = 2.0
+Q = 0.1
+"""Defect flags are those at Benjamini–Hochberg q ≤ this (``items audit --q``)."""
 
 
 @dataclass(frozen=True)
@@ -79,11 +81,21 @@ def audit(
 
 
 def audit_responses(
-    responses: Responses, model: Model, probes: np.ndarray | None, probe_runs: Sequence[str] = ()
-) -> dict[str, Any]:
-    """The audit of responses already read (and of an item model already fitted)."""
+    responses: Responses, model: Model, probes: np.ndarray | None, probe_runs: Sequence[str] = (),
+    q: float = Q,
+) -> dict[str, Any]:  # fmt: skip
+    """The audit of responses already read (and of an item model already fitted); defect flags
+    at Benjamini–Hochberg q ≤ `q`."""
     weights = 1 / (1 + np.exp(-2 * (model.theta - np.median(model.theta))))
-    rows = [_item_row(responses, model, weights, probes, j) for j in range(len(responses.items))]
+    null = item_null(responses, model.theta, model.a, model.b, model.c)
+    tests = null_tests(null, model.theta)
+    evidence = [
+        _evidence(responses.answers[:, j], model.theta, weights)
+        for j in range(len(responses.items))
+    ]
+    tested = _tested(responses, model, evidence, tests, probes)
+    rows = [_item_row(responses, model, probes, j, evidence[j], tested[j], q)
+            for j in range(len(responses.items))]  # fmt: skip
     rows.sort(key=lambda row: (-row["suspicion"], row["id"]))
     return {
         "benchmark": {
@@ -95,7 +107,7 @@ def audit_responses(
         },
         "probe_runs": list(probe_runs),
         "flags": FLAGS,
-        "summary": _summary(responses, rows, probes is not None),
+        "summary": audit_summary(responses, rows, probes is not None, power(tests, tested, q)),
         "items": rows,
     }
 
@@ -181,14 +193,49 @@ def _evidence(
     return out
 
 
+def _tested(
+    responses: Responses, model: Model, evidence: list[dict[str, dict[str, Any]]],
+    tests: NullTests, probes: np.ndarray | None,
+) -> list[dict[str, tuple[float, float]]]:  # fmt: skip
+    """Per item: each defect test's flag → (p, q), q by Benjamini–Hochberg over every test of
+    the audit. The distractor test is named by its direction: ``key`` when the stronger runs
+    prefer the other option to the key, ``ambiguous`` when they split."""
+    names: list[tuple[int, str]] = []
+    p_values: list[float] = []
+    for j, item in enumerate(responses.items):
+        own, other = _shares(answer_text(item.answer), evidence[j])
+        if other is not None:
+            names.append((j, "key" if other > own else "ambiguous"))
+            p_values.append(float(tests.distractor[j]))
+        if np.isfinite(tests.misfit[j]):
+            names.append((j, "misfit"))
+            p_values.append(float(tests.misfit[j]))
+        no_image = _no_image_p(probes, j, float(model.c[j]))
+        if no_image is not None:
+            names.append((j, "solved_without_image"))
+            p_values.append(no_image)
+    q_values = adjust(p_values, "bh")
+    out: list[dict[str, tuple[float, float]]] = [{} for _ in responses.items]
+    for (j, name), p, q in zip(names, p_values, q_values.tolist(), strict=True):
+        out[j][name] = (p, q)
+    return out
+
+
+def _shares(key: str, evidence: dict[str, dict[str, Any]]) -> tuple[float, float | None]:
+    """The key's weighted share and the most chosen other option's (None: no other option)."""
+    own = evidence.get(key, {}).get("weighted_share", 0.0)
+    others = [e["weighted_share"] for o, e in evidence.items() if o != key]
+    return own, (max(others) if others else None)
+
+
 def _item_row(
-    responses: Responses, model: Model, weights: np.ndarray, probes: np.ndarray | None, j: int
-) -> dict[str, Any]:
+    responses: Responses, model: Model, probes: np.ndarray | None, j: int,
+    evidence: dict[str, dict[str, Any]], tested: dict[str, tuple[float, float]], q: float,
+) -> dict[str, Any]:  # fmt: skip
     item = responses.items[j]
     key = answer_text(item.answer)
     scores = responses.scores[:, j]
     seen = ~np.isnan(scores)
-    evidence = _evidence(responses.answers[:, j], model.theta, weights)
     p = irt.probability(
         model.theta[seen], model.a[j : j + 1], model.b[j : j + 1], model.c[j : j + 1]
     )[:, 0]
@@ -198,14 +245,20 @@ def _item_row(
         None if probes is None or probes[j, 1] == 0 else (float(probes[j, 0]), int(probes[j, 1]))
     )
     signals = _signals(key, evidence, model, j, scores[seen], infit, no_image)
-    flags = [name for name in FLAGS if signals["flags"].get(name)]
+    found = {name: q_value <= q for name, (_, q_value) in tested.items()}
+    found.update((name, signals["flags"][name]) for name in ("saturated", "at_chance"))
+    flags = [name for name in FLAGS if found.get(name)]
     return {
         "id": item.id,
         "suspicion": round(signals["suspicion"], 4),
         "flags": flags,
         "flagged": any(f in DEFECTS for f in flags),
+        "q": {name: round(q_value, 6) for name, (_, q_value) in tested.items()},
+        "p": {name: round(p_value, 6) for name, (p_value, _) in tested.items()},
         "key": key,
-        "suggested_answer": signals["suggested"],
+        "suggested_answer": signals["best"]
+        if found.get("key") or found.get("ambiguous") or signals["prefers_other"]
+        else None,
         "p_correct": round(float(scores[seen].mean()), 4) if seen.any() else None,
         "n_runs": int(seen.sum()),
         "chance": round(float(model.c[j]), 4),
@@ -219,7 +272,7 @@ def _item_row(
         "answers": dict(zip(responses.runs, responses.answers[:, j].tolist(), strict=True))
         if flags
         else {},
-    }
+    }  # fmt: skip
 
 
 def _signals(
@@ -231,81 +284,41 @@ def _signals(
     infit: float | None,
     no_image: tuple[float, int] | None,
 ) -> dict[str, Any]:
-    """Flags, suspicion and suggested answer of one item (the module docstring's rules)."""
+    """The descriptive flags (saturated, at chance), the suspicion and the suggested answer of
+    one item (the module docstring's rules)."""
     own = evidence.get(key, {}).get("weighted_share", 0.0)
     others = {o: e for o, e in evidence.items() if o != key}
     best = max(others, key=lambda o: (others[o]["weighted_share"], o)) if others else None
     other = others[best]["weighted_share"] if best else 0.0
-    other_r = others[best]["ability_correlation"] if best else 0.0
-    abler = best is not None and others[best]["mean_ability"] > evidence.get(key, {}).get(
-        "mean_ability", -np.inf
-    )
     chance, n = float(model.c[j]), len(scores)
     share = float(scores.mean()) if n else 0.0
     flags = {
-        "key": (other - own >= KEY_MARGIN and other_r >= KEY_CORRELATION) or (model.a[j] < NEGATIVE_A and abler),
-        "ambiguous": other >= SPLIT and own >= SPLIT,
-        "solved_without_image": _solved_without_image(no_image, chance),
         "saturated": n > 0 and bool(np.all(scores >= 1.0)),
         "at_chance": n > 1 and chance > 0
         and abs(share - chance) <= 2 * np.sqrt(chance * (1 - chance) / n)
         and own <= chance + 2 * np.sqrt(chance * (1 - chance) / (n / 2)),
-        "misfit": infit is not None and infit > INFIT_LIMIT,
     }  # fmt: skip
-    flags["ambiguous"] = flags["ambiguous"] and not flags["key"]
     no_image_excess = 0.0 if no_image is None else max(no_image[0] / no_image[1] - chance, 0.0)
     suspicion = max(
         max(other - own, 0.0),
-        0.5 * min(other, own) if flags["ambiguous"] else 0.0,
+        0.5 * min(other, own) if other >= SPLIT and own >= SPLIT else 0.0,
         0.4 * min(no_image_excess / max(1 - chance, 1e-9), 1.0),
         0.4 * min(max((infit or 1.0) - 1.0, 0.0) / 3.0, 1.0),
     )
-    suggested = best if (flags["key"] or flags["ambiguous"] or other > own) else None
-    return {"flags": flags, "suspicion": min(float(suspicion), 1.0), "suggested": suggested}
+    return {"flags": flags, "suspicion": min(float(suspicion), 1.0), "best": best,
+            "prefers_other": other > own}  # fmt: skip
 
 
-def _solved_without_image(no_image: tuple[float, int] | None, chance: float) -> bool:
-    """Half the probe runs or more right, beyond chance by 0.25 and by a one-sided binomial test
-    at 5% (one lucky no-image run flags nothing)."""
-    if no_image is None:
-        return False
+def _no_image_p(probes: np.ndarray | None, j: int, chance: float) -> float | None:
+    """The one-sided binomial p-value of the no-image probe runs' right answers against chance,
+    for an item where half of them or more are right and beyond chance by 0.25 (None else: one
+    lucky no-image run is no evidence)."""
+    if probes is None or probes[j, 1] == 0:
+        return None
     from scipy.stats import binom
 
-    right, n = no_image
+    right, n = float(probes[j, 0]), int(probes[j, 1])
     share = right / n
-    p_value = float(binom.sf(round(right) - 1, n, chance)) if chance > 0 else 0.0
-    return share >= 0.5 and share >= chance + NO_IMAGE_ABOVE and p_value < NO_IMAGE_ALPHA
-
-
-def _summary(responses: Responses, rows: list[dict[str, Any]], probed: bool) -> dict[str, Any]:
-    """Per benchmark: flag counts, saturated share, board signal-to-noise, no-image share by modality."""
-    from medlens.stats.intervals import wilson
-
-    counts = {name: sum(name in row["flags"] for row in rows) for name in FLAGS}
-    seen = responses.observed
-    right = np.nansum(responses.scores, axis=1)
-    n = seen.sum(axis=1)
-    lo, hi = wilson(right, n)
-    half = float(np.mean((hi - lo) / 2))
-    scores = right / np.maximum(n, 1)
-    summary: dict[str, Any] = {
-        "n_items": len(rows),
-        "flag_counts": counts,
-        "n_flagged": sum(row["flagged"] for row in rows),
-        "saturated_share": round(counts["saturated"] / max(len(rows), 1), 4),
-        "signal_to_noise": round(float(np.std(scores, ddof=1)) / half, 3)
-        if half > 0 and len(scores) > 1
-        else None,
-        "signal_to_noise_note": "spread (sd) of the runs' scores over their mean 95% half-width",
-    }
-    if probed:
-        by: dict[str, list[bool]] = {}
-        for row in rows:
-            if row["no_image_share"] is not None:
-                by.setdefault(row["modality"] or "(none)", []).append(
-                    "solved_without_image" in row["flags"]
-                )
-        summary["solved_without_image_share"] = {
-            m: {"share": round(sum(v) / len(v), 4), "n": len(v)} for m, v in sorted(by.items())
-        }
-    return summary
+    if share < 0.5 or share < chance + NO_IMAGE_ABOVE:
+        return None
+    return float(binom.sf(round(right) - 1, n, chance)) if chance > 0 else 1.0 / (n + 1)
