@@ -21,7 +21,7 @@ import numpy as np
 from typer.testing import CliRunner
 
 from medlens.cli import app
-from medlens.core.items import describe
+from medlens.core.fingerprint import describe
 from medlens.core.specs import Spec
 from medlens.runs.store import RunStore
 from medlens.sources import load_benchmark

@@ -37,7 +37,8 @@ def hwm():  # peak resident set of this process image (ru_maxrss survives exec f
 import pyarrow.parquet, PIL.Image, huggingface_hub  # both loaders' imports, before the baseline
 from medlens.core.specs import parse_spec
 from medlens.sources import load_benchmark
-from medlens.core.items import describe
+from medlens.core.fingerprint import describe
+
 spec, images = sys.argv[1], sys.argv[2] == "1"
 base = hwm()
 start = time.perf_counter()

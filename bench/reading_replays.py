@@ -16,7 +16,10 @@ hedges, comparisons, negations, less specific answers), final choices after reas
 issue 42 adds PathVQA and ``yes_no_statement``: statements of presence and absence by the
 question's shape ("There is no evidence of X." to "Is there X?", "S does not show Y." to PathVQA's
 "Does S show Y?", "Abnormalities are seen." to "Is there an abnormality?", "This is a computed
-tomography image." to "Is this a CT?").
+tomography image." to "Is this a CT?"), and ``cut_committed``: outputs cut at the token cap
+after they committed ("Yes, the image shows this finding, which is", "The answer is C, because
+the", "This image shows the liver, which is located in the") or while hedging ("It could be the
+liver or").
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ OPEN = (
     ("open_guard", "It is not {gold}.", False),
     ("open_guard", "There is no evidence of {gold}.", False),
     ("open_guard", "The image is without {gold}.", False),
+    ("cut_committed", "This image shows the {gold}, which is located in the", True),
+    ("cut_committed", "It could be the {gold} or", False),
 )
 YES_NO = (
     ("yes_no_sentence", "{statement}", "{word}"),
@@ -53,6 +58,7 @@ YES_NO = (
     ("non_answer", "I'm sorry, I cannot view the image you are referring to.", None),
     ("non_answer", "image_{id}.png", None),
     ("non_answer", "There is evidence of", None),
+    ("cut_committed", "{statement_cut}", "{word}"),
 )
 CHOICE = (
     (
@@ -70,6 +76,13 @@ CHOICE = (
     ("reasoning_choice", "Option {wrong} is a distractor.\nFinal answer: {gold}", "{gold}"),
     ("non_answer", "Option {wrong} seems to fit because {wrong_text} and the", None),
     ("non_answer", "What additional history is available?", None),
+    ("cut_committed", "The answer is {gold}, because the", "{gold}"),
+    (
+        "cut_committed",
+        "{wrong_text} is unlikely. Therefore, the most likely answer is {gold_text}, which",
+        "{gold}",
+    ),
+    ("non_answer", "Let's weigh the options. Option {wrong} seems", None),
 )
 
 
@@ -149,14 +162,18 @@ def _outputs(bench: str, item: Any, golds: list[str], vocabulary: Any) -> list[d
         for name, template, credited in OPEN:
             for form in forms if name == "open_sentence" else [gold]:
                 text = template.format(form=form, gold=gold, other=other)
-                rows.append({**base, "class": name, "output": text, "expected": credited})
+                finish = "length" if name == "cut_committed" else None
+                rows.append({**base, "class": name, "output": text, "expected": credited,
+                             "finish_reason": finish})  # fmt: skip
     elif item.kind == "yes_no" and item.answer in ("yes", "no"):
         for name, template, expected in YES_NO:
             word = str(item.answer)
             statement = ("Yes, the image clearly shows this." if word == "yes"
                          else "No, this is not seen in the image.")  # fmt: skip
-            text = template.format(statement=statement, id=item.id)
-            finish = "length" if text.endswith(" of") else None
+            cut = ("Yes, the image shows this finding, which is" if word == "yes"
+                   else "No, there is no evidence of")  # fmt: skip
+            text = template.format(statement=statement, id=item.id, statement_cut=cut)
+            finish = "length" if text.endswith((" of", " is")) else None
             want = expected.format(word=word) if expected else None
             rows.append({**base, "class": name, "output": text, "expected": want,
                          "finish_reason": finish})  # fmt: skip
@@ -169,7 +186,9 @@ def _outputs(bench: str, item: Any, golds: list[str], vocabulary: Any) -> list[d
             text = template.format(gold=gold, wrong=wrong, gold_text=item.options[gold],
                                    wrong_text=item.options[wrong])  # fmt: skip
             want = expected.format(gold=gold) if expected else None
-            rows.append({**base, "class": name, "output": text, "expected": want})
+            finish = "length" if name == "cut_committed" or text.endswith("seems") else None
+            rows.append({**base, "class": name, "output": text, "expected": want,
+                         "finish_reason": finish})  # fmt: skip
     return rows
 
 

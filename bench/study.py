@@ -47,11 +47,12 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 
 @contextmanager
-def servers(count: int, *options: str) -> Iterator[list[str]]:
-    """`count` loopback servers in their own processes; their base URLs."""
+def servers(count: int, *options: str, script: Path = SERVER) -> Iterator[list[str]]:
+    """`count` loopback servers (`script`: a judge server too) in their own processes; their
+    base URLs."""
     processes = [
         subprocess.Popen(
-            [sys.executable, str(SERVER), "--lifetime", "3600", *options],
+            [sys.executable, str(script), "--lifetime", "3600", *options],
             stdout=subprocess.PIPE,
             text=True,
         )

@@ -32,3 +32,17 @@ def _isolated_cache(
     """Every test gets its own response cache and a test-session data dir, never the user's."""
     monkeypatch.setenv("MEDLENS_CACHE", str(tmp_path_factory.mktemp("medlens-cache")))
     monkeypatch.setenv("MEDLENS_DATA", str(_session_data))
+
+
+@pytest.fixture
+def hub_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty Hub cache that huggingface_hub reads, offline."""
+    from huggingface_hub import constants
+
+    cache = tmp_path / "hub"
+    cache.mkdir()
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    return cache

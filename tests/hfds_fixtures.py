@@ -91,6 +91,19 @@ def write_snapshot(cache: Path, repo: str, commit: str, tables: Mapping[str, pa.
     return snapshot
 
 
+def snapshot_folder(cache: Path, repo: str, commit: str, folder: Path) -> Path:
+    """A Hub-cache snapshot of a dataset repo whose files are those of `folder` (copied), with
+    ``refs/main`` pointing at `commit`."""
+    import shutil
+
+    repo_folder = cache / ("datasets--" + repo.replace("/", "--"))
+    snapshot = repo_folder / "snapshots" / commit
+    shutil.copytree(folder, snapshot)
+    (repo_folder / "refs").mkdir(parents=True, exist_ok=True)
+    (repo_folder / "refs" / "main").write_text(commit, encoding="utf-8")
+    return snapshot
+
+
 def write_saved(folder: Path, tables: Mapping[str, pa.Table], *, batch_rows: int = 100) -> Path:
     """A ``datasets.save_to_disk`` DatasetDict: ``dataset_dict.json`` + one Arrow stream per split."""
     folder.mkdir(parents=True, exist_ok=True)

@@ -17,7 +17,7 @@ from data_paths import items_of
 from gmai_fixture import write_gmai_tsv
 from medlens.api import load_benchmark
 from medlens.cli import app
-from medlens.core.items import describe
+from medlens.core.fingerprint import describe
 from medlens.execution.selection import allocate
 
 N_ROWS = 120

@@ -60,6 +60,7 @@ CHOICE = Item(id="c", question="Which is the cause?", kind="choice", options=OPT
 # (output, reading): choice, cut at the token cap
 CHOICES = [
     ("The answer is C, because the", "C"),
+    ("The answer is A, because the", "A"),  # "A" names option A, not an article
     ("C) Increased ventricular wall stiffness. This is because the left ventricle", "C"),
     ("Therefore, the most likely diagnosis is increased ventricular wall stiffness, which", "C"),
     ("Let's weigh the options. A) is unlikely. B) is unlikely. The answer is C, as the", "C"),

@@ -235,3 +235,37 @@ def test_gate_fails_a_worse_checkpoint_and_is_inconclusive_when_it_cannot_tell(
         invoke("gate", tmp_path / "a", "--baseline", world["old"], "--max-drop", "-1")
     )
     assert "--max-drop -1" in line
+
+
+def test_a_model_stronger_than_every_calibration_run_is_flagged_and_covered(
+    world: dict[str, Path], tmp_path: Path
+) -> None:
+    strong = write_runs(tmp_path / "strong", world["bench"], (3.5,), seed=9, prefix="s")[0]
+    result = adaptive(world, tmp_path, "--adaptive", world["bank"], "--target-halfwidth", "0.05",
+                      model=strong)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    found = json.loads(invoke("estimate", tmp_path / "a", "--json").stdout)
+    assert found["extrapolating"] is True
+    assert any("may lie above the calibration runs' range" in reason for reason in found["reasons"])
+    lo, hi = found["ci"]
+    assert lo <= full_score(strong) <= hi
+    assert "extrapolating:" in " ".join(result.stdout.split())
+
+
+def test_board_and_report_show_an_adaptive_run_as_estimated_from_n_of_m(
+    world: dict[str, Path], tmp_path: Path
+) -> None:
+    assert (
+        adaptive(
+            world, tmp_path, "--adaptive", world["bank"], "--target-halfwidth", "0.08"
+        ).exit_code
+        == 0
+    )
+    runs = sorted((world["root"] / "runs").iterdir())[:3]
+    board = json.loads(invoke("board", *runs, tmp_path / "a", "--json").stdout)
+    (row,) = board["estimated"]
+    n = json.loads(invoke("estimate", tmp_path / "a", "--json").stdout)["n"]
+    assert row["label"] == f"estimated from {n} of 300 items" and row["run"] == "a"
+    assert "a" not in [m["run"] for m in board["models"]]
+    report = " ".join(invoke("report", tmp_path / "a").stdout.split())
+    assert f"estimated from {n} of 300 items" in report and "not asked (adaptive run)" in report

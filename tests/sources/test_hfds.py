@@ -18,24 +18,11 @@ from cli_runs import invoke_run, named_run
 from data_paths import realdata_dir
 from medlens.api import load_benchmark
 from medlens.core.errors import InputError, SpecError
-from medlens.core.items import Item, describe
+from medlens.core.fingerprint import describe
+from medlens.core.items import Item
 
 COMMIT_A = "a" * 40
 COMMIT_B = "b" * 40
-
-
-@pytest.fixture
-def hub_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty Hub cache that huggingface_hub reads, offline."""
-    from huggingface_hub import constants
-
-    cache = tmp_path / "hub"
-    cache.mkdir()
-    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
-    return cache
 
 
 def hashed(spec: str) -> tuple[list[Item], str]:

@@ -119,6 +119,31 @@ CASES = [
         "boards[1].judge",
         "'other' is not a judge of benchmark 'demo' (its judges: eq)",
     ),
+    # issue 49: a board's by, where and allow_partial checked when the file is read
+    (
+        replace('pairs = ["rand:first"]', 'pairs = ["rand:first"]\nby = ["colour"]'),
+        14,
+        "boards[1].by",
+        "unknown axis 'colour'",
+    ),
+    (
+        replace('pairs = ["rand:first"]', 'pairs = ["rand:first"]\nwhere = "modality=XR-nope"'),
+        14,
+        "boards[1].where",
+        "none has modality='XR-nope'",
+    ),
+    (
+        replace('pairs = ["rand:first"]', 'pairs = ["rand:first"]\nwhere = "colour=red"'),
+        14,
+        "boards[1].where",
+        "colour",
+    ),
+    (
+        replace('pairs = ["rand:first"]', 'pairs = ["rand:first"]\nallow_partial = "yes"'),
+        14,
+        "boards[1].allow_partial",
+        "expected true or false",
+    ),
     # issue 30: a judge key without effect, a score naming no judge, a layout the benchmark
     # cannot fill, and a judge that is one of the evaluated models
     (

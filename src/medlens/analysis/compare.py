@@ -210,11 +210,14 @@ def check_same_benchmark(
     """Refuse to pair items of two different benchmarks (content hash of the items)."""
     bench_a, bench_b = run_a["spec"]["benchmark"], run_b["spec"]["benchmark"]
     if bench_a.get("content_hash") != bench_b.get("content_hash"):
+        from medlens.core.fingerprint import older_hash_note
+
         raise RunMismatchError(
             f"cannot compare: {path_a} ran on {bench_a.get('spec')} ({bench_a.get('n_items')} items, "
             f"content {str(bench_a.get('content_hash'))[:12]}) but {path_b} ran on "
             f"{bench_b.get('spec')} ({bench_b.get('n_items')} items, content "
             f"{str(bench_b.get('content_hash'))[:12]}); paired comparison needs the same items"
+            f"{older_hash_note(bench_a, bench_b)}"
         )
 
 

@@ -1,4 +1,4 @@
-"""Which runs a published table speaks for, and calibration of a run against one row of it.
+"""Calibration of a run against one row of a published table.
 
 A run is comparable with a published table only like for like: the same split, the same item
 selection (none, unless the table states one: no ``run --where/--sample/--exclude``, no subset
@@ -7,14 +7,29 @@ set scored (a ``--limit`` or unfinished run is not), the published item count an
 when the table states them, and a benchmark of the table's family (its loaders, or items with
 the layout's axes in a ``jsonl:`` file). ``calibrate`` and ``board --reference`` refuse anything else with one line,
 unless ``--allow-partial``, which keeps the run and labels it ``not comparable: <reason>``.
+
+Which rows a run is comparable with is decided by one rule, row by row
+(:mod:`medlens.analysis.comparability`), here as on ``board`` and a study's boards.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from medlens.analysis.comparability import (
+    DIFFERENT_PROTOCOL,
+    NOT_COMPARABLE,
+    READING_PROTOCOLS,
+    RowVerdict,
+    comparability,
+    comparable_rows,
+    label,
+    protocol_differences,
+    refusal,
+    selection_text,
+)
 from medlens.analysis.reference_tables import (
     REFERENCE_NAMES,
     ReferenceRow,
@@ -22,176 +37,32 @@ from medlens.analysis.reference_tables import (
     find_row,
     load_reference,
 )
-from medlens.core.errors import MedlensError, SpecError
+from medlens.core.errors import SpecError
 
 if TYPE_CHECKING:
     from medlens.analysis.score_source import ScoreSource
 
-__all__ = ["REFERENCE_NAMES", "calibrate", "calibration_lines", "comparability", "load_reference"]
+__all__ = [
+    "DIFFERENT_PROTOCOL",
+    "NOT_COMPARABLE",
+    "READING_PROTOCOLS",
+    "REFERENCE_NAMES",
+    "RowVerdict",
+    "calibrate",
+    "calibration_lines",
+    "comparability",
+    "comparable_rows",
+    "label",
+    "load_reference",
+    "protocol_differences",
+    "refusal",
+    "selection_text",
+]
 
-NOT_COMPARABLE = "not comparable"
 TOLERANCE = 0.02
 """How close a reproduction must come to the same model's published row: ±2 points, the upper
 end of the ±1–2 points the GMAI-MMBench wiki sets for calibrating a pipeline; the published
 number must also lie inside the run's 95% CI. Both are printed."""
-
-
-def selection_text(spec: Mapping[str, Any], where: str = "") -> str:
-    """How the run's items were chosen from the split, in one line ("" when they were not)."""
-    from medlens.execution.selection import recipe_text
-
-    parts = []
-    bench = str((spec.get("benchmark") or {}).get("spec", ""))
-    options = [o for o in bench.partition("?")[2].split("&") if o and not o.startswith("split=")]
-    if options:
-        parts.append("loader options " + "&".join(options))
-    if spec.get("subset"):
-        parts.append("subset: " + recipe_text(spec["subset"].get("recipe", {})))
-    if spec.get("selection"):
-        parts.append(recipe_text(spec["selection"].get("recipe", {})))
-    if where.strip():
-        parts.append(f"board --where {where.strip()}")
-    return "; ".join(parts)
-
-
-def comparability(
-    table: ReferenceTable,
-    spec: Mapping[str, Any],
-    scored: int,
-    axes: Collection[str],
-    where: str = "",
-    split_rows: list[ReferenceRow] | None = None,
-) -> list[str]:
-    """Why a run is not comparable with `table` (empty: it is).
-
-    `scored`: items the run scored; `axes`: its items' axes (a layout's shape stands in for the
-    loader name); `split_rows`: the rows to compare with (default: every row of the table).
-    """
-    from medlens.analysis.paper_columns import missing_axes
-
-    bench = spec.get("benchmark") or {}
-    reasons = []
-    loader = str(bench.get("name", ""))
-    # a user's own file of the paper's shape (jsonl:) may hold the published items; any other
-    # loader holds another benchmark, whatever its axes
-    shaped = (
-        loader == "jsonl" and table.layout is not None and not missing_axes(table.layout, set(axes))
-    )
-    if table.benchmarks and loader not in table.benchmarks and not shaped:
-        reasons.append(f"a {loader} run beside published {'/'.join(table.benchmarks)} scores")
-    rows = split_rows if split_rows is not None else list(table.rows)
-    splits = sorted({row.split for row in rows})
-    if str(bench.get("split")) not in splits:
-        reasons.append(f"split {bench.get('split')}, the published rows are on {', '.join(splits)}")
-    chosen = selection_text(spec, where)
-    published = sorted({row.selection for row in rows})
-    if chosen not in published:
-        shown = ", ".join(p or "the whole split" for p in published)
-        reasons.append(f"selection {chosen or 'the whole split'}, published on {shown}")
-    n_items = int(bench.get("n_items") or 0)
-    if scored < n_items:
-        reasons.append(f"{scored} of {n_items} items scored (--limit, errors or unfinished)")
-    reasons += _item_set_reasons(table, rows, bench, n_items)
-    return reasons
-
-
-def _item_set_reasons(
-    table: ReferenceTable, rows: list[ReferenceRow], bench: Mapping[str, Any], n_items: int
-) -> list[str]:
-    """The published item count, content hash and official files' MD5s the rows state."""
-    reasons = []
-    counts = {row.n_items for row in rows if row.n_items is not None}
-    counts |= {table.n_items} if table.n_items is not None and not counts else set()
-    if counts and n_items not in counts:
-        known = table.named_counts.get(n_items)
-        shown = f"{n_items} items ({known})" if known else f"{n_items} items"
-        reasons.append(f"{shown}, the published set has {'/'.join(map(str, sorted(counts)))}")
-    hashes = {row.text["content_hash"] for row in rows if row.text.get("content_hash")}
-    if hashes and str(bench.get("content_hash")) not in hashes:
-        reasons.append(
-            f"content hash {str(bench.get('content_hash'))[:12]} is not the published set's"
-        )
-    official = {row.text["official_md5"] for row in rows if row.text.get("official_md5")}
-    other_family = bool(table.benchmarks) and str(bench.get("name")) not in table.benchmarks
-    if official and not other_family:  # another benchmark family is refused already
-        reasons += official_file_reasons(str(bench.get("spec", "")), official)
-    return reasons
-
-
-def official_file_reasons(bench_spec: str, official: Collection[str]) -> list[str]:
-    """Is the run's benchmark file (or folder of TEST parts) the official one, by MD5?"""
-    from medlens.sources.gmai_files import OFFICIAL_MD5, file_md5, test_parts
-
-    argument = bench_spec.partition(":")[2].partition("?")[0]
-    path = Path(argument).expanduser()
-    wanted = [set(text.split()) for text in official]
-    try:
-        files = test_parts(path) if path.is_dir() else [path]
-        found = [file_md5(file) for file in files]
-    except (OSError, MedlensError):
-        return [f"cannot check the official files' MD5 ({argument} is not readable)"]
-    if any(set(found) == digests for digests in wanted):
-        return []
-    names = sorted({OFFICIAL_MD5.get(d, d[:8] + "…") for ds in wanted for d in ds})
-    unofficial = [f.name for f, d in zip(files, found, strict=True) if d not in OFFICIAL_MD5]
-    what = (
-        f"not the official file ({', '.join(unofficial[:3])}: MD5 differs)"
-        if unofficial
-        else ("official files of another set")
-    )
-    shown = (
-        names[0]
-        if len(names) == 1
-        else f"{len(names)} official files ({names[0].rsplit('_', 1)[0]}_*)"
-    )
-    return [f"{what}; the published rows are on {shown}"]
-
-
-READING_PROTOCOLS: dict[str, dict[str, Any]] = {
-    # GMAI-MMBench's leaderboard was read by VLMEvalKit (see VLMEVAL_COMPAT.md); its FAQ asks
-    # that scores from other scripts be labelled "non-official protocol".
-    "gmai": {"prompt": "vlmeval", "extract": "vlmeval", "probe": None},
-}
-"""How each family's published rows read the models' answers (``report.card`` shows it too)."""
-DIFFERENT_PROTOCOL = "comparable item set, different reading protocol"
-
-
-def protocol_differences(
-    table: ReferenceTable,
-    spec: Mapping[str, Any],
-    judge: Mapping[str, Any] | None = None,
-    judged: bool = False,
-) -> list[str]:
-    """How the run was prompted, read and judged otherwise than the published rows were
-    (``analysis.protocols``; `judge`: the judge.json of the judge whose scores are compared,
-    `judged`: a column the paper's judge scored)."""
-    if not table.benchmarks:  # a user's own table: its rows were made as the user says
-        return []
-    from medlens.analysis.protocols import differences
-
-    return differences(table.layout, spec, judge, judged)
-
-
-def refusal(run: Path | str, table: ReferenceTable, reasons: list[str]) -> MedlensError:
-    return MedlensError(
-        f"{run}: not comparable with reference {table.name}: {'; '.join(reasons)} "
-        "(--allow-partial keeps it, labelled 'not comparable')"
-    )
-
-
-def label(reasons: list[str]) -> str | None:
-    """``not comparable: <reasons>`` (None when comparable): the label of every such row."""
-    return f"{NOT_COMPARABLE}: {'; '.join(reasons)}" if reasons else None
-
-
-def check_comparable(name: str, benchmark: str, where: Path | str) -> None:
-    """Refuse a published table of another benchmark family beside a run (its loader name)."""
-    table = load_reference(name)
-    if table.benchmarks and benchmark not in table.benchmarks:
-        raise SpecError(
-            f"{where}: --reference {name} holds published {'/'.join(table.benchmarks)} scores, "
-            f"but the run is on {benchmark!r}; the numbers would not be comparable"
-        )
 
 
 def calibrate(
@@ -216,7 +87,7 @@ def calibrate(
     scored = sum(
         1 for r in records.values() if r.get("error") is None and r.get("score") is not None
     )
-    reasons = comparability(table, store.run["spec"], scored, axes, split_rows=[row])
+    reasons = comparable_rows(table, [row], store.run["spec"], scored, axes).reasons
     if reasons and not allow_partial:
         raise refusal(store.path, table, reasons)
     run = sourced_run(store.path, items, records, source or RULES)

@@ -125,11 +125,14 @@ def check_same_benchmark(runs: Sequence[BoardRun], mode: str) -> None:
                 f"{a.get('split')!r}; a board compares runs on the same split"
             )
         if mode == "same" and a.get("content_hash") != b.get("content_hash"):
+            from medlens.core.fingerprint import older_hash_note
+
             raise RunMismatchError(
                 f"{other.path} ran on {b.get('spec')} ({b.get('n_items')} items, content "
                 f"{str(b.get('content_hash'))[:12]}) but {first.path} on {a.get('spec')} "
                 f"({a.get('n_items')} items, content {str(a.get('content_hash'))[:12]}); a board "
                 "needs the same benchmark (--align intersect compares on the common items)"
+                f"{older_hash_note(a, b)}"
             )
 
 

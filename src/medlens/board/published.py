@@ -1,7 +1,8 @@
 """Published rows beside the board's runs: which table (``--reference NAME|FILE.csv``, or the
 layout's own), which of its rows (those of the board's split), and which runs are comparable.
 
-A run that is not like for like with the table (``analysis.references.comparability``) is
+A run that is not like for like with the table (``analysis.comparability``, row by row: the
+rows shown are those of the runs' own item set) is
 refused — with ``--reference`` and with a layout's own table alike — unless ``--allow-partial``,
 which keeps it, labelled ``not comparable: <reason>`` in every format. A run on the published items read
 otherwise than the published rows (GMAI-MMBench: VLMEvalKit's prompt and extraction) is labelled
@@ -40,14 +41,7 @@ def board_published(
     where: str,
     allow_partial: bool,
 ) -> Published:
-    from medlens.analysis.references import (
-        DIFFERENT_PROTOCOL,
-        comparability,
-        label,
-        load_reference,
-        protocol_differences,
-        refusal,
-    )
+    from medlens.analysis.reference_tables import load_reference
 
     split = str(aligned.runs[0].benchmark.get("split", ""))
     name = reference or layout_reference(layout, split)
@@ -57,23 +51,50 @@ def board_published(
     if layout is not None:
         _check_columns(table, layout)
     rows = [row for row in table.rows if row.split == split] or list(table.rows)
-    axes = {*aligned.meta, "kind"}
-    labels = {}
-    for run in aligned.runs:
-        reasons = comparability(table, run.spec, aligned.scored.get(run.run, 0), axes, where, rows)
-        if reasons and not allow_partial:
-            raise refusal(run.path, table, reasons)
-        if reasons:
-            labels[run.run] = label(reasons) or ""
-        elif differences := protocol_differences(table, run.spec, *_judging(aligned, run, table)):
-            labels[run.run] = f"{DIFFERENT_PROTOCOL}: " + "; ".join(differences)
-    shown = _with_rows(table, rows)
+    shown, labels = _comparable(aligned, table, rows, where, allow_partial)
     models = []
     if layout is None and "overall" in table.columns:
         models = [{"model": r.model, "score": r.values["overall"], "split": r.split,
                    "source": table.source_of(r), "ranked": False}
-                  for r in rows if r.values.get("overall") is not None]  # fmt: skip
-    return Published(shown, models, labels)
+                  for r in shown if r.values.get("overall") is not None]  # fmt: skip
+    return Published(_with_rows(table, shown), models, labels)
+
+
+def _comparable(
+    aligned: Aligned, table: Any, rows: list[Any], where: str, allow_partial: bool
+) -> tuple[list[Any], dict[str, str]]:
+    """The rows to show (those every comparable run is like for like with: one item set of the
+    table, ``analysis.comparability.comparable_rows``) and each other run's label; a run
+    comparable with none of them is refused unless `allow_partial`."""
+    from medlens.analysis.comparability import (
+        DIFFERENT_PROTOCOL,
+        comparable_rows,
+        label,
+        protocol_differences,
+        refusal,
+    )
+
+    axes = {*aligned.meta, "kind"}
+    verdicts = {run.run: comparable_rows(table, rows, run.spec, aligned.scored.get(run.run, 0),
+                                         axes, where) for run in aligned.runs}  # fmt: skip
+    comparable = [v.rows for v in verdicts.values() if not v.reasons]
+    first = comparable[0] if comparable else next(iter(verdicts.values())).rows
+    shown = [row for row in first if all(row in kept for kept in comparable)] or first
+    labels = {}
+    for run in aligned.runs:
+        verdict = verdicts[run.run]
+        reasons = verdict.reasons or (
+            [] if all(row in verdict.rows for row in shown)
+            else ["the published rows shown are of another item set"]
+        )  # fmt: skip
+        if reasons and not allow_partial:
+            raise refusal(run.path, table, reasons)
+        differences = protocol_differences(table, run.spec, *_judging(aligned, run, table))
+        if reasons:
+            labels[run.run] = label(reasons) or ""
+        elif differences:  # the items match, the reading does not
+            labels[run.run] = f"{DIFFERENT_PROTOCOL}: " + "; ".join(differences)
+    return shown, labels
 
 
 def _judging(aligned: Aligned, run: Any, table: Any) -> tuple[dict[str, Any] | None, bool]:

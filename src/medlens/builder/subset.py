@@ -36,7 +36,8 @@ from medlens.builder.output import (
     write_tsv,
 )
 from medlens.core.errors import InputError, ItemError, MedlensError, SpecError
-from medlens.core.items import CONTAINER_SOURCES, Benchmark, BenchmarkInfo, ImageRef, Item, describe
+from medlens.core.fingerprint import describe, older_hash_note
+from medlens.core.items import CONTAINER_SOURCES, Benchmark, BenchmarkInfo, ImageRef, Item
 from medlens.core.specs import Spec
 from medlens.execution.selection import Filter, Recipe, flagged_ids, sample_ids
 from medlens.runs.recorded import stored_spec
@@ -156,12 +157,14 @@ def _sidecar(
         "spec": f"{loader}:{output.name}",
         "n_items": out_info.n_items,
         "content_hash": out_info.content_hash,
+        "content_hash_version": out_info.content_hash_version,
         "source": {
             "spec": spec,
             "name": source.name,
             "split": source.split,
             "n_items": source.n_items,
             "content_hash": source.content_hash,
+            "content_hash_version": source.content_hash_version,
             "population": len(population.order),
             "strata": strata,
         },
@@ -240,6 +243,7 @@ def _check_runs(recipe: Recipe, source: BenchmarkInfo) -> None:
             raise SpecError(
                 f"--drop-solved-by {run}: that run was made on another benchmark "
                 f"({spec['benchmark'].get('spec')}), not on {source.spec}"
+                f"{older_hash_note(spec['benchmark'], source.to_json())}"
             )
 
 
@@ -275,7 +279,8 @@ def _check_flagged(recipe: Recipe, population: Population) -> None:
         raise InputError(
             path, "field 'benchmark'",
             f"--drop-flagged: an audit of {audited.get('spec')} (content {str(content)[:12]}), "
-            f"not of {source.spec} (content {source.content_hash[:12]})",
+            f"not of {source.spec} (content {source.content_hash[:12]})"
+            f"{older_hash_note(audited, source.to_json())}",
         )  # fmt: skip
     unknown = sorted(flagged_ids(path) - population.every_id)
     if unknown:
@@ -384,6 +389,8 @@ def _extension(ref: ImageRef) -> str:
 
     if ref.source in ("file", "dicom") and (suffix := Path(ref.path).suffix.lower()):
         return suffix
+    if ref.source == "volume":  # a slice rendered from a volume is a PNG
+        return ".png"
     if ref.source in CONTAINER_SOURCES:  # a table cell or zip member: its name, else its bytes
         suffix = Path(ref.name).suffix.lower()
         return suffix if suffix else _sniffed(ref.read_bytes()[:132])

@@ -243,11 +243,15 @@ def _reference_checks(
     """Checks against what medlens knows of the benchmark: GMAI's official files, its axis
     vocabulary, MMBU's wording rules and each source's admission facts, in this order."""
     from medlens.checks.gmai_official import gmai_file_check
+    from medlens.checks.published_counts import published_count_check
 
     checks = []
     official = gmai_file_check(benchmark, tally.axes, tally.count)  # issue 23
     if official is not None:
         checks.append(official)
+    published = published_count_check(benchmark, tally.axes, tally.count)  # issue 47
+    if published is not None:
+        checks.append(published)
     vocabulary = vocabulary or shipped_vocabulary(benchmark.name)
     if vocabulary is not None:
         checks.append(vocabulary_check(tally.axes, vocabulary))

@@ -15,6 +15,7 @@ stays bounded by a few row groups of one column, never the table. Arrow files ar
 from __future__ import annotations
 
 import bisect
+import os
 import threading
 import zipfile
 from collections import OrderedDict
@@ -23,19 +24,25 @@ from typing import Any
 
 from medlens.core.errors import ItemError
 
-CHUNKS_KEPT = 2
-"""Decoded parquet column chunks kept (one per row group); the oldest is dropped first."""
+CHUNKS_KEPT = 8
+"""Decoded parquet column chunks kept (one per row group and image column); the oldest is
+dropped first. Multi-image tables (MMMU's image_1..image_7, MedFrameQA's image_1..image_5) read
+one chunk per image column for each row: with fewer kept than the table has image columns, every
+item would decode its row group's chunks again."""
 
 _lock = threading.Lock()
 _chunks: OrderedDict[tuple[str, int, str], Any] = OrderedDict()
 _parquet_starts: dict[str, tuple[Any, list[int]]] = {}
 _arrow_batches: dict[str, tuple[list[Any], list[int]]] = {}
 _zips: dict[str, zipfile.ZipFile] = {}
+_states: dict[str, tuple[int, int, int]] = {}
+"""(inode, size, mtime_ns) of each file whose handle is kept: a file replaced since is reopened."""
 
 
 def read_container_image(source: str, path: str, row: int, entry: str) -> bytes:
     """The encoded bytes of one image; raises ItemError when the cell holds none."""
     with _lock:
+        _forget_if_replaced(path)
         if source == "zip":
             return _zip_member(path, entry)
         if source == "parquet":
@@ -43,6 +50,25 @@ def read_container_image(source: str, path: str, row: int, entry: str) -> bytes:
         else:
             value = _arrow_cell(path, row, entry)
     return image_bytes_of(value, f"{path}, row {row}, column {entry!r}")
+
+
+def _forget_if_replaced(path: str) -> None:
+    """Drop what is kept of `path` when the file changed since it was opened (a long-lived
+    process, or a content hash taken before and after an image was replaced)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return  # reading it fails with its own message
+    state = (info.st_ino, info.st_size, info.st_mtime_ns)
+    if _states.get(path, state) != state:
+        _parquet_starts.pop(path, None)
+        _arrow_batches.pop(path, None)
+        archive = _zips.pop(path, None)
+        if archive is not None:
+            archive.close()
+        for key in [key for key in _chunks if key[0] == path]:
+            del _chunks[key]
+    _states[path] = state
 
 
 def image_bytes_of(value: Any, where: str) -> bytes:

@@ -6,10 +6,8 @@ import base64
 import binascii
 import hashlib
 import io
-import json
-import os
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -55,7 +53,7 @@ READING_FIELDS: frozenset[str] = frozenset({"raw_answer", "options_text", "label
 folded yes/no gold, an options cell as written (``--prompt mmbu``), a judge's label set."""
 GRANULARITIES: tuple[str, ...] = ("image", "box", "mask", "contour")
 
-ImageSource = Literal["file", "dicom", "tsv", "bytes", "parquet", "arrow", "zip"]
+ImageSource = Literal["file", "dicom", "tsv", "bytes", "parquet", "arrow", "zip", "volume"]
 CONTAINER_SOURCES: tuple[str, ...] = ("parquet", "arrow", "zip")
 """Sources read through :mod:`medlens.core.container_images` (a cell of a table, a zip member)."""
 
@@ -77,7 +75,8 @@ class ImageRef:
     """Stable identity of the image within its benchmark (file name, TSV index of the owning row)."""
     entry: str = ""
     """``parquet``/``arrow``: the image column (``offset`` is the row in the file); ``zip``: the
-    member name."""
+    member name; ``volume``: how the slice is rendered (``offset`` is the slice index, see
+    :mod:`medlens.core.volume_images`)."""
 
     def read_bytes(self) -> bytes:
         """The encoded image bytes (PNG, JPEG, DICOM …); raises ItemError if unreadable."""
@@ -88,6 +87,10 @@ class ImageRef:
                 from medlens.core.container_images import read_container_image
 
                 return read_container_image(self.source, self.path, self.offset, self.entry)
+            if self.source == "volume":
+                from medlens.core.volume_images import read_volume_slice
+
+                return read_volume_slice(self.path, self.offset, self.entry)
             if self.source == "tsv":
                 if self.length == 0:
                     raise ItemError("image", f"image {self.name or self.path}: empty image cell")
@@ -110,7 +113,7 @@ class ImageRef:
             out["offset"], out["length"] = self.offset, self.length
         if self.source == "bytes":
             out["data"] = base64.b64encode(self.data).decode("ascii")
-        if self.source in CONTAINER_SOURCES:
+        if self.source in (*CONTAINER_SOURCES, "volume"):
             out["entry"] = self.entry
             if self.source != "zip":
                 out["offset"] = self.offset
@@ -256,6 +259,12 @@ class Benchmark:
         return self.iter_items()
 
 
+CONTENT_HASH_VERSION = 2
+"""The rule of a run.json's content hash: 1 (no ``content_hash_version``: medlens before issue
+49) named each image and counted its base64 characters; 2 hashes each image's bytes
+(:mod:`medlens.core.fingerprint`)."""
+
+
 @dataclass(frozen=True)
 class BenchmarkInfo:
     """What a run records about its benchmark (its fingerprint)."""
@@ -266,10 +275,13 @@ class BenchmarkInfo:
     n_items: int
     has_answers: bool
     content_hash: str
-    """sha256 over the canonical JSON of every item (image identities, not pixels)."""
+    """sha256 over the canonical JSON of every item, each image by its name and the sha256 of
+    the bytes a model is sent (:mod:`medlens.core.fingerprint`)."""
     axes: tuple[str, ...] = ()
     """Metadata keys present on the items, canonical axes first."""
     description: str = ""
+    content_hash_version: int = CONTENT_HASH_VERSION
+    """How `content_hash` was computed (:data:`CONTENT_HASH_VERSION`)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -279,6 +291,7 @@ class BenchmarkInfo:
             "n_items": self.n_items,
             "has_answers": self.has_answers,
             "content_hash": self.content_hash,
+            "content_hash_version": self.content_hash_version,
             "axes": list(self.axes),
             "description": self.description,
         }
@@ -294,43 +307,8 @@ class BenchmarkInfo:
             content_hash=data["content_hash"],
             axes=tuple(data.get("axes", ())),
             description=data.get("description", ""),
+            content_hash_version=int(data.get("content_hash_version", 1)),
         )
-
-
-_IDENTITY_ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
-"""``json.dumps(..., sort_keys=True, ensure_ascii=False)`` without building an encoder per item."""
-
-
-def describe(benchmark: Benchmark, items: Iterable[Item]) -> BenchmarkInfo:
-    """Summarise and fingerprint a benchmark from its items."""
-    digest = hashlib.sha256()
-    count = 0
-    keys: set[str] = set()
-    for item in items:
-        count += 1
-        keys.update(item.meta)
-        line = _IDENTITY_ENCODER.encode(_identity(item))
-        digest.update(line.encode("utf-8") + b"\n")
-    axes = [a for a in CANONICAL_AXES if a in keys] + sorted(keys - set(CANONICAL_AXES))
-    return BenchmarkInfo(
-        name=benchmark.name,
-        spec=benchmark.spec,
-        split=benchmark.split,
-        n_items=count,
-        has_answers=benchmark.has_answers,
-        content_hash=digest.hexdigest(),
-        axes=tuple(axes),
-        description=benchmark.description,
-    )
-
-
-def _identity(item: Item) -> dict[str, Any]:
-    data = item.to_json(with_images=False)
-    data["images"] = [
-        [image.name or os.path.basename(image.path), image.length or len(image.data)]
-        for image in item.images
-    ]
-    return data
 
 
 def check_image(data: bytes, name: str = "") -> tuple[int, int]:

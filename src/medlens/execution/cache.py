@@ -15,7 +15,6 @@ import asyncio
 import dataclasses
 import hashlib
 import json
-import os
 import sqlite3
 import time
 from collections.abc import Callable, Mapping
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from medlens.core.cache_location import cache_dir
 from medlens.execution.cache_check import (
     LIVE_CHECKS,
     UNREACHABLE,
@@ -33,17 +33,6 @@ from medlens.execution.cache_check import (
 )
 from medlens.models.base import Model, Request, Response
 from medlens.models.endpoint_breaker import EndpointUnreachableError
-
-
-def cache_dir() -> Path:
-    """$MEDLENS_CACHE, else the user cache directory."""
-    configured = os.environ.get("MEDLENS_CACHE")
-    if configured:
-        return Path(configured)
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("medlens"))
-
 
 BUSY_TIMEOUT_S = 30.0
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from medlens.core.items import ImageRef, Item
 from medlens.execution.dispatch import dispatch_order
@@ -45,15 +46,26 @@ class RunPlan:
     settings: RunSettings
     """Prompt style and strategy (with the few-shot exemplars) the requests would use."""
     notes: tuple[str, ...]
+    spec: dict[str, Any] = field(default_factory=dict)
+    """The spec the run records in run.json (benchmark fingerprint, selection, reading)."""
 
 
-def plan_run(options: RunOptions, loaded: LoadedBenchmark | None = None) -> RunPlan:
+def plan_run(
+    options: RunOptions, loaded: LoadedBenchmark | None = None, adaptive: bool = False
+) -> RunPlan:
     """Check everything a run checks and list the items it would send; writes nothing.
 
-    `loaded`: the benchmark already loaded (see :func:`medlens.execution.evaluate.prepare`)."""
+    `loaded`: the benchmark already loaded (see :func:`medlens.execution.evaluate.prepare`).
+    `adaptive`: the run will be adaptive; its planner's part of the spec (``adaptive``) is
+    checked when it starts (its baseline may not exist yet), and every item not answered is
+    counted as one it may send (an upper bound)."""
     spec, items, model, settings, _probe = prepare(options, describe_only=True, loaded=loaded)
     asyncio.run(model.aclose())
     path = run_dir_of(options)
+    if adaptive and is_run(path):
+        from medlens.runs.view import RunView
+
+        spec["adaptive"] = RunView(path).spec.get("adaptive")
     check_same_spec(path, spec)
     done: set[str] = set()
     if is_run(path):
@@ -61,7 +73,7 @@ def plan_run(options: RunOptions, loaded: LoadedBenchmark | None = None) -> RunP
     selected = items if options.limit is None else items[: options.limit]
     todo = dispatch_order([item for item in selected if item.id not in done], options.order)
     notes = tuple(getattr(model, "notes", ()))
-    return RunPlan(path, model.spec, len(selected), todo, settings, notes)
+    return RunPlan(path, model.spec, len(selected), todo, settings, notes, spec)
 
 
 def planned_prompts(items: Iterable[Item], settings: RunSettings) -> Iterator[PlannedPrompt]:
@@ -104,4 +116,6 @@ def describe_image(image: ImageRef) -> str:
         return f"{image.path} (row {image.offset}, column {image.entry}: {image.name})"
     if image.source == "zip":
         return f"{image.path} (member {image.entry})"
+    if image.source == "volume":
+        return f"{image.path} (slice {image.offset}, {image.entry})"
     return image.path or image.name or f"<{image.source} image>"

@@ -15,7 +15,8 @@ from typing import Any
 
 from medlens.core.errors import MedlensError, SpecError
 from medlens.core.extras import check_run_extras
-from medlens.core.items import Benchmark, BenchmarkInfo, Item, describe
+from medlens.core.fingerprint import describe
+from medlens.core.items import Benchmark, BenchmarkInfo, Item
 from medlens.core.model_info import parse_model_info
 from medlens.core.records import Record
 from medlens.core.specs import Spec
@@ -206,7 +207,15 @@ def strategy_spec(strategy: Strategy, exemplars: Exemplars | None) -> dict[str, 
     """The strategy as recorded in the run spec, with the exemplars' spec and ids."""
     recorded: dict[str, Any] = {"name": strategy.text}
     if exemplars is not None:
-        recorded["exemplars"] = {"spec": exemplars.spec, "ids": exemplars.ids()}
+        from medlens.core.fingerprint import items_content_hash
+
+        chosen = {e.id: e for group in exemplars.by_group.values() for e in group}
+        recorded["exemplars"] = {
+            "spec": exemplars.spec,
+            "ids": exemplars.ids(),
+            # the exemplars' questions, answers and image bytes: a changed pool is another run
+            "content_hash": items_content_hash(chosen[i] for i in sorted(chosen)),
+        }
     return recorded
 
 

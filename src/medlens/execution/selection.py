@@ -269,7 +269,7 @@ def select_run_items(
     )
     if recipe.empty:
         return items, None
-    from medlens.core.items import describe
+    from medlens.core.fingerprint import describe
 
     full = describe(benchmark, items)
     # `kind` is an axis of slices and compare, so a run selects on it too
@@ -285,7 +285,11 @@ def select_run_items(
     entry = {
         "recipe": recipe.to_json(),
         "n_items": len(selected),
-        "source": {"n_items": full.n_items, "content_hash": full.content_hash},
+        "source": {
+            "n_items": full.n_items,
+            "content_hash": full.content_hash,
+            "content_hash_version": full.content_hash_version,
+        },
     }
     return selected, entry
 

@@ -111,8 +111,8 @@ def _trim(sentence: str, listing: frozenset[str]) -> tuple[str, bool]:
             pass
         elif lowered in _OPEN_CLAIM or lowered in listing or _announced(lowered, sentence, start):
             open_claim = True
-        elif lowered not in _LEADING:
-            return sentence[:stop], open_claim
+        elif lowered not in _LEADING or (word == "A" and sentence[:start].strip()):
+            return sentence[:stop], open_claim  # "… is A" names option A, not an article
         end = start
 
 

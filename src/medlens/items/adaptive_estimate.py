@@ -3,14 +3,16 @@ lines, ``report``, ``board``, ``gate``): the recorded design replayed from the r
 baseline and answers (:func:`medlens.items.adaptive.replay`), so every command gives the figures
 the run printed.
 
-``extrapolating`` is true when the run's ability on the bank lies outside the calibration runs'
-range, or the residual check fails (the design's estimate differs from the final predictor's
+``extrapolating`` is true when the run's score may lie outside the calibration runs' range (as
+``estimate`` judges a run on a designed subset: the estimate's one-sided 90% bound beyond the
+bank's mean prediction at the weakest or strongest calibration run), or the residual check fails (the design's estimate differs from the final predictor's
 mean over every item by more than 2.576 standard errors); the estimate and its interval stay
 design-based then, the predictor just helps less.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from medlens.items.adaptive import Predictor, replay
 from medlens.items.adaptive_planner import answered_scores
 from medlens.items.bank import Bank, read_bank
 from medlens.items.baseline import Baseline, check_same_items, delta_json, read_baseline
+from medlens.items.estimate import OUTSIDE_Z
 from medlens.items.responses import run_spec
 from medlens.runs.view import RunView
 from medlens.stats.intervals import wilson
@@ -85,7 +88,7 @@ class AdaptiveEstimate:
         return {**out, **self.comparison}
 
 
-def is_adaptive(spec: dict[str, Any]) -> bool:
+def is_adaptive(spec: Mapping[str, Any]) -> bool:
     return isinstance(spec.get("adaptive"), dict)
 
 
@@ -187,17 +190,22 @@ def _extrapolation(
     reasons: list[str] = []
     ability, calibration = ad.fit(model, state)
     ability_value = None
+    estimate, se = float(interval.estimate[0]), float(interval.se[0])
     if predictor.bank is not None:
         ability_value = float(ability[0, 0])
         low, high = predictor.bank.ability_range
-        if not low <= ability_value <= high:
-            side = "above" if ability_value > high else "below"
-            reasons.append(f"ability {ability_value:.2f} is {side} the bank's calibration range "
-                           f"[{low:.2f}, {high:.2f}]")  # fmt: skip
+        floor = float(predictor.bank.predict(low).mean())
+        ceiling = float(predictor.bank.predict(high).mean())
+        margin = OUTSIDE_Z * se
+        if estimate + margin > ceiling or estimate - margin < floor:
+            side = "above" if estimate + margin > ceiling else "below"
+            edge = ceiling if side == "above" else floor
+            reasons.append(f"score {estimate:.3f} (± {se:.3f}) may lie {side} the calibration runs' "
+                           f"range: the bank predicts {edge:.3f} for its "
+                           f"{'strongest' if side == 'above' else 'weakest'} run")  # fmt: skip
     fitted = replace(state, ability=ability, calibration=calibration)
     predicted = float(ad.predictions(model, fitted)[0].mean())
-    residual = float(interval.estimate[0]) - predicted
-    se = float(interval.se[0])
+    residual = estimate - predicted
     if se > 0 and abs(residual) > RESIDUAL_Z * se:
         reasons.append(f"residual check failed: the estimate differs from the predictor's mean by "
                        f"{residual:+.3f} ({abs(residual) / se:.1f} standard errors)")  # fmt: skip

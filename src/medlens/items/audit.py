@@ -41,7 +41,7 @@ from medlens.core.errors import MedlensError
 from medlens.items import irt
 from medlens.items.audit_null import NullTests, item_null, null_tests
 from medlens.items.audit_summary import audit_summary, power
-from medlens.items.bank import bank_content, read_bank, refuse_probe_runs
+from medlens.items.bank import BENCHMARK_KEYS, bank_content, read_bank, refuse_probe_runs
 from medlens.items.responses import Responses, answer_text, load_responses
 from medlens.stats.multiplicity import adjust
 
@@ -98,10 +98,7 @@ def audit_responses(
             for j in range(len(responses.items))]  # fmt: skip
     rows.sort(key=lambda row: (-row["suspicion"], row["id"]))
     return {
-        "benchmark": {
-            k: responses.benchmark.get(k)
-            for k in ("name", "spec", "split", "n_items", "content_hash")
-        },
+        "benchmark": {k: responses.benchmark.get(k) for k in BENCHMARK_KEYS},
         "runs": {
             name: round(float(t), 4) for name, t in zip(responses.runs, model.theta, strict=True)
         },
@@ -132,10 +129,13 @@ def _model(responses: Responses, bank_path: Path | None) -> Model:
         return fitted_model(responses)
     bank = read_bank(bank_path)
     if bank.benchmark.get("content_hash") != responses.benchmark.get("content_hash"):
+        from medlens.core.fingerprint import older_hash_note
+
         raise MedlensError(
             f"{bank_path}: a bank of {bank.benchmark.get('spec')} (content "
             f"{str(bank.benchmark.get('content_hash'))[:12]}), not of the runs' benchmark "
             f"{responses.benchmark.get('spec')} (content {str(responses.benchmark.get('content_hash'))[:12]})"
+            f"{older_hash_note(bank.benchmark, responses.benchmark)}"
         )
     column = {item_id: j for j, item_id in enumerate(bank.ids)}
     order = np.array([column[item.id] for item in responses.items])

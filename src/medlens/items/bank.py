@@ -29,6 +29,8 @@ from medlens.items.responses import Responses, load_responses
 SCHEMA = 1
 HELD_OUT_SHARE = 0.1
 METHOD = "2PL with the item's chance level as fixed guessing floor; joint MAP (Fisher scoring)"
+BENCHMARK_KEYS = ("name", "spec", "split", "n_items", "content_hash", "content_hash_version")
+"""What a bank (and an audit) records of the runs' benchmark."""
 
 
 @dataclass(frozen=True)
@@ -154,9 +156,7 @@ def _layout(
     bench = responses.benchmark
     return {
         "schema": SCHEMA,
-        "benchmark": {
-            key: bench.get(key) for key in ("name", "spec", "split", "n_items", "content_hash")
-        },
+        "benchmark": {key: bench.get(key) for key in BENCHMARK_KEYS},
         "items": items,
         "runs": runs,
         "fit": {

@@ -121,9 +121,12 @@ def read_run_design(path: Path, bank: Bank) -> RunDesign:
         )
     source = (recorded.get("source") or {}).get("content_hash")
     if source != bank.benchmark.get("content_hash"):
+        from medlens.core.fingerprint import older_hash_note
+
         raise MedlensError(
             f"{path}: its subset was drawn from content {str(source)[:12]}, but {bank.path} is a "
             f"bank of {bank.benchmark.get('spec')} (content {str(bank.benchmark.get('content_hash'))[:12]})"
+            f"{older_hash_note(recorded.get('source') or {}, bank.benchmark)}"
         )
     records = RunView(path).records()
     scores = {

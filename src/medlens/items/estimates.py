@@ -4,6 +4,7 @@ What ``estimate`` and ``gate`` call."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -46,3 +47,16 @@ def _recorded_bank(run: Path, spec: dict[str, Any]) -> Path:
             f"--bank: {run}'s design names the bank {recorded}, which is gone; give --bank BANK.json"
         )
     return recorded
+
+
+def recorded_any(path: Path, spec: Mapping[str, Any]) -> Any:
+    """For report and board: the estimate of an adaptive run or of a run on a designed subset,
+    from what its run.json records (None: neither; a string: why there is no estimate)."""
+    if not is_adaptive(spec):
+        from medlens.items.estimate import recorded_estimate
+
+        return recorded_estimate(path, spec)
+    try:
+        return estimate_adaptive_run(path)
+    except MedlensError as exc:
+        return str(exc)

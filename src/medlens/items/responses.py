@@ -74,11 +74,14 @@ def check_same_content(paths: Sequence[Path], specs: Sequence[dict[str, Any]]) -
     for path, spec in zip(paths[1:], specs[1:], strict=True):
         other = spec.get("benchmark") or {}
         if other.get("content_hash") != first.get("content_hash"):
+            from medlens.core.fingerprint import older_hash_note
+
             raise RunMismatchError(
                 f"{path}: ran on {other.get('spec')} ({other.get('n_items')} items, content "
                 f"{str(other.get('content_hash'))[:12]}) but {paths[0]} on {first.get('spec')} "
                 f"({first.get('n_items')} items, content {str(first.get('content_hash'))[:12]}); "
                 "item science needs runs on the same benchmark content"
+                f"{older_hash_note(first, other)}"
             )
 
 

@@ -21,7 +21,8 @@ import numpy as np
 
 from medlens.builder.subset import Drawn, subset
 from medlens.core.errors import InputError, SpecError
-from medlens.core.items import Item, describe
+from medlens.core.fingerprint import describe
+from medlens.core.items import CONTENT_HASH_VERSION, Item
 from medlens.core.specs import Spec
 from medlens.core.where import check_axes
 from medlens.execution.selection import Recipe
@@ -87,10 +88,13 @@ def unit_keys(items: Sequence[Item], unit: str) -> list[str]:
 def _check_bank(bank: Bank, content_hash: str, items: Sequence[Item], spec: str) -> None:
     expected = bank.benchmark.get("content_hash")
     if content_hash != expected:
+        from medlens.core.fingerprint import older_hash_note
+
+        now = older_hash_note(bank.benchmark, {"content_hash_version": CONTENT_HASH_VERSION})
         raise InputError(
             bank.path, None,
             f"the bank is of {bank.benchmark.get('spec')} (content {str(expected)[:12]}), not of "
-            f"{spec} (content {content_hash[:12]})",
+            f"{spec} (content {content_hash[:12]}){now}",
         )  # fmt: skip
     if {item.id for item in items} != set(bank.ids):
         raise InputError(bank.path, None, f"the bank's item ids are not those of {spec}")

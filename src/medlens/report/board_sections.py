@@ -141,6 +141,10 @@ def models_table(board: dict[str, Any]) -> BoardTable:
         notes.append("estimated from N items: a run on a designed subset (medlens items sample), "
                      "its full-benchmark score estimated by AIPW with a design-based 95% interval; "
                      "unranked (not on the same items)")  # fmt: skip
+        if any(" of " in str(e.get("label")) for e in board["estimated"]):
+            notes.append("estimated from N of M items: an adaptive run (medlens run --adaptive) "
+                         "that asked N of the M items, its full-benchmark score estimated with a "
+                         "design-based 95% interval (docs/statistics.md); unranked")  # fmt: skip
         notes += [f"{e['run']}: {e['note']}" for e in board["estimated"] if e.get("note")]
     notes += list(board.get("near_ceiling") or [])
     dropped = {run: k for run, k in board["align"]["dropped"].items() if k}

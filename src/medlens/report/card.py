@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from medlens.analysis.references import READING_PROTOCOLS
+from medlens.analysis.comparability import READING_PROTOCOLS
 from medlens.checks.admission import admission_facts, admission_text, sources_of
 from medlens.checks.contamination import cutoff_text, isolation_text
 from medlens.execution.generation import generation_text, self_consistency_text

@@ -1,5 +1,5 @@
-"""The full-benchmark estimate of a run made on a designed subset (``medlens items sample``),
-for the report (beside the subset's own score) and the board ("estimated from N items")."""
+"""The full-benchmark estimate of a run made on a designed subset (``medlens items sample``) or
+of an adaptive run (``run --adaptive``), for the report (beside the subset's own score) and the board ("estimated from N items")."""
 
 from __future__ import annotations
 
@@ -10,20 +10,22 @@ from typing import Any
 
 def estimate_text(run_dir: Path, spec: Mapping[str, Any]) -> str | None:
     """One line: the estimate, its interval and n; why there is none; None without a design."""
-    if not isinstance((spec.get("subset") or {}).get("design"), dict):
-        return None  # recorded_estimate's own first test, before importing scipy.optimize for it
-    from medlens.items.estimate import recorded_estimate
+    adaptive = isinstance(spec.get("adaptive"), dict)
+    if not adaptive and not isinstance((spec.get("subset") or {}).get("design"), dict):
+        return None  # recorded_any's own first test, before importing scipy.optimize for it
+    from medlens.items.estimates import recorded_any
 
-    found = recorded_estimate(Path(run_dir), spec)
+    found = recorded_any(Path(run_dir), spec)
     if found is None:
         return None
     if isinstance(found, str):
         return f"no estimate: {found}"
     lo, hi = found.ci
+    own = "asked items'" if adaptive else "subset's"
     text = (
         f"{found.estimate:.3f} [{lo:.3f}, {hi:.3f}] estimated from {found.n} of "
-        f"{found.population_n} items ({found.method_text()}); the subset's own score is "
-        f"{found.subset_score:.3f}"
+        f"{found.population_n} items ({found.method_text()}); the "
+        f"{own} own score is {found.subset_score:.3f}"
     )
     if found.extrapolating:
         text += (

@@ -1,5 +1,6 @@
 """Exports that drop medlens results into existing pipelines.
 
+- ``every-eval-ever``: the Every Eval Ever schema (:mod:`medlens.report.eee`; runs and boards).
 - ``gmai-submission``: the GMAI-MMBench TEST submission, an xlsx with the benchmark's own
   columns (no images) plus ``prediction``.
 - ``vlmeval``: a VLMEvalKit-style result set: the per-item table (``index, prediction, answer,
@@ -18,11 +19,11 @@ from __future__ import annotations
 import csv
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from medlens.core.errors import MedlensError
+from medlens.report.export_file import ExportFile
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from medlens.core.items import Item
     from medlens.core.records import Record
 
-EXPORT_FORMATS = ("gmai-submission", "vlmeval")
+EXPORT_FORMATS = ("gmai-submission", "vlmeval", "every-eval-ever")
 BREAKDOWNS = ("clinical vqa task", "department", "perceptual granularity")
 """VLMEvalKit's GMAI-MMBench breakdown columns (its column names are lower-cased)."""
 DERIVED_KEYS = frozenset({"task", "granularity", "image_id", "split"})
@@ -40,14 +41,6 @@ NO_ANSWER_KEY = (
     "this split has no gold answers: scores need the official answer key; "
     "export the submission with `medlens export RUN --format gmai-submission`"
 )
-
-
-@dataclass(frozen=True)
-class ExportFile:
-    """One file of an export: its name (relative to the output) and content."""
-
-    name: str
-    content: bytes
 
 
 SUBMISSION_KINDS = ("choice", "multi_choice")
@@ -60,6 +53,10 @@ def export_run(run_dir: Path, fmt: str, source: ScoreSource | None = None) -> li
 
     if fmt not in EXPORT_FORMATS:
         raise MedlensError(f"unknown export format {fmt!r} (known: {', '.join(EXPORT_FORMATS)})")
+    if fmt == "every-eval-ever":
+        from medlens.report.eee import EeeSettings, export_eee
+
+        return export_eee([run_dir], EeeSettings(score=source))
     if source is not None and source.judged and fmt == "gmai-submission":
         raise MedlensError(
             f"--score {source.label}: a gmai-submission holds predictions, not scores "
@@ -143,6 +140,7 @@ def write_export(files: Sequence[ExportFile], output: Path) -> list[Path]:
     written = []
     for file in files:
         path = output / file.name
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(file.content)
         written.append(path)
     return written

@@ -171,7 +171,8 @@ def protocol_rows(results: dict[str, Any], run_json: dict[str, Any]) -> tuple[tu
         (
             "items",
             f"{bench['n_items']} ({counts['records']} with a record, "
-            f"{counts['errors']} errored, {counts['pending']} pending)",
+            f"{counts['errors']} errored, {counts['pending']} "
+            f"{'not asked (adaptive run)' if spec.get('adaptive') else 'pending'})",
         ),
         ("model", str(spec["model"])),
         ("prompt style", str(spec["prompt"])),
@@ -384,7 +385,10 @@ def _dynamic_limitations(results: dict[str, Any], axes: dict[str, list[AxisRow]]
             f"{counts['errors']} items errored (no answer from the model) and are left "
             "out of every score; their rate is in the deficiency profile."
         )
-    if counts["pending"]:
+    if counts["pending"] and results["spec"].get("adaptive"):
+        notes.append(f"{counts['pending']} items were not asked: an adaptive run asks only what "
+                     "its interval needs; the full-benchmark estimate is in the summary.")  # fmt: skip
+    elif counts["pending"]:
         notes.append(f"{counts['pending']} items have not been run yet.")
     from medlens.checks.contamination import near_ceiling, reads_gold
     from medlens.runs.health import health_lines

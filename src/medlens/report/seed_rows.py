@@ -9,15 +9,15 @@ from medlens.report.diff_text import fmt_diff_ci
 
 
 def task_mean_rows(results: dict[str, Any]) -> list[tuple[str, str, str, str]]:
-    """MMBU's headline gap (then its classification-only and all-task means), or the mean over
-    the run's tasks for another benchmark."""
-    from medlens.analysis.task_mean import HEADLINE
+    """MMBU's headline gap (then its four-task and all-task means), or the mean over the run's
+    tasks for another benchmark."""
+    from medlens.analysis.task_mean import FOUR_TASKS, HEADLINE
 
     gap = results.get("mmbu_gap")
     missing = ", ".join((gap or {}).get("missing") or [])
     head = f"{HEADLINE} (no {missing}: not the paper's definition)" if missing else HEADLINE
     named = [(head, (gap or {}).get("headline")),
-             ("classification tasks only (unanchored, box, mask)", (gap or {}).get("classification")),
+             (FOUR_TASKS, (gap or {}).get("four_tasks")),
              ("all tasks of the run", (gap or {}).get("all"))]  # fmt: skip
     if not gap:
         across = results.get("closed_open_task_mean")

@@ -54,6 +54,11 @@ def render_text(run_dir: Path, score: ScoreSource | None = None, width: int = 11
     return str(output)
 
 
+def _pending_word(spec: dict[str, Any]) -> str:
+    """An adaptive run leaves items unasked by design; any other run has them still to do."""
+    return "not asked (adaptive run)" if spec.get("adaptive") else "pending"
+
+
 def summary_blocks(results: dict[str, Any], run_dir: Path | None = None) -> list[Any]:
     """The pieces of the text report, in order (`run_dir` as the user should type it)."""
     from medlens.execution.selection import provenance_rows
@@ -68,7 +73,7 @@ def summary_blocks(results: dict[str, Any], run_dir: Path | None = None) -> list
         + (f", probe {spec['probe']}" if spec.get("probe") else "")
         + (f", strategy {_strategy(results)}" if spec.get("strategy") else ""),
         f"records {counts['records']}/{counts['items']}, errors {counts['errors']}"
-        + (f", pending {counts['pending']}" if counts["pending"] else ""),
+        + (f", {_pending_word(spec)} {counts['pending']}" if counts["pending"] else ""),
         *(Text(line) for line in health_lines(results.get("health"))),  # paths: no markup
         *(Text(line) for line in source_lines(results)),
     ]

@@ -181,9 +181,12 @@ def check_same_spec(path: Path, spec: Mapping[str, Any]) -> None:
         and not same_items_elsewhere(run["spec"], spec)
         and spec_hash(with_compact_design(run["spec"])) != spec_hash(spec)
     ):
+        from medlens.core.fingerprint import older_hash_note
+
         raise RunMismatchError(
             f"{path} holds a run with a different spec "
             f"({describe_difference(run['spec'], spec)}); use another --name or delete the directory"
+            f"{older_hash_note(run['spec'].get('benchmark') or {}, spec.get('benchmark') or {})}"
         )
 
 

@@ -5,8 +5,9 @@ rules, open judged), MMBU's protocol section and ``board --layout mmbu`` all cal
 :func:`closed_open_delta`, so one run shows one figure.
 
 - **Paired** when the benchmark pairs its forms (MMBU): the closed and open forms of one sample
-  are the items sharing ``sample_id``, else (items that carry MMBU's ``task`` and ``template``)
-  the same image, task, template and gold label (detection: the same image, task and template).
+  are the items sharing ``sample_id``, else (items that carry a ``task`` and a ``template``, or
+  one of MMBU's four tasks: the official TSVs have no template column) the same image, task,
+  template and gold label (detection: the same image, task and template).
   Δ = mean over pairs of closed − open, with the paired, cluster-aware interval ``compare`` uses
   (``stats.paired.paired_ci``, images as clusters); items without a scored partner are left out
   and counted (``unpaired``).
@@ -29,14 +30,21 @@ from medlens.stats.paired import difference_ci, paired_ci
 PairKey = tuple[str, ...]
 
 
+PAIRED_TASKS = frozenset({"classification", "mask_classification", "box_classification",
+                          "detection"})  # fmt: skip
+"""MMBU's four tasks: each sample comes in a closed and an open form, in every MMBU layout (the
+official inference TSVs carry no context template: one file per task and form)."""
+
+
 def pair_key(item: Item) -> PairKey | None:
     """What ties the closed and open forms of one sample (None: the item is in no pair)."""
     meta = item.meta
     if meta.get("sample_id"):
         return ("sample", str(meta["sample_id"]))
-    if not meta.get("task") or "template" not in meta:
+    task = meta.get("task")
+    if not task or ("template" not in meta and task not in PAIRED_TASKS):
         return None  # not a benchmark that pairs its forms
-    base = (str(meta.get("image_id", "")), str(meta["task"]), str(meta["template"]))
+    base = (str(meta.get("image_id", "")), str(task), str(meta.get("template", "")))
     if meta["task"] == "detection":
         return base
     gold = str(item.answer)

@@ -182,13 +182,45 @@ SOURCES.add(
     "pmc-vqa:DIR[?file=test_clean.csv|test.csv|test_2.csv|train.csv]",
     "PMC-VQA 4-option MCQ (test_clean 2,000); images/ or images.zip as on the Hub",
 )
+# Multimodal benchmarks medical teams run beside the seeds (issue 47): multi-image and 3D items.
+SOURCES.add(
+    "mmmu",
+    "medlens.sources.mmmu:load_mmmu",
+    "mmmu:DIR[?split=validation|dev|test&subjects=A,B,...]",
+    "MMMU's medical subjects (Health & Medicine: 5 subjects, validation 150, test 1,752 without "
+    "answers); per-subject parquet, up to 7 images a question in <image N> order",
+)
+SOURCES.add(
+    "medframeqa",
+    "medlens.sources.medframeqa:load_medframeqa",
+    "medframeqa:DIR|FILE.json[?images=DIR]",
+    "MedFrameQA multi-image VQA (2,851 questions, 2-5 ordered video frames each); the Hub "
+    "parquet or the release JSON; axes body_system, modality, organ",
+)
+SOURCES.add(
+    "rexvqa",
+    "medlens.sources.rexvqa:load_rexvqa",
+    "rexvqa:DIR[?split=test|valid|train&images=DIR]",
+    "ReXVQA chest X-ray MCQ (metadata/*_vqa_data.json; every image of the study, ReXGradient-160K "
+    "PNGs); task axis = task_name",
+)
+SOURCES.add(
+    "m3d-vqa",
+    "medlens.sources.m3dvqa:load_m3dvqa",
+    "m3d-vqa:DIR[?split=test5k|test|val|train&mode=closed|open|all&images=DIR&slices=5&"
+    "pick=uniform|middle|I,J&plane=stack|axial|coronal|sagittal&window=auto|L,W|lung|...&"
+    "order=ascending|descending]",
+    "M3D-VQA 3D CT questions; each volume (.npy, or NIfTI with the nifti extra) shown as chosen "
+    "slices, the slicing recorded in the spec and every item",
+)
 SOURCES.add(
     "hfds",
     "medlens.sources.hfds:load_hfds",
     "hfds:REPO_OR_DIR[?split=&config=&revision=&preset=&download=1&question=&answer=&image=&options=&id=]",
     "a Hugging Face dataset: a repo id from the local Hub cache (offline; ?download=1 fetches), "
     "a cloned dataset folder (parquet, the card's configs:) or a save_to_disk folder; presets "
-    "for VQA-RAD, PathVQA, SLAKE, PMC-VQA, OmniMedVQA, MedXpertQA, MMBU, GMAI-MMBench",
+    "for VQA-RAD, PathVQA, SLAKE, PMC-VQA, OmniMedVQA, MedXpertQA, MMBU, GMAI-MMBench, MMMU, "
+    "MedFrameQA, ReXVQA, M3D-VQA",
 )
 
 

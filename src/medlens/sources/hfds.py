@@ -24,7 +24,21 @@ from medlens.sources.hfds_layout import Layout, choose, read_layout
 from medlens.sources.hfds_presets import Preset, preset_for
 from medlens.sources.hfds_roles import ROLES, Roles, find_roles, generic_item
 
-NATIVE_OPTIONS = {"lang", "access", "dataset", "template", "mode", "file"}
+NATIVE_OPTIONS = {
+    "lang",
+    "access",
+    "dataset",
+    "template",
+    "mode",
+    "file",
+    "subjects",
+    "images",
+    "slices",
+    "pick",
+    "plane",
+    "window",
+    "order",
+}
 """Options only native presets use (each passes its own on to its loader)."""
 OPTIONS = {"split", "config", "revision", "preset", "download", *ROLES, *NATIVE_OPTIONS}
 SPLITS = ("test", "validation", "train")
@@ -134,6 +148,9 @@ def _native_preset(spec: Spec, location: Location, preset: Preset) -> Benchmark:
         raise SpecError(f"hfds preset {preset.name}: option(s) {', '.join(sorted(unknown))} not "
                         f"used (it takes {', '.join(preset.native_options) or 'none'})")  # fmt: skip
     benchmark: Benchmark = SOURCES.get(preset.native)(inner)
+    if benchmark.source is not None:  # options the native loader filled in (M3D-VQA's slicing)
+        filled = {k: v for k, v in benchmark.source.options.items() if k in preset.native_options}
+        spec = Spec(spec.name, spec.argument, {**spec.options, **filled}, spec.text)
     files = sorted({p for pattern in preset.question_files for p in location.root.glob(pattern)
                     if p.is_file()})  # fmt: skip
     return Benchmark(

@@ -19,6 +19,15 @@ from dataclasses import dataclass, field
 
 from medlens.core.errors import SpecError
 
+MMMU_MEDICAL = (
+    "Basic_Medical_Science",
+    "Clinical_Medicine",
+    "Diagnostics_and_Laboratory_Medicine",
+    "Pharmacy",
+    "Public_Health",
+)
+"""MMMU's Health & Medicine subjects (also :data:`medlens.sources.mmmu.MEDICAL_SUBJECTS`)."""
+
 
 @dataclass(frozen=True)
 class Preset:
@@ -112,6 +121,55 @@ PRESETS: dict[str, Preset] = {
             native="mmbu",
             native_options=("template", "mode"),
             question_files=("*.jsonl", "*.tsv", "*/*.jsonl", "*/*.tsv"),
+        ),
+        Preset(
+            "mmmu",
+            ("MMMU/MMMU",),
+            "MMMU per-subject parquet (<Subject>/{dev,validation,test}-*.parquet, image_1..image_7); "
+            "?subjects= (default the five medical ones)&split=",
+            "same items, ids and content hash as mmmu:DIR (the repo is the release)",
+            native="mmmu",
+            native_options=("split", "subjects"),
+            question_files=tuple(f"{s}/*.parquet" for s in MMMU_MEDICAL),
+        ),
+        Preset(
+            "medframeqa",
+            ("SuhaoYu1020/MedFrameQA",),
+            "MedFrameQA parquet (data/test-*.parquet, frames in image_1..image_5), or the release "
+            "MedFrameQA.json of earlier revisions",
+            "same items, ids and content hash as medframeqa:DIR (the same loader)",
+            native="medframeqa",
+            native_options=("images",),
+            question_files=("data/*.parquet", "*.json", "data/*.json"),
+        ),
+        Preset(
+            "rexvqa",
+            ("rajpurkarlab/ReXVQA",),
+            "ReXVQA release (metadata/{test,valid,train}_vqa_data.json); ?images= the folder "
+            "holding ReXGradient-160K's deid_png/",
+            "same items, ids and content hash as rexvqa:DIR (the repo holds the release files)",
+            native="rexvqa",
+            native_options=("split", "images"),
+            question_files=("metadata/*.json",),
+        ),
+        Preset(
+            "m3d-vqa",
+            ("GoodBaiBai88/M3D-VQA",),
+            "M3D-VQA CSVs (M3D_VQA_{test5k,test,val,train}.csv); ?images= the M3D-Cap volumes; "
+            "slicing options slices, pick, plane, window, order",
+            "same items, ids and content hash as m3d-vqa:DIR (the repo holds the release files)",
+            native="m3d-vqa",
+            native_options=(
+                "split",
+                "mode",
+                "images",
+                "slices",
+                "pick",
+                "plane",
+                "window",
+                "order",
+            ),
+            question_files=("*.csv",),
         ),
         Preset(
             "gmai",

@@ -1,14 +1,19 @@
 """Checks of a study file's boards and judges made when the file is read (issue 30): a board's
 ``judge`` and ``score`` name judges of its benchmark, a ``judge`` without effect is refused, a
-layout needs its benchmark's axes, and no judge is one of the evaluated models."""
+layout, ``by`` and ``where`` need its benchmark's axes (issue 49: checked when the file is read, not
+after every run), and no judge is one of the evaluated models."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import NoReturn, Protocol
 
+import numpy as np
+
 from medlens.analysis.paper_columns import layout_columns, missing_axes
 from medlens.core.errors import MedlensError
+from medlens.core.items import Item
 from medlens.judges.identity import model_name, self_judge_reason
 from medlens.sources import load_benchmark
 from medlens.study.entries import BenchmarkEntry, BoardEntry, JudgeEntry, ModelEntry
@@ -48,23 +53,53 @@ def _judge_has_effect(board: BoardEntry) -> bool:
     return board.layout is not None and any(c.judged for c in layout_columns(board.layout))
 
 
-def check_layout_axes(
+def check_board_axes(
     study: Failing, boards: Sequence[BoardEntry], benchmarks: Mapping[str, BenchmarkEntry]
 ) -> None:
-    """A board's layout needs its benchmark's axes: read the benchmark's items (images stay
-    unread) and refuse a layout whose axes they lack, naming the line."""
+    """A board's layout, ``by`` and ``where`` against its benchmark's items (images stay
+    unread), as ``board`` would check them after every run: a layout whose axes the items lack,
+    an unknown ``by`` axis, a ``where`` on an unknown axis or value is refused naming the line."""
     for index, board in enumerate(boards):
-        if board.layout is None:
+        if board.layout is None and not board.by and not board.where.strip():
             continue
         try:
-            items = load_benchmark(benchmarks[board.benchmark].spec).items()
-            axes = {key for item in items for key in item.meta} | {"kind"}
+            items = list(load_benchmark(benchmarks[board.benchmark].spec).items())
         except MedlensError as exc:
             study.fail(("boards", index, "benchmark"), str(exc))
-        lacking = missing_axes(board.layout, axes)
+        meta = item_columns(items)
+        lacking = missing_axes(board.layout, set(meta)) if board.layout else []
         if lacking:
             study.fail(("boards", index, "layout"), f"layout {board.layout} needs the axes "
                        f"{', '.join(lacking)}, which benchmark {board.benchmark!r} lacks")  # fmt: skip
+        for key, check in (("by", _check_by), ("where", _check_where)):
+            try:
+                check(board, meta)
+            except MedlensError as exc:
+                study.fail(("boards", index, key), re.sub(r"^--(by|where):? ", "", str(exc)))
+
+
+def item_columns(items: Sequence[Item]) -> dict[str, np.ndarray]:
+    """Each axis of the items (and ``kind``) as a column of strings ("" where an item has none)."""
+    axes = sorted({key for item in items for key in item.meta})
+    columns = {axis: np.array([item.meta.get(axis, "") for item in items], dtype=object)
+               for axis in axes}  # fmt: skip
+    columns["kind"] = np.array([item.kind for item in items], dtype=object)
+    return columns
+
+
+def _check_by(board: BoardEntry, meta: Mapping[str, np.ndarray]) -> None:
+    from medlens.analysis.groupable import check_by_axes
+    from medlens.checks.vocabulary import expand_levels
+
+    check_by_axes(expand_levels(board.by, list(meta)), meta)
+
+
+def _check_where(board: BoardEntry, meta: Mapping[str, np.ndarray]) -> None:
+    from medlens.core.where import check_values, parse_where
+
+    if board.where.strip():
+        conditions = parse_where(board.where, sorted(meta))
+        check_values(conditions, {c.axis: set(meta[c.axis].tolist()) for c in conditions})
 
 
 def check_self_judging(

@@ -14,6 +14,8 @@ from typing import Any
 
 from medlens.core.errors import MedlensError, SpecError
 from medlens.execution.evaluate import LoadedBenchmark
+from medlens.study.adaptive_runs import check_adaptive_banks
+from medlens.study.board_references import check_board_references
 from medlens.study.budget import Projection, StudyCosts, combine
 from medlens.study.entries import Study
 from medlens.study.jobs import StudyEvents
@@ -86,9 +88,11 @@ def prepare_study(study: Study, settings: StudySettings) -> PreparedStudy:
     additions = check_identity(plan, previous)
     loaded = load_benchmarks(plan)
     check_sample_sizes(plan, loaded)
+    check_adaptive_banks(plan, loaded)
     previews = preview_runs(plan, loaded)
     check_judges(plan)
     check_meta_files(plan)
+    check_board_references(plan, loaded, previews)
     costs = StudyCosts(plan, previews)
     costs.check_prices()
     return PreparedStudy(plan, previous, additions, loaded, previews, costs)
@@ -118,6 +122,8 @@ def conduct(prepared: PreparedStudy, events: StudyEvents) -> StudyResult:
             _schedule(prepared, plan.only_runs(sampled=False), executor, events, record, outcome)
             if outcome.stop_reason is None and any(job.sample for job in plan.selected_runs):
                 _run_sampled(prepared, outcome, executor, events, record)
+            if outcome.stop_reason is None and any(job.adaptive for job in plan.selected_runs):
+                _schedule(prepared, plan.adaptive_runs(), executor, events, record, outcome)
         finally:
             executor.close()
             stop = outcome.stop_reason

@@ -19,6 +19,27 @@ from medlens.models import model_identity
 
 
 @dataclass(frozen=True)
+class AdaptiveEntry:
+    """A model's ``adaptive = {bank, target_halfwidth, max_items, baseline}``: its runs are
+    adaptive (``run --adaptive``) instead of asking every item."""
+
+    banks: dict[str, Path]
+    """Benchmark label → BANK.json; ``"*"`` for one bank given as a path (every benchmark)."""
+    target_halfwidth: float
+    max_items: int | None = None
+    baseline: str | None = None
+    """The label of a model whose full run on the same benchmark predicts this one's."""
+
+    def bank_for(self, benchmark: str) -> Path | None:
+        return self.banks.get(benchmark, self.banks.get("*"))
+
+    def identity(self) -> dict[str, Any]:
+        """The predictor (target and cap change when the runs stop, not what they ask)."""
+        return {"banks": {k: str(v) for k, v in sorted(self.banks.items())},
+                "baseline": self.baseline}  # fmt: skip
+
+
+@dataclass(frozen=True)
 class ModelEntry:
     label: str
     spec: Spec
@@ -30,11 +51,15 @@ class ModelEntry:
     """``YYYY-MM``: recorded in each of its runs' run.json (``run --model-info``), not its identity."""
     sample: int | None = None
     """Items of the study's shared design subset this model answers (None: every item)."""
+    adaptive: AdaptiveEntry | None = None
+    """Adaptive runs (None: every item, or the `sample`)."""
 
     def identity(self) -> dict[str, Any]:
         found: dict[str, Any] = {"spec": model_identity(self.spec)}  # base_url is transport
         if self.sample is not None:  # absent otherwise: a study recorded before keeps its identity
             found["sample"] = self.sample
+        if self.adaptive is not None:
+            found["adaptive"] = self.adaptive.identity()
         return found
 
 
@@ -128,6 +153,15 @@ class BoardEntry:
     by: tuple[str, ...] = ()
     where: str = ""
     line: int = 1
+    allow_partial: bool | None = None
+    """``board --allow-partial``: keep runs not comparable with the published table, labelled.
+    None: the default — refuse with an explicit `reference` (checked before the study's first
+    request), label with a layout's own table."""
+
+    @property
+    def keeps_partial(self) -> bool:
+        """Whether runs off the published item set are kept (labelled) rather than refused."""
+        return self.allow_partial if self.allow_partial is not None else self.reference is None
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,12 @@ benchmark load, does the backend accept its options) happen when the study is pl
 name the entry's line too.
 
 The file's keys (docs/studies.md): top level ``name``, ``seed``, ``concurrency``, ``budget``;
-``[models]`` label → spec or ``{spec, concurrency, price, training_cutoff, sample}`` (sample:
-:mod:`medlens.study.sample_checks`); ``[benchmarks]`` label → spec or ``{spec, limit, where,
+``[models]`` label → spec or ``{spec, concurrency, price, training_cutoff, sample, adaptive}``
+(sample: :mod:`medlens.study.sample_checks`; adaptive: :mod:`medlens.study.adaptive_checks`); ``[benchmarks]`` label → spec or ``{spec, limit, where,
 sample, stratify, strategy, prompt, extract, probe, exemplars, exclude}``; ``[judges.LABEL]``
 ``{spec, protocol, scope, benchmarks, repeats, weights, images, with_question, reports,
 concurrency, price}``; ``[[boards]]`` ``{benchmark, name, layout, judge,
-pairs, meta, reference, by, where}``.
+pairs, meta, reference, by, where, allow_partial}``.
 """
 
 from __future__ import annotations
@@ -34,19 +34,20 @@ from medlens.core.specs import Spec, parse_spec
 from medlens.core.tomlfile import tomllib
 from medlens.execution.evaluate import MAX_CONCURRENCY
 from medlens.execution.strategies import parse_strategy
-from medlens.study.board_checks import check_board_judges, check_layout_axes, check_self_judging
+from medlens.study.adaptive_checks import check_adaptive_models, parse_adaptive
+from medlens.study.board_checks import check_board_axes, check_board_judges, check_self_judging
 from medlens.study.entries import BenchmarkEntry, BoardEntry, JudgeEntry, ModelEntry, Study
 from medlens.study.sample_checks import check_sampled_models
 from medlens.study.tomlkeys import KeyLines, KeyPath, dotted
 
 TOP_KEYS = ("name", "seed", "concurrency", "budget", "models", "benchmarks", "judges", "boards")
-MODEL_KEYS = ("spec", "concurrency", "price", "training_cutoff", "sample")
+MODEL_KEYS = ("spec", "concurrency", "price", "training_cutoff", "sample", "adaptive")
 BENCHMARK_KEYS = ("spec", "limit", "where", "sample", "stratify", "strategy", "prompt", "extract",
                   "probe", "exemplars", "exclude")  # fmt: skip
 JUDGE_KEYS = ("spec", "protocol", "scope", "benchmarks", "repeats", "weights", "images",
               "with_question", "reports", "concurrency", "price")  # fmt: skip
 BOARD_KEYS = ("benchmark", "name", "layout", "judge", "score", "pairs", "meta", "reference", "by",
-              "where")  # fmt: skip
+              "where", "allow_partial")  # fmt: skip
 LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
@@ -127,9 +128,10 @@ def load_study(path: Path | str) -> Study:
     }
     boards = _boards(study, values.get("boards", []), models, benchmarks)
     check_board_judges(study, boards, judges)
-    check_layout_axes(study, boards, benchmarks)
+    check_board_axes(study, boards, benchmarks)
     check_self_judging(study, models, judges)
     check_sampled_models(study, models, benchmarks, boards)
+    check_adaptive_models(study, models, benchmarks, boards)
     budget = values.get("budget")
     return Study(
         name=name, path=Path(path), sha256=study.sha256, models=models, benchmarks=benchmarks,
@@ -199,6 +201,7 @@ def _model(study: StudyFile, label: str, raw: Any) -> ModelEntry:
         _price(study, (*key, "price"), table.get("price")), study.line(key),
         None if cutoff is None else str(cutoff),
         _optional_int(study, (*key, "sample"), table.get("sample"), 1),
+        parse_adaptive(study, (*key, "adaptive"), table.get("adaptive")),
     )  # fmt: skip
 
 
@@ -329,6 +332,8 @@ def _board(
         meta=None if meta is None else Path(_str(study, (*key, "meta"), meta)),
         reference=text("reference"), by=_comma_list(study, (*key, "by"), table.get("by")),
         where=text("where") or "", line=study.line(key),
+        allow_partial=None if "allow_partial" not in table
+        else _bool(study, (*key, "allow_partial"), table["allow_partial"]),
     )  # fmt: skip
 
 

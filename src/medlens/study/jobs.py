@@ -87,8 +87,10 @@ def execute(job: Job, hooks: JobHooks, loaded: LoadedBenchmark | None = None) ->
 
     if isinstance(job, RunJob):
         from medlens.execution.evaluate import evaluate
+        from medlens.study.adaptive_runs import planner_for
 
-        outcome = evaluate(job.options, hooks.started, hooks.answered, hooks.note, loaded=loaded)
+        outcome = evaluate(job.options, hooks.started, hooks.answered, hooks.note, loaded=loaded,
+                           planner=planner_for(job))  # fmt: skip
         return run_summary(results_after_writing(outcome.store.view()))
     from medlens.judges.stage import judge_run
 

@@ -94,9 +94,10 @@ def board_options(
             from medlens.analysis.score_source import parse_score_source
 
             values["score"] = parse_score_source(entry.score)
-        # a study's layout board labels runs off the published set instead of failing the
-        # study at its end; an explicit `reference` refuses, as `board --reference` does
-        values["allow_partial"] = entry.reference is None
+        # a layout board labels runs off the published set by default; an explicit
+        # `reference` refuses, as `board --reference` does (checked before the first request:
+        # study.board_references); `allow_partial` says otherwise
+        values["allow_partial"] = entry.keeps_partial
     return BoardOptions(**values)
 
 

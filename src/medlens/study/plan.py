@@ -17,7 +17,7 @@ from medlens.core.specs import Spec
 from medlens.execution.evaluate import RunOptions
 from medlens.judges.options import JudgeOptions
 from medlens.sources.sidecar import TSV_LOADERS
-from medlens.study.entries import Study
+from medlens.study.entries import AdaptiveEntry, Study
 
 DEFAULT_CONCURRENCY = 8
 RUN_SEPARATOR = "--"
@@ -56,7 +56,15 @@ class RunJob:
     sample: int | None = None
     """The model's ``sample = N``: the run answers the study's shared design subset of the
     benchmark (``options.bench``, drawn after the full runs: :mod:`medlens.study.sampling`)."""
+    adaptive: AdaptiveEntry | None = None
+    """The model's ``adaptive`` table: an adaptive run, made after the full runs
+    (:mod:`medlens.study.adaptive_runs`)."""
     kind: str = field(default="run", init=False)
+
+    @property
+    def full(self) -> bool:
+        """The run asks every item (neither sampled nor adaptive)."""
+        return self.sample is None and self.adaptive is None
 
 
 @dataclass(frozen=True)
@@ -91,8 +99,13 @@ class StudyPlan:
 
     def only_runs(self, sampled: bool) -> StudyPlan:
         """The plan with only its sampled runs (`sampled`) or only its full runs."""
-        kept = {k: job for k, job in self.runs.items() if (job.sample is not None) == sampled}
+        kept = {k: job for k, job in self.runs.items()
+                if (job.sample is not None if sampled else job.full)}  # fmt: skip
         return replace(self, runs=kept)
+
+    def adaptive_runs(self) -> StudyPlan:
+        """The plan with only its adaptive runs."""
+        return replace(self, runs={k: j for k, j in self.runs.items() if j.adaptive is not None})
 
     @property
     def budget(self) -> float | None:
@@ -147,7 +160,7 @@ def make_plan(study: Study, settings: StudySettings) -> StudyPlan:
                 model_info=f"cutoff={model.training_cutoff}" if model.training_cutoff else None,
             )  # fmt: skip
             runs[key] = RunJob(key, model.label, bench.label, options, endpoint(model.spec),
-                               model.sample)  # fmt: skip
+                               model.sample, model.adaptive)  # fmt: skip
             judges[key] = _judge_jobs(study, settings, key, bench.label, folder)
     return StudyPlan(study, settings, folder, runs, judges)
 

@@ -10,10 +10,10 @@ raised before any run, judge or study folder is written.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from medlens.core.errors import InputError, MedlensError
 from medlens.core.items import Item
@@ -40,6 +40,8 @@ class RunPreview:
     complete: bool
     """Nothing left to send and results.json written: the run need not be opened again."""
     notes: tuple[str, ...] = ()
+    spec: dict[str, Any] = field(default_factory=dict)
+    """The spec the run will record (empty for a sampled run before its subset is drawn)."""
 
 
 def located(study: Study, line: int, key: str, call: Callable[[], T], run: str = "") -> T:
@@ -89,13 +91,14 @@ def preview_runs(plan: StudyPlan, loaded: dict[str, LoadedBenchmark]) -> dict[st
 
         def check(job: RunJob = job) -> RunPlan:
             # a sampled run reads its subset (drawn before this invocation) itself
-            return plan_run(job.options, None if job.sample else loaded[job.benchmark])
+            return plan_run(job.options, None if job.sample else loaded[job.benchmark],
+                            adaptive=job.adaptive is not None)  # fmt: skip
 
         checked = located(study, model.line, f"models.{job.model}", check, run=job.key)
         complete = not checked.todo and has_results(checked.run_dir)
         previews[job.key] = RunPreview(
             job.key, checked.selected, checked.todo, checked.settings, checked.model_spec,
-            complete, checked.notes,
+            complete, checked.notes, checked.spec,
         )  # fmt: skip
     return previews
 

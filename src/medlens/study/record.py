@@ -169,6 +169,9 @@ def plan_json(plan: StudyPlan) -> dict[str, Any]:
         }  # fmt: skip
         if job.sample is not None:  # on the study's design subset (study.sampling)
             runs[key]["sample"] = job.sample
+        if job.adaptive is not None:  # asks what its interval needs (study.adaptive_runs)
+            runs[key]["adaptive"] = {"target_halfwidth": job.adaptive.target_halfwidth,
+                                     "max_items": job.adaptive.max_items}  # fmt: skip
     return {
         "models": list(study.models),
         "benchmarks": list(study.benchmarks),

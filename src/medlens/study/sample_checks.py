@@ -48,7 +48,7 @@ def check_sampled_models(
                        f"{model.sample}: models.{first.label} samples {first.sample}; a study "
                        "draws one subset per benchmark, shared by every sampled model, so give "
                        "them the same sample = N")  # fmt: skip
-    full = [m.label for m in models.values() if m.sample is None]
+    full = [m.label for m in models.values() if m.sample is None and m.adaptive is None]
     if len(full) < MIN_RUNS:
         study.fail(("models", first.label, "sample"),
                    f"{first.sample}: the item bank behind a sampled model is fitted on the "

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from medlens.core.errors import InputError, MedlensError
-from medlens.core.items import describe
+from medlens.core.fingerprint import item_axes
 from medlens.core.specs import Spec
 from medlens.core.where import check_axes
 from medlens.execution.dry_run import plan_run
@@ -84,7 +84,7 @@ def shared_subsets(plan: StudyPlan) -> list[SharedSubset]:
         sampled = [job for job in plan.selected_runs if job.benchmark == label and job.sample]
         if not sampled:
             continue
-        full = [job for job in plan.runs.values() if job.benchmark == label and not job.sample]
+        full = [job for job in plan.runs.values() if job.benchmark == label and job.full]
         out.append(SharedSubset(label, sampled[0].sample or 0,
                                 Path(sampled[0].options.bench.argument), full, sampled))  # fmt: skip
     return out
@@ -116,10 +116,10 @@ def check_sample_sizes(plan: StudyPlan, loaded: Mapping[str, LoadedBenchmark]) -
 
 def _design_axes(plan: StudyPlan, label: str, loaded: LoadedBenchmark) -> tuple[str, ...]:
     """The benchmark's ``stratify`` axes, checked against its items' axes."""
-    entry, (benchmark, items) = plan.study.benchmarks[label], loaded
+    entry, (_, items) = plan.study.benchmarks[label], loaded
     axes = parse_stratify(entry.stratify)
     try:
-        check_axes(axes, (*describe(benchmark, items).axes, "kind"), "stratify")
+        check_axes(axes, (*item_axes(items), "kind"), "stratify")
     except MedlensError as exc:
         raise InputError(plan.study.path, f"line {entry.line}, key benchmarks.{label}.stratify",
                          str(exc)) from None  # fmt: skip
@@ -239,7 +239,7 @@ def sampled_previews(
             complete = not checked.todo and has_results(checked.run_dir)
             previews[job.key] = RunPreview(job.key, checked.selected, checked.todo,
                                            checked.settings, checked.model_spec, complete,
-                                           checked.notes)  # fmt: skip
+                                           checked.notes, checked.spec)  # fmt: skip
     return previews
 
 
