@@ -5,21 +5,27 @@ Runs are weighted by ability (from the bank, or from a bank fitted on the spot):
 is σ(2(θ − median θ)), so the stronger half of the runs speaks loudest. Per item and option:
 the share of runs that chose it, their mean ability, the ability-weighted share and the
 correlation of choosing it with ability (``evidence``).
-Flags (``FLAGS`` documents each; thresholds are module constants):
+Defect flags are tests with a false-discovery-rate guarantee (``audit_null`` computes the
+p-values against the fitted item model's own null; each kind of flag gets Benjamini–Hochberg q
+values over the audit's tests of that kind, flagged at q ≤ ``--q``, 0.1 by default). BH rather
+than a q value calibrated by simulating whole benchmarks: the p-values are already calibrated by
+simulation item by item, items' tests are independent given the abilities (BH's condition), and
+BH is the statsmodels ``fdr_bh`` number a reviewer can recompute from the rows' ``p``. Every
+row carries ``p`` and ``q`` per tested flag. With few runs the smallest p-value an item can
+reach is above the bar one flag needs: the audit then flags nothing, and the summary's
+``power`` says so (``audit_summary``).
 
-- ``key``: the strong runs prefer another option (its weighted share exceeds the key's by ≥ 0.5)
-  and choosing it correlates with ability (point-biserial r ≥ 0.15: on a hard item with a tempting
-  distractor the distractor's choosers are the weaker runs), or the item discriminates negatively
-  (a < −0.3) and another option's runs are abler than the key's. ``suggested_answer``: that
-  option, for every item whose strong runs prefer another option to the key (flagged or not).
-- ``ambiguous``: the key and another option split the strong runs (each ≥ 0.25 weighted).
+- ``key``: another option draws the abler runs (the other-option test) and the stronger runs
+  prefer it to the key. ``suggested_answer``: that option, for every item whose strong runs
+  prefer another option to the key (flagged or not).
+- ``ambiguous``: the same test, where the key and the other option split the stronger runs.
 - ``solved_without_image``: ≥ half of the ``--probe-runs`` (``run --probe no-image``) are right,
-  their share right exceeds chance by 0.25 and a one-sided binomial test against chance gives
-  p < 0.05 (so at least 3 probe runs are needed at chance 1/4).
-- ``saturated``: every run is right. ``at_chance``: the share right is within two binomial
-  standard errors of chance, and so is the stronger runs' weighted share right (two standard
-  errors of half the runs): nobody beats guessing on it.
-- ``misfit``: the item's infit mean square (Σ(y − p)² / Σ p(1 − p) under the bank) exceeds 2.
+  their share right exceeds chance by 0.25; p is the one-sided binomial test against chance.
+- ``misfit``: the item's infit mean square (Σ(y − p)² / Σ p(1 − p) under the bank) is larger
+  than the fitted model's own answers give (a parametric bootstrap).
+- ``saturated`` (every run is right) and ``at_chance`` (the share right is within two binomial
+  standard errors of chance, and so is the stronger runs' weighted share right) describe an
+  item; they are no defects and carry no q.
 
 ``suspicion`` in [0, 1]: the largest of the key evidence (weighted share of the best other option
 minus the key's), 0.5 × the smaller of two split shares (ambiguous items), 0.4 × the no-image share
@@ -40,6 +46,7 @@ import numpy as np
 from medlens.core.errors import MedlensError
 from medlens.items import irt
 from medlens.items.audit_null import NullTests, item_null, null_tests
+from medlens.items.audit_power import wrong_key_power
 from medlens.items.audit_summary import audit_summary, power
 from medlens.items.bank import BENCHMARK_KEYS, bank_content, read_bank, refuse_probe_runs
 from medlens.items.responses import Responses, answer_text, load_responses
@@ -51,7 +58,7 @@ FLAGS = {
     "solved_without_image": "runs without the image (run --probe no-image) answer it right well above chance",
     "saturated": "every run answers it right (it no longer separates models)",
     "at_chance": "runs score it at chance level, the stronger runs too",
-    "misfit": "answers do not follow the item model (infit mean square above 2)",
+    "misfit": "answers do not follow the item model (infit beyond what the model's own answers give)",
 }
 DEFECTS = ("key", "ambiguous", "solved_without_image", "misfit")
 SPLIT = 0.25
@@ -71,13 +78,13 @@ class Model:
 
 
 def audit(
-    paths: Sequence[Path], bank_path: Path | None, probe_paths: Sequence[Path]
+    paths: Sequence[Path], bank_path: Path | None, probe_paths: Sequence[Path], q: float = Q
 ) -> dict[str, Any]:
-    """The audit's content (``--json``), items sorted by suspicion."""
+    """The audit's content (``--json``), items sorted by suspicion; defect flags at q ≤ `q`."""
     responses = load_responses(paths)
     refuse_probe_runs(responses)
     return audit_responses(responses, _model(responses, bank_path), _probe_share(responses, probe_paths),
-                           [str(p) for p in probe_paths])  # fmt: skip
+                           [str(p) for p in probe_paths], q)  # fmt: skip
 
 
 def audit_responses(
@@ -97,6 +104,10 @@ def audit_responses(
     rows = [_item_row(responses, model, probes, j, evidence[j], tested[j], q)
             for j in range(len(responses.items))]  # fmt: skip
     rows.sort(key=lambda row: (-row["suspicion"], row["id"]))
+
+    def sees(bar: float) -> float:
+        return wrong_key_power(null, model.theta, model.a, model.c, bar)
+
     return {
         "benchmark": {k: responses.benchmark.get(k) for k in BENCHMARK_KEYS},
         "runs": {
@@ -104,7 +115,7 @@ def audit_responses(
         },
         "probe_runs": list(probe_runs),
         "flags": FLAGS,
-        "summary": audit_summary(responses, rows, probes is not None, power(tests, tested, q)),
+        "summary": audit_summary(responses, rows, probes is not None, power(tested, q, sees)),
         "items": rows,
     }
 
@@ -197,27 +208,26 @@ def _tested(
     responses: Responses, model: Model, evidence: list[dict[str, dict[str, Any]]],
     tests: NullTests, probes: np.ndarray | None,
 ) -> list[dict[str, tuple[float, float]]]:  # fmt: skip
-    """Per item: each defect test's flag → (p, q), q by Benjamini–Hochberg over every test of
-    the audit. The distractor test is named by its direction: ``key`` when the stronger runs
-    prefer the other option to the key, ``ambiguous`` when they split."""
-    names: list[tuple[int, str]] = []
-    p_values: list[float] = []
+    """Per item: each defect test's flag → (p, q), q by Benjamini–Hochberg over the audit's
+    tests of the same kind (the other-option test, misfit, no image): each kind of flag keeps
+    its false-discovery rate. The other-option test is named by its direction: ``key`` when the
+    stronger runs prefer the other option to the key, ``ambiguous`` when they split."""
+    found: dict[str, list[tuple[int, str, float]]] = {"option": [], "misfit": [], "image": []}
     for j, item in enumerate(responses.items):
         own, other = _shares(answer_text(item.answer), evidence[j])
         if other is not None:
-            names.append((j, "key" if other > own else "ambiguous"))
-            p_values.append(float(tests.distractor[j]))
+            name = "key" if other > own else "ambiguous"
+            found["option"].append((j, name, float(tests.distractor[j])))
         if np.isfinite(tests.misfit[j]):
-            names.append((j, "misfit"))
-            p_values.append(float(tests.misfit[j]))
+            found["misfit"].append((j, "misfit", float(tests.misfit[j])))
         no_image = _no_image_p(probes, j, float(model.c[j]))
         if no_image is not None:
-            names.append((j, "solved_without_image"))
-            p_values.append(no_image)
-    q_values = adjust(p_values, "bh")
+            found["image"].append((j, "solved_without_image", no_image))
     out: list[dict[str, tuple[float, float]]] = [{} for _ in responses.items]
-    for (j, name), p, q in zip(names, p_values, q_values.tolist(), strict=True):
-        out[j][name] = (p, q)
+    for family in found.values():
+        q_values = adjust([p for _, _, p in family], "bh").tolist()
+        for (j, name, p), q in zip(family, q_values, strict=True):
+            out[j][name] = (p, q)
     return out
 
 

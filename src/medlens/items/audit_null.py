@@ -12,21 +12,26 @@ false-discovery-rate guarantee (Benjamini–Hochberg q-values, ``items.audit``).
   the run. Popularity alone (a tempting distractor on a hard item, chosen by weak and strong
   runs alike) is no evidence: the first audit, which compared weighted shares, marked ~40% of
   clean items with 8–12 runs, mostly hard ones.
+- **The wrong answers agree**: the ability-weighted count of the other option most chosen,
+  against an ordinary item of the observed difficulty (the guessing floor kept) whose wrong
+  answers spread over the options as the benchmark's do (a Dirichlet fitted on its items). A
+  flipped key on an easy item has few choosers of the key, so the permutation test sees
+  little; the abler runs agreeing on one other option is what shows it. The item's p-value is
+  twice the smaller of the two (Bonferroni: valid whatever their dependence).
 - **Misfit**: the infit mean square under the item's own fitted parameters; its null the same
   model's answers (a parametric bootstrap).
 
 Each p-value is (1 + hits)/(1 + draws), drawn in rounds of 199, 1,999, 19,999 and 199,999, an
 item going on to the next round while it has at most 5 hits (a p-value near the
-Benjamini–Hochberg bar is resolved, the others cost little). :func:`attainable` is the smallest
-p-value the permutation test can give an item with these runs (the abler half choosing one
-other option: 1/C(n, n/2)); with 8 runs it is 1/70, and nothing can be flagged at q 0.1 over
-hundreds of items — the report says so rather than flag noise.
+Benjamini–Hochberg bar is resolved, the others cost little; the misfit test stops at 19,999).
+With 8 runs the permutation test cannot go below 2/70 on any item, and the agreement test
+rarely reaches the bar a flag needs over hundreds of items: the audit then flags next to
+nothing, and ``audit_power`` says how often it would catch a wrong key.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import comb
 
 import numpy as np
 
@@ -69,13 +74,13 @@ class ItemNull:
 
 @dataclass(frozen=True)
 class NullTests:
-    """Per item: the permutation test's statistic and p-value, the misfit p-value (NaN where
-    there is no test), and the smallest p-value the permutation test can give."""
+    """Per item: the permutation test's statistic, the other-option p-value (twice the smaller
+    of the permutation and agreement tests') and the misfit p-value (NaN where there is no
+    test)."""
 
     statistic: np.ndarray
     distractor: np.ndarray
     misfit: np.ndarray
-    attainable: np.ndarray
 
 
 def item_null(responses: Responses, theta: np.ndarray, a: np.ndarray, b: np.ndarray,
@@ -95,7 +100,7 @@ def item_null(responses: Responses, theta: np.ndarray, a: np.ndarray, b: np.ndar
     width = max((len(o) for o in others), default=1) or 1
     typical = float(np.median(a[a > 0])) if (a > 0).any() else 1.0
     a0 = np.maximum(a, typical)
-    b0 = _matched_difficulty(theta, a0, c, answered, right.sum(axis=0))
+    b0 = matched_difficulty(theta, a0, c, answered, right.sum(axis=0))
     return ItemNull(
         answered, ~np.isnan(scores), right, choice, width, np.array([len(o) for o in others]),
         irt.probability(theta, a, b, c), irt.probability(theta, a0, b0, c),
@@ -103,7 +108,7 @@ def item_null(responses: Responses, theta: np.ndarray, a: np.ndarray, b: np.ndar
     )  # fmt: skip
 
 
-def _matched_difficulty(
+def matched_difficulty(
     theta: np.ndarray, a: np.ndarray, c: np.ndarray, answered: np.ndarray, right: np.ndarray
 ) -> np.ndarray:
     """Per item the difficulty b in [−8, 8] at which the answering runs' expected number right
@@ -149,12 +154,13 @@ def null_tests(null: ItemNull, theta: np.ndarray, seed: int = 0) -> NullTests:
     items = null.answered.shape[1]
     statistic, distractor = np.full(items, -np.inf), np.ones(items)
     for j in range(items):
-        statistic[j], distractor[j] = _permutation(
+        statistic[j], distractor[j] = permutation(
             theta, null.answered[:, j], null.right[:, j], null.choice[:, j], null.width, rng
         )
-    agreement = _agreement(null, rng)
-    combined = np.minimum(1.0, 2 * np.minimum(distractor, agreement))  # Bonferroni over the two
-    return NullTests(statistic, combined, _misfit(null, rng), attainable(null))
+    weights = 1 / (1 + np.exp(-2 * (theta - np.median(theta)))) if theta.size else theta
+    agreed = agreement(null, weights, rng)
+    combined = np.minimum(1.0, 2 * np.minimum(distractor, agreed))  # Bonferroni over the two
+    return NullTests(statistic, combined, _misfit(null, rng))
 
 
 def _standardised(z: np.ndarray, chose: np.ndarray, key: np.ndarray) -> np.ndarray:
@@ -172,7 +178,7 @@ def _standardised(z: np.ndarray, chose: np.ndarray, key: np.ndarray) -> np.ndarr
     return np.where((k > 0) & (variance > 0), out, -np.inf)
 
 
-def _permutation(
+def permutation(
     theta: np.ndarray, answered: np.ndarray, right: np.ndarray, choice: np.ndarray, width: int,
     rng: np.random.Generator,
 ) -> tuple[float, float]:  # fmt: skip
@@ -198,35 +204,24 @@ def _permutation(
     return observed, (1 + hits) / (1 + draws)
 
 
-def attainable(null: ItemNull) -> np.ndarray:
-    """The smallest p-value the key test can reach on each item: twice the smaller of the
-    permutation test's (the abler half of its n answering runs choosing one other option,
-    1/C(n, ⌊n/2⌋)) and the agreement test's (every answering run choosing one other option:
-    Π(1 − P(right))·K·E[π^n] under the Dirichlet)."""
-    from scipy.special import gammaln
-
-    counts = null.answered.sum(axis=0)
-    permutation = np.array([1 / comb(int(n), int(n) // 2) if n >= 2 else 1.0 for n in counts])
-    alpha, k = null.concentration, np.maximum(null.options, 1)
-    moment = np.exp(
-        gammaln(alpha + counts) + gammaln(k * alpha) - gammaln(alpha) - gammaln(k * alpha + counts)
-    )
-    wrong = np.where(null.answered, 1 - null.null_right, 1.0).prod(axis=0)
-    agreement = wrong * k * moment
-    return np.minimum(1.0, 2 * np.minimum(permutation, agreement))
-
-
-def _agreement(null: ItemNull, rng: np.random.Generator) -> np.ndarray:
+def agreement(
+    null: ItemNull, weights: np.ndarray, rng: np.random.Generator, enough: float = 0.0
+) -> np.ndarray:
     """p-values of "the wrong answers agree on one option more than an ordinary item's do": the
-    most chosen other option's count, against the item model (P(right) of an ordinary item of
-    the observed difficulty, never below the guessing floor) with the wrong answers' shares
-    drawn from the benchmark's Dirichlet."""
-    observed = _most_chosen(null.answered & ~null.right, null.choice, null.width)
+    most chosen other option's count, each run counted with its ability weight σ(2(θ − median θ))
+    (the abler runs agreeing on another option is what a wrong key looks like), against the item
+    model (P(right) of an ordinary item of the observed difficulty, never below the guessing
+    floor) with the wrong answers' shares drawn from the benchmark's Dirichlet. Items where no
+    two wrong answers agree are not tested (p = 1). An item whose p-value is already ≤ `enough`
+    is drawn no further (a power estimate needs no finer p-value)."""
+    wrong_answers = null.answered & ~null.right
+    observed = _most_chosen(wrong_answers, null.choice, null.width, weights)
+    agreeing = _most_chosen(wrong_answers, null.choice, null.width, np.ones_like(weights))
     hits, draws = np.zeros(observed.size), np.zeros(observed.size)
-    pending = np.flatnonzero(observed >= 2)
+    pending = np.flatnonzero(agreeing >= 2)
     runs = null.answered.shape[0]
     gate = np.arange(null.width)[None, :] < null.options[:, None]  # (items, width)
-    for size in ROUNDS[:3]:
+    for size in ROUNDS:
         step = max(1, _CELLS // max(size * runs, 1))
         for first in range(0, pending.size, step):
             part = pending[first : first + step]
@@ -237,18 +232,24 @@ def _agreement(null: ItemNull, rng: np.random.Generator) -> np.ndarray:
                 shares / np.maximum(shares.sum(axis=-1, keepdims=True), 1e-300), axis=-1
             )
             pick = (rng.random(answered.shape)[..., None] > cumulative[:, None, :, :]).sum(axis=-1)
-            simulated = _most_chosen(wrong, np.minimum(pick, null.width - 1), null.width)
-            hits[part] += (simulated >= observed[part][None, :]).sum(axis=0)
+            simulated = _most_chosen(wrong, np.minimum(pick, null.width - 1), null.width, weights)
+            hits[part] += (simulated >= observed[part][None, :] - 1e-9).sum(axis=0)
             draws[part] += size
-        pending = pending[hits[pending] <= MAX_HITS]
-    return np.where(observed >= 2, (1 + hits) / np.maximum(1 + draws, 1), 1.0)
+        pending = pending[
+            (hits[pending] <= MAX_HITS) & ((1 + hits[pending]) / (1 + draws[pending]) > enough)
+        ]
+    return np.where(agreeing >= 2, (1 + hits) / np.maximum(1 + draws, 1), 1.0)
 
 
-def _most_chosen(wrong: np.ndarray, choice: np.ndarray, width: int) -> np.ndarray:
-    """The count of the other option most chosen by the wrong answers (runs on axis −2)."""
-    return np.stack([(wrong & (choice == k)).sum(axis=-2) for k in range(width)], axis=-1).max(
-        axis=-1
-    )
+def _most_chosen(
+    wrong: np.ndarray, choice: np.ndarray, width: int, weights: np.ndarray
+) -> np.ndarray:
+    """The weighted count of the other option most chosen by the wrong answers (runs on axis
+    −2, each weighing `weights`)."""
+    w = weights[:, None]
+    return np.stack(
+        [((wrong & (choice == k)) * w).sum(axis=-2) for k in range(width)], axis=-1
+    ).max(axis=-1)
 
 
 def _infit(scored: np.ndarray, y: np.ndarray, p: np.ndarray) -> np.ndarray:

@@ -3,40 +3,42 @@ share by modality, and what the audit could see with the runs it had (``power``)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from medlens.items.audit_null import NullTests
 from medlens.items.responses import Responses
 
 FEW = 0.5
-"""Below this share of items that could be flagged at all, the report says the runs are too few."""
+"""Below this share of wrong keys found, the report says the runs are too few."""
 
 
 def power(
-    tests: NullTests, tested: list[dict[str, tuple[float, float]]], q: float
+    tested: list[dict[str, tuple[float, float]]], q: float, wrong_key: Callable[[float], float]
 ) -> dict[str, Any]:
-    """How many tests the audit made, the p-value one flag needs (Benjamini–Hochberg's bar for a
-    single discovery, q/m) and the share of items whose answers could reach it at all (the
-    distractor test's smallest attainable p-value, ``audit_null.attainable``)."""
-    m = sum(len(t) for t in tested)
-    bar = q / max(m, 1)
-    share = float(np.mean(tests.attainable <= bar)) if tests.attainable.size else 0.0
-    return {"q": q, "tests": m, "single_flag_p": bar, "attainable_share": round(share, 4)}
+    """How many other-option tests (the ``key`` and ``ambiguous`` flags) the audit made, the
+    p-value a flag needed (Benjamini–Hochberg's bar q·max(R, 1)/m at its R flags of that kind)
+    and how often a wrong key on one of the benchmark's items clears it (`wrong_key`, given
+    the bar: ``audit_power.wrong_key_power``)."""
+    option = [t.get("key") or t.get("ambiguous") for t in tested]
+    m = sum(found is not None for found in option)
+    flags = sum(found is not None and found[1] <= q for found in option)
+    bar = q * max(flags, 1) / max(m, 1)
+    return {"q": q, "tests": m, "flag_p": bar, "wrong_key_power": round(wrong_key(bar), 3)}
 
 
 def power_text(summary: dict[str, Any]) -> str:
     """One sentence: how many runs, what they let the audit see, what the flags guarantee."""
     found = summary["power"]
-    runs, share = summary["models"], found["attainable_share"]
-    head = "Too few runs to audit most items: " if share < FEW else ""
+    runs, seen = summary["models"], found["wrong_key_power"]
+    head = "Too few runs to find most wrong keys: " if seen < FEW else ""
     return (
-        f"{head}{runs} runs: a wrong key or an option the abler runs share can be flagged on {share:.0%} of the items "
-        f"(those whose answers could reach p ≤ {found['single_flag_p']:.2g}, what one flag needs "
-        f"at q {found['q']:g} over {found['tests']} tests). Flags carry a false-discovery rate "
-        f"≤ {found['q']:g} against the item model's own null; an item not flagged is not shown "
-        "sound."
+        f"{head}{runs} runs: a wrong key on one of these items would be flagged about "
+        f"{seen:.0%} of the time (it needs p ≤ {found['flag_p']:.2g}, Benjamini–Hochberg at q "
+        f"{found['q']:g} over {found['tests']} tests). Each kind of flag carries a "
+        f"false-discovery rate ≤ {found['q']:g} against the item model's own null; an item not "
+        "flagged is not shown sound."
     )
 
 
