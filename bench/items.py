@@ -258,7 +258,8 @@ def audit_world(n_items: int, rng: np.random.Generator, n_models: int = 30) -> t
     false_key = 1000 * sum("key" in row["flags"] for row in clean) / len(clean)
     false_any = 1000 * sum(row["flagged"] for row in clean) / len(clean)
     return (precision, recall, float(suggested), len(flagged_key & flipped_ids) / len(flipped_ids),
-            false_key, false_any, float(len(flagged_key) > 0))  # fmt: skip
+            false_key, false_any, float(len(flagged_key) > 0),
+            found["summary"]["power"]["wrong_key_power"])  # fmt: skip
 
 
 def audit_figures(args: argparse.Namespace) -> None:
@@ -271,12 +272,13 @@ def audit_figures(args: argparse.Namespace) -> None:
         print(f"audit: {args.audit_reps} worlds of {args.items} items, {models} models, "
               "2% keys flipped")  # fmt: skip
         names = ("recall (top 2×flipped)", "suggested = true key", "flipped flagged key",
-                 "false key flags per 1,000 clean items", "false defect flags per 1,000 clean items")  # fmt: skip
+                 "false key flags per 1,000 clean items", "false defect flags per 1,000 clean items",
+                 "summary's power (wrong keys it would flag)")  # fmt: skip
         any_key = rows[:, 6] > 0
         precision = rows[any_key, 0]
         print(f"  precision (flag key): {precision.mean():.1%} over the {int(any_key.sum())} "
               f"worlds with a key flag" if any_key.any() else "  precision (flag key): no key flag")  # fmt: skip
-        for name, col in zip(names, rows[:, 1:6].T, strict=True):
+        for name, col in zip(names, np.delete(rows, [0, 6], axis=1).T, strict=True):
             unit = "" if "per 1,000" in name else "%"
             value = col.mean() if unit == "" else 100 * col.mean()
             error = (col.std(ddof=1) if len(col) > 1 else 0) / math.sqrt(len(col))
