@@ -4,17 +4,22 @@ BIN := $(VENV)/bin
 STAMP_CORE := $(VENV)/.stamp-core
 STAMP_DEV := $(VENV)/.stamp-dev
 
-.PHONY: demo test lint typecheck clean
+.PHONY: demo test docs lint typecheck clean
 
 demo: $(STAMP_CORE)
 	$(BIN)/medlens run --bench demo --model random
 
 test: $(STAMP_DEV)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench docs/hooks
+	$(BIN)/ruff format --check src tests bench docs/hooks
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 	$(BIN)/pytest -q
+
+# the documentation site, into site/ (open site/index.html); `make test` builds it strictly
+docs: $(STAMP_DEV)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,4 +35,4 @@ $(STAMP_DEV): pyproject.toml | $(VENV)/bin/python
 	touch $@ $(STAMP_CORE)
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) runs site .pytest_cache .mypy_cache .ruff_cache

@@ -11,7 +11,7 @@ from medlens.cli.common import command, console, write_json
 from medlens.core.errors import MedlensError
 
 
-@command("agreement")
+@command("agreement", short_help="Agreement of a judge with people, or of judges.")
 def agreement(
     runs: Annotated[list[Path], typer.Argument(help="Run directory (several: runs of one benchmark, for win ratios)")],
     judge: Annotated[list[str] | None, typer.Option("--judge", help="Judge name (repeat for inter-judge agreement)")] = None,

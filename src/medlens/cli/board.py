@@ -22,7 +22,7 @@ from medlens.cli.tracking_option import LOG_HELP, log_after, log_target
 HELP = "Rank runs with rank intervals and tied groups; per-axis tables, pairs, correlations."
 
 
-@command("board", help=HELP)
+@command("board", short_help="Rank runs with rank intervals; per-axis tables and pairs.", help=HELP)
 def board(
     runs: Annotated[list[Path], typer.Argument(help="Run directories (one per model)")],
     by: Annotated[str, typer.Option("--by", help="Per-axis tables for these axes (a,b)")] = "",

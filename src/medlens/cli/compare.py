@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from medlens.analysis.compare import Comparison, PairedCell
 
 
-@command("compare")
+@command("compare", short_help="Compare two runs: B − A with paired CI and McNemar p.")
 def compare(
     run_a: Annotated[Path, typer.Argument(help="First run directory (A, e.g. the base model)")],
     run_b: Annotated[Path, typer.Argument(help="Second run directory (B, e.g. fine-tuned)")],

@@ -1,4 +1,4 @@
-"""`medlens items fit|sample|audit`: the item bank, design-based samples and the item audit."""
+"""`medlens items fit|sample|audit` (`estimate` and `gate` in their modules): the item bank, design-based samples and the item audit."""
 
 from __future__ import annotations
 
@@ -23,7 +23,9 @@ from medlens.cli.common import (
 from medlens.cli.help_format import LiteralHelpCommand, LiteralHelpGroup
 
 items_app = typer.Typer(
-    help="Item science: an item bank from many runs, design-based samples, the item audit.",
+    help="Item science: an item bank from many runs, design-based samples, the score estimated "
+    "from a sample or an adaptive run, a checkpoint gate, the item audit.",
+    short_help="Item science: item bank, designed samples, estimate, gate.",
     no_args_is_help=True,
     cls=LiteralHelpGroup,
 )

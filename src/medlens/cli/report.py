@@ -18,7 +18,7 @@ from medlens.cli.common import (
 BINARY_FORMATS = ("xlsx",)
 
 
-@command("report")
+@command("report", short_help="Report a run: scores per axis with CIs and baselines.")
 def report(
     run: Annotated[Path, typer.Argument(help="Run directory")],
     format: Annotated[

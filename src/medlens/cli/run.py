@@ -23,7 +23,7 @@ EXIT_TOO_MANY_ERRORS = 1
 HELP = "Evaluate MODEL on BENCH; rerunning the same command resumes where it stopped."
 
 
-@command("run", help=HELP)
+@command("run", short_help="Evaluate MODEL on BENCH; rerunning the command resumes.", help=HELP)
 def run(
     ctx: typer.Context,
     bench: Annotated[
@@ -159,7 +159,7 @@ def run(
     ] = None,
     vocab: Annotated[
         list[Path] | None,
-        typer.Option("--vocab", help="Extra vocabulary file (medlens vocab shows the layout)"),
+        typer.Option("--vocab", help="Extra vocabulary file (medlens reading vocab shows the layout)"),
     ] = None,
     log: Annotated[str | None, typer.Option("--log", help=LOG_HELP)] = None,
     adaptive: Annotated[

@@ -26,6 +26,7 @@ ALL_ERRORED = "no scored items: every matching item errored (see `medlens report
 
 @command(
     "slice",
+    short_help="Score, 95% CI and random baseline per cell of any axes.",
     help="Slice a run: n, score, 95% CI, random baseline and unparsed rate per cell.",
 )
 def slice_run(

@@ -20,7 +20,7 @@ EXIT_STOPPED = 3
 """The study stopped before its end (the budget): rerun the same command to continue."""
 
 
-@command("study")
+@command("study", short_help="Run, judge and board every model on every benchmark of FILE.")
 def study(
     file: Annotated[
         Path, typer.Argument(help="Study file (TOML): models, benchmarks, judges, boards")

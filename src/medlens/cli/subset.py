@@ -1,4 +1,4 @@
-"""`medlens subset`: a frozen, runnable benchmark cut from another one (recipe in subset.json)."""
+"""`medlens build subset`: a frozen, runnable benchmark cut from another one (recipe in subset.json)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from typing import Annotated
 import typer
 
 from medlens.cli.common import command, err_console
+from medlens.cli.groups import build_app
 
 
-@command("subset")
+@command("subset", under=build_app)
 def subset(
     spec: Annotated[str, typer.Argument(help="Benchmark spec, e.g. gmai:GMAI_mm_bench_VAL.tsv")],
     output: Annotated[Path, typer.Option("--output", help="OUT.jsonl or OUT.tsv")],
@@ -40,7 +41,7 @@ def subset(
         Path | None,
         typer.Option(
             "--drop-flagged",
-            help="AUDIT.json from `medlens audit --json` or `medlens items audit --json`",
+            help="AUDIT.json from `medlens check contamination --json` or `medlens items audit --json`",
         ),
     ] = None,
     q: Annotated[

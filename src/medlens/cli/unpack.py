@@ -1,4 +1,4 @@
-"""`medlens unpack`: a TSV benchmark decoded to image files plus an items.jsonl manifest."""
+"""`medlens build unpack`: a TSV benchmark decoded to image files plus an items.jsonl manifest."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from typing import Annotated
 import typer
 
 from medlens.cli.common import command, err_console
+from medlens.cli.groups import build_app
 
 
-@command("unpack")
+@command("unpack", under=build_app)
 def unpack(
     spec: Annotated[str, typer.Argument(help="Benchmark spec, e.g. gmai:GMAI_mm_bench_VAL.tsv")],
     output: Annotated[Path, typer.Option("--output", help="New (or empty) folder")],

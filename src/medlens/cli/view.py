@@ -13,7 +13,9 @@ from medlens.report.viewer.links import DEFAULT_PORT
 HELP = "Browse every item of runs with its images, answers and verdicts in a local web viewer."
 
 
-@command("view", help=HELP)
+@command(
+    "view", short_help="Browse runs' items with images and answers in a web viewer.", help=HELP
+)
 def view(
     runs: Annotated[
         list[Path], typer.Argument(help="Run directories, or folders with runs below them")

@@ -61,7 +61,9 @@ class Recipe:
         if self.fraction is not None and not 0.0 < self.fraction <= 1.0:
             raise SpecError(f"--fraction {self.fraction:g}: expected a share in (0, 1]")
         if self.stratify and self.sample is None and self.fraction is None:
-            raise SpecError("--stratify: needs --sample N (or, with medlens subset, --fraction F)")
+            raise SpecError(
+                "--stratify: needs --sample N (or, with medlens build subset, --fraction F)"
+            )
 
     @property
     def empty(self) -> bool:
@@ -176,7 +178,8 @@ def solved_by_all(runs: Sequence[str]) -> set[str]:
 
 
 def flagged_ids(path: Path, q: float = FLAG_Q) -> set[str]:
-    """Items flagged in a ``medlens audit --json`` or ``medlens items audit --json`` report (an
+    """Items flagged in a ``medlens check contamination --json`` or ``medlens items audit --json``
+    report (an
     item audit's at q ≤ `q`, see :func:`flag_reasons`)."""
     return set(flag_reasons(path, q))
 
@@ -184,7 +187,7 @@ def flagged_ids(path: Path, q: float = FLAG_Q) -> set[str]:
 def flag_reasons(path: Path, q: float = FLAG_Q) -> dict[str, list[str]]:
     """Item id → the flags that drop it. An item audit's rows carry a q value per tested flag
     (``items audit``): a row is dropped for the flags at q ≤ `q`, whatever q the audit itself
-    flagged at. A contamination audit (``medlens audit --json``) has no q: its ``flagged``
+    flagged at. A contamination audit (``medlens check contamination --json``) has no q: its ``flagged``
     rows are dropped ("contamination")."""
     import json
 
@@ -195,7 +198,7 @@ def flag_reasons(path: Path, q: float = FLAG_Q) -> dict[str, list[str]]:
     items = _audit_items(data)
     if isinstance(items, str):
         raise InputError(path, None, f"{items}; give the report of `medlens items audit --json` "
-                                     f"or `medlens audit --json`")  # fmt: skip
+                                     f"or `medlens check contamination --json`")  # fmt: skip
     if not (isinstance(data, dict) and "runs" in data and "flags" in data):
         return {str(item["id"]): ["contamination"] for item in items if item.get("flagged")}
     out: dict[str, list[str]] = {}

@@ -308,7 +308,7 @@ def recorded_estimate(path: Path, spec: Mapping[str, Any]) -> Estimate | str | N
         return None
     bank_path = Path(str((layout.get("bank") or {}).get("path", "")))
     if not bank_path.is_file():
-        return f"bank {bank_path} not found (medlens estimate {path} --bank BANK.json)"
+        return f"bank {bank_path} not found (medlens items estimate {path} --bank BANK.json)"
     try:
         bank = read_bank(bank_path)
         return _estimate(bank, read_run_design(path, bank), None)

@@ -280,7 +280,7 @@ def deficiency_rows(
     ]
     decided = results.get("counts", {}).get("vocabulary")
     if decided:
-        rows.append(("decided by a vocabulary entry", f"{decided} items (medlens vocab)"))
+        rows.append(("decided by a vocabulary entry", f"{decided} items (medlens reading vocab)"))
     levels = {row.value: row for row in axes.get("granularity", [])}
     box, image = levels.get("box"), levels.get("image")
     gap = results.get("box_image_gap")

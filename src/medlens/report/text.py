@@ -119,7 +119,7 @@ def detail_lines(results: dict[str, Any]) -> list[str]:
         lines.append(manual_text(results["manual"], results["counts"]["records"]))
     decided = results["counts"].get("vocabulary")
     if decided:
-        lines.append(f"decided by a vocabulary entry: {decided} items (medlens vocab)")
+        lines.append(f"decided by a vocabulary entry: {decided} items (medlens reading vocab)")
     corrected = results["overall"].get("chance_corrected")
     if corrected is not None:
         lines.append(f"chance-corrected score (score − chance)/(1 − chance): {corrected:+.3f}")

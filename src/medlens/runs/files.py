@@ -166,7 +166,11 @@ def line_reader(whole: bytes) -> Callable[[bytes], Any]:
 
 
 def write_atomic(path: Path, text: str | bytes) -> None:
-    """Write a file so that readers see the old content or the new, never half of it."""
+    """Write a file so that readers see the old content or the new, never half of it.
+
+    The new content goes to a hidden temporary file beside `path` (``.NAME.XXXXXXXX``), which
+    is then renamed over it: a reader listing the folder meanwhile skips dot names
+    (``runs.artifacts.judge_inputs``), as the temporary may be gone the next instant."""
     try:
         handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed below, then renamed
             "wb", dir=path.parent, prefix=f".{path.name}.", delete=False

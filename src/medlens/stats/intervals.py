@@ -1,6 +1,6 @@
 """Closed-form confidence intervals of means: Wilson, t, and cluster-robust t(G − 1).
 
-One method per kind of cell (docs/design.md, "Honest statistics"):
+One method per kind of cell (docs/statistics.md):
 
 - independent 0/1 scores: the Wilson score interval with continuity correction (never zero
   width; coverage ≥ 95% at every n ≥ 5, p in [.02, .98]);
