@@ -179,8 +179,7 @@ def solved_by_all(runs: Sequence[str]) -> set[str]:
 
 def flagged_ids(path: Path, q: float = FLAG_Q) -> set[str]:
     """Items flagged in a ``medlens check contamination --json`` or ``medlens items audit --json``
-    report (an
-    item audit's at q ≤ `q`, see :func:`flag_reasons`)."""
+    report (an item audit's at q ≤ `q`, see :func:`flag_reasons`)."""
     return set(flag_reasons(path, q))
 
 

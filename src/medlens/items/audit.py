@@ -115,7 +115,9 @@ def audit_responses(
         },
         "probe_runs": list(probe_runs),
         "flags": FLAGS,
-        "summary": audit_summary(responses, rows, probes is not None, power(tested, q, sees)),
+        "summary": audit_summary(
+            responses, rows, probes is not None, power(tested, q, sees), list(FLAGS)
+        ),
         "items": rows,
     }
 

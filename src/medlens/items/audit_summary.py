@@ -3,7 +3,7 @@ share by modality, and what the audit could see with the runs it had (``power``)
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -43,14 +43,14 @@ def power_text(summary: dict[str, Any]) -> str:
 
 
 def audit_summary(
-    responses: Responses, rows: list[dict[str, Any]], probed: bool, seen: dict[str, Any]
-) -> dict[str, Any]:
+    responses: Responses, rows: list[dict[str, Any]], probed: bool, seen: dict[str, Any],
+    flags: Sequence[str],
+) -> dict[str, Any]:  # fmt: skip
     """Per benchmark: flag counts, saturated share, board signal-to-noise, no-image share by
     modality, the number of runs and the audit's power (`seen`, from :func:`power`)."""
-    from medlens.items.audit import FLAGS
     from medlens.stats.intervals import wilson
 
-    counts = {name: sum(name in row["flags"] for row in rows) for name in FLAGS}
+    counts = {name: sum(name in row["flags"] for row in rows) for name in flags}
     observed = responses.observed
     right = np.nansum(responses.scores, axis=1)
     n = observed.sum(axis=1)
