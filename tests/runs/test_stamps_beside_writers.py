@@ -55,14 +55,15 @@ def test_a_judge_json_being_rewritten_by_another_stage_is_not_an_input(
 ) -> None:
     run = judged_run(tmp_path, ("eq", "rubric"))
     created, release = threading.Event(), threading.Event()
-    real_umask = files._umask
+    real_temporary = files._new_temporary
 
-    def paused_umask() -> int:  # write_atomic's temporary is written, not yet renamed
+    def paused_temporary(path: Path) -> tuple[int, Path]:  # made, not yet renamed over path
+        made = real_temporary(path)
         created.set()
         assert release.wait(WAIT_S)
-        return real_umask()
+        return made
 
-    monkeypatch.setattr(files, "_umask", paused_umask)
+    monkeypatch.setattr(files, "_new_temporary", paused_temporary)
     new_spec = {"name": "eq", "protocol": {}, "judge_fingerprint": {"served_models": {"j": 16}}}
     writer = threading.Thread(target=write_judge_json, args=(run / "judges" / "eq", new_spec))
     writer.start()

@@ -282,7 +282,7 @@ def _check_flagged(recipe: Recipe, population: Population) -> None:
             f"not of {source.spec} (content {source.content_hash[:12]})"
             f"{older_hash_note(audited, source.to_json())}",
         )  # fmt: skip
-    unknown = sorted(flagged_ids(path) - population.every_id)
+    unknown = sorted(flagged_ids(path, recipe.flag_q) - population.every_id)
     if unknown:
         shown = ", ".join(repr(i) for i in unknown[:5])
         more = f", … ({len(unknown)} in all)" if len(unknown) > 5 else ""
