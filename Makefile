@@ -25,8 +25,9 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
+# the core and the embedded demo's pictures (scikit-image: `medlens[demo]`)
 $(STAMP_CORE): pyproject.toml | $(VENV)/bin/python
-	$(BIN)/pip install --quiet -e .
+	$(BIN)/pip install --quiet -e '.[demo]'
 	touch $@
 
 # torch is pinned to the CPU build (2.13.0); an unpinned torch pulls a multi-GB CUDA build.

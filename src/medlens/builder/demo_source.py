@@ -40,6 +40,9 @@ def demo_dir() -> Path:
 
 def build_demo(folder: Path) -> Path:
     """Build the demo benchmark into ``folder`` (atomically; a few seconds)."""
+    from medlens.core.extras import require_feature
+
+    require_feature("--bench demo (its pictures come from scikit-image)", "demo")
     from medlens.builder.demo import demo_drafts
     from medlens.builder.folder import write_folder
 

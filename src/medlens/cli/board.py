@@ -18,6 +18,7 @@ from medlens.cli.common import (
     write_text,
 )
 from medlens.cli.tracking_option import LOG_HELP, log_after, log_target
+from medlens.core.notation import split_list
 
 HELP = "Rank runs with rank intervals and tied groups; per-axis tables, pairs, correlations."
 
@@ -102,7 +103,7 @@ def board(
         raise SpecError("--base goes with --across (gains across benchmarks); use --pairs here")
     tracking = log_target(log)
     options = BoardOptions(
-        runs=list(runs), by=[a.strip() for a in by.split(",") if a.strip()], where=where,
+        runs=list(runs), by=split_list(by), where=where,
         pairs=pairs, meta=meta, reference=reference, across=across, base=base, align=align,
         min_n=min_n, n_resamples=resamples, layout=layout, judge=judge,
         score=parse_score_source(score), allow_partial=allow_partial,

@@ -69,6 +69,9 @@ class OneLineErrors(LiteralHelpGroup):
         sys.exit(code if isinstance(code, int) else 0)
 
 
+# typer has no setting for its type column (``<bool>`` beside a flag, ``<list[str]>`` beside a
+# repeatable option): its two builders are replaced, on the typer range pyproject.toml pins
+# (tests/cli/test_cli_polish.py::test_help_shows_no_python_type_names checks the effect).
 _typer_option_type = typer.core.TyperOption.display_type_rich
 _typer_argument_type = typer.core.TyperArgument.display_type_rich
 

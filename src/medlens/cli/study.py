@@ -9,6 +9,7 @@ import typer
 
 from medlens.cli.common import command, console, err_console
 from medlens.cli.tracking_option import LOG_HELP, log_after, log_target
+from medlens.core.notation import split_list
 from medlens.core.terminal import terminal_safe
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ def study(
     from medlens.study.plan import StudySettings
 
     settings = StudySettings(
-        out=out, only=tuple(x.strip() for x in (only or "").split(",") if x.strip()),
+        out=out, only=tuple(split_list(only)),
         concurrency=concurrency, executor=executor, ray_address=ray_address, cache=cache,
         order=order, budget=budget, max_error_rate=max_error_rate, reports=reports,
     )  # fmt: skip

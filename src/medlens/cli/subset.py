@@ -9,6 +9,7 @@ import typer
 
 from medlens.cli.common import command, err_console
 from medlens.cli.groups import build_app
+from medlens.core.notation import split_list
 
 
 @command("subset", under=build_app)
@@ -67,7 +68,7 @@ def subset(
         seed=seed,
         include=str(include) if include else None,
         exclude=str(exclude) if exclude else None,
-        drop_solved_by=tuple(r.strip() for r in (drop_solved_by or "").split(",") if r.strip()),
+        drop_solved_by=tuple(split_list(drop_solved_by)),
         drop_flagged=str(drop_flagged) if drop_flagged else None,
         flag_q=q,
     )

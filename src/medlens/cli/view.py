@@ -25,6 +25,9 @@ def view(
     ] = DEFAULT_PORT,
 ) -> None:
     """Serve a read-only viewer on 127.0.0.1 until Ctrl-C; the HTML report links to it."""
+    from medlens.core.extras import require_feature
+
+    require_feature("medlens view", "viewer")
     from medlens.report.viewer.catalog import load_catalog
     from medlens.report.viewer.serve import bind, serve
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from medlens.core.errors import InputError, SpecError
+from medlens.core.notation import split_list
 from medlens.core.specs import Spec
 from medlens.core.where import Condition, check_axes, check_values, parse_where
 
@@ -95,7 +96,7 @@ def _file_record(path: str | None) -> dict[str, Any] | None:
 
 
 def parse_stratify(text: str | None) -> tuple[str, ...]:
-    return tuple(a.strip() for a in (text or "").split(",") if a.strip())
+    return tuple(split_list(text))
 
 
 class Filter:
