@@ -16,13 +16,12 @@ from typing import Any
 from medlens.core.errors import MedlensError, SpecError
 from medlens.core.extras import check_run_extras
 from medlens.core.fingerprint import describe
-from medlens.core.items import Benchmark, BenchmarkInfo, Item
+from medlens.core.items import Benchmark, Item
 from medlens.core.model_info import parse_model_info
 from medlens.core.records import Record
 from medlens.core.specs import Spec
 from medlens.execution.batches import BatchPlanner, ask_in_batches
 from medlens.execution.cache import CacheChecks, with_cache
-from medlens.execution.collector import collector_paused, loaded_objects_frozen
 from medlens.execution.dispatch import dispatch_order, spread_first
 from medlens.execution.execute import run_local
 from medlens.execution.exemplars import Exemplars, load_exemplars, require_reasoning
@@ -94,16 +93,15 @@ def prepare(
     model_name = options.model.name
     MODELS.get(model_name)  # fail on a mistyped model before a long load
     check_run_extras(model_name, options.executor)
-    with collector_paused():  # loading makes long-lived objects only: see execution.collector
-        benchmark, items = loaded if loaded is not None else load_items(options.bench)
-        items, selection = select_run_items(
-            benchmark, items, options.where, options.sample, options.stratify, options.exclude,
-            options.seed,
-        )  # fmt: skip
-        check_reading_modes(options, benchmark.name, items)
-        template = prompt_template(options.prompt, items)
-        manual = load_manual(options.manual, items) if options.manual else None
-    info = described(benchmark, items)  # the fingerprint of the items as selected
+    benchmark, items = loaded if loaded is not None else load_items(options.bench)
+    items, selection = select_run_items(
+        benchmark, items, options.where, options.sample, options.stratify, options.exclude,
+        options.seed,
+    )  # fmt: skip
+    check_reading_modes(options, benchmark.name, items)
+    template = prompt_template(options.prompt, items)
+    manual = load_manual(options.manual, items) if options.manual else None
+    info = describe(benchmark, items)  # the fingerprint of the items as selected
     items = rewrite_items(options.rewrite, items)  # MMBU's open form (execution.open_form)
     probe, items = probe_items(options, items)
     context = ModelContext(
@@ -144,12 +142,6 @@ def prepare(
     if options.vocab:
         spec["vocab"] = vocab_provenance(options.vocab)
     return spec, items, model, settings, probe
-
-
-def described(benchmark: Any, items: list[Item]) -> BenchmarkInfo:
-    """``describe``, with the collector paused (long-lived objects only are walked)."""
-    with collector_paused():
-        return describe(benchmark, items)
 
 
 def probe_items(options: RunOptions, items: list[Item]) -> tuple[Any, list[Item]]:
@@ -262,8 +254,7 @@ def evaluate(
     out_existed, run_existed = options.out.exists(), path.exists()
     note = on_note or (lambda message: None)
     try:
-        frozen = loaded_objects_frozen(options.executor == "local")
-        with hold_run_lock(path, "medlens run", note=note), frozen:
+        with hold_run_lock(path, "medlens run", note=note):
             return _evaluate_locked(
                 options,
                 path,
