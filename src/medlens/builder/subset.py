@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from medlens.builder.folder import ITEMS_FILE
 from medlens.builder.output import (
     Entry,
     Picture,
@@ -419,7 +420,7 @@ def _write_items_tsv(entries: Iterable[Entry], staged: Path, kept: list[Item] | 
     return write_tsv(entries, staged, columns, letters_for(kept))
 
 
-UNPACKED_ITEMS = "items.jsonl"
+UNPACKED_ITEMS = ITEMS_FILE
 UNPACKED_IMAGES = "images"
 
 

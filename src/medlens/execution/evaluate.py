@@ -21,7 +21,6 @@ from medlens.core.model_info import parse_model_info
 from medlens.core.records import Record
 from medlens.execution.batches import BatchPlanner, ask_in_batches
 from medlens.execution.cache import CacheChecks, with_cache
-from medlens.execution.collector import loaded_objects_frozen
 from medlens.execution.dispatch import dispatch_order, spread_first
 from medlens.execution.execute import run_local
 from medlens.execution.generation import generation_record, record_backend
@@ -115,8 +114,7 @@ def evaluate(
     out_existed, run_existed = options.out.exists(), path.exists()
     note = on_note or (lambda message: None)
     try:
-        frozen = loaded_objects_frozen(options.executor == "local")
-        with hold_run_lock(path, "medlens run", note=note), frozen:
+        with hold_run_lock(path, "medlens run", note=note):
             return _evaluate_locked(
                 options,
                 path,

@@ -13,9 +13,8 @@ from typing import Any
 from medlens.core.errors import SpecError
 from medlens.core.extras import check_run_extras
 from medlens.core.fingerprint import describe
-from medlens.core.items import Benchmark, BenchmarkInfo, Item
+from medlens.core.items import Benchmark, Item
 from medlens.core.specs import Spec
-from medlens.execution.collector import collector_paused
 from medlens.execution.exemplars import Exemplars, load_exemplars, require_reasoning
 from medlens.execution.manual import load_manual
 from medlens.execution.open_form import rewrite_items
@@ -52,16 +51,15 @@ def prepare(
     model_name = options.model.name
     MODELS.get(model_name)  # fail on a mistyped model before a long load
     check_run_extras(model_name, options.executor)
-    with collector_paused():  # loading makes long-lived objects only: see execution.collector
-        benchmark, items = loaded if loaded is not None else load_items(options.bench)
-        items, selection = select_run_items(
-            benchmark, items, options.where, options.sample, options.stratify, options.exclude,
-            options.seed,
-        )  # fmt: skip
-        check_reading_modes(options, benchmark.name, items)
-        template = prompt_template(options.prompt, items)
-        manual = load_manual(options.manual, items) if options.manual else None
-    info = described(benchmark, items)  # the fingerprint of the items as selected
+    benchmark, items = loaded if loaded is not None else load_items(options.bench)
+    items, selection = select_run_items(
+        benchmark, items, options.where, options.sample, options.stratify, options.exclude,
+        options.seed,
+    )  # fmt: skip
+    check_reading_modes(options, benchmark.name, items)
+    template = prompt_template(options.prompt, items)
+    manual = load_manual(options.manual, items) if options.manual else None
+    info = describe(benchmark, items)  # the fingerprint of the items as selected
     items = rewrite_items(options.rewrite, items)  # MMBU's open form (execution.open_form)
     probe, items = probe_items(options, items)
     context = ModelContext(
@@ -102,12 +100,6 @@ def prepare(
     if options.vocab:
         spec["vocab"] = vocab_provenance(options.vocab)
     return spec, items, model, settings, probe
-
-
-def described(benchmark: Any, items: list[Item]) -> BenchmarkInfo:
-    """``describe``, with the collector paused (long-lived objects only are walked)."""
-    with collector_paused():
-        return describe(benchmark, items)
 
 
 def probe_items(options: RunOptions, items: list[Item]) -> tuple[Any, list[Item]]:
