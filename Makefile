@@ -8,24 +8,30 @@ STAMP_DEV := $(VENV)/.stamp-dev
 # fixtures (Ray clusters, built runs, loopback servers) start once.
 PYTEST_WORKERS ?= auto
 
-.PHONY: demo test lint typecheck clean
+.PHONY: demo test docs lint typecheck clean
 
 demo: $(STAMP_CORE)
 	$(BIN)/medlens run --bench demo --model random
 
 test: $(STAMP_DEV)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench docs/hooks
+	$(BIN)/ruff format --check src tests bench docs/hooks
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadfile
+
+# the documentation site, into site/ (open site/index.html); `make test` builds it strictly
+docs: $(STAMP_DEV)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
+# the core and the embedded demo's pictures (scikit-image: `medlens[demo]`)
 $(STAMP_CORE): pyproject.toml | $(VENV)/bin/python
-	$(BIN)/pip install --quiet -e .
+	$(BIN)/pip install --quiet -e '.[demo]'
 	touch $@
 
 # torch is pinned to the CPU build (2.13.0); an unpinned torch pulls a multi-GB CUDA build.
@@ -34,4 +40,4 @@ $(STAMP_DEV): pyproject.toml | $(VENV)/bin/python
 	touch $@ $(STAMP_CORE)
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) runs site .pytest_cache .mypy_cache .ruff_cache

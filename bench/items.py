@@ -228,9 +228,7 @@ def round4(args: argparse.Namespace) -> None:
         )
 
 
-def audit_world(
-    n_items: int, rng: np.random.Generator, n_models: int = 30
-) -> tuple[float, float, float, float]:
+def audit_world(n_items: int, rng: np.random.Generator, n_models: int = 30) -> tuple[float, ...]:
     world = make_world(n_items, rng)
     truth = np.array([LETTERS.index(str(i.answer)) for i in world.items])
     flipped = rng.choice(n_items, round(0.02 * n_items), replace=False)
@@ -256,27 +254,36 @@ def audit_world(
     recall = len(top & flipped_ids) / len(flipped_ids)
     rows = {row["id"]: row for row in found["items"]}
     suggested = np.mean([rows[f"q{j}"]["suggested_answer"] == LETTERS[truth[j]] for j in flipped])
-    return precision, recall, float(suggested), len(flagged_key & flipped_ids) / len(flipped_ids)
+    clean = [row for row in found["items"] if row["id"] not in flipped_ids]
+    false_key = 1000 * sum("key" in row["flags"] for row in clean) / len(clean)
+    false_any = 1000 * sum(row["flagged"] for row in clean) / len(clean)
+    return (precision, recall, float(suggested), len(flagged_key & flipped_ids) / len(flipped_ids),
+            false_key, false_any, float(len(flagged_key) > 0),
+            found["summary"]["power"]["wrong_key_power"])  # fmt: skip
 
 
 def audit_figures(args: argparse.Namespace) -> None:
-    rows = np.array(
-        [audit_world(args.items, np.random.default_rng(5000 + r)) for r in range(args.audit_reps)]
-    )
-    print(f"audit: {args.audit_reps} worlds of {args.items} items, 30 models, 2% keys flipped")
-    for name, col in zip(
-        (
-            "precision (flag key)",
-            "recall (top 2×flipped)",
-            "suggested = true key",
-            "flipped flagged key",
-        ),
-        rows.T,
-        strict=True,
-    ):
-        print(
-            f"  {name}: {col.mean():.1%} ± {col.std(ddof=1) / math.sqrt(len(col)) if len(col) > 1 else 0:.1%} (s.e. over worlds)"
-        )
+    """Per number of models: the key flags' precision (worlds with a key flag), recall within
+    the top 2 × flipped, suggested answers, flipped keys flagged, and false flags per 1,000
+    clean items (key; any defect flag)."""
+    for models in [int(m) for m in args.audit_models.split(",")]:
+        rows = np.array([audit_world(args.items, np.random.default_rng(5000 + r), models)
+                         for r in range(args.audit_reps)])  # fmt: skip
+        print(f"audit: {args.audit_reps} worlds of {args.items} items, {models} models, "
+              "2% keys flipped")  # fmt: skip
+        names = ("recall (top 2×flipped)", "suggested = true key", "flipped flagged key",
+                 "false key flags per 1,000 clean items", "false defect flags per 1,000 clean items",
+                 "summary's power (wrong keys it would flag)")  # fmt: skip
+        any_key = rows[:, 6] > 0
+        precision = rows[any_key, 0]
+        print(f"  precision (flag key): {precision.mean():.1%} over the {int(any_key.sum())} "
+              f"worlds with a key flag" if any_key.any() else "  precision (flag key): no key flag")  # fmt: skip
+        for name, col in zip(names, np.delete(rows, [0, 6], axis=1).T, strict=True):
+            unit = "" if "per 1,000" in name else "%"
+            value = col.mean() if unit == "" else 100 * col.mean()
+            error = (col.std(ddof=1) if len(col) > 1 else 0) / math.sqrt(len(col))
+            error = error if unit == "" else 100 * error
+            print(f"  {name}: {value:.1f}{unit} ± {error:.1f}{unit} (s.e. over worlds)")
 
 
 def fit_only(n_runs: int, n_items: int) -> None:
@@ -314,6 +321,9 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=300)
     parser.add_argument("--units", default="item,image", help="designs to measure: item,image")
     parser.add_argument("--audit-reps", type=int, default=10)
+    parser.add_argument(
+        "--audit-models", default="8,12,24,30", help="numbers of models, e.g. 8,12,24"
+    )
     parser.add_argument("--fit-items", type=int, default=26000)
     parser.add_argument("--fit-runs", type=int, default=50)
     parser.add_argument("--only", choices=("estimate", "round4", "audit", "fit", "fit-child"),

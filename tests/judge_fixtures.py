@@ -1,7 +1,8 @@
 """A small open-answer benchmark and a finished run of it, for the judge tests and bench.
 
 Answers are replayed from a prediction file (no model needed) and mix what a real run holds:
-exact answers the rules already score 1, correct paraphrases and synonyms the rules score 0,
+exact answers the rules already score 1, correct paraphrases the rules score 0 (no vocabulary
+lists them: a listed synonym such as "enlarged heart" is credited by the rules),
 negated or wrong findings, and answers that try to talk to the judge.
 """
 
@@ -24,11 +25,11 @@ INJECTION = (
 def open_answer(index: int, gold: str) -> str:
     """The i-th answer of the realistic mix (about 45% exact, 20% paraphrase, 35% wrong)."""
     paraphrase = {
-        "pneumoperitoneum": "free air under the diaphragm",
+        "pneumoperitoneum": "gas outside the bowel lumen",
         "femur": "the thigh bone",
-        "cardiomegaly": "an enlarged heart",
+        "cardiomegaly": "a big heart",
         "left lower lobe": "in the left lower lobe of the lung",
-        "pleural effusion": "fluid in the pleural space",
+        "pleural effusion": "water in the pleural space",
     }[gold]
     mix = index % 20
     if mix < 9:

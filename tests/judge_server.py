@@ -21,9 +21,13 @@ from dataclasses import dataclass, field
 from loopback_server import ChatRequest, HTTPFault, LoopbackServer, ServerConfig, unit_hash
 
 SYNONYMS = {
-    "pneumoperitoneum": {"free air under the diaphragm", "free intraperitoneal air"},
+    "pneumoperitoneum": {
+        "free air under the diaphragm",
+        "free intraperitoneal air",
+        "gas outside the bowel",
+    },
     "femur": {"thigh bone", "os femoris"},
-    "cardiomegaly": {"enlarged heart"},
+    "cardiomegaly": {"enlarged heart", "big heart"},
 }
 NEGATIONS = ("no ", "not ", "without ", "absent")
 

@@ -19,8 +19,8 @@ from cli_runs import named_run
 DIMENSIONS = ("SOD", "FDD", "SU", "TP", "CR", "LTG", "MSI")
 OPTIONS = {"A": "effusion", "B": "nodule", "C": "fracture", "D": "normal", "E": "mass"}
 GOLDS = ("pneumoperitoneum", "femur", "cardiomegaly")
-SYNONYM = {"pneumoperitoneum": "free air under the diaphragm", "femur": "the thigh bone",
-           "cardiomegaly": "an enlarged heart"}  # fmt: skip
+SYNONYM = {"pneumoperitoneum": "gas outside the bowel lumen", "femur": "the thigh bone",
+           "cardiomegaly": "a big heart"}  # fmt: skip
 MCQ_PER_DIM = 6
 OPEN_PER_DIM = 4
 

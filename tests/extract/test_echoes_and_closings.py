@@ -15,6 +15,7 @@ from medlens.extract import extract
 FLAN = "medqa/flan-t5-xxl__thoughtsource-ts33-six-prompts.jsonl"
 DAVINCI = "medmcqa/text-davinci-003__thoughtsource-ts33-six-prompts.jsonl"
 COMMAND = "medmcqa/command-xlarge-nightly__thoughtsource-ts167-direct.jsonl"
+FLAN_MEDMCQA = "medmcqa/flan-t5-xxl__thoughtsource-ts33-six-prompts.jsonl"
 
 CASES = [
     (FLAN, "medqa:448@qa-16"),  # the stem echoed, "…compared to a healthy adult? A"
@@ -22,6 +23,8 @@ CASES = [
     (FLAN, "medqa:578@qa-17"),  # "A: Left ventricular … B: … E: Decreased right atrial pressure"
     (FLAN, "medqa:648@qa-17"),  # "A: Defect in WASP gene B: Defect in ATM gene C: …": no choice
     (FLAN, "medqa:1147@qa-16"),  # "B) What is the patient's religion? C) What is …": no choice
+    (FLAN_MEDMCQA, "medmcqa:8e64201e-6d6b-4187-98df-bb12e0945c78@qa-16"),  # "B) What is …? D) …?"
+    (COMMAND, "medmcqa:b0a05a95-cb2d-4ec4-9e19-c25742e18221"),  # "C) <option D's text>"
     (DAVINCI, "medmcqa:62e089d3-5425-4349-8edc-3ce132c0bf66@qa-10"),  # "…question.\nC) RNA editing"
     (
         DAVINCI,
@@ -84,3 +87,27 @@ GUARDS = [
 @pytest.mark.parametrize(("question", "output", "reading"), GUARDS)
 def test_what_the_new_rules_do_not_read(question: str, output: str, reading: str | None) -> None:
     assert extract(_item(question), output).answer == reading
+
+
+CONTRADICTIONS = [
+    # a letter with another option's exact text names two options: no answer, however framed
+    ("C) Non-contrast CT head", None, "leading_letter:contradicted"),
+    ("C. non-contrast CT head.\nIt shows the bleed.", None, "leading_letter:contradicted"),
+    ("The answer is C: Non-contrast CT head", None, "answer_phrase:contradicted"),
+    ("Answer: (B) Lumbar puncture", None, "answer_phrase:contradicted"),
+    # the letter with its own text, or with words that are no option, stays the answer
+    ("D) Non-contrast CT head", "D", "leading_letter"),
+    ("C) Lumbar puncture, after a CT head", "C", "leading_letter"),
+    ("The answer is C: a lumbar puncture.", "C", "answer_phrase"),
+    # the model's own lettered questions are no choice; one lettered question is a leading letter
+    ("B) What is the first test? D) Which test is safest?", None, "labelled_questions"),
+    ("C) Lumbar puncture. What else could be done? Nothing.", "C", "leading_letter"),
+]
+
+
+@pytest.mark.parametrize(("output", "reading", "method"), CONTRADICTIONS)
+def test_a_letter_with_another_options_text_commits_to_neither(
+    output: str, reading: str | None, method: str
+) -> None:
+    found = extract(_item("Which test should be done first?"), output)
+    assert (found.answer, found.method) == (reading, method)

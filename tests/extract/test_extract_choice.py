@@ -198,7 +198,7 @@ FUNDUS_CASES: list[tuple[str, str | None, str]] = [
         "ok",
     ),
     ("- A (Normal): no\n- B (Diabetic retinopathy): no\n- C (Drusen): yes\n- D: no", "C", "ok"),
-    ("A: No. B: No. C: Yes. D: No.", None, "unparsed"),  # not "A": it is rejected
+    ("A: No. B: No. C: Yes. D: No.", "C", "ok"),  # the one option said yes (as one per line)
     ("C. Drusen is not the answer.", None, "unparsed"),
     ("B is unlikely. Drusen are seen.", "C", "ok"),
     ("A. Normal\nB. Diabetic retinopathy\nC. Drusen\nD. Glaucoma", None, "unparsed"),

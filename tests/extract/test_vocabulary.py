@@ -25,7 +25,7 @@ def test_every_axis_is_a_versioned_file_whose_entries_cite_a_source() -> None:
     assert [f.axis for f in files] == [*AXES, *NARROWER]
     assert [f.relation for f in files] == ["same"] * len(AXES) + ["narrower"] * len(NARROWER)
     assert {"modality", "plane", "sex", "body_region", "organ", "laterality", "mr_sequence",
-            "number_words"} == set(AXES)  # fmt: skip
+            "number_words", "finding"} == set(AXES)  # fmt: skip
     for file in files:
         assert file.version and file.entries
         assert all(entry.source.strip() for entry in file.entries)

@@ -196,7 +196,7 @@ def model_run(tmp_path: Path, served: str | None = None) -> tuple[Path, ServerCo
     from cli_runs import named_run
 
     bench, _ = write_open_bench(tmp_path / "data", 6, 0)
-    config = ServerConfig(reply=lambda request: "free air under the diaphragm", served_model=served)
+    config = ServerConfig(reply=lambda request: "gas outside the bowel lumen", served_model=served)
     with serve(config) as server:
         spec = f"openai:llava?base_url={server.base_url}&max_retries=0"
         return named_run(f"jsonl:{bench}", spec, tmp_path / "runs", "llava"), config

@@ -88,7 +88,7 @@ def test_imported_categories_are_tallied_per_axis_value_with_cis(
     [
         (["--sample", "0"], "--sample must be at least 1"),
         (["--sample", "3", "--stratify", "nope"], "--stratify nope: no such axis"),
-        (["--sample", "3", "--categories", ","], "--categories needs at least one"),
+        (["--sample", "3", "--categories", ","], "needs at least one category"),
         (["--sample", "3", "--categories", "a,a"], "lists a category twice"),
     ],
 )

@@ -89,6 +89,51 @@ def test_run_files_get_the_mode_of_a_plain_open(tmp_path: Path) -> None:
         assert (tmp_path / "r" / name).stat().st_mode & 0o777 == 0o644, name
 
 
+def test_atomic_writes_in_two_threads_keep_the_users_umask(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A study's judge stages write side by side. write_atomic read the umask by setting it to 0
+    and back: a thread writing inside that window made its file 0666 (and, had it restored
+    last, left the whole process at umask 0). The first thread is held in the window here
+    (events), as far as it opens one."""
+    import os
+    import threading
+
+    from medlens.runs.files import write_atomic
+
+    real_umask, held, release = os.umask, threading.Event(), threading.Event()
+
+    def umask(mask: int) -> int:
+        old = real_umask(mask)
+        if mask == 0 and not held.is_set():  # the first thread's window: umask 0 now
+            held.set()
+            assert release.wait(60)
+        return old
+
+    def first() -> None:
+        try:
+            write_atomic(tmp_path / "eq.json", "{}\n")
+        finally:
+            held.set()  # reached the window, or finished without opening one
+
+    mask = real_umask(0o022)
+    try:
+        monkeypatch.setattr(os, "umask", umask)
+        thread = threading.Thread(target=first)
+        thread.start()
+        assert held.wait(60)
+        write_atomic(tmp_path / "rubric.json", "{}\n")
+        release.set()
+        thread.join(60)
+        monkeypatch.undo()
+        assert real_umask(0o022) == 0o022
+    finally:
+        release.set()
+        real_umask(mask)
+    for name in ("eq.json", "rubric.json"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == 0o644, name
+
+
 @pytest.mark.parametrize("content", ['{"x": 1}', "[1, 2]", '{"spec": "demo"}'])
 def test_a_run_json_without_spec_is_user_error(tmp_path: Path, content: str) -> None:
     """A foreign or hand-edited run.json made every command end in a KeyError traceback."""

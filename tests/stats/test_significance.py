@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from medlens.stats.significance import adjust_p, sign_test, smallest_p, wilcoxon_test
+from medlens.stats.multiplicity import adjust as adjust_p
+from medlens.stats.significance import sign_test, smallest_p, wilcoxon_test
 
 
 def test_seven_dimensions_cannot_go_below_0_0156() -> None:

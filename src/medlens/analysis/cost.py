@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from medlens.core.errors import SpecError
+from medlens.core.notation import bad, bounded_number, settings
 
 PRICE_KEYS = ("input", "output")
 TOKENS_PER_IMAGE = 85.0
@@ -56,27 +57,17 @@ class Price:
 
 
 def parse_price(text: str) -> Price:
-    """``input=USD_PER_1M,output=USD_PER_1M`` → Price; anything else is a one-line SpecError."""
-    values: dict[str, float] = {}
-    for part in text.split(","):
-        key, sep, raw = part.partition("=")
-        key = key.strip()
-        if not sep or key not in PRICE_KEYS:
-            raise SpecError(
-                f"--price {text!r}: expected input=USD_PER_1M,output=USD_PER_1M (got {part!r})"
-            )
-        try:
-            value = float(raw)
-        except ValueError:
-            value = -1.0
-        if not math.isfinite(value) or value < 0:
-            raise SpecError(f"--price {text!r}: {key}={raw!r} is not a non-negative number")
-        if value > MAX_PRICE:
-            raise SpecError(f"--price {text!r}: {key}={raw}: at most 1,000,000 USD per 1M tokens")
-        values[key] = value
+    """``input=USD_PER_1M,output=USD_PER_1M`` → Price (``core.notation``'s settings)."""
+    expected = "input=USD_PER_1M,output=USD_PER_1M"
+    values = {
+        key: bounded_number(
+            raw, "--price", text, key, low=0, high=MAX_PRICE, unit=" USD per 1M tokens"
+        )
+        for key, raw in settings(text, "--price", expected, PRICE_KEYS)
+    }
     missing = [key for key in PRICE_KEYS if key not in values]
     if missing:
-        raise SpecError(f"--price {text!r}: missing {', '.join(missing)}=USD_PER_1M")
+        raise bad("--price", text, f"missing {', '.join(missing)}=USD_PER_1M")
     return Price(values["input"], values["output"])
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from medlens.analysis.slice_cells import Cell
 from medlens.analysis.slices import SliceTable, cells_at, cube
 from medlens.checks.vocabulary import TREE_PREFIX, expand_levels
+from medlens.core.notation import split_list
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class LevelRow:
 
 def level_axes(by: str, available: Sequence[str]) -> list[str]:
     """``--by`` text → the ordered levels (``tree:LEVEL`` expanded to its parents first)."""
-    return expand_levels([a.strip() for a in by.split(",") if a.strip()], available)
+    return expand_levels(split_list(by), available)
 
 
 def asks_for_levels(by: str) -> bool:

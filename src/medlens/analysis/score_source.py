@@ -28,8 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from medlens.core.errors import MedlensError, SpecError
+from medlens.core.errors import MedlensError
 from medlens.core.items import Item
+from medlens.core.notation import bad, tagged
 from medlens.core.records import Record
 
 SOURCE_KINDS = ("rules", "judge", "combined")
@@ -74,15 +75,12 @@ def parse_score_source(text: str | ScoreSource | None) -> ScoreSource:
         return RULES
     if isinstance(text, ScoreSource):
         return text
-    kind, colon, name = text.strip().partition(":")
-    kind, name = kind.strip(), name.strip()
+    kind, name, colon = tagged(text)
     if kind == "rules" and not colon:
         return RULES
     if kind in ("judge", "combined") and name:
         return ScoreSource(kind, name)
-    raise SpecError(
-        f"--score {text!r}: use rules, judge:NAME or combined:NAME (NAME: a judge of the run)"
-    )
+    raise bad("--score", text, "use rules, judge:NAME or combined:NAME (NAME: a judge of the run)")
 
 
 @dataclass(frozen=True)

@@ -16,26 +16,25 @@ from typing import Any
 import numpy as np
 
 from medlens.board.align import Aligned
-from medlens.core.errors import SpecError
+from medlens.core.notation import bad, split_list, tagged
 
 
 def parse_pairs(text: str, known: Sequence[str]) -> list[tuple[str, str]]:
     """``BASE:TUNED,BASE:TUNED`` of run folder names on the board."""
     pairs = []
-    for term in (t.strip() for t in text.split(",")):
-        if not term:
-            continue
-        base, colon, tuned = term.partition(":")
-        if not colon or not base.strip() or not tuned.strip():
-            raise SpecError(f"--pairs: cannot read {term!r} (use BASE:TUNED with run folder names)")
-        for name in (base.strip(), tuned.strip()):
+    for term in split_list(text):
+        base, tuned, colon = tagged(term)
+        if not colon or not base or not tuned:
+            raise bad(
+                "--pairs", text, f"cannot read {term!r} (use BASE:TUNED with run folder names)"
+            )
+        for name in (base, tuned):
             if name not in known:
-                raise SpecError(
-                    f"--pairs: unknown run {name!r} in {term!r} (runs on the board: {', '.join(known)})"
-                )
-        if base.strip() == tuned.strip():
-            raise SpecError(f"--pairs: {term!r} pairs a run with itself")
-        pairs.append((base.strip(), tuned.strip()))
+                raise bad("--pairs", text,
+                          f"unknown run {name!r} in {term!r} (runs on the board: {', '.join(known)})")  # fmt: skip
+        if base == tuned:
+            raise bad("--pairs", text, f"{term!r} pairs a run with itself")
+        pairs.append((base, tuned))
     return pairs
 
 

@@ -63,6 +63,10 @@ def draw_contour(
     """A copy of ``image`` with the outline of every blob in ``mask`` drawn as a closed line."""
     import numpy as np
     from PIL import ImageDraw
+
+    from medlens.core.extras import require_feature
+
+    require_feature("contour overlays (granularity contour)", "demo")
     from skimage.measure import find_contours
 
     marked = image.convert("RGB")

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from medlens.builder.folder import ITEMS_FILE
 from medlens.builder.output import (
     Entry,
     Picture,
@@ -282,7 +283,7 @@ def _check_flagged(recipe: Recipe, population: Population) -> None:
             f"not of {source.spec} (content {source.content_hash[:12]})"
             f"{older_hash_note(audited, source.to_json())}",
         )  # fmt: skip
-    unknown = sorted(flagged_ids(path) - population.every_id)
+    unknown = sorted(flagged_ids(path, recipe.flag_q) - population.every_id)
     if unknown:
         shown = ", ".join(repr(i) for i in unknown[:5])
         more = f", … ({len(unknown)} in all)" if len(unknown) > 5 else ""
@@ -419,7 +420,7 @@ def _write_items_tsv(entries: Iterable[Entry], staged: Path, kept: list[Item] | 
     return write_tsv(entries, staged, columns, letters_for(kept))
 
 
-UNPACKED_ITEMS = "items.jsonl"
+UNPACKED_ITEMS = ITEMS_FILE
 UNPACKED_IMAGES = "images"
 
 

@@ -44,7 +44,7 @@ class HashedImages:
 
 def hash_images(benchmark: Benchmark, on_item: Callable[[], None] | None = None) -> HashedImages:
     """pHash every image of `benchmark` (identical bytes hashed once; undecodable ones counted)."""
-    require_extra("medlens overlap", "overlap", ("imagehash",))
+    require_extra("medlens check overlap", "overlap", ("imagehash",))
     import imagehash
 
     out, seen = HashedImages(), dict[str, int]()

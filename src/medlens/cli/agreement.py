@@ -9,9 +9,10 @@ import typer
 
 from medlens.cli.common import command, console, write_json
 from medlens.core.errors import MedlensError
+from medlens.core.notation import split_list
 
 
-@command("agreement")
+@command("agreement", short_help="Agreement of a judge with people, or of judges.")
 def agreement(
     runs: Annotated[list[Path], typer.Argument(help="Run directory (several: runs of one benchmark, for win ratios)")],
     judge: Annotated[list[str] | None, typer.Option("--judge", help="Judge name (repeat for inter-judge agreement)")] = None,
@@ -20,7 +21,7 @@ def agreement(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout")] = False,
 ) -> None:  # fmt: skip
     """Agreement of a judge with people (ρ with bootstrap CI, κ, MAD, win ratios) or of judges."""
-    names = [*(judge or []), *(n.strip() for n in judges.split(",") if n.strip())]
+    names = [*(judge or []), *split_list(judges)]
     if human:
         if len(names) != 1:
             raise MedlensError("--human compares one judge with people: give exactly one --judge")

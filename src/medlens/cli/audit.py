@@ -1,4 +1,4 @@
-"""`medlens audit`: n-gram contamination audit of a benchmark against a text corpus."""
+"""`medlens check contamination` (old name `audit`): n-gram contamination audit of a benchmark against a text corpus."""
 
 from __future__ import annotations
 
@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from medlens.cli.common import command, console, progress_bar, write_json
+from medlens.cli.groups import check_app
 
 if TYPE_CHECKING:
     from medlens.checks.audit import AuditReport
 
 
-@command("audit")
+@command("contamination", under=check_app)
 def audit(
     spec: Annotated[str, typer.Argument(help="Benchmark spec, e.g. medqa:data/test.jsonl")],
     corpus: Annotated[
@@ -38,7 +39,7 @@ def audit(
     from medlens.checks.audit import audit as run_audit
 
     benchmark = load_benchmark(spec)
-    bar = progress_bar("medlens audit", unit="tokens")
+    bar = progress_bar("medlens check contamination", unit="tokens")
     task = bar.add_task("corpus", total=None)
 
     def on_tokens(count: int) -> None:

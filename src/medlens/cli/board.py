@@ -18,11 +18,12 @@ from medlens.cli.common import (
     write_text,
 )
 from medlens.cli.tracking_option import LOG_HELP, log_after, log_target
+from medlens.core.notation import split_list
 
 HELP = "Rank runs with rank intervals and tied groups; per-axis tables, pairs, correlations."
 
 
-@command("board", help=HELP)
+@command("board", short_help="Rank runs with rank intervals; per-axis tables and pairs.", help=HELP)
 def board(
     runs: Annotated[list[Path], typer.Argument(help="Run directories (one per model)")],
     by: Annotated[str, typer.Option("--by", help="Per-axis tables for these axes (a,b)")] = "",
@@ -102,7 +103,7 @@ def board(
         raise SpecError("--base goes with --across (gains across benchmarks); use --pairs here")
     tracking = log_target(log)
     options = BoardOptions(
-        runs=list(runs), by=[a.strip() for a in by.split(",") if a.strip()], where=where,
+        runs=list(runs), by=split_list(by), where=where,
         pairs=pairs, meta=meta, reference=reference, across=across, base=base, align=align,
         min_n=min_n, n_resamples=resamples, layout=layout, judge=judge,
         score=parse_score_source(score), allow_partial=allow_partial,

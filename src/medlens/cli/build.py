@@ -1,4 +1,4 @@
-"""`medlens build`: a benchmark from labelled images (jsonl + image files, or a VLMEvalKit TSV)."""
+"""`medlens build from-labels` (`medlens build LABELS …`): a benchmark from labelled images (jsonl + image files, or a VLMEvalKit TSV)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from medlens.cli.common import command, err_console, progress_bar
+from medlens.cli.groups import build_app
 
 DRAFT_WITH = "Model spec drafting questions per label and dimension → review sheet (.xlsx/.csv)"
 DIMENSIONS = "Draft dimensions, comma list (default all: identify, describe, reason)"
@@ -15,7 +16,7 @@ DISTRACTORS_FROM = "Model specs proposing distractors, comma list → annotators
 HELP = "Build a benchmark from labelled images; same inputs and seed give identical bytes."
 
 
-@command("build", help=HELP)
+@command("from-labels", under=build_app, help=HELP)
 def build(
     labels: Annotated[
         Path, typer.Argument(help="Labels CSV or JSONL (image, label, box, mask, …)")

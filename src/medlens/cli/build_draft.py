@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from medlens.cli.common import command, err_console, progress_bar
+from medlens.cli.groups import build_app
 
 if TYPE_CHECKING:
     from medlens.builder.labels import LabelsFile
@@ -291,7 +292,9 @@ OUTPUT_HELP = "OUT.jsonl (images in OUT_images/) or OUT.tsv"
 DRAFT_HELP = "The draft record (default: <sheet>.draft.json beside the sheet)"
 
 
-@command("build-from-review", help="Items from the accepted rows of a filled review sheet.")
+@command(
+    "from-review", under=build_app, help="Items from the accepted rows of a filled review sheet."
+)
 def build_from_review(
     sheet: Annotated[Path, typer.Argument(help="The filled review sheet (.xlsx or .csv)")],
     output: Annotated[Path, typer.Option("--output", help=OUTPUT_HELP)],
@@ -315,7 +318,9 @@ def build_from_review(
     )
 
 
-@command("build-from-picks", help="Items whose distractors are the annotators' most-picked.")
+@command(
+    "from-picks", under=build_app, help="Items whose distractors are the annotators' most-picked."
+)
 def build_from_picks(
     sheets: Annotated[list[Path], typer.Argument(help="Filled pick sheet(s), .xlsx or .csv")],
     output: Annotated[Path, typer.Option("--output", help=OUTPUT_HELP)],

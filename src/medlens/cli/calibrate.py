@@ -14,7 +14,7 @@ REFERENCE_HELP = (
 )
 
 
-@command("calibrate")
+@command("calibrate", short_help="Does RUN reproduce MODEL's published score (95% CI)?")
 def calibrate(
     run: Annotated[Path, typer.Argument(help="Run directory")],
     reference: Annotated[str, typer.Option("--reference", help=REFERENCE_HELP)],

@@ -1,4 +1,4 @@
-"""`medlens check`: the integrity checklist of a benchmark (exit 1 when a check fails)."""
+"""`medlens check integrity` (`medlens check SPEC`): the integrity checklist of a benchmark (exit 1 when a check fails)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from medlens.cli.common import command, console, progress_bar, write_json
+from medlens.cli.groups import check_app
 
 if TYPE_CHECKING:
     from medlens.checks.check import CheckReport
@@ -15,7 +16,8 @@ _STYLE = {"pass": "green", "fail": "bold red", "warn": "yellow", "info": "cyan"}
 
 
 @command(
-    "check",
+    "integrity",
+    under=check_app,
     help="Check a benchmark's integrity: counts, answers, images, gold in options, ids, axes, leakage.",
 )
 def check(

@@ -10,7 +10,7 @@ import typer
 from medlens.cli.common import command, console, write_json
 
 
-@command("chexpert")
+@command("chexpert", short_help="CheXpert label F1s of RUN's chest-radiograph reports.")
 def chexpert(
     run: Annotated[Path, typer.Argument(help="Run directory of a report-generation benchmark")],
     uncertain: Annotated[

@@ -27,6 +27,7 @@ from rich.progress import (
 from rich.segment import Segment
 from rich.text import Text
 
+from medlens.cli.aliases import add_alias_commands, canonical_args
 from medlens.cli.help_format import LiteralHelpCommand, LiteralHelpGroup
 from medlens.core.errors import EXIT_STORAGE, MedlensError, StorageError
 from medlens.core.terminal import terminal_safe, terminal_safe_json
@@ -34,7 +35,15 @@ from medlens.core.terminal import terminal_safe, terminal_safe_json
 
 class OneLineErrors(LiteralHelpGroup):
     """Usage errors (a missing option, a value of the wrong type) as one `medlens: error:` line
-    with exit code 2, like every other error, instead of click's boxed usage text."""
+    with exit code 2, like every other error, instead of click's boxed usage text; an old
+    command name runs the command it now names (``medlens.cli.aliases``)."""
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        add_alias_commands(self)
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        return super().resolve_command(ctx, canonical_args(args))
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         # typer vendors click; its exception classes are reached through the public names
@@ -43,6 +52,8 @@ class OneLineErrors(LiteralHelpGroup):
         try:
             code = super().main(*args, **{**kwargs, "standalone_mode": False})
         except usage_error as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":  # the help is printed: no error line
+                sys.exit(exc.exit_code)  # type: ignore[attr-defined]
             context = getattr(exc, "ctx", None)
             where = context.command_path if context is not None else "medlens"
             message = exc.format_message().rstrip(".")  # type: ignore[attr-defined]
@@ -58,6 +69,10 @@ class OneLineErrors(LiteralHelpGroup):
         sys.exit(code if isinstance(code, int) else 0)
 
 
+# typer has no setting for its type column (``<bool>`` beside a flag, ``<list[str]>`` beside a
+# repeatable option): its two builders are replaced, on the typer range pyproject.toml pins
+# (tests/cli/test_private_hooks.py checks the hooks, test_cli_polish.py::
+# test_help_shows_no_python_type_names the effect).
 _typer_option_type = typer.core.TyperOption.display_type_rich
 _typer_argument_type = typer.core.TyperArgument.display_type_rich
 
@@ -80,9 +95,14 @@ def _argument_type(argument: typer.core.TyperArgument, ctx: Any) -> str | None:
 typer.core.TyperOption.display_type_rich = _option_type  # type: ignore[method-assign,assignment]
 typer.core.TyperArgument.display_type_rich = _argument_type  # type: ignore[method-assign,assignment]
 
+APP_HELP = """Evaluate vision-language models on medical benchmarks; show where they fail.
+
+Start: medlens run --bench demo --model random
+Then:  medlens report runs/demo-random   (medlens GROUP --help: its commands)"""
+
 app = typer.Typer(
     name="medlens",
-    help="Evaluate vision-language models on medical benchmarks and show where they fail.",
+    help=APP_HELP,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -95,7 +115,11 @@ app = typer.Typer(
 class _SafeConsole(Console):
     """A console whose printed text passes through the one sanitiser (``core.terminal``):
     item ids, axis values, questions and model text in any table or line show their control
-    and bidi characters escaped; rich's own control codes (styles, the progress bar) pass."""
+    and bidi characters escaped; rich's own control codes (styles, the progress bar) pass.
+
+    It overrides rich's private ``_render_buffer`` (rich pinned in pyproject.toml;
+    tests/cli/test_private_hooks.py): rich's public render hooks see renderables before a live
+    progress bar adds its own, so a server's error text shown in the bar would pass unescaped."""
 
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         return super()._render_buffer(
@@ -139,11 +163,14 @@ EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
 
 
-def command(name: str | None = None, **kwargs: Any) -> Callable[[F], F]:
-    """Register a command whose user errors print one line and exit 2, and Ctrl-C exits 130."""
+def command(
+    name: str | None = None, *, under: typer.Typer | None = None, **kwargs: Any
+) -> Callable[[F], F]:
+    """Register a command (of group ``under``, else top-level) whose user errors print one line
+    and exit 2, and Ctrl-C exits 130."""
 
     def decorate(function: F) -> F:
-        app.command(name, cls=LiteralHelpCommand, **kwargs)(with_error_policy(function))
+        (under or app).command(name, cls=LiteralHelpCommand, **kwargs)(with_error_policy(function))
         return function
 
     return decorate

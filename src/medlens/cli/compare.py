@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from medlens.cli.common import SCORE_HELP, command, console, print_warnings, write_json
+from medlens.core.notation import split_list
 from medlens.stats.cells import TOO_FEW_IMAGES
 
 if TYPE_CHECKING:
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from medlens.analysis.compare import Comparison, PairedCell
 
 
-@command("compare")
+@command("compare", short_help="Compare two runs: B − A with paired CI and McNemar p.")
 def compare(
     run_a: Annotated[Path, typer.Argument(help="First run directory (A, e.g. the base model)")],
     run_b: Annotated[Path, typer.Argument(help="Second run directory (B, e.g. fine-tuned)")],
@@ -49,7 +50,7 @@ def compare(
         for line in split_gap_lines(gap):
             console.print(line, markup=False, highlight=False, soft_wrap=True)
         return
-    axes = [a.strip() for a in by.split(",") if a.strip()]
+    axes = split_list(by)
     from medlens.analysis.artifacts import fresh_served
     from medlens.runs.provenance import run_notes
 

@@ -10,7 +10,7 @@ import typer
 from medlens.cli.common import command, console, write_json
 
 
-@command("cost")
+@command("cost", short_help="Tokens and cost of RUN; the projected cost of N items.")
 def cost(
     run: Annotated[Path, typer.Argument(help="Run directory")],
     price: Annotated[str, typer.Option("--price", help="USD per 1M tokens: input=2.5,output=10")],

@@ -1,4 +1,4 @@
-"""`medlens estimate`: the full-benchmark score of a run on a designed subset, or of an adaptive
+"""`medlens items estimate`: the full-benchmark score of a run on a designed subset, or of an adaptive
 run, with its interval (and, with ``--baseline``, its difference from a previous full run)."""
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ from typing import Annotated, Any
 import typer
 
 from medlens.cli.common import command, console, write_json
+from medlens.cli.items import items_app
 
 
-@command("estimate")
+@command("estimate", under=items_app)
 def estimate(
     run: Annotated[Path, typer.Argument(help="Run directory: on a subset from `items sample`, or adaptive (`run --adaptive`)")],
     bank: Annotated[Path | None, typer.Option("--bank", help="BANK.json of the run's benchmark (an adaptive run's default: the bank it recorded)")] = None,

@@ -1,4 +1,4 @@
-"""`medlens explain`: why two readings of the same outputs give different scores."""
+"""`medlens reading explain`: why two readings of the same outputs give different scores."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ from typing import Annotated, Any
 import typer
 
 from medlens.cli.common import command, console
+from medlens.cli.groups import reading_app
 from medlens.core.terminal import terminal_safe, terminal_safe_json
 
 SHOWN_GROUPS = 20
 
 
-@command("explain")
+@command("explain", under=reading_app)
 def explain(
     run: Annotated[Path, typer.Argument(help="Run directory")],
     against: Annotated[

@@ -13,7 +13,7 @@ from medlens.cli.common import SCORE_HELP, command, console, err_console
 FORMAT_HELP = "gmai-submission, vlmeval (one run) or every-eval-ever (runs or a board)"
 
 
-@command("export")
+@command("export", short_help="Export predictions (GMAI-MMBench, VLMEvalKit) or EEE results.")
 def export(
     runs: Annotated[
         list[Path], typer.Argument(help="Run directory; every-eval-ever: runs or a folder of runs")

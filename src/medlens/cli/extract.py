@@ -1,4 +1,4 @@
-"""`medlens extract`: read answers from model outputs given as JSON lines on stdin.
+"""`medlens reading extract`: read answers from model outputs given as JSON lines on stdin.
 
 One JSON line in (``{"output": "...", "options": {"A": "...", ...}}``), one JSON line out
 (``{"answer": ..., "status": ..., "method": ...}``), so users can see why an output was scored
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from medlens.cli.common import command
+from medlens.cli.groups import reading_app
 from medlens.core.errors import InputError
 from medlens.core.items import Item, ItemKind
 from medlens.core.terminal import terminal_safe_json
@@ -41,7 +42,7 @@ class ExtractMode(str, Enum):
     vlmeval = "vlmeval"
 
 
-@command("extract")
+@command("extract", under=reading_app)
 def extract_command(
     kind: Annotated[ClosedKind, typer.Option("--kind", help="Question kind of every input line")],
     mode: Annotated[
@@ -51,7 +52,8 @@ def extract_command(
         bool, typer.Option("--maybe", help="yes_no: accept 'maybe' as an answer (PubMedQA)")
     ] = False,
     vocab: Annotated[
-        list[Path] | None, typer.Option("--vocab", help="Extra vocabulary file (medlens vocab)")
+        list[Path] | None,
+        typer.Option("--vocab", help="Extra vocabulary file (medlens reading vocab)"),
     ] = None,
 ) -> None:
     """Read answers from JSON lines {"output": ..., "options": {...}} on stdin, one JSON line out each."""

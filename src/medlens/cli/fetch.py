@@ -10,7 +10,7 @@ import typer
 from medlens.cli.common import command
 
 
-@command("fetch")
+@command("fetch", short_help="Download a Hub dataset, its hashes checked, for hfds:REPO.")
 def fetch(
     repo: Annotated[str, typer.Argument(help="Dataset repo id, e.g. flaviagiammarino/vqa-rad")],
     revision: Annotated[

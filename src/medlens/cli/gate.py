@@ -1,4 +1,4 @@
-"""`medlens gate`: exit 0 when a new checkpoint is shown no more than D below the last one, 1
+"""`medlens items gate`: exit 0 when a new checkpoint is shown no more than D below the last one, 1
 when shown worse by more than D, 3 when the interval cannot tell (``items.gate``)."""
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ from typing import Annotated
 import typer
 
 from medlens.cli.common import command, console, write_json
+from medlens.cli.items import items_app
 
 
-@command("gate")
+@command("gate", under=items_app)
 def gate(
     run: Annotated[Path, typer.Argument(help="The new checkpoint's run: adaptive, on a designed subset, or full")],
     baseline: Annotated[Path, typer.Option("--baseline", metavar="RUN_OLD", help="The last checkpoint's full run on the same items")],

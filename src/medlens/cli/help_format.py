@@ -4,10 +4,16 @@ typer's rich help reads square brackets in help text as console markup and drops
 (``pip install 'medlens[overlap]'`` came out as ``'medlens'``, ``{axis: [values]}`` as
 ``{axis: }``), and its command list keeps a docstring's line breaks, so a summary wrapped in the
 source broke mid-sentence. medlens's help holds no markup, so its prose is rendered literally
-and a command's summary as one line. typer has no setting for that (its ``rich_markup_mode``
-is rich markup, Markdown, or click's plain help without the panels), so the two text builders of
-``typer.rich_utils`` are replaced — only when help is printed, since typer imports that module
-only then."""
+and a command's summary as one line.
+
+The summary goes through click's public ``short_help`` (set from the docstring's first
+paragraph by :class:`LiteralHelpCommand` and :class:`LiteralHelpGroup`). Literal prose, folded
+rather than cut, has no setting in typer (its ``rich_markup_mode`` is rich markup, Markdown, or
+click's plain help without the panels), so two text builders of ``typer.rich_utils`` are
+replaced — only when help is printed, since typer imports that module only then — on the typer
+release range ``pyproject.toml`` pins; ``tests/cli/test_private_hooks.py`` checks the hooks and
+``tests/cli/test_validation_policy.py`` their effects, so a typer that renamed or reshaped them
+fails a test instead of printing markup-eaten help."""
 
 from __future__ import annotations
 
@@ -37,12 +43,6 @@ def _literal_rich_text(*, text: str, style: str = "", markup_mode: Any) -> Any:
     return found
 
 
-def _one_line_command_help(*, help_text: str, markup_mode: Any) -> Any:
-    """A command's summary in the command list: its first paragraph on one line."""
-    first = inspect.cleandoc(help_text).split("\n\n")[0]
-    return _typer_command_help(help_text=" ".join(first.split()), markup_mode=markup_mode)
-
-
 def _folded_parameter_help(*args: Any, **kwargs: Any) -> Any:
     """A parameter's help cell with every part (help, ``[default: …]``) folded, not cut."""
     cell = _typer_parameter_help(*args, **kwargs)
@@ -54,29 +54,37 @@ def _folded_parameter_help(*args: Any, **kwargs: Any) -> Any:
 
 def use_literal_help() -> None:
     """Replace typer's help-text builders (once)."""
-    global _patched, _typer_rich_text, _typer_command_help, _typer_parameter_help
+    global _patched, _typer_rich_text, _typer_parameter_help
     if _patched:
         return
     from typer import rich_utils
 
-    _typer_rich_text, _typer_command_help, _typer_parameter_help = (
+    _typer_rich_text, _typer_parameter_help = (
         rich_utils._make_rich_text,
-        rich_utils._make_command_help,
         rich_utils._get_parameter_help,
     )
     rich_utils._make_rich_text = _literal_rich_text
-    rich_utils._make_command_help = _one_line_command_help
     rich_utils._get_parameter_help = _folded_parameter_help
     _patched = True
 
 
 _typer_rich_text: Any = None
-_typer_command_help: Any = None
 _typer_parameter_help: Any = None
+
+
+def one_line_summary(help_text: str | None) -> str | None:
+    """A command's summary in a command list: its help's first paragraph on one line."""
+    if not help_text:
+        return None
+    return " ".join(inspect.cleandoc(help_text).split("\n\n")[0].split())
 
 
 class LiteralHelpGroup(typer.core.TyperGroup):
     """A command group whose ``--help`` shows help text as written."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.short_help = self.short_help or one_line_summary(self.help)
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         use_literal_help()
@@ -85,6 +93,10 @@ class LiteralHelpGroup(typer.core.TyperGroup):
 
 class LiteralHelpCommand(typer.core.TyperCommand):
     """A command whose ``--help`` shows help text as written."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.short_help = self.short_help or one_line_summary(self.help)
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         use_literal_help()

@@ -1,4 +1,4 @@
-"""`medlens items fit|sample|audit`: the item bank, design-based samples and the item audit."""
+"""`medlens items fit|sample|audit` (`estimate` and `gate` in their modules): the item bank, design-based samples and the item audit."""
 
 from __future__ import annotations
 
@@ -23,7 +23,9 @@ from medlens.cli.common import (
 from medlens.cli.help_format import LiteralHelpCommand, LiteralHelpGroup
 
 items_app = typer.Typer(
-    help="Item science: an item bank from many runs, design-based samples, the item audit.",
+    help="Item science: an item bank from many runs, design-based samples, the score estimated "
+    "from a sample or an adaptive run, a checkpoint gate, the item audit.",
+    short_help="Item science: item bank, designed samples, estimate, gate.",
     no_args_is_help=True,
     cls=LiteralHelpGroup,
 )
@@ -136,6 +138,7 @@ def audit(
     fmt: Annotated[str, typer.Option("--format", "-f", help="text, json, md or html")] = "text",
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file")] = None,
     top: Annotated[int, typer.Option("--top", help="How many items the text, md and html show")] = 30,
+    q: Annotated[float, typer.Option("--q", help="Flag at this false-discovery rate (Benjamini–Hochberg q), in (0, 1)")] = 0.1,
 ) -> None:  # fmt: skip
     """Find suspicious items: wrong keys, ambiguous, solved without image, saturated, at chance, misfit."""
     from medlens.core.errors import SpecError
@@ -145,9 +148,11 @@ def audit(
         raise SpecError(f"--format {fmt}: expected {', '.join(AUDIT_FORMATS)}")
     if top < 1:
         raise SpecError(f"--top {top}: expected at least 1")
+    if not 0 < q < 1:
+        raise SpecError(f"--q {q:g}: expected a false-discovery rate between 0 and 1")
     fmt = "json" if as_json else fmt
     refuse_page_on_terminal(fmt, output)
-    content = run_audit(runs, bank, probe_runs or [])
+    content = run_audit(runs, bank, probe_runs or [], q)
     if fmt == "text" and output is None:
         for line in _audit_lines(content, top):
             console.print(line, highlight=False, markup=False)
@@ -188,6 +193,9 @@ def _audit_lines(content: dict[str, Any], top: int) -> list[str]:
         if not row["flags"]:
             break
         suggested = f", suggested {row['suggested_answer']}" if row["suggested_answer"] else ""
-        lines.append(f"  {row['id']}: suspicion {row['suspicion']:.2f} [{', '.join(row['flags'])}] "
+        flags = ", ".join(
+            f"{f} q {row['q'][f]:.2g}" if f in row.get("q", {}) else f for f in row["flags"]
+        )
+        lines.append(f"  {row['id']}: suspicion {row['suspicion']:.2f} [{flags}] "
                      f"key {row['key']}{suggested}")  # fmt: skip
     return lines

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 HELP = "Judge RUN's answers with a judge model (several: a panel); rerunning resumes."
 
 
-@command("judge", help=HELP)
+@command("judge", short_help="Judge RUN's answers with a judge model or a panel.", help=HELP)
 def judge(
     run: Annotated[Path, typer.Argument(help="Run directory")],
     protocol: Annotated[

@@ -21,7 +21,7 @@ def _print_registry(registry: Registry, title: str) -> None:
     console.print(table)
 
 
-@command("benchmarks")
+@command("benchmarks", short_help="List benchmark loaders and their spec syntax.")
 def benchmarks(
     as_json: Annotated[
         bool, typer.Option("--json", help="name, spec, description, licence, access, citation")
@@ -55,7 +55,7 @@ def _print_hfds_presets() -> None:
     console.print(table)
 
 
-@command("models")
+@command("models", short_help="List model backends and their spec syntax.")
 def models(
     check: Annotated[
         str | None,

@@ -1,4 +1,4 @@
-"""`medlens overlap`: near-duplicate images between two benchmarks or splits (perceptual hash)."""
+"""`medlens check overlap`: near-duplicate images between two benchmarks or splits (perceptual hash)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from typing import Annotated, Any
 import typer
 
 from medlens.cli.common import command, console, progress_bar, write_json
+from medlens.cli.groups import check_app
 
 
-@command("overlap")
+@command("overlap", under=check_app)
 def overlap(
     spec_a: Annotated[str, typer.Argument(help="Benchmark spec A, e.g. gmai:GMAI-MMBench_VAL.tsv")],
     spec_b: Annotated[str, typer.Argument(help="Benchmark spec B, e.g. vqa-rad:DIR?split=train")],
@@ -27,9 +28,9 @@ def overlap(
 
     if not 0 <= max_distance <= 32:
         raise SpecError(f"--max-distance {max_distance}: expected 0 to 32 bits (of 64)")
-    require_extra("medlens overlap", "overlap", ("imagehash",))
+    require_extra("medlens check overlap", "overlap", ("imagehash",))
     benchmarks = [load_benchmark(spec_a), load_benchmark(spec_b)]
-    with progress_bar("medlens overlap") as bar:
+    with progress_bar("medlens check overlap") as bar:
         hashed = []
         for benchmark in benchmarks:
             task = bar.add_task(f"hashing {benchmark.name}", total=None)

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 ratings_app = typer.Typer(
     help="Human rating studies: blinded sheets out, filled sheets in, with CIs and agreement.",
+    short_help="Human rating studies: blinded sheets out, ratings in, with CIs.",
     no_args_is_help=True,
     cls=LiteralHelpGroup,
 )

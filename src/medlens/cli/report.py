@@ -18,7 +18,7 @@ from medlens.cli.common import (
 BINARY_FORMATS = ("xlsx",)
 
 
-@command("report")
+@command("report", short_help="Report a run: scores per axis with CIs and baselines.")
 def report(
     run: Annotated[Path, typer.Argument(help="Run directory")],
     format: Annotated[
@@ -52,6 +52,10 @@ def report(
     if output is None and format in BINARY_FORMATS:  # before any work
         raise MedlensError(f"--format {format} is binary: give --output FILE")
     refuse_page_on_terminal(format, output)
+    if format == "html":  # before results are rebuilt or anything is written
+        from medlens.core.extras import require_feature
+
+        require_feature("--format html (its plots)", "plots")
     if by is not None:
         from medlens.report.levels import check_levels_format
 

@@ -13,7 +13,7 @@ from rich.text import Text
 from medlens.cli.common import command, console
 
 
-@command("runs")
+@command("runs", short_help="List runs: model, benchmark, progress, score with its CI.")
 def runs(
     folder: Annotated[Path, typer.Argument(help="Folder of run directories")] = Path("runs"),
     as_json: Annotated[bool, typer.Option("--json", help="One JSON list")] = False,
@@ -47,7 +47,7 @@ def runs(
     console.print(table if found else Text(f"no runs in {folder}"))
 
 
-@command("show")
+@command("show", short_help="One item of a run: prompt, raw output, reading, verdicts.")
 def show(
     run: Annotated[Path, typer.Argument(help="Run directory")],
     item_id: Annotated[str, typer.Argument(metavar="ID", help="Item id")],

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from medlens.cli.common import SCORE_HELP, command, console, print_warnings, write_json
+from medlens.core.notation import split_list
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -26,6 +27,7 @@ ALL_ERRORED = "no scored items: every matching item errored (see `medlens report
 
 @command(
     "slice",
+    short_help="Score, 95% CI and random baseline per cell of any axes.",
     help="Slice a run: n, score, 95% CI, random baseline and unparsed rate per cell.",
 )
 def slice_run(
@@ -65,7 +67,7 @@ def slice_run(
     has_answers = table.has_answers
     from medlens.checks.vocabulary import expand_levels
 
-    axes = expand_levels([a.strip() for a in by.split(",") if a.strip()], table.axes)
+    axes = expand_levels(split_list(by), table.axes)
     conditions = parse_where(where, table.axes)
     cells = cube(apply_where(table, conditions), axes, min_n=min_n)
     ranked = worst_cells(cells, worst, min_n) if worst else []

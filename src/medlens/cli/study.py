@@ -9,6 +9,7 @@ import typer
 
 from medlens.cli.common import command, console, err_console
 from medlens.cli.tracking_option import LOG_HELP, log_after, log_target
+from medlens.core.notation import split_list
 from medlens.core.terminal import terminal_safe
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ EXIT_STOPPED = 3
 """The study stopped before its end (the budget): rerun the same command to continue."""
 
 
-@command("study")
+@command("study", short_help="Run, judge and board every model on every benchmark of FILE.")
 def study(
     file: Annotated[
         Path, typer.Argument(help="Study file (TOML): models, benchmarks, judges, boards")
@@ -58,7 +59,7 @@ def study(
     from medlens.study.plan import StudySettings
 
     settings = StudySettings(
-        out=out, only=tuple(x.strip() for x in (only or "").split(",") if x.strip()),
+        out=out, only=tuple(split_list(only)),
         concurrency=concurrency, executor=executor, ray_address=ray_address, cache=cache,
         order=order, budget=budget, max_error_rate=max_error_rate, reports=reports,
     )  # fmt: skip

@@ -10,7 +10,7 @@ import typer
 from medlens.cli.common import command, console, write_json
 
 
-@command("subgroups")
+@command("subgroups", short_help="Accuracy and AUROC per group; the largest gap with its CI.")
 def subgroups(
     run: Annotated[Path, typer.Argument(help="Run directory")],
     by: Annotated[str, typer.Option("--by", help="The axis whose values are the groups")],

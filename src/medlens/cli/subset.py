@@ -1,4 +1,4 @@
-"""`medlens subset`: a frozen, runnable benchmark cut from another one (recipe in subset.json)."""
+"""`medlens build subset`: a frozen, runnable benchmark cut from another one (recipe in subset.json)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ from typing import Annotated
 import typer
 
 from medlens.cli.common import command, err_console
+from medlens.cli.groups import build_app
+from medlens.core.notation import split_list
 
 
-@command("subset")
+@command("subset", under=build_app)
 def subset(
     spec: Annotated[str, typer.Argument(help="Benchmark spec, e.g. gmai:GMAI_mm_bench_VAL.tsv")],
     output: Annotated[Path, typer.Option("--output", help="OUT.jsonl or OUT.tsv")],
@@ -40,9 +42,17 @@ def subset(
         Path | None,
         typer.Option(
             "--drop-flagged",
-            help="AUDIT.json from `medlens audit --json` or `medlens items audit --json`",
+            help="AUDIT.json from `medlens check contamination --json` or `medlens items audit --json`",
         ),
     ] = None,
+    q: Annotated[
+        float,
+        typer.Option(
+            "--q",
+            help="With --drop-flagged and an item audit: drop the flags at this false-discovery "
+            "rate (Benjamini–Hochberg q) or below",
+        ),
+    ] = 0.1,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing output")] = False,
 ) -> None:
     """Write a subset of a benchmark (ids, metadata and image bytes kept) and its recipe."""
@@ -58,15 +68,36 @@ def subset(
         seed=seed,
         include=str(include) if include else None,
         exclude=str(exclude) if exclude else None,
-        drop_solved_by=tuple(r.strip() for r in (drop_solved_by or "").split(",") if r.strip()),
+        drop_solved_by=tuple(split_list(drop_solved_by)),
         drop_flagged=str(drop_flagged) if drop_flagged else None,
+        flag_q=q,
     )
     content = write_subset(parse_spec(spec), output, recipe, force=force)
     if content.get("note"):
         err_console.print(f"note: {content['note']}", highlight=False, markup=False)
+    if drop_flagged:
+        err_console.print(_dropped_text(drop_flagged, q), highlight=False, markup=False)
     source = content["source"]
     err_console.print(
         f"wrote {content['n_items']} of {source['n_items']} items to {output} "
         f"(recipe in {output.parent / 'subset.json'})",
         highlight=False,
+    )
+
+
+def _dropped_text(audit: Path, q: float) -> str:
+    """How many flagged items --drop-flagged dropped, and for which flags."""
+    from collections import Counter
+
+    from medlens.execution.selection import flag_reasons
+
+    reasons = flag_reasons(audit, q)
+    counts = Counter(flag for flags in reasons.values() for flag in flags)
+    why = ", ".join(f"{flag} {n}" for flag, n in sorted(counts.items()))
+    if not reasons:
+        return f"dropped no items: none is flagged in {audit} (at q ≤ {q:g} for an item audit)"
+    if set(counts) == {"contamination"}:
+        return f"dropped {len(reasons)} items flagged in {audit} (contamination audit)"
+    return f"dropped {len(reasons)} items flagged at q ≤ {q:g} in {audit}" + (
+        f" ({why}; an item may carry several flags)" if why else ""
     )

@@ -13,7 +13,9 @@ from medlens.report.viewer.links import DEFAULT_PORT
 HELP = "Browse every item of runs with its images, answers and verdicts in a local web viewer."
 
 
-@command("view", help=HELP)
+@command(
+    "view", short_help="Browse runs' items with images and answers in a web viewer.", help=HELP
+)
 def view(
     runs: Annotated[
         list[Path], typer.Argument(help="Run directories, or folders with runs below them")
@@ -23,6 +25,9 @@ def view(
     ] = DEFAULT_PORT,
 ) -> None:
     """Serve a read-only viewer on 127.0.0.1 until Ctrl-C; the HTML report links to it."""
+    from medlens.core.extras import require_feature
+
+    require_feature("medlens view", "viewer")
     from medlens.report.viewer.catalog import load_catalog
     from medlens.report.viewer.serve import bind, serve
 

@@ -1,4 +1,4 @@
-"""`medlens vocab [AXIS]`: the vocabularies answers are read with (``extract.vocabulary``)."""
+"""`medlens reading vocab [AXIS]`: the vocabularies answers are read with (``extract.vocabulary``)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ import typer
 from rich.table import Table
 
 from medlens.cli.common import command, console
+from medlens.cli.groups import reading_app
 
 
-@command("vocab")
+@command("vocab", under=reading_app)
 def vocab(
     axis: Annotated[
         str | None, typer.Argument(help="One axis (modality, plane, …); all axes when omitted")
@@ -56,7 +57,7 @@ def vocab(
     if as_json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return
-    title = f"vocabulary {axis}" if axis else "vocabularies (medlens vocab AXIS lists one)"
+    title = f"vocabulary {axis}" if axis else "vocabularies (medlens reading vocab AXIS lists one)"
     table = Table(title=title, title_justify="left")
     for key in rows[0] if rows else ("axis",):
         table.add_column(key, overflow="fold")

@@ -1,4 +1,18 @@
-"""Optional dependencies (`pip install 'medlens[hf]'` …) checked before any work starts."""
+"""Optional dependencies (`pip install 'medlens[hf]'` …) checked before any work starts.
+
+``pip install medlens`` carries what ``run`` and ``report`` need; the rest comes in extras:
+
+- ``plots`` (matplotlib): the HTML report's plots;
+- ``viewer`` (starlette, uvicorn, jinja2): ``medlens view``;
+- ``hub`` (huggingface_hub): ``hfds:REPO`` from the Hugging Face cache, ``medlens fetch``;
+- ``demo`` (scikit-image): the embedded demo benchmark's pictures and drawn contours;
+- ``hf``, ``vllm``, ``ray``, ``track``, ``overlap``: model backends, the Ray executor,
+  experiment trackers, image near-duplicates.
+
+A command that needs a missing one says so in one line (``pip install 'medlens[EXTRA]'``),
+exit 2, before anything is written. ``medlens[all]`` has every extra that needs no GPU;
+``medlens[dev]`` everything the tests use.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +26,13 @@ MODEL_EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {
     "vllm": ("vllm", ("vllm",)),
 }
 EXECUTOR_EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {"ray": ("ray", ("ray",))}
+FEATURE_EXTRAS: dict[str, tuple[str, ...]] = {
+    "plots": ("matplotlib",),
+    "viewer": ("starlette", "uvicorn", "jinja2"),
+    "hub": ("huggingface_hub",),
+    "demo": ("skimage",),
+}
+"""extra → the modules it brings (the extra's name is the feature's)."""
 
 
 def _installed(module: str) -> bool:
@@ -26,9 +47,21 @@ def require_extra(what: str, extra: str, modules: tuple[str, ...]) -> None:
     missing = [module for module in modules if not _installed(module)]
     if missing:
         raise SpecError(
-            f"{what} needs {', '.join(missing)}, which is not installed: "
+            f"{what} needs {', '.join(missing)}, "
+            f"which {'is' if len(missing) == 1 else 'are'} not installed: "
             f"pip install 'medlens[{extra}]'"
         )
+
+
+def require_feature(what: str, extra: str) -> None:
+    """SpecError naming ``pip install 'medlens[EXTRA]'`` when `extra`'s modules are missing
+    (`what`: the command or option that needs them, as the user wrote it)."""
+    require_extra(what, extra, FEATURE_EXTRAS[extra])
+
+
+def has_feature(extra: str) -> bool:
+    """Whether every module of `extra` is installed."""
+    return all(_installed(module) for module in FEATURE_EXTRAS[extra])
 
 
 def check_run_extras(model_name: str, executor: str) -> None:

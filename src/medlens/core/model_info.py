@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from medlens.core.errors import SpecError
+from medlens.core.notation import bad, settings
 
 _MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
 MODEL_INFO_KEYS = {"cutoff": "training_cutoff"}
@@ -15,14 +15,10 @@ MODEL_INFO_KEYS = {"cutoff": "training_cutoff"}
 def parse_model_info(text: str) -> dict[str, str]:
     """``cutoff=YYYY-MM`` → ``{"training_cutoff": "YYYY-MM"}``; SpecError names the bad part."""
     out: dict[str, str] = {}
-    for part in (p.strip() for p in text.split(",") if p.strip()):
-        key, sep, value = part.partition("=")
-        if not sep or key.strip() not in MODEL_INFO_KEYS:
-            raise SpecError(f"--model-info {text!r}: expected cutoff=YYYY-MM, got {part!r}")
-        value = value.strip()
+    for key, value in settings(text, "--model-info", "cutoff=YYYY-MM", MODEL_INFO_KEYS):
         if not _MONTH.match(value):
-            raise SpecError(f"--model-info {text!r}: cutoff {value!r} is not a month YYYY-MM")
-        out[MODEL_INFO_KEYS[key.strip()]] = value
+            raise bad("--model-info", text, f"cutoff {value!r} is not a month YYYY-MM")
+        out[MODEL_INFO_KEYS[key]] = value
     if not out:
-        raise SpecError(f"--model-info {text!r}: expected cutoff=YYYY-MM")
+        raise bad("--model-info", text, "expected cutoff=YYYY-MM")
     return out

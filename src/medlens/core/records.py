@@ -1,4 +1,6 @@
-"""What a run writes per item: one record (a line of ``records.jsonl``; schema in docs/design.md)."""
+"""What a run writes per item: one record (a line of ``records.jsonl``).
+
+The schema: docs/architecture/records.md."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ A probe run answers "how much of the score survives without the image (or the qu
 well above the random baseline under ``no-image``/``blank-image``/``noise-image`` point at text
 priors or leakage (GMAI-MMBench §5.9); under ``options-only`` at answers guessable from the
 options alone; ``shuffle-options`` exposes position bias. The runner applies ``apply_item`` once
-when a run is created and ``apply_image`` whenever a request is built (see docs/design.md).
+when a run is created and ``apply_image`` whenever a request is built (see docs/architecture/records.md).
 """
 
 from __future__ import annotations

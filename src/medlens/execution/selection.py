@@ -24,11 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from medlens.core.errors import InputError, SpecError
+from medlens.core.notation import split_list
 from medlens.core.specs import Spec
 from medlens.core.where import Condition, check_axes, check_values, parse_where
 
 MISSING = ""
 """Stratum value of an item that lacks the axis."""
+
+
+FLAG_Q = 0.1
+"""``subset --q``: an item audit's flags are dropped at Benjamini–Hochberg q ≤ this."""
 
 
 @dataclass(frozen=True)
@@ -44,8 +49,12 @@ class Recipe:
     exclude: str | None = None
     drop_solved_by: tuple[str, ...] = ()
     drop_flagged: str | None = None
+    flag_q: float = FLAG_Q
+    """The q at which an item audit's flags are dropped (``--q``)."""
 
     def check(self) -> None:
+        if not 0.0 < self.flag_q < 1.0:
+            raise SpecError(f"--q {self.flag_q:g}: expected a false-discovery rate in (0, 1)")
         if self.sample is not None and self.fraction is not None:
             raise SpecError("--sample and --fraction: give one of them")
         if self.sample is not None and self.sample < 1:
@@ -53,7 +62,9 @@ class Recipe:
         if self.fraction is not None and not 0.0 < self.fraction <= 1.0:
             raise SpecError(f"--fraction {self.fraction:g}: expected a share in (0, 1]")
         if self.stratify and self.sample is None and self.fraction is None:
-            raise SpecError("--stratify: needs --sample N (or, with medlens subset, --fraction F)")
+            raise SpecError(
+                "--stratify: needs --sample N (or, with medlens build subset, --fraction F)"
+            )
 
     @property
     def empty(self) -> bool:
@@ -72,6 +83,8 @@ class Recipe:
             "drop_solved_by": list(self.drop_solved_by),
             "drop_flagged": _file_record(self.drop_flagged),
         }
+        if self.drop_flagged:
+            out["drop_flagged"]["q"] = self.flag_q
         return out
 
 
@@ -83,7 +96,7 @@ def _file_record(path: str | None) -> dict[str, Any] | None:
 
 
 def parse_stratify(text: str | None) -> tuple[str, ...]:
-    return tuple(a.strip() for a in (text or "").split(",") if a.strip())
+    return tuple(split_list(text))
 
 
 class Filter:
@@ -100,7 +113,7 @@ class Filter:
         self.listed_exclude = read_ids(Path(recipe.exclude)) if recipe.exclude else set()
         self.exclude = self.listed_exclude | solved_by_all(recipe.drop_solved_by)
         if recipe.drop_flagged:
-            self.exclude |= flagged_ids(Path(recipe.drop_flagged))
+            self.exclude |= flagged_ids(Path(recipe.drop_flagged), recipe.flag_q)
         self._seen: set[str] | None = set() if self.include or self.listed_exclude else None
         self._values: dict[str, set[str]] = {c.axis: set() for c in self.conditions}
 
@@ -165,8 +178,17 @@ def solved_by_all(runs: Sequence[str]) -> set[str]:
     return solved or set()
 
 
-def flagged_ids(path: Path) -> set[str]:
-    """Items flagged in a ``medlens audit --json`` or ``medlens items audit --json`` report."""
+def flagged_ids(path: Path, q: float = FLAG_Q) -> set[str]:
+    """Items flagged in a ``medlens check contamination --json`` or ``medlens items audit --json``
+    report (an item audit's at q ≤ `q`, see :func:`flag_reasons`)."""
+    return set(flag_reasons(path, q))
+
+
+def flag_reasons(path: Path, q: float = FLAG_Q) -> dict[str, list[str]]:
+    """Item id → the flags that drop it. An item audit's rows carry a q value per tested flag
+    (``items audit``): a row is dropped for the flags at q ≤ `q`, whatever q the audit itself
+    flagged at. A contamination audit (``medlens check contamination --json``) has no q: its ``flagged``
+    rows are dropped ("contamination")."""
     import json
 
     try:
@@ -176,8 +198,22 @@ def flagged_ids(path: Path) -> set[str]:
     items = _audit_items(data)
     if isinstance(items, str):
         raise InputError(path, None, f"{items}; give the report of `medlens items audit --json` "
-                                     f"or `medlens audit --json`")  # fmt: skip
-    return {str(item["id"]) for item in items if item.get("flagged")}
+                                     f"or `medlens check contamination --json`")  # fmt: skip
+    if not (isinstance(data, dict) and "runs" in data and "flags" in data):
+        return {str(item["id"]): ["contamination"] for item in items if item.get("flagged")}
+    out: dict[str, list[str]] = {}
+    for index, item in enumerate(items):
+        found = item.get("q")
+        if not isinstance(found, dict) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in found.values()
+        ):
+            raise InputError(path, f"items[{index}].q", "an item audit row without q values per "
+                             "flag (an audit from an older medlens?); run `medlens items audit` "
+                             "again")  # fmt: skip
+        dropped = sorted(str(name) for name, value in found.items() if value <= q)
+        if dropped:
+            out[str(item["id"])] = dropped
+    return out
 
 
 JSON_KINDS = {"list": "list", "str": "string", "int": "number", "float": "number",

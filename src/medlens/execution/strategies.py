@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from medlens.core.errors import SpecError
+from medlens.core.notation import tagged
 
 SELF_CONSISTENCY_TEMPERATURE = 0.7
 """Sampling temperature of self-consistency draws (Wang et al. 2023 sample at 0.5–0.7)."""
@@ -75,9 +76,10 @@ def parse_strategy(text: str) -> Strategy:
     """``zero-shot|few-shot:K|cot|self-consistency:K|ensemble-refinement:K`` joined by ``+`` →
     a :class:`Strategy`."""
     values: dict[str, Any] = {}
-    for part in (p.strip() for p in text.split("+")):
-        name, _, count = part.partition(":")
-        if name in values or (name == "zero-shot" and len(text.split("+")) > 1):
+    parts = [p.strip() for p in text.split("+")]
+    for part in parts:
+        name, count, _ = tagged(part)
+        if name in values or (name == "zero-shot" and len(parts) > 1):
             raise SpecError(f"--strategy {text!r}: {name!r} given twice or combined with zero-shot")
         if name in ("zero-shot", "cot") and not count:
             values[name] = True

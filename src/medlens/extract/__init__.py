@@ -15,7 +15,7 @@ import string
 
 from medlens.core.items import Item
 from medlens.extract.choice import extract_choice
-from medlens.extract.cut import committed_part, reviews_options
+from medlens.extract.cut import committed_part, ends_in_loop
 from medlens.extract.extraction import EXTRACT_MODES, STATUSES, Extraction, Mode, Status
 from medlens.extract.non_answer import (
     is_cut,
@@ -24,6 +24,7 @@ from medlens.extract.non_answer import (
     without_questions,
 )
 from medlens.extract.open import extract_boxes, extract_label, extract_open, extract_report
+from medlens.extract.option_lines import reviews_options
 from medlens.extract.vlmeval import extract_vlmeval
 from medlens.extract.vlmeval_yorn import extract_vlmeval_yes_no
 from medlens.extract.yes_no import extract_yes_no
@@ -117,6 +118,8 @@ def _read_committed(item: Item, text: str, finish_reason: str | None) -> Extract
     text = without_boilerplate(text)
     closed = item.kind in ("choice", "multi_choice", "classify") or bool(item.options)
     by_text = item.kind in ("yes_no", "choice", "multi_choice")
+    if finish_reason is None and ends_in_loop(text):
+        finish_reason = "length"  # a loop runs until the token cap
     if is_cut(text, finish_reason, lettered=closed, by_text=by_text):
         return _read_cut(item, text, closed)
     return _read(item, text if closed else without_questions(text), "medlens")
@@ -130,10 +133,19 @@ def _read_cut(item: Item, text: str, closed: bool) -> Extraction:
         return Extraction(None, "unparsed", "truncated")
     found = _read(item, kept if closed else without_questions(kept), "medlens")
     weak = found.method.split(":")[0] in _WEAK_CHOICE
-    review = found.method == "leading_letter" and reviews_options(kept)
+    review = _opens_or_ends_a_review(found.method, kept, text)
     if (found.status == "unparsed" or weak or review) and found.status != "refused":
         return Extraction(None, "unparsed", "truncated")
     return found
+
+
+def _opens_or_ends_a_review(method: str, kept: str, text: str) -> bool:
+    """A cut output whose leading letter opens an option-by-option review ("A) Pneumonia: this
+    is possible because"), or whose closing option line is the review entry the cut fell in
+    ("Let's analyze each option.⏎A) Pneumonia: this is"): no answer yet."""
+    if method == "leading_letter":
+        return reviews_options(kept) or reviews_options(text)
+    return method == "conclusion" and reviews_options(text.rstrip().rsplit("\n", 1)[-1])
 
 
 def cut_reading(item: Item, text: str | None, finish_reason: str | None) -> tuple[str, str] | None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from medlens.extract.conclusions import (
     concluding_sentence,
@@ -21,59 +20,26 @@ from medlens.extract.conclusions import (
     hedged,
     negative_question,
 )
-from medlens.extract.containers import container_levels, normalize_output, sentences
+from medlens.extract.containers import container_levels, normalize_output
 from medlens.extract.extraction import Extraction
+from medlens.extract.letters import (
+    LETTER,
+    SPAN_PREFIX,
+    Reading,
+    letters_at_start,
+    read_span,
+)
 from medlens.extract.mentions import Mention, find_mentions, negated_after, positive_letters
 from medlens.extract.option_lines import (
     DELIMITED,
     closing_option_line,
     is_bare_line,
     line_letter,
+    reviews_options,
 )
-from medlens.extract.propositions import _stem
 from medlens.extract.refusal import is_refusal
 
-
-@dataclass(frozen=True)
-class Reading:
-    """Letters read from one piece of text."""
-
-    letters: tuple[str, ...]
-    hedged: bool = False
-    """Letters joined by "or" — a hedge between options, not a set."""
-    foreign: str = ""
-    """An option-shaped letter that is not an option of this item ("E" on a 4-option item)."""
-    end: int = 0
-    """Where the letters (and any option text after them) end in the text read."""
-
-
 _BARE = re.compile(r"^[(\[]?([A-Za-z])[)\]]?[.!]?$")
-_SPAN_PREFIX = re.compile(
-    r"^[\s*\"'“”‘’`:=>\-–—]*(?:either\s+|both\s+|(?:most\s+)?(?:probably|likely)\s+|clearly\s+)?"
-    r"(?:(?:the\s+)?(?:options?|choices?|letter|answers?)\s*[:：]?\s*|选项\s*)?",
-    re.I,
-)
-_SPAN_NEGATED = re.compile(r"^(?:not|never|neither|none\s+of)\b|^不", re.I)
-_LETTER = re.compile(r"([(\[]?)([A-Za-z])([)\]]?)(?![A-Za-z0-9'’_])(?!-[A-Za-z0-9])")
-"""A letter; one joined to a word by a hyphen ("B-cells", "T-weighted") is part of that word."""
-_SEPARATOR = re.compile(
-    r"\s*(?:,\s*(?:and|or)\b|,|/|&|\+|、|，|;|\band\b|\bor\b|和|与|以及|及|或者|或)\s*"
-    r"(?:(?:options?|choices?)\s+|选项\s*)?",
-    re.I,
-)
-_PACKED = re.compile(r"([A-Z]{2,10})(?![A-Za-z0-9])")
-_HEDGE_TAIL = re.compile(
-    r"[^.\n]*?\b(?:or\s+(?:possibly|perhaps|maybe|probably)|could\s+also\s+be|might\s+also\s+be|"
-    r"may\s+also\s+be|alternatively|or\s+else)\b[^.\n]*?\b(?:option\s+)?\(?((?-i:[A-Z]))\b",
-    re.I,
-)
-_HEDGE_LETTER_TAIL = re.compile(
-    r"[^.\n]*?\b(?:option\s+)?\(?((?-i:[A-Z]))\)?\s+(?:is|seems|(?:would|could|might|may)"
-    r"(?:\s+also)?\s+be)\s+(?:also\s+)?(?:possible|plausible|considered|a\s+possibility|"
-    r"an?\s+(?:option|alternative))\b",
-    re.I,
-)
-"""The other side of a hedge named after the answer: "B, but C is also possible"."""
 _ONLY_POSSIBLE = re.compile(
     r"\s*(?:are|is|seem|seems|would\s+be|could\s+be|might\s+be|may\s+be)\s+(?:both\s+|all\s+)?"
     r"(?:possible|plausible|possibilities|considerations)\b",
@@ -120,7 +86,9 @@ def extract_choice(
 def _decide(reading: Reading, method: str, multi: bool) -> Extraction:
     if not reading.letters:
         return Extraction(None, "unparsed", f"{method}:not_an_option:{reading.foreign}")
-    if reading.hedged or (len(reading.letters) > 1 and not multi):
+    if reading.contradicted:
+        return Extraction(None, "unparsed", f"{method}:contradicted")
+    if reading.hedged or (len(set(reading.letters)) > 1 and not multi):
         return Extraction(None, "unparsed", f"{method}:ambiguous")
     return Extraction("".join(sorted(set(reading.letters))), "ok", method)
 
@@ -133,122 +101,6 @@ def _from_containers(text: str, options: Mapping[str, str], multi: bool) -> Extr
             if reading is not None:
                 return _decide(reading, span.method, multi)
     return None
-
-
-def read_span(span: str, options: Mapping[str, str]) -> Reading | None:
-    """Letters named at the start of a container's text, else the option it starts with."""
-    body = _SPAN_PREFIX.sub("", span, count=1).strip()
-    if not body or _SPAN_NEGATED.match(body):
-        return None
-    exact = _option_with_text(body.rstrip(".。!"), options)
-    if exact:
-        return Reading((exact,))
-    listed = _letters_at_start(body, options)
-    if listed is not None:
-        return listed
-    first_sentence = sentences(body)[0] if sentences(body) else body
-    letters = positive_letters(find_mentions(first_sentence, options))
-    if letters:
-        return Reading(tuple(sorted(letters)))
-    paraphrased = paraphrased_option(first_sentence, options)
-    return Reading((paraphrased,)) if paraphrased else None
-
-
-_OPTION_WORD = re.compile(r"[a-z0-9]+")
-_FILLER = frozenset(
-    re.findall(r"\w+", "the and for with from that this into onto than its their is are")
-)
-
-
-def _content_stems(text: str) -> set[str]:
-    words = _OPTION_WORD.findall(text.lower())
-    return {_stem(word) for word in words if word not in _FILLER and len(word) > 2}
-
-
-def paraphrased_option(committed: str, options: Mapping[str, str]) -> str | None:
-    """The one option whose every content word (two or more) the committed answer says, in any
-    order or form ("the answer is stiffness of the ventricular wall, increased" → the option
-    "Increased wall stiffness"); None when no option or several fit."""
-    said = _content_stems(committed)
-    fitting = [
-        letter
-        for letter, text in options.items()
-        if len(wanted := _content_stems(text)) >= 2 and wanted <= said
-    ]
-    return fitting[0] if len(fitting) == 1 else None
-
-
-def _option_with_text(candidate: str, options: Mapping[str, str]) -> str | None:
-    wanted = candidate.strip().lower()
-    for letter, option in options.items():
-        if option.strip().lower().rstrip(".") == wanted:
-            return letter
-    return None
-
-
-def _letters_at_start(body: str, options: Mapping[str, str]) -> Reading | None:
-    """A letter list, or packed letters ("AC", every one an option) at the start of `body`."""
-    packed = _PACKED.match(body)
-    if packed and set(packed.group(1)) <= set(options) and len(set(packed.group(1))) > 1:
-        return Reading(tuple(packed.group(1)), end=packed.end())
-    return _letter_list(body, options)
-
-
-def _letter_list(body: str, options: Mapping[str, str]) -> Reading | None:
-    """``B``, ``(c)``, ``A, C``, ``A and C``, ``A/C``, ``B or C``, ``B. Option text`` at the start."""
-    letters: list[str] = []
-    hedged, position = False, 0
-    while True:
-        match = _LETTER.match(body, position)
-        if match is None or not _is_letter_token(body, match, options):
-            break
-        letter = match.group(2).upper()
-        if letter not in options:
-            return Reading((), foreign=letter) if not letters and letter.isupper() else None
-        letters.append(letter)
-        position = _skip_option_text(body, match.end(), options[letter], match.group(2))
-        joint = _SEPARATOR.match(body, position)
-        if joint is None or _LETTER.match(body, joint.end()) is None:
-            break
-        hedged = hedged or bool(re.search(r"\bor\b|或", joint.group(0), re.I))
-        position = joint.end()
-    if not letters:
-        return None
-    # "C, but it could also be B" / "C (Drusen) or possibly B": a hedge, not an answer.
-    for pattern in (_HEDGE_TAIL, _HEDGE_LETTER_TAIL):
-        tail = pattern.match(body, position)
-        if tail and tail.group(1).upper() in options and tail.group(1).upper() not in letters:
-            hedged = True
-    return Reading(tuple(letters), hedged=hedged, end=position)
-
-
-def _is_letter_token(body: str, match: re.Match[str], options: Mapping[str, str]) -> bool:
-    """Upper case, bracketed or delimited letters are letters; a bare lower-case "a"/"i" followed
-    by a word is English ("a normal fundus"), as is "e.g."/"i.e."."""
-    letter, wrapped = match.group(2), bool(match.group(1) or match.group(3))
-    rest = body[match.end() :]
-    if re.match(r"\.[a-z]\.", rest):
-        return False
-    if letter.isupper() or wrapped or DELIMITED.match(rest):
-        return True
-    if letter in "ai":
-        option = options.get(letter.upper(), "").strip().lower()
-        return bool(option) and rest.strip().lower().startswith(option)
-    return True
-
-
-def _skip_option_text(body: str, position: int, option: str, letter: str) -> int:
-    """Position after ``. Option text`` / ``: Option text`` / ``(Option text)`` following a letter.
-
-    After a bare "A"/"I" with no delimiter the text must match in case too: "A Normal" names
-    option A, "A normal fundus" is English.
-    """
-    text = re.escape(option.strip().rstrip("."))
-    if letter in "AI" and re.match(r"\s+\w", body[position:]):
-        match = re.compile(r"\s+" + text).match(body, position)
-    else:
-        match = re.compile(r"\s*[.):：\-–—]?\s*\(?" + text + r"\)?", re.I).match(body, position)
-    return match.end() if match else position
 
 
 def _from_affirmation(text: str, options: Mapping[str, str], multi: bool) -> Extraction | None:
@@ -324,12 +176,18 @@ def _from_leading(
     lists the chosen options one per line. To a `negative` question ("Which is NOT …") the
     answer is said not to be so ("D) Carrion's disease is not transmitted by a mosquito.")."""
     lines = [_BULLET.sub("", line.strip()) for line in text.splitlines() if line.strip()]
-    first = _SPAN_PREFIX.sub("", lines[0], count=1)  # "Options B and D …", "Both A and C"
-    listed = _letters_at_start(first, options)
+    first = SPAN_PREFIX.sub("", lines[0], count=1)  # "Options B and D …", "Both A and C"
+    listed = letters_at_start(first, options)
     if listed is None or not listed.letters:
         return None
     if not _opens_with_answer(first, listed) or echoes_options(text, options):
         return None
+    if len(_LABELLED_QUESTION.findall(text)) >= 2:  # "B) What is …? D) What is …?"
+        return Extraction(None, "unparsed", "labelled_questions")  # its own questions
+    if listed.contradicted:  # "C) <option D's text>"
+        return Extraction(None, "unparsed", "leading_letter:contradicted")
+    if reviews_options(text) and _next_label(text, listed, options):
+        return None  # "A) …: possible but less likely. B) …": the first entry of a review
     if not negative and negated_after(first[listed.end :]):
         # "C is incorrect. …" names C to reject it: only the other options can be the answer.
         rest = {letter: text for letter, text in options.items() if letter not in listed.letters}
@@ -350,11 +208,27 @@ def _from_leading(
 def _opens_with_answer(line: str, listed: Reading) -> bool:
     """The letter is bracketed, delimited or followed by its option text — not by a word:
     "A 45-year-old patient …" and "A normal fundus" are English, not option A."""
-    token = _LETTER.match(line)
+    token = LETTER.match(line)
     if len(listed.letters) > 1 or token is None:
         return True
     wrapped = bool(token.group(1) or token.group(3))
     return wrapped or listed.end > token.end() or bool(DELIMITED.match(line[token.end() :]))
+
+
+_LABELLED_QUESTION = re.compile(
+    r"(?:^|\s)(?-i:[A-Z])\)\s+(?:what|which|who|where|when|why|how|is|are|does|do)\b[^?\n]{0,200}\?",
+    re.I,
+)
+
+
+def _next_label(text: str, listed: Reading, options: Mapping[str, str]) -> bool:
+    """The option after the leading one is labelled later ("A) …: possible. B) …"), as an
+    option-by-option review goes on."""
+    order = list(options)
+    place = order.index(listed.letters[-1]) + 1
+    if place >= len(order):
+        return False
+    return re.search(rf"(?:^|\s)\(?{order[place]}[):]\s", text[listed.end :]) is not None
 
 
 _NAMES_AN_ANSWER = re.compile(r"\b(?:correct|answer|best|my)\b", re.I)

@@ -135,29 +135,24 @@ def _is_word(char: str) -> bool:
     return char.isascii() and char.isalnum()
 
 
-_REVIEW = re.compile(
-    r"^\s*(?:[-*•]\s*)?(?:options?\s+)?\(?[A-Z](?:[.)]|(?=:))[^:\n–—]{0,160}?(?::|\s[-–—]\s)\s*"
-    r"(?![^\n]*\b(?:correct|right|best|answer|most\s+likely)\b)\S"
-)
-
-
-_TENTATIVE = re.compile(
-    r"^\s*(?:[-*•]\s*)?(?:options?\s+)?\(?[A-Z]\)?[.,:]?\s+(?:seems|appears|looks|may|might|could|"
-    r"would|is\s+(?:possible|plausible|likely|unlikely|less\s+likely|a\s+possibility))\b",
-    re.I,
-)
-
-
-def reviews_options(text: str) -> bool:
-    """The output opens an option-by-option review ("A) Pneumonia: this is possible …") or
-    weighs its first option ("Option A seems to fit because …"), so a cut inside it has not
-    answered by that option."""
-    return _REVIEW.match(text) is not None or _TENTATIVE.match(text) is not None
-
-
 def _announced(word: str, sentence: str, start: int) -> bool:
     """ "of" after "evidence", "with" after "consistent": the claim comes after it."""
     if word not in ("of", "for", "with", "to"):
         return False
     before = _last_token(sentence, start)
     return before is not None and sentence[before[0] : before[1]].lower() in _ANNOUNCING
+
+
+_LOOP_TAIL = 1_200
+_UNIT = re.compile(r"[A-Za-z]\S*\s+\S")
+
+
+def ends_in_loop(text: str) -> bool:
+    """The output ends repeating one span of two or more words three times or more (a
+    degenerate loop, "The professor: The professor: The profe"): it ran until its token cap, and
+    is read as cut there."""
+    tail = text[-_LOOP_TAIL:]
+    for period in range(4, min(400, len(tail) // 3) + 1):
+        if tail[-2 * period :] == tail[-3 * period : -period] and _UNIT.search(tail[-period:]):
+            return True
+    return False

@@ -166,6 +166,9 @@ class Question:
     negated_phrases: frozenset[str] = frozenset()
     """Negations inside what the question asks about ("renal facies no neck"): a clause that
     repeats one does not negate the answer."""
+    findings: frozenset[tuple[str, str]] = frozenset()
+    """(``finding``, canonical) of the findings the question names: a clause naming one by
+    another name ("pneumoperitoneum" to "Is there free air?") is about it."""
 
 
 def readable(question: str) -> bool:
@@ -188,8 +191,13 @@ def parse_question(question: str) -> Question:
     sides = frozenset(w for w in words if w in _SIDES)
     identity = _IDENTITY.match(question) is not None
     phrases = frozenset(m.group(0).lower() for m in NEGATED_PHRASE.finditer(question))
-    concepts = concepts_in(question)
-    return Question(_sense(term), negated, words - sides, sides, concepts, identity, phrases)
+    concepts, findings = concepts_in(question), concepts_in(question, _FINDING_AXIS)
+    return Question(
+        _sense(term), negated, words - sides, sides, concepts, identity, phrases, findings
+    )
+
+
+_FINDING_AXIS = ("finding",)
 
 
 def _without_asked(clause: str, asked: Question) -> str:
@@ -312,6 +320,12 @@ def read_clause(clause: str, asked: Question) -> tuple[bool, str | None]:
         return identified
     if _names_an_alternative(clause, asked):
         return False, None  # another modality, region, organ …: another proposition
+    if (
+        asked.findings
+        and asked.sides <= words
+        and asked.findings & concepts_in(clause, _FINDING_AXIS)
+    ):
+        return True, _answer(affirmed=not negated, question_negated=asked.negated)  # by any name
     own = words - asked.words - _GENERIC - asked.sides
     if asked.term is not None:
         return _read_term_clause(clause, asked, named, words, own, negated)

@@ -1,7 +1,7 @@
 """Vocabularies as data: the names a model may write for a benchmark's own answers, per axis.
 
-Each axis (modality, plane, sex, body region, organ, laterality, MR sequence, number words) is
-one versioned TSV file in the package (``medlens/data/vocab/AXIS.tsv``)::
+Each axis (modality, plane, sex, body region, organ, laterality, MR sequence, number words,
+finding) is one versioned TSV file in the package (``medlens/data/vocab/AXIS.tsv``)::
 
     # vocabulary: modality
     # version: 1
@@ -35,7 +35,7 @@ from medlens.extract.normalise import normalize_answer
 
 AXES: tuple[str, ...] = (
     "modality", "plane", "sex", "body_region", "organ", "laterality", "mr_sequence",
-    "number_words",
+    "number_words", "finding",
 )  # fmt: skip
 """The built-in vocabularies, one data file each."""
 NARROWER: tuple[str, ...] = ("modality", "plane", "organ")

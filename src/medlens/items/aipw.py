@@ -46,7 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from medlens.stats.intervals import wilson, wilson_plain
+from medlens.stats.wilson import wilson, wilson_plain
 
 
 @dataclass(frozen=True)

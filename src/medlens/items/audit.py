@@ -5,21 +5,27 @@ Runs are weighted by ability (from the bank, or from a bank fitted on the spot):
 is σ(2(θ − median θ)), so the stronger half of the runs speaks loudest. Per item and option:
 the share of runs that chose it, their mean ability, the ability-weighted share and the
 correlation of choosing it with ability (``evidence``).
-Flags (``FLAGS`` documents each; thresholds are module constants):
+Defect flags are tests with a false-discovery-rate guarantee (``audit_null`` computes the
+p-values against the fitted item model's own null; each kind of flag gets Benjamini–Hochberg q
+values over the audit's tests of that kind, flagged at q ≤ ``--q``, 0.1 by default). BH rather
+than a q value calibrated by simulating whole benchmarks: the p-values are already calibrated by
+simulation item by item, items' tests are independent given the abilities (BH's condition), and
+BH is the statsmodels ``fdr_bh`` number a reviewer can recompute from the rows' ``p``. Every
+row carries ``p`` and ``q`` per tested flag. With few runs the smallest p-value an item can
+reach is above the bar one flag needs: the audit then flags nothing, and the summary's
+``power`` says so (``audit_summary``).
 
-- ``key``: the strong runs prefer another option (its weighted share exceeds the key's by ≥ 0.5)
-  and choosing it correlates with ability (point-biserial r ≥ 0.15: on a hard item with a tempting
-  distractor the distractor's choosers are the weaker runs), or the item discriminates negatively
-  (a < −0.3) and another option's runs are abler than the key's. ``suggested_answer``: that
-  option, for every item whose strong runs prefer another option to the key (flagged or not).
-- ``ambiguous``: the key and another option split the strong runs (each ≥ 0.25 weighted).
+- ``key``: another option draws the abler runs (the other-option test) and the stronger runs
+  prefer it to the key. ``suggested_answer``: that option, for every item whose strong runs
+  prefer another option to the key (flagged or not).
+- ``ambiguous``: the same test, where the key and the other option split the stronger runs.
 - ``solved_without_image``: ≥ half of the ``--probe-runs`` (``run --probe no-image``) are right,
-  their share right exceeds chance by 0.25 and a one-sided binomial test against chance gives
-  p < 0.05 (so at least 3 probe runs are needed at chance 1/4).
-- ``saturated``: every run is right. ``at_chance``: the share right is within two binomial
-  standard errors of chance, and so is the stronger runs' weighted share right (two standard
-  errors of half the runs): nobody beats guessing on it.
-- ``misfit``: the item's infit mean square (Σ(y − p)² / Σ p(1 − p) under the bank) exceeds 2.
+  their share right exceeds chance by 0.25; p is the one-sided binomial test against chance.
+- ``misfit``: the item's infit mean square (Σ(y − p)² / Σ p(1 − p) under the bank) is larger
+  than the fitted model's own answers give (a parametric bootstrap).
+- ``saturated`` (every run is right) and ``at_chance`` (the share right is within two binomial
+  standard errors of chance, and so is the stronger runs' weighted share right) describe an
+  item; they are no defects and carry no q.
 
 ``suspicion`` in [0, 1]: the largest of the key evidence (weighted share of the best other option
 minus the key's), 0.5 × the smaller of two split shares (ambiguous items), 0.4 × the no-image share
@@ -39,8 +45,12 @@ import numpy as np
 
 from medlens.core.errors import MedlensError
 from medlens.items import irt
+from medlens.items.audit_null import NullTests, item_null, null_tests
+from medlens.items.audit_power import wrong_key_power
+from medlens.items.audit_summary import audit_summary, power
 from medlens.items.bank import BENCHMARK_KEYS, bank_content, read_bank, refuse_probe_runs
 from medlens.items.responses import Responses, answer_text, load_responses
+from medlens.stats.multiplicity import adjust
 
 FLAGS = {
     "key": "the stronger runs agree on another option (or the item discriminates negatively): the key may be wrong",
@@ -48,14 +58,13 @@ FLAGS = {
     "solved_without_image": "runs without the image (run --probe no-image) answer it right well above chance",
     "saturated": "every run answers it right (it no longer separates models)",
     "at_chance": "runs score it at chance level, the stronger runs too",
-    "misfit": "answers do not follow the item model (infit mean square above 2)",
+    "misfit": "answers do not follow the item model (infit beyond what the model's own answers give)",
 }
 DEFECTS = ("key", "ambiguous", "solved_without_image", "misfit")
-KEY_MARGIN, KEY_CORRELATION, NEGATIVE_A = 0.5, 0.15, -0.3
 SPLIT = 0.25
 NO_IMAGE_ABOVE = 0.25
-NO_IMAGE_ALPHA = 0.05
-INFIT_LIMIT = 2.0
+Q = 0.1
+"""Defect flags are those at Benjamini–Hochberg q ≤ this (``items audit --q``)."""
 
 
 @dataclass(frozen=True)
@@ -69,22 +78,36 @@ class Model:
 
 
 def audit(
-    paths: Sequence[Path], bank_path: Path | None, probe_paths: Sequence[Path]
+    paths: Sequence[Path], bank_path: Path | None, probe_paths: Sequence[Path], q: float = Q
 ) -> dict[str, Any]:
-    """The audit's content (``--json``), items sorted by suspicion."""
+    """The audit's content (``--json``), items sorted by suspicion; defect flags at q ≤ `q`."""
     responses = load_responses(paths)
     refuse_probe_runs(responses)
     return audit_responses(responses, _model(responses, bank_path), _probe_share(responses, probe_paths),
-                           [str(p) for p in probe_paths])  # fmt: skip
+                           [str(p) for p in probe_paths], q)  # fmt: skip
 
 
 def audit_responses(
-    responses: Responses, model: Model, probes: np.ndarray | None, probe_runs: Sequence[str] = ()
-) -> dict[str, Any]:
-    """The audit of responses already read (and of an item model already fitted)."""
+    responses: Responses, model: Model, probes: np.ndarray | None, probe_runs: Sequence[str] = (),
+    q: float = Q,
+) -> dict[str, Any]:  # fmt: skip
+    """The audit of responses already read (and of an item model already fitted); defect flags
+    at Benjamini–Hochberg q ≤ `q`."""
     weights = 1 / (1 + np.exp(-2 * (model.theta - np.median(model.theta))))
-    rows = [_item_row(responses, model, weights, probes, j) for j in range(len(responses.items))]
+    null = item_null(responses, model.theta, model.a, model.b, model.c)
+    tests = null_tests(null, model.theta)
+    evidence = [
+        _evidence(responses.answers[:, j], model.theta, weights)
+        for j in range(len(responses.items))
+    ]
+    tested = _tested(responses, model, evidence, tests, probes)
+    rows = [_item_row(responses, model, probes, j, evidence[j], tested[j], q)
+            for j in range(len(responses.items))]  # fmt: skip
     rows.sort(key=lambda row: (-row["suspicion"], row["id"]))
+
+    def sees(bar: float) -> float:
+        return wrong_key_power(null, model.theta, model.a, model.c, bar)
+
     return {
         "benchmark": {k: responses.benchmark.get(k) for k in BENCHMARK_KEYS},
         "runs": {
@@ -92,7 +115,9 @@ def audit_responses(
         },
         "probe_runs": list(probe_runs),
         "flags": FLAGS,
-        "summary": _summary(responses, rows, probes is not None),
+        "summary": audit_summary(
+            responses, rows, probes is not None, power(tested, q, sees), list(FLAGS)
+        ),
         "items": rows,
     }
 
@@ -181,14 +206,48 @@ def _evidence(
     return out
 
 
+def _tested(
+    responses: Responses, model: Model, evidence: list[dict[str, dict[str, Any]]],
+    tests: NullTests, probes: np.ndarray | None,
+) -> list[dict[str, tuple[float, float]]]:  # fmt: skip
+    """Per item: each defect test's flag → (p, q), q by Benjamini–Hochberg over the audit's
+    tests of the same kind (the other-option test, misfit, no image): each kind of flag keeps
+    its false-discovery rate. The other-option test is named by its direction: ``key`` when the
+    stronger runs prefer the other option to the key, ``ambiguous`` when they split."""
+    found: dict[str, list[tuple[int, str, float]]] = {"option": [], "misfit": [], "image": []}
+    for j, item in enumerate(responses.items):
+        own, other = _shares(answer_text(item.answer), evidence[j])
+        if other is not None:
+            name = "key" if other > own else "ambiguous"
+            found["option"].append((j, name, float(tests.distractor[j])))
+        if np.isfinite(tests.misfit[j]):
+            found["misfit"].append((j, "misfit", float(tests.misfit[j])))
+        no_image = _no_image_p(probes, j, float(model.c[j]))
+        if no_image is not None:
+            found["image"].append((j, "solved_without_image", no_image))
+    out: list[dict[str, tuple[float, float]]] = [{} for _ in responses.items]
+    for family in found.values():
+        q_values = adjust([p for _, _, p in family], "bh").tolist()
+        for (j, name, p), q in zip(family, q_values, strict=True):
+            out[j][name] = (p, q)
+    return out
+
+
+def _shares(key: str, evidence: dict[str, dict[str, Any]]) -> tuple[float, float | None]:
+    """The key's weighted share and the most chosen other option's (None: no other option)."""
+    own = evidence.get(key, {}).get("weighted_share", 0.0)
+    others = [e["weighted_share"] for o, e in evidence.items() if o != key]
+    return own, (max(others) if others else None)
+
+
 def _item_row(
-    responses: Responses, model: Model, weights: np.ndarray, probes: np.ndarray | None, j: int
-) -> dict[str, Any]:
+    responses: Responses, model: Model, probes: np.ndarray | None, j: int,
+    evidence: dict[str, dict[str, Any]], tested: dict[str, tuple[float, float]], q: float,
+) -> dict[str, Any]:  # fmt: skip
     item = responses.items[j]
     key = answer_text(item.answer)
     scores = responses.scores[:, j]
     seen = ~np.isnan(scores)
-    evidence = _evidence(responses.answers[:, j], model.theta, weights)
     p = irt.probability(
         model.theta[seen], model.a[j : j + 1], model.b[j : j + 1], model.c[j : j + 1]
     )[:, 0]
@@ -198,14 +257,20 @@ def _item_row(
         None if probes is None or probes[j, 1] == 0 else (float(probes[j, 0]), int(probes[j, 1]))
     )
     signals = _signals(key, evidence, model, j, scores[seen], infit, no_image)
-    flags = [name for name in FLAGS if signals["flags"].get(name)]
+    found = {name: q_value <= q for name, (_, q_value) in tested.items()}
+    found.update((name, signals["flags"][name]) for name in ("saturated", "at_chance"))
+    flags = [name for name in FLAGS if found.get(name)]
     return {
         "id": item.id,
         "suspicion": round(signals["suspicion"], 4),
         "flags": flags,
         "flagged": any(f in DEFECTS for f in flags),
+        "q": {name: round(q_value, 6) for name, (_, q_value) in tested.items()},
+        "p": {name: round(p_value, 6) for name, (p_value, _) in tested.items()},
         "key": key,
-        "suggested_answer": signals["suggested"],
+        "suggested_answer": signals["best"]
+        if found.get("key") or found.get("ambiguous") or signals["prefers_other"]
+        else None,
         "p_correct": round(float(scores[seen].mean()), 4) if seen.any() else None,
         "n_runs": int(seen.sum()),
         "chance": round(float(model.c[j]), 4),
@@ -219,7 +284,7 @@ def _item_row(
         "answers": dict(zip(responses.runs, responses.answers[:, j].tolist(), strict=True))
         if flags
         else {},
-    }
+    }  # fmt: skip
 
 
 def _signals(
@@ -231,81 +296,41 @@ def _signals(
     infit: float | None,
     no_image: tuple[float, int] | None,
 ) -> dict[str, Any]:
-    """Flags, suspicion and suggested answer of one item (the module docstring's rules)."""
+    """The descriptive flags (saturated, at chance), the suspicion and the suggested answer of
+    one item (the module docstring's rules)."""
     own = evidence.get(key, {}).get("weighted_share", 0.0)
     others = {o: e for o, e in evidence.items() if o != key}
     best = max(others, key=lambda o: (others[o]["weighted_share"], o)) if others else None
     other = others[best]["weighted_share"] if best else 0.0
-    other_r = others[best]["ability_correlation"] if best else 0.0
-    abler = best is not None and others[best]["mean_ability"] > evidence.get(key, {}).get(
-        "mean_ability", -np.inf
-    )
     chance, n = float(model.c[j]), len(scores)
     share = float(scores.mean()) if n else 0.0
     flags = {
-        "key": (other - own >= KEY_MARGIN and other_r >= KEY_CORRELATION) or (model.a[j] < NEGATIVE_A and abler),
-        "ambiguous": other >= SPLIT and own >= SPLIT,
-        "solved_without_image": _solved_without_image(no_image, chance),
         "saturated": n > 0 and bool(np.all(scores >= 1.0)),
         "at_chance": n > 1 and chance > 0
         and abs(share - chance) <= 2 * np.sqrt(chance * (1 - chance) / n)
         and own <= chance + 2 * np.sqrt(chance * (1 - chance) / (n / 2)),
-        "misfit": infit is not None and infit > INFIT_LIMIT,
     }  # fmt: skip
-    flags["ambiguous"] = flags["ambiguous"] and not flags["key"]
     no_image_excess = 0.0 if no_image is None else max(no_image[0] / no_image[1] - chance, 0.0)
     suspicion = max(
         max(other - own, 0.0),
-        0.5 * min(other, own) if flags["ambiguous"] else 0.0,
+        0.5 * min(other, own) if other >= SPLIT and own >= SPLIT else 0.0,
         0.4 * min(no_image_excess / max(1 - chance, 1e-9), 1.0),
         0.4 * min(max((infit or 1.0) - 1.0, 0.0) / 3.0, 1.0),
     )
-    suggested = best if (flags["key"] or flags["ambiguous"] or other > own) else None
-    return {"flags": flags, "suspicion": min(float(suspicion), 1.0), "suggested": suggested}
+    return {"flags": flags, "suspicion": min(float(suspicion), 1.0), "best": best,
+            "prefers_other": other > own}  # fmt: skip
 
 
-def _solved_without_image(no_image: tuple[float, int] | None, chance: float) -> bool:
-    """Half the probe runs or more right, beyond chance by 0.25 and by a one-sided binomial test
-    at 5% (one lucky no-image run flags nothing)."""
-    if no_image is None:
-        return False
+def _no_image_p(probes: np.ndarray | None, j: int, chance: float) -> float | None:
+    """The one-sided binomial p-value of the no-image probe runs' right answers against chance,
+    for an item where half of them or more are right and beyond chance by 0.25 (None else: one
+    lucky no-image run is no evidence)."""
+    if probes is None or probes[j, 1] == 0:
+        return None
     from scipy.stats import binom
 
-    right, n = no_image
+    right, n = float(probes[j, 0]), int(probes[j, 1])
     share = right / n
-    p_value = float(binom.sf(round(right) - 1, n, chance)) if chance > 0 else 0.0
-    return share >= 0.5 and share >= chance + NO_IMAGE_ABOVE and p_value < NO_IMAGE_ALPHA
-
-
-def _summary(responses: Responses, rows: list[dict[str, Any]], probed: bool) -> dict[str, Any]:
-    """Per benchmark: flag counts, saturated share, board signal-to-noise, no-image share by modality."""
-    from medlens.stats.intervals import wilson
-
-    counts = {name: sum(name in row["flags"] for row in rows) for name in FLAGS}
-    seen = responses.observed
-    right = np.nansum(responses.scores, axis=1)
-    n = seen.sum(axis=1)
-    lo, hi = wilson(right, n)
-    half = float(np.mean((hi - lo) / 2))
-    scores = right / np.maximum(n, 1)
-    summary: dict[str, Any] = {
-        "n_items": len(rows),
-        "flag_counts": counts,
-        "n_flagged": sum(row["flagged"] for row in rows),
-        "saturated_share": round(counts["saturated"] / max(len(rows), 1), 4),
-        "signal_to_noise": round(float(np.std(scores, ddof=1)) / half, 3)
-        if half > 0 and len(scores) > 1
-        else None,
-        "signal_to_noise_note": "spread (sd) of the runs' scores over their mean 95% half-width",
-    }
-    if probed:
-        by: dict[str, list[bool]] = {}
-        for row in rows:
-            if row["no_image_share"] is not None:
-                by.setdefault(row["modality"] or "(none)", []).append(
-                    "solved_without_image" in row["flags"]
-                )
-        summary["solved_without_image_share"] = {
-            m: {"share": round(sum(v) / len(v), 4), "n": len(v)} for m, v in sorted(by.items())
-        }
-    return summary
+    if share < 0.5 or share < chance + NO_IMAGE_ABOVE:
+        return None
+    return float(binom.sf(round(right) - 1, n, chance)) if chance > 0 else 1.0 / (n + 1)

@@ -6,7 +6,8 @@ answer, never the image; it applies two gates (grounding in one label, then equi
 replies with one line ``Rationale: ... [RESULT] 0|1``. MMBU publishes the design, not the prompt
 text or the parser: the wording lives in ``data/judges/mmbu_open_per_dataset_v3.toml`` (the
 policies' first sentences are MMBU's gists), the taxonomy rules and the strict reply parser here
-are medlens's choices (docs/design.md, "MMBU's open-answer judge").
+are medlens's choices (docs/decisions/0012-trustworthy-answers-and-verdicts.md,
+"MMBU's open-answer judge").
 """
 
 from __future__ import annotations
@@ -132,7 +133,7 @@ _RATIONALE = re.compile(r"(?i)rationale\s*:")
 
 
 def parse_result_line(text: str) -> ParsedReply:
-    """``Rationale: ... [RESULT] 0|1`` read strictly (the table in docs/design.md): reasoning in
+    """``Rationale: ... [RESULT] 0|1`` read strictly (decision 0012 has the table): reasoning in
     ``<think>`` blocks is dropped first; every ``[RESULT]`` must carry exactly 0 or 1 and all must
     agree; a number outside {0, 1} is out of scale; no tag, another value or disagreeing tags
     are unparseable (never 0); a clean verdict without ``Rationale:`` counts, with a warning."""

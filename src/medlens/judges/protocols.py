@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from medlens.core.errors import InputError, SpecError
+from medlens.core.notation import bounded_number, settings
 from medlens.core.tomlfile import tomllib
 from medlens.judges.protocol import Dimension, JudgeProtocol
 
@@ -120,19 +121,12 @@ def with_weights(protocol: JudgeProtocol, weights: Mapping[str, float]) -> Judge
 
 
 def parse_weights(text: str | None) -> dict[str, float]:
-    """``k=v,k=v`` → {k: v}; a malformed pair is a SpecError naming it."""
-    weights: dict[str, float] = {}
-    for pair in (text or "").split(","):
-        if not pair.strip():
-            continue
-        key, sep, raw = pair.partition("=")
-        try:
-            if not sep or not key.strip():
-                raise ValueError
-            weights[key.strip()] = float(raw)
-        except ValueError:
-            raise SpecError(f"--weights {pair.strip()!r}: expected NAME=NUMBER") from None
-    return weights
+    """``k=v,k=v`` → {k: v} (``core.notation``'s settings); a malformed pair is an error."""
+    text = text or ""
+    return {
+        key: bounded_number(raw, "--weights", text, key, expected="NAME=NUMBER")
+        for key, raw in settings(text, "--weights", "NAME=NUMBER")
+    }
 
 
 def load_protocol_file(path: Path) -> JudgeProtocol:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from medlens.core.errors import MedlensError
 from medlens.core.items import Item
+from medlens.core.notation import distinct_list
 from medlens.ratings.export import _save, instructions
 from medlens.ratings.protocols import Axis, Option, RatingProtocol
 from medlens.ratings.sheets import RATER_COLUMNS, Sheet, check_output
@@ -39,12 +40,7 @@ DEFINITIONS = {
 
 
 def parse_categories(text: str) -> tuple[str, ...]:
-    categories = tuple(c.strip() for c in text.split(",") if c.strip())
-    if not categories:
-        raise MedlensError("--categories needs at least one category")
-    if len(set(categories)) != len(categories):
-        raise MedlensError(f"--categories lists a category twice: {text}")
-    return categories
+    return tuple(distinct_list(text, "--categories", "category"))
 
 
 def errors_protocol(categories: Sequence[str]) -> RatingProtocol:

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from medlens.core.specs import Spec, parse_spec
+from medlens.core.specs import Spec
+from medlens.runs.recorded import stored_spec
 
 LOCAL_BACKENDS = ("hf", "vllm", "vllm-serve")
 BASELINES = ("random", "first", "prior", "oracle")
@@ -28,7 +29,7 @@ def model_id(spec_text: str, override: str | None = None) -> str:
     """The model's ``org/name`` id: `override`, else what the spec says."""
     if override:
         return override
-    spec = parse_spec(spec_text)
+    spec = stored_spec(spec_text)
     if spec.name in BASELINES:
         return f"medlens/{spec.name}-baseline"
     if spec.name == "openai":  # run.json keeps no base_url: the host cannot be told
@@ -41,7 +42,7 @@ def model_id(spec_text: str, override: str | None = None) -> str:
 
 def model_info(spec_text: str, run: dict[str, Any], override: str | None = None) -> dict[str, Any]:
     """``model_info`` of one model: name (the spec as recorded), id, developer, deployment."""
-    spec = parse_spec(spec_text)
+    spec = stored_spec(spec_text)
     ident = model_id(spec_text, override)
     details = {"deployment_type": _deployment(spec), "model_availability": _availability(spec),
                "medlens_model_spec": spec_text}  # fmt: skip

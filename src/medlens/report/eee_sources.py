@@ -16,7 +16,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from medlens.core.specs import Spec, parse_spec
+from medlens.core.specs import Spec
+from medlens.runs.recorded import stored_spec
 
 if TYPE_CHECKING:
     from medlens.runs.view import RunView
@@ -54,7 +55,7 @@ def public_spec(text: str) -> str:
     """The spec with its path argument reduced to the last part (``mmmu:MMMU?split=test``); a
     Hub repo id (``hfds:MMMU/MMMU``) is kept."""
     try:
-        spec = parse_spec(text)
+        spec = stored_spec(text)
     except Exception:  # an old run's spec that no longer parses: keep it as recorded
         return text
     argument = spec.argument

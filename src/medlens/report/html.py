@@ -46,7 +46,10 @@ PLOT_AXES = ("granularity", "department")
 
 
 def render(run_dir: Path, score: ScoreSource | None = None) -> str:
-    """The HTML report of the run at `run_dir`."""
+    """The HTML report of the run at `run_dir` (its plots need the ``plots`` extra)."""
+    from medlens.core.extras import require_feature
+
+    require_feature("an HTML report (its plots)", "plots")
     run_dir = Path(run_dir)
     data = build_report(run_dir, score)
     from medlens.report.card import html_card, html_citations, protocol_card, with_run_rows

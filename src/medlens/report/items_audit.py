@@ -32,6 +32,8 @@ def summary_lines(audit: Mapping[str, Any]) -> list[str]:
         f"Saturated share: {summary['saturated_share']:.1%}. Board signal-to-noise: "
         f"{summary['signal_to_noise']} ({summary['signal_to_noise_note']}).",
     ]
+    if summary.get("power_note"):
+        lines.append(str(summary["power_note"]))
     for modality, cell in (summary.get("solved_without_image_share") or {}).items():
         share = f"{cell['share']:.1%} of {cell['n']} items"
         if modality == NO_MODALITY:  # the benchmark records no modality (VQA-RAD)

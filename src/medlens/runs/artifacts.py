@@ -9,8 +9,8 @@ saves it and hands it back. Nothing below asks for a derived file, so no build i
 from below the layer that declared it.
 
 A derived file is stamped with what it was built from: the sha256 of each of its input files
-(``run.json``, ``items.jsonl``, ``records.jsonl``, every file under ``judges/``: as declared),
-the medlens version, the extraction mode and the score source. A file whose size and
+(``run.json``, ``items.jsonl``, ``records.jsonl``, every file under ``judges/`` but hidden ones:
+as declared), the medlens version, the extraction mode and the score source. A file whose size and
 modification time (ns) are those the stamp recorded is taken to be the file that was hashed
 (what make and rsync assume); any other is hashed again, so a touched but unchanged file still
 counts as fresh. A stale file is rebuilt, saying why through the caller's note (a file never
@@ -22,7 +22,9 @@ that cannot be written to is read as it is.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import stat as stat_module
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -104,12 +106,25 @@ def public_stamp(stamp: Mapping[str, Any]) -> dict[str, Any]:
 def input_files(run_dir: Path, inputs: tuple[str, ...] = EVERY_INPUT) -> list[str]:
     """The run's files among `inputs` that exist, relative to the run directory."""
     names = [name for name in inputs if name != JUDGES and (run_dir / name).is_file()]
-    judges = run_dir / JUDGES_DIR
-    if JUDGES in inputs and judges.is_dir():
-        names += sorted(
-            str(path.relative_to(run_dir)) for path in judges.rglob("*") if path.is_file()
-        )
+    if JUDGES in inputs:
+        names += judge_inputs(run_dir)
     return names
+
+
+def judge_inputs(run_dir: Path) -> list[str]:
+    """Every file under the run's ``judges/``, relative to the run directory, in name order,
+    but hidden ones (a dot name).
+
+    The stages of a run judge side by side, and one derives the run's results while another
+    still writes: hidden files are the temporaries of the writes in progress
+    (``runs.files.write_atomic``: another stage's judge.json being rewritten), there for an
+    instant and never an input. A folder removed meanwhile (a refused stage's,
+    ``judges.stage``) is passed over: ``os.walk`` ignores what it can no longer list.
+    """
+    names = []
+    for folder, _, files in os.walk(run_dir / JUDGES_DIR):
+        names += [os.path.join(folder, file) for file in files if not file.startswith(".")]
+    return sorted(str(Path(name).relative_to(run_dir)) for name in names)
 
 
 def file_sha256(path: Path) -> str:
@@ -133,12 +148,17 @@ def basis_of(
     before = known if isinstance(known, Mapping) else {}
     old_files, old_stat = before.get("files") or {}, before.get(STAT) or {}
     for name in input_files(run_dir, inputs):
-        info = (run_dir / name).stat()
-        now = [info.st_size, info.st_mtime_ns]
-        if old_stat.get(name) == now and name in old_files:
-            files[name] = str(old_files[name])
-        else:
-            files[name] = file_sha256(run_dir / name)
+        try:
+            info = (run_dir / name).stat()
+            now = [info.st_size, info.st_mtime_ns]
+            if not stat_module.S_ISREG(info.st_mode):
+                continue
+            if old_stat.get(name) == now and name in old_files:
+                files[name] = str(old_files[name])
+            else:
+                files[name] = file_sha256(run_dir / name)
+        except FileNotFoundError:
+            continue  # removed since it was listed (another stage's refused folder): not an input
         stat[name] = now
     return Basis(files, version.__version__, variant.extract, variant.score_source, stat)
 

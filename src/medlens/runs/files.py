@@ -15,10 +15,11 @@ one system call per batch instead of one per line, and a kill loses at most the 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
-import tempfile
+import secrets
 import time
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
@@ -166,34 +167,48 @@ def line_reader(whole: bytes) -> Callable[[bytes], Any]:
 
 
 def write_atomic(path: Path, text: str | bytes) -> None:
-    """Write a file so that readers see the old content or the new, never half of it."""
-    try:
-        handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed below, then renamed
-            "wb", dir=path.parent, prefix=f".{path.name}.", delete=False
-        )
-    except OSError as exc:
-        raise StorageError(path, exc) from exc
+    """Write a file so that readers see the old content or the new, never half of it.
+
+    The new content goes to a hidden temporary file beside `path` (``.NAME.XXXXXXXX``), which
+    is then renamed over it: a reader listing the folder meanwhile skips dot names
+    (``runs.artifacts.judge_inputs``), as the temporary may be gone the next instant."""
     data = text.encode("utf-8") if isinstance(text, str) else text
     try:
-        with handle:
+        descriptor, temporary = _new_temporary(path)
+    except OSError as exc:
+        raise StorageError(path, exc) from exc
+    try:
+        with open(descriptor, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        # mkstemp makes the file 0600; give it the mode a plain open() would (shared run folders)
-        os.chmod(handle.name, 0o666 & ~_umask())
-        os.replace(handle.name, path)
+        os.replace(temporary, path)
     except OSError as exc:  # a full disk: the old file stays whole, the temporary one goes
-        Path(handle.name).unlink(missing_ok=True)
+        temporary.unlink(missing_ok=True)
         raise StorageError(path, exc) from exc
     except BaseException:
-        Path(handle.name).unlink(missing_ok=True)
+        temporary.unlink(missing_ok=True)
         raise
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+_TEMPORARY_TRIES = 100
+
+
+def _new_temporary(path: Path) -> tuple[int, Path]:
+    """A new hidden file beside `path`, open for writing, with the mode a plain ``open()``
+    gives (0666 less the umask, which the kernel applies).
+
+    Not ``tempfile``'s: its files are 0600, and fixing their mode needs the umask, which can
+    only be read by setting it, for the whole process: a thread writing meanwhile (a study's
+    judge stages write side by side) made a 0666 file, and could leave the process at 0."""
+    for _ in range(_TEMPORARY_TRIES):
+        temporary = path.parent / f".{path.name}.{secrets.token_hex(4)}"
+        try:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+            return os.open(temporary, flags, 0o666), temporary
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary name beside it", str(path))
 
 
 @dataclass(frozen=True)

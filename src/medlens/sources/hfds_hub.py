@@ -76,6 +76,9 @@ def _snapshot_commit(root: Path) -> str | None:
 
 
 def _from_cache(repo: str, revision: str | None, download: bool) -> Location:
+    from medlens.core.extras import require_feature
+
+    require_feature(f"hfds:{repo} (a repo of the Hugging Face Hub)", "hub")
     import huggingface_hub
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 

@@ -180,7 +180,7 @@ def _image(path: str, number: int, position: int, entry: Any, root: str) -> dict
     return {**entry, "path": str(resolved), "name": entry.get("name") or relative}
 
 
-# Licence, access and citation of this source (read by medlens.sources.cards; see docs/design.md).
+# Licence, access and citation of this source (read by medlens.sources.cards; decision 0009).
 CARD = {
     "licence": "user data: the licence of the files you supply applies; medlens adds none",
     "access": "mixed",

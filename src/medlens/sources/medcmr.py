@@ -186,7 +186,7 @@ def _image(record: native.Record, path: Path, where: str) -> tuple[ImageRef, ...
     )
 
 
-# Licence, access and citation of this source (read by medlens.sources.cards; see docs/design.md).
+# Licence, access and citation of this source (read by medlens.sources.cards; decision 0009).
 CARD = {
     "licence": "not stated in any source medlens could cite (the arXiv paper is CC BY 4.0; the data's terms are on the project page)",
     "access": "open",

@@ -90,7 +90,7 @@ def _item(
     )
 
 
-# Licence, access and citation of this source (read by medlens.sources.cards; see docs/design.md).
+# Licence, access and citation of this source (read by medlens.sources.cards; decision 0009).
 CARD = {
     "licence": "MIT (medmcqa/medmcqa)",
     "access": "open",

@@ -75,7 +75,7 @@ def _item(record: native.Record, path: Path, where: str) -> Item:
     )
 
 
-# Licence, access and citation of this source (read by medlens.sources.cards; see docs/design.md).
+# Licence, access and citation of this source (read by medlens.sources.cards; decision 0009).
 CARD = {
     "licence": "MIT (jind11/MedQA)",
     "access": "open",

@@ -76,7 +76,7 @@ def _item(
     )
 
 
-# Licence, access and citation of this source (read by medlens.sources.cards; see docs/design.md).
+# Licence, access and citation of this source (read by medlens.sources.cards; decision 0009).
 CARD = {
     "licence": "MIT (TsinghuaC3I/MedXpertQA)",
     "access": "open",

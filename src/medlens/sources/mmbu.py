@@ -211,7 +211,7 @@ def parse_boxes(text: str, path: Path, where: str) -> tuple[Box, ...]:
     return tuple(boxes)
 
 
-# Licence, access and citation of this source (read by medlens.sources.cards; see docs/design.md).
+# Licence, access and citation of this source (read by medlens.sources.cards; decision 0009).
 CARD = {
     "licence": "not stated in any source medlens could cite; assume the licences of its 410 source datasets",
     "access": "mixed",

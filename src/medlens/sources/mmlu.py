@@ -76,7 +76,7 @@ def _item(row: list[str], path: Path, where: str, subject: str, split: str, numb
     )
 
 
-# Licence, access and citation of this source (read by medlens.sources.cards; see docs/design.md).
+# Licence, access and citation of this source (read by medlens.sources.cards; decision 0009).
 CARD = {
     "licence": "MIT (hendrycks/test)",
     "access": "open",

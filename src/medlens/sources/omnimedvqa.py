@@ -81,7 +81,7 @@ def _item(record: native.Record, path: Path, where: str, root: Path, access: str
     )
 
 
-# Licence, access and citation of this source (read by medlens.sources.cards; see docs/design.md).
+# Licence, access and citation of this source (read by medlens.sources.cards; decision 0009).
 CARD = {
     "licence": "per source dataset: open-access part redistributed by the authors, restricted-access part needs each original dataset's own licence",
     "access": "mixed",

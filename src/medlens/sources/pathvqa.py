@@ -48,7 +48,7 @@ def _item(record: native.Record, path: Path, where: str, root: Path, index: int)
     )
 
 
-# Licence, access and citation of this source (read by medlens.sources.cards; see docs/design.md).
+# Licence, access and citation of this source (read by medlens.sources.cards; decision 0009).
 CARD = {
     "licence": "MIT (UCSD-AI4H/PathVQA); image copyrights stay with the source textbooks' publishers and the PEIR library: research use",
     "access": "open",

@@ -73,7 +73,7 @@ def _item(
                 options=options, answer=answer, images=(image,), meta=meta)  # fmt: skip
 
 
-# Licence, access and citation of this source (read by medlens.sources.cards; see docs/design.md).
+# Licence, access and citation of this source (read by medlens.sources.cards; decision 0009).
 CARD = {
     "licence": "not stated on the dataset card (xmcmic/PMC-VQA); figures come from PubMed Central "
     "Open Access papers under their own licences: research use",

@@ -136,7 +136,7 @@ def _abstract(paragraphs: list[Any], labels: Any) -> str:
     return "\n".join(lines)
 
 
-# Licence, access and citation of this source (read by medlens.sources.cards; see docs/design.md).
+# Licence, access and citation of this source (read by medlens.sources.cards; decision 0009).
 CARD = {
     "licence": "MIT (pubmedqa/pubmedqa); abstracts from PubMed",
     "access": "open",

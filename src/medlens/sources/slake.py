@@ -102,7 +102,7 @@ def parse_organ_boxes(data: object, path: Path) -> dict[str, list[float]]:
     return boxes
 
 
-# Licence, access and citation of this source (read by medlens.sources.cards; see docs/design.md).
+# Licence, access and citation of this source (read by medlens.sources.cards; decision 0009).
 CARD = {
     "licence": "CC BY 4.0 (authors' dataset card BoKelvin/SLAKE)",
     "access": "open",

@@ -339,7 +339,7 @@ def _decode(path: str, where: str, field: str, value: bytes, offset: int) -> str
         raise InputError(path, f"{where}, field {field!r}", problem) from None
 
 
-# Licence, access and citation of this source (read by medlens.sources.cards; see docs/design.md).
+# Licence, access and citation of this source (read by medlens.sources.cards; decision 0009).
 CARD = {
     "licence": "user data: the licence of the files you supply applies; medlens adds none",
     "access": "mixed",

@@ -57,7 +57,7 @@ def _item(record: native.Record, path: Path, where: str, images: Path, split: st
     )
 
 
-# Licence, access and citation of this source (read by medlens.sources.cards; see docs/design.md).
+# Licence, access and citation of this source (read by medlens.sources.cards; decision 0009).
 CARD = {
     "licence": "CC0 1.0 (OSF release; images from MedPix, NLM)",
     "access": "open",

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from medlens.stats.wilson import wilson_plain
+
 GUARD_FULL_N = 20
 """Up to this many values the pseudo-values weigh z²/2 each (see the module docstring)."""
 
@@ -146,8 +148,6 @@ def range_wilson(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The Wilson interval of the values mapped onto their observed range [low, high], at
     n* = n·ȳ(1 − ȳ)/s²ᵧ, mapped back (module docstring); NaN where the values do not vary."""
-    from medlens.stats.intervals import wilson_plain
-
     width = np.asarray(high, float) - np.asarray(low, float)
     varies = width > 0
     with np.errstate(invalid="ignore", divide="ignore"):

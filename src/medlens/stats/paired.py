@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from medlens.stats.intervals import t_bounds, wilson_plain
+from medlens.stats.intervals import t_bounds
+from medlens.stats.wilson import wilson_plain
 
 FLIPS = 20_000
 """Monte-Carlo sign flips for non-0/1 differences."""

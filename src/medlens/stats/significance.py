@@ -78,13 +78,3 @@ def wilcoxon_test(differences: Sequence[float] | np.ndarray) -> dict[str, Any]:
         method, name = "asymptotic", "normal approximation"
     result = wilcoxon(nonzero, zero_method="wilcox", alternative="two-sided", method=method)
     return {**out, "statistic": float(result.statistic), "p": float(result.pvalue), "method": name}
-
-
-def adjust_p(p_values: Sequence[float] | np.ndarray, method: str = "holm") -> np.ndarray:
-    """Multiplicity-adjusted p-values (statsmodels ``multipletests``: holm, fdr_bh, …)."""
-    values = np.asarray(p_values, dtype=float)
-    if values.size == 0:
-        return values
-    from statsmodels.stats.multitest import multipletests
-
-    return np.asarray(multipletests(values, method=method)[1], dtype=float)

@@ -8,12 +8,13 @@ scheduler and writes the outputs; :func:`dry_run` counts and prices what a run w
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from medlens.core.errors import MedlensError, SpecError
-from medlens.execution.evaluate import LoadedBenchmark
+from medlens.execution.preparation import LoadedBenchmark
 from medlens.study.adaptive_runs import check_adaptive_banks
 from medlens.study.board_references import check_board_references
 from medlens.study.budget import Projection, StudyCosts, combine
@@ -178,13 +179,31 @@ def write_outputs(prepared: PreparedStudy, result: StudyResult) -> None:
 
     plan, data = prepared.plan, result.record.data
     finished = finished_runs(plan, data["runs"])
-    reports = write_reports(plan, finished, render_new=plan.settings.reports)
+    render_new = plan.settings.reports and _plots_installed()
+    reports = write_reports(plan, finished, render_new=render_new)
     result.boards = write_boards(plan, data["runs"])
     data["boards"] = {b.name: {"files": b.files, "runs": b.runs, "notes": b.notes}
                       for b in result.boards}  # fmt: skip
     result.index = write_index(plan, data, reports, result.boards)
     data["outputs"] = {"index": ["study.md", "study.html"], "reports": reports}
     result.record.save()
+
+
+def _plots_installed() -> bool:
+    """Whether the runs' HTML reports can be drawn; says once why not (the study goes on)."""
+    from medlens.core.extras import has_feature
+
+    if has_feature("plots"):
+        return True
+    global _SAID_NO_PLOTS
+    if not _SAID_NO_PLOTS:
+        print("note: the runs' report.html are not written (their plots need matplotlib): "
+              "pip install 'medlens[plots]'", file=sys.stderr)  # fmt: skip
+        _SAID_NO_PLOTS = True
+    return False
+
+
+_SAID_NO_PLOTS = False
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from medlens.core.errors import SpecError
+from medlens.core.notation import bad, tagged
 from medlens.tracking.payload import Payload, run_payload
 
 BACKENDS = ("mlflow", "wandb")
@@ -32,9 +33,9 @@ class LogTarget:
 
 def parse_log_target(text: str) -> LogTarget:
     """``mlflow``, ``mlflow:URI`` or ``wandb``; anything else is a SpecError (exit 2, before work)."""
-    backend, _, uri = text.partition(":")
+    backend, uri, _ = tagged(text)
     if backend not in BACKENDS:
-        raise SpecError(f"--log {text}: expected mlflow[:URI] or wandb")
+        raise bad("--log", text, "expected mlflow[:URI] or wandb")
     if backend == "wandb" and uri:
         raise SpecError("--log wandb takes no URI (WANDB_PROJECT, WANDB_MODE and WANDB_DIR set it)")
     from medlens.core.extras import require_extra

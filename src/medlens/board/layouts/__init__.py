@@ -32,7 +32,7 @@ def check_layout(name: str, aligned: Aligned) -> None:
 
 
 def build_layout(name: str, aligned: Aligned, context: LayoutContext, min_n: int) -> dict[str, Any]:
-    """The ``"layout"`` object of the board JSON (see docs/design.md)."""
+    """The ``"layout"`` object of the board JSON (see docs/decisions/0018-judged-scores-in-every-table-paper-layouts.md)."""
     check_layout(name, aligned)
     if name == "medcmr":
         from medlens.board.layouts.medcmr import medcmr_layout
