@@ -27,8 +27,11 @@ def invoke(args: Sequence[str], stdin: str | None = None) -> Result:
 
 
 def steady(text: str) -> str:
-    """A progress bar's rate and clock, which differ between any two runs, as placeholders."""
-    return re.sub(r"\b\d+:\d\d:\d\d\b", "<CLOCK>", re.sub(r"[\d.,]+ (\w+)/s", r"<RATE> \1/s", text))
+    """A progress bar's rate and clock, which differ between any two runs, as placeholders, and
+    its bar (whose length rich fits around them) as one character."""
+    text = re.sub(r"[\d.,]+ (\w+)/s", r"<RATE> \1/s", text)
+    text = re.sub(r"\b\d+:\d\d:\d\d\b", "<CLOCK>", text)
+    return re.sub(r" +", " ", re.sub(r"━+", "━", text))
 
 
 def same(old: Sequence[str], new: Sequence[str], stdin: str | None = None) -> Result:

@@ -360,14 +360,14 @@ def test_backoff_grows_with_jitter_capped_and_respects_retry_after(attempt: int)
 
 
 def test_answers_parse_list_content_and_refusal_field() -> None:
-    from medlens.models.openai import _message_text
+    from medlens.models.openai_replies import message_text
 
     assert (
-        _message_text({"content": [{"type": "text", "text": "A"}, {"type": "text", "text": "B"}]})
+        message_text({"content": [{"type": "text", "text": "A"}, {"type": "text", "text": "B"}]})
         == "AB"
     )
-    assert _message_text({"content": None, "refusal": "I cannot help"}) == "I cannot help"
-    assert _message_text({"content": None}) is None
+    assert message_text({"content": None, "refusal": "I cannot help"}) == "I cannot help"
+    assert message_text({"content": None}) is None
 
 
 @pytest.mark.parametrize(
@@ -387,10 +387,9 @@ def test_answers_parse_list_content_and_refusal_field() -> None:
     ],
 )
 def test_parse_answers(body: Any, text: str | None, error: str | None) -> None:
-    backend = load_model("openai:m?base_url=http://127.0.0.1:9/v1", ModelContext(items=()))
-    assert isinstance(backend, OpenAIChatModel)
-    attempt = backend._parse(httpx.Response(200, content=json.dumps(body).encode()))
-    asyncio.run(backend.aclose())
+    from medlens.models.openai_replies import parsed_answer
+
+    attempt = parsed_answer(httpx.Response(200, content=json.dumps(body).encode()))
     got = attempt.response if attempt.response is not None else None
     if error is None:
         assert got is not None and got.text == text and got.error is None

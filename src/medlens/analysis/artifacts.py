@@ -199,15 +199,8 @@ def sourced_score_table(
 
 def results_after_writing(view: RunView) -> dict[str, Any]:
     """The results of a run a writer (``run``, ``judge``, a ratings import) just finished,
-    built quietly from what it holds and saved (the caller's lock is released by then).
-
-    The collector is paused meanwhile (``execution.collector``): building results makes
-    short-lived tables and cells, and every automatic collection would walk the run's items
-    and records again for nothing."""
-    from medlens.execution.collector import collector_paused
-
-    with collector_paused():
-        return fresh_results(view, note=None)
+    built quietly from what it holds and saved (the caller's lock is released by then)."""
+    return fresh_results(view, note=None)
 
 
 def imageless(run_dir: Path) -> bool:

@@ -26,6 +26,7 @@ from medlens.checks.contamination import RELEASES
 from medlens.checks.result import SHOWN, CheckResult, Status
 from medlens.core.errors import InputError
 from medlens.core.tomlfile import tomllib
+from medlens.runs.layout import RUN_FILE
 
 EVALUATION = ("allowed", "restricted", "not allowed", "unknown")
 LABELS = ("human", "automatic", "mixed", "unknown")
@@ -202,7 +203,7 @@ def admission_facts(path: str | Path | None = None, recorded: Mapping[str, Any] 
     """The shipped facts, with a run's recorded user facts and then a user file laid over."""
     facts = shipped_admission()
     if recorded:
-        facts = facts.extended(parse_admission(recorded, "run.json admission"))
+        facts = facts.extended(parse_admission(recorded, f"{RUN_FILE} admission"))
     return facts.extended(load_admission(path)) if path is not None else facts
 
 

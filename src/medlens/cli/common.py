@@ -71,7 +71,8 @@ class OneLineErrors(LiteralHelpGroup):
 
 # typer has no setting for its type column (``<bool>`` beside a flag, ``<list[str]>`` beside a
 # repeatable option): its two builders are replaced, on the typer range pyproject.toml pins
-# (tests/cli/test_cli_polish.py::test_help_shows_no_python_type_names checks the effect).
+# (tests/cli/test_private_hooks.py checks the hooks, test_cli_polish.py::
+# test_help_shows_no_python_type_names the effect).
 _typer_option_type = typer.core.TyperOption.display_type_rich
 _typer_argument_type = typer.core.TyperArgument.display_type_rich
 
@@ -114,7 +115,11 @@ app = typer.Typer(
 class _SafeConsole(Console):
     """A console whose printed text passes through the one sanitiser (``core.terminal``):
     item ids, axis values, questions and model text in any table or line show their control
-    and bidi characters escaped; rich's own control codes (styles, the progress bar) pass."""
+    and bidi characters escaped; rich's own control codes (styles, the progress bar) pass.
+
+    It overrides rich's private ``_render_buffer`` (rich pinned in pyproject.toml;
+    tests/cli/test_private_hooks.py): rich's public render hooks see renderables before a live
+    progress bar adds its own, so a server's error text shown in the bar would pass unescaped."""
 
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         return super()._render_buffer(

@@ -11,8 +11,9 @@ paragraph by :class:`LiteralHelpCommand` and :class:`LiteralHelpGroup`). Literal
 rather than cut, has no setting in typer (its ``rich_markup_mode`` is rich markup, Markdown, or
 click's plain help without the panels), so two text builders of ``typer.rich_utils`` are
 replaced — only when help is printed, since typer imports that module only then — on the typer
-release range ``pyproject.toml`` pins; ``tests/cli/test_help_literal.py`` checks each effect, so
-a typer that renamed them fails a test instead of printing markup-eaten help."""
+release range ``pyproject.toml`` pins; ``tests/cli/test_private_hooks.py`` checks the hooks and
+``tests/cli/test_validation_policy.py`` their effects, so a typer that renamed or reshaped them
+fails a test instead of printing markup-eaten help."""
 
 from __future__ import annotations
 

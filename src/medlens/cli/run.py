@@ -1,23 +1,19 @@
-"""`medlens run`: evaluate a model on a benchmark (resumable)."""
+"""`medlens run`: evaluate a model on a benchmark (resumable). Owns the command and its options;
+their values are parsed in ``run_values``, the run and its summary shown by ``run_progress``."""
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated
 
 import typer
 
-from medlens.cli.common import command, console, err_console, progress_bar
-from medlens.cli.tracking_option import LOG_HELP, log_after, log_target
-from medlens.core.terminal import terminal_safe, terminal_safe_line
+from medlens.cli.common import command
+from medlens.cli.run_progress import EXIT_TOO_MANY_ERRORS, error_lines, run_and_summarise
+from medlens.cli.run_values import adaptive_planner, run_options, single_specs
+from medlens.cli.tracking_option import LOG_HELP, log_target
 
-if TYPE_CHECKING:
-    from medlens.core.records import Record
-    from medlens.execution.evaluate import RunOptions, RunOutcome
-
-EXIT_TOO_MANY_ERRORS = 1
+__all__ = ["EXIT_TOO_MANY_ERRORS", "error_lines", "run", "run_options"]
 
 
 HELP = "Evaluate MODEL on BENCH; rerunning the same command resumes where it stopped."
@@ -228,190 +224,3 @@ def run(
         )  # fmt: skip
     run_and_summarise(options, float(values["max_error_rate"]), judging, tracking,
                       values.get("max_retry_rate"), planner)  # fmt: skip
-
-
-ADAPTIVE_ONLY = ("target_halfwidth", "max_items")
-
-
-def adaptive_planner(values: dict[str, Any]) -> Any:
-    """The planner of an adaptive run (``--adaptive``/``--baseline``), or None; its options are
-    taken out of `values` (``--stratify`` names its groups instead of a sample's strata)."""
-    from medlens.core.errors import SpecError
-
-    bank, baseline = values.pop("adaptive", None), values.pop("baseline", None)
-    extra = {key: values.pop(key, None) for key in ADAPTIVE_ONLY}
-    if bank is None and baseline is None:
-        for key, value in extra.items():
-            if value is not None:
-                raise SpecError(f"--{key.replace('_', '-')}: only with --adaptive BANK.json or "
-                                "--baseline RUN")  # fmt: skip
-        return None
-    if extra["target_halfwidth"] is None:
-        raise SpecError(
-            "--target-halfwidth: an adaptive run needs the half-width to stop at, e.g. 0.02"
-        )
-    # --stratify names the groups (with --sample the run itself refuses the adaptive run)
-    stratify = values.pop("stratify", None) if values.get("sample") is None else None
-    from medlens.execution.selection import parse_stratify
-    from medlens.items.adaptive import AdaptiveSettings
-    from medlens.items.adaptive_planner import AdaptivePlanner
-
-    settings = AdaptiveSettings(
-        bank=None if bank is None else Path(bank), baseline=None if baseline is None else Path(baseline),
-        target_halfwidth=float(extra["target_halfwidth"]), max_items=extra["max_items"],
-        stratify=parse_stratify(stratify), seed=int(values.get("seed") or 0),
-        first_batch=int(values.get("concurrency") or 8),
-    )  # fmt: skip
-    return AdaptivePlanner(settings)
-
-
-def single_specs(values: dict[str, Any]) -> dict[str, Any]:
-    """`run` is one model on one benchmark: a repeated ``--model`` or ``--bench`` is refused (typer
-    would keep the last one silently) and points at ``medlens study``."""
-    from medlens.core.errors import SpecError
-
-    for key in ("bench", "model"):
-        given = values.get(key) or []
-        if len(given) > 1:
-            raise SpecError(
-                f"--{key} given {len(given)} times ({', '.join(given)}): `run` evaluates one model "
-                "on one benchmark; for several, write a study file and run `medlens study "
-                "STUDY.toml` (docs/studies.md)"
-            )
-        values[key] = given[0] if given else None
-    return values
-
-
-def run_options(values: Mapping[str, Any]) -> RunOptions:
-    """RunOptions from the merged flags and config values (one key per RunOptions field); the
-    benchmark, model and exemplar specs and the strategy are parsed here, once."""
-    from dataclasses import fields
-
-    from medlens.core.errors import SpecError
-    from medlens.execution.evaluate import RunOptions
-
-    for required in ("bench", "model"):
-        if not values.get(required):
-            raise SpecError(f"--{required} is required (on the command line or in --config)")
-    rate = float(values["max_error_rate"])
-    if not 0.0 <= rate <= 1.0:
-        raise SpecError(f"--max-error-rate {rate:g}: expected a rate from 0 to 1")
-    retry = values.get("max_retry_rate")
-    if retry is not None and not 0.0 <= float(retry) < 1.0:
-        raise SpecError(f"--max-retry-rate {float(retry):g}: expected a rate from 0 to below 1")
-    from medlens.api import parsed_run_values
-
-    names = {f.name for f in fields(RunOptions)}
-    return RunOptions(**parsed_run_values({k: v for k, v in values.items() if k in names}))
-
-
-def run_and_summarise(
-    options: RunOptions, max_error_rate: float, judging: Any = None, tracking: Any = None,
-    max_retry_rate: float | None = None, planner: Any = None,
-) -> None:  # fmt: skip
-    """Run, print the summary, judge the answers when asked, log to a tracker when asked, and
-    exit 1 above the error rate (or when the retry rate passed `max_retry_rate` and the run
-    stopped)."""
-    from medlens.report.text import summary_blocks
-    from medlens.runs.health import RetryRateExceeded
-
-    try:
-        outcome = evaluate_with_progress(options, max_retry_rate, planner)
-    except RetryRateExceeded as exc:
-        err_console.print(str(exc), highlight=False, markup=False, soft_wrap=True)
-        raise typer.Exit(EXIT_TOO_MANY_ERRORS) from None
-    from medlens.analysis.artifacts import results_after_writing
-
-    results = results_after_writing(outcome.store.view())
-    for block in summary_blocks(results, outcome.store.path):
-        console.print(block)
-    if planner is not None:
-        from medlens.cli.estimate import print_adaptive
-
-        print_adaptive(outcome.store.path)
-    err_console.print(f"run directory: {outcome.store.path}", highlight=False)
-    if judging is not None:
-        from dataclasses import replace
-
-        from medlens.cli.judge import judge_with_progress, print_judge_summary
-
-        judged = judge_with_progress(replace(judging, run_dir=outcome.store.path))
-        print_judge_summary(judged)
-    log_after(tracking, [outcome.store.path])
-    error_rate = results["rates"]["error"]
-    if error_rate > max_error_rate:
-        from medlens.runs.retry import retry_hint
-
-        records = outcome.store.records().values()
-        for line in error_lines(records):  # server messages are untrusted text
-            err_console.print(
-                terminal_safe_line(line), highlight=False, markup=False, soft_wrap=True
-            )
-        err_console.print(
-            f"error rate {error_rate:.3f} exceeds --max-error-rate {max_error_rate}; "
-            + retry_hint(records),  # names --retry-errors and the file for permanent errors
-            highlight=False, markup=False, soft_wrap=True,
-        )  # fmt: skip
-        raise typer.Exit(EXIT_TOO_MANY_ERRORS)
-
-
-def error_lines(records: Iterable[Mapping[str, Any]]) -> list[str]:
-    """One line per error type with its count and one example, so "every item failed" says why."""
-    examples: dict[str, str] = {}
-    counts: Counter[str] = Counter()
-    for record in records:
-        error = record.get("error")
-        if error:
-            counts[error["type"]] += 1
-            examples.setdefault(error["type"], f"item {record['id']}: {error['message']}")
-    return [f"{kind} errors: {n} (e.g. {examples[kind]})" for kind, n in counts.most_common()]
-
-
-def errors_text(errors: Counter[str]) -> str:
-    """``12 errors: 9 connection, 3 timeout`` for the progress bar."""
-    total = sum(errors.values())
-    kinds = ", ".join(f"{n} {kind}" for kind, n in errors.most_common())
-    return f"{total} error{'s' if total != 1 else ''}: {kinds}"
-
-
-def evaluate_with_progress(
-    options: RunOptions, max_retry_rate: float | None = None, planner: Any = None
-) -> RunOutcome:
-    """Run the evaluation under a progress bar that appears only once loading succeeded; a
-    retry rate above 5% is called out as it happens (``runs.health.RetryWatch``)."""
-    from medlens.execution.evaluate import evaluate
-    from medlens.runs.health import RetryWatch
-
-    watch = RetryWatch(max_retry_rate)
-
-    bar = progress_bar("medlens run")
-    task = bar.add_task("evaluating", total=None)
-
-    def on_start(total: int, done: int) -> None:
-        bar.start()  # after validation, so that input errors stay a single line
-        bar.update(task, total=total, completed=done)
-        if done:
-            bar.console.print(f"resuming: {done} of {total} items already answered")
-
-    def on_note(message: str) -> None:
-        err_console.print(
-            f"note: {terminal_safe(message)}", highlight=False, markup=False, soft_wrap=True
-        )
-
-    errors: Counter[str] = Counter()
-
-    def on_progress(record: Record) -> None:
-        error = record.get("error")
-        if error:  # a failing server shows on the bar while the run goes on, not only at the end
-            errors[error.get("type", "error")] += 1
-            bar.update(task, description=f"evaluating ({errors_text(errors)})")
-        bar.advance(task)
-        alert = watch.add(record)
-        if alert is not None:
-            bar.console.print(f"warning: {alert}", highlight=False, markup=False, soft_wrap=True)
-
-    try:
-        return evaluate(options, on_start, on_progress, on_note, planner=planner)
-    finally:
-        if bar.live.is_started:  # (stop() prints a line on a non-terminal)
-            bar.stop()  # the bar ends with the last answer

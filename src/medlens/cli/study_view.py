@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from medlens.cli.common import console, err_console, progress_bar
-from medlens.report.sections import percent, percent_ci
+from medlens.report.percent_text import percent, percent_ci
 from medlens.study.budget import spent_line
 
 if TYPE_CHECKING:

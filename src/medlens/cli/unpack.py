@@ -17,11 +17,12 @@ def unpack(
     output: Annotated[Path, typer.Option("--output", help="New (or empty) folder")],
 ) -> None:
     """Write DIR/images/* (the bytes as stored) and DIR/items.jsonl (loads with jsonl:)."""
-    from medlens.builder.subset import unpack as write_unpacked
+    from medlens.builder.subset import UNPACKED_IMAGES, UNPACKED_ITEMS
+    from medlens.builder.unpack import unpack as write_unpacked
     from medlens.core.specs import parse_spec
 
     count = write_unpacked(parse_spec(spec), output)
     err_console.print(
-        f"wrote {count} items to {output / 'items.jsonl'} (images in {output / 'images'})",
+        f"wrote {count} items to {output / UNPACKED_ITEMS} (images in {output / UNPACKED_IMAGES})",
         highlight=False,
     )

@@ -15,7 +15,8 @@ from typing import Any
 
 from medlens.core.items import ImageRef, Item
 from medlens.execution.dispatch import dispatch_order
-from medlens.execution.evaluate import LoadedBenchmark, RunOptions, prepare, run_dir_of
+from medlens.execution.options import RunOptions, run_dir_of
+from medlens.execution.preparation import LoadedBenchmark, prepare
 from medlens.execution.requests import RunSettings, prompt_text
 from medlens.runs.layout import is_run
 from medlens.runs.store import RunStore, check_same_spec

@@ -32,6 +32,7 @@ from medlens.core.where import check_axes
 from medlens.items import adaptive_design as ad
 from medlens.items.bank import Bank, read_bank
 from medlens.items.baseline import Baseline, check_same_items, read_baseline
+from medlens.runs.layout import RUN_FILE
 
 METHOD = "sequential active sampling without replacement, Horvitz–Thompson corrected predictions"
 MIN_CALLS = 40
@@ -192,8 +193,8 @@ def replay(
         ):  # fmt: skip
             raise DesignMismatchError(
                 f"{where}: batch {number + 1} of the recorded design is not what the design "
-                "chooses from this bank, baseline and seed (another bank or baseline, or an "
-                "edited run.json?)"
+                f"chooses from this bank, baseline and seed (another bank or baseline, or an "
+                f"edited {RUN_FILE}?)"
             )
         if any(str(row["id"]) not in scores for row in rows):
             return Replay(state, recorded)

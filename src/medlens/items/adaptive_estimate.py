@@ -27,6 +27,7 @@ from medlens.items.bank import Bank, read_bank
 from medlens.items.baseline import Baseline, check_same_items, delta_json, read_baseline
 from medlens.items.estimate import OUTSIDE_Z
 from medlens.items.responses import run_spec
+from medlens.runs.layout import run_file
 from medlens.runs.view import RunView
 from medlens.stats.intervals import wilson
 
@@ -160,7 +161,7 @@ def _estimate(path: Path, spec: dict[str, Any], predictor: Predictor) -> Adaptiv
     asked = list(recorded.get("asked") or [])
     index = {item.id: j for j, item in enumerate(items)}
     scores = answered_scores(view.records())
-    found = replay(model, int(spec.get("seed") or 0), asked, index, scores, str(path / "run.json"))
+    found = replay(model, int(spec.get("seed") or 0), asked, index, scores, str(run_file(path)))
     state = found.state
     if state.calls < 2:
         raise MedlensError(f"{path}: fewer than 2 items answered yet; run it again to go on")

@@ -23,6 +23,7 @@ from medlens.items.adaptive import (
     read_predictor,
     replay,
 )
+from medlens.runs.layout import RUN_FILE
 
 RUNNING = "running"
 TARGET_REACHED = "target reached"
@@ -70,9 +71,7 @@ class AdaptivePlanner:
         model = self._require_model()
         asked = list((recorded or {}).get("asked") or [])
         index = {item_id: j for j, item_id in enumerate(self._items)}
-        found = replay(
-            model, self.settings.seed, asked, index, answered_scores(records), "run.json"
-        )
+        found = replay(model, self.settings.seed, asked, index, answered_scores(records), RUN_FILE)
         if found.pending:
             self._design = self._record(asked, found.state, RUNNING)
             return [self._items[j] for j in found.pending]

@@ -21,7 +21,7 @@ from typing import Any
 
 from medlens.core.errors import MedlensError
 from medlens.items.responses import run_spec
-from medlens.runs.layout import is_run
+from medlens.runs.layout import RUN_FILE, is_run
 from medlens.runs.view import RunView
 
 
@@ -70,7 +70,7 @@ def estimated_kind(spec: Mapping[str, Any]) -> str | None:
 def read_baseline(path: Path, flag: str = "--baseline") -> Baseline:
     """Read and check a baseline run (one line naming it and the problem when it is not one)."""
     if not is_run(path):
-        raise MedlensError(f"{flag} {path}: not a run directory (no run.json)")
+        raise MedlensError(f"{flag} {path}: not a run directory (no {RUN_FILE})")
     spec = run_spec(path)
     kind = estimated_kind(spec)
     if kind is not None:

@@ -30,6 +30,7 @@ from medlens.core.errors import MedlensError
 from medlens.items import aipw, irt
 from medlens.items.bank import Bank, read_bank
 from medlens.items.responses import run_spec
+from medlens.runs.layout import RUN_FILE
 from medlens.runs.recorded import stored_spec
 from medlens.runs.view import RunView
 from medlens.sources.sidecar import SIDECAR, layout_hash
@@ -116,7 +117,7 @@ def read_run_design(path: Path, bank: Bank) -> RunDesign:
     layout = recorded.get("design")
     if not isinstance(layout, dict):
         raise MedlensError(
-            f"{path}: not a run on a subset drawn by `medlens items sample` (its run.json "
+            f"{path}: not a run on a subset drawn by `medlens items sample` (its {RUN_FILE} "
             "records no design)"
         )
     source = (recorded.get("source") or {}).get("content_hash")

@@ -15,7 +15,6 @@ reads as uncalibrated again instead of borrowing an old calibration. Labels:
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections.abc import Mapping
 from datetime import datetime, timezone
@@ -24,11 +23,10 @@ from typing import Any
 
 from medlens.core.errors import MedlensError
 from medlens.judges.verdicts import judged_item_scores
-from medlens.runs.files import write_atomic
-from medlens.runs.judgements import judge_dir
+from medlens.runs.judgements import judge_dir, read_agreement, write_agreement
+from medlens.runs.layout import agreement_file
 from medlens.stats.ppi import ppi_mean, with_wilson_envelope
 
-AGREEMENT_FILE = "agreement.json"
 WEAK_BELOW = 0.6
 """κ or Spearman ρ below this marks a judge "weak agreement"."""
 
@@ -153,9 +151,7 @@ def save_agreement(folder: Path, result: Mapping[str, Any], digest: str, files: 
         },
         "calibrated": result.get("calibrated"),
     }
-    path = folder / AGREEMENT_FILE
-    write_atomic(path, json.dumps(value, indent=2, ensure_ascii=False) + "\n")
-    return path
+    return write_agreement(folder, value)
 
 
 def _file_sha256(path: Path) -> str:
@@ -165,14 +161,14 @@ def _file_sha256(path: Path) -> str:
 def calibration_entry(folder: Path, digest: str) -> dict[str, Any]:
     """The ``calibration`` of a judge's results entry: its label, why, and the calibrated score
     when an up-to-date agreement file holds one."""
-    path = folder / AGREEMENT_FILE
-    if not path.is_file():
+    try:
+        value = read_agreement(folder)
+    except (OSError, ValueError):
+        unreadable = f"{agreement_file(folder)} is unreadable"
+        return {"label": "uncalibrated", "reason": unreadable, "calibrated": None}
+    if value is None:
         return {"label": "uncalibrated", "reason": "no agreement with human labels on file "
                 "(medlens agreement RUN --judge NAME --human FILE)", "calibrated": None}  # fmt: skip
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {"label": "uncalibrated", "reason": f"{path} is unreadable", "calibrated": None}
     if value.get("judged_scores_sha256") != digest:
         return {"label": "uncalibrated", "reason": "the agreement file was made for other "
                 "verdicts (the judge ran again since); run medlens agreement again",

@@ -14,6 +14,7 @@ from medlens.core.errors import SpecError
 from medlens.core.specs import Spec, check_options
 from medlens.models.base import ModelError, Request, Response
 from medlens.runs.judgements import stored_replies
+from medlens.runs.layout import JUDGEMENTS_FILE
 
 
 class ReplayJudge:
@@ -42,7 +43,7 @@ class ReplayJudge:
 def make_replay_judge(spec: Spec) -> ReplayJudge:
     check_options(spec, set())
     if not spec.argument:
-        raise SpecError("replay judge needs a judge folder or judgements.jsonl: replay:PATH")
+        raise SpecError(f"replay judge needs a judge folder or {JUDGEMENTS_FILE}: replay:PATH")
     source = Path(spec.argument)
     replies = stored_replies(source)
     digest = hashlib.sha256(

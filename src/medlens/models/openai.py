@@ -1,4 +1,5 @@
-"""OpenAI-compatible Chat Completions backend (vLLM, SGLang, LMDeploy, Ollama, hosted APIs).
+"""OpenAI-compatible Chat Completions backend (vLLM, SGLang, LMDeploy, Ollama, hosted APIs):
+owns sending a request and classifying how it went; what a reply says is ``openai_replies``.
 
 One set of ``httpx.AsyncClient`` connections per backend (see ``connection_pool``); retries with
 exponential backoff and jitter on rate limits, 5xx, timeouts, dropped connections and malformed
@@ -11,15 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import email.utils
 import json
 import logging
 import os
-import random
 import time
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -35,12 +33,31 @@ from medlens.models.base import (
     Request,
     Response,
     TextPart,
-    TokenAlternatives,
 )
 from medlens.models.connection_pool import ShardedClient
 from medlens.models.endpoint_breaker import ConnectBreaker
 from medlens.models.images import EncodedImages
+from medlens.models.openai_replies import (
+    Attempt,
+    backoff_delay,
+    is_content_filter,
+    parsed_answer,
+    retry_after_seconds,
+    retry_attempt,
+    with_option_probs,
+)
 from medlens.models.openai_settings import TRANSPORT_OPTIONS, OpenAISettings, parse_settings
+
+__all__ = [  # retry timing and reply reading live in openai_replies; tests import them here
+    "FATAL_STATUS",
+    "LISTED_KEYS",
+    "OpenAIChatModel",
+    "ServerRejectedError",
+    "backoff_delay",
+    "endpoint_identity",
+    "make_openai",
+    "retry_after_seconds",
+]
 
 log = logging.getLogger(__name__)
 
@@ -54,44 +71,6 @@ FATAL_STATUS = {
 
 class ServerRejectedError(MedlensError):
     """The server refuses every request (bad key, unknown model or URL)."""
-
-
-@dataclass(frozen=True)
-class Attempt:
-    """The outcome of one HTTP attempt: a final response, or a retryable failure."""
-
-    response: Response | None = None
-    error: ModelError | None = None
-    retry_after: float | None = None
-
-
-def retry_after_seconds(headers: httpx.Headers) -> float | None:
-    """Seconds the server asks us to wait: ``retry-after-ms``, else ``Retry-After`` (s or date)."""
-    millis = headers.get("retry-after-ms")
-    if millis:
-        try:
-            return max(0.0, float(millis) / 1000.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-def backoff_delay(attempt: int, base: float, cap: float, retry_after: float | None) -> float:
-    """Exponential backoff with jitter (half fixed, half random), never shorter than Retry-After."""
-    ceiling = min(cap, base * (2**attempt))
-    delay = ceiling / 2 + random.uniform(0.0, ceiling / 2)
-    return max(delay, retry_after or 0.0)
 
 
 SAMPLING_KEYS = ("temperature", "seed", "top_p", "max_tokens")
@@ -176,7 +155,7 @@ class OpenAIChatModel:
         for attempt in range(settings.max_retries + 1):
             last = await self._attempt(payload)
             if last.response is not None:
-                answered = _with_option_probs(last.response, request)
+                answered = with_option_probs(last.response, request)
                 return dataclasses.replace(
                     answered, latency=time.perf_counter() - started, retries=dict(faults)
                 )
@@ -258,22 +237,26 @@ class OpenAIChatModel:
         except httpx.ConnectError as exc:  # no server behind base_url, or not yet?
             reason = self._redact(f"{type(exc).__name__}: {exc}")
             self._breaker.failed_to_connect(reason)
-            return _retry("connection", f"connection failed: {reason}")
+            return retry_attempt("connection", f"connection failed: {reason}")
         except httpx.TimeoutException as exc:
             if isinstance(exc, httpx.ConnectTimeout):
                 waited = self.settings.connect_timeout
                 self._breaker.failed_to_connect(f"no connection within {waited:g}s")
-            return _retry("timeout", f"no answer within {read_timeout:g}s ({type(exc).__name__})")
+            return retry_attempt(
+                "timeout", f"no answer within {read_timeout:g}s ({type(exc).__name__})"
+            )
         except httpx.TransportError as exc:
-            return _retry("connection", f"connection failed: {type(exc).__name__}: {exc}")
+            return retry_attempt("connection", f"connection failed: {type(exc).__name__}: {exc}")
         self._breaker.answered()
         status = reply.status_code
         if status == 429:
-            return _retry(
+            return retry_attempt(
                 "rate_limit", self._status_text(reply), retry_after_seconds(reply.headers)
             )
         if status >= 500:
-            return _retry("server", self._status_text(reply), retry_after_seconds(reply.headers))
+            return retry_attempt(
+                "server", self._status_text(reply), retry_after_seconds(reply.headers)
+            )
         if status in FATAL_STATUS:
             raise ServerRejectedError(
                 f"openai: {self.settings.base_url} {FATAL_STATUS[status]} "
@@ -281,36 +264,9 @@ class OpenAIChatModel:
                 f"key from ${self.settings.api_key_env})"
             )
         if status >= 400:
-            kind: ErrorType = "refused_by_api" if _is_content_filter(reply) else "input"
+            kind: ErrorType = "refused_by_api" if is_content_filter(reply) else "input"
             return Attempt(Response(None, error=ModelError(kind, self._status_text(reply))))
-        return self._parse(reply)
-
-    def _parse(self, reply: httpx.Response) -> Attempt:
-        """A 200 answer → Response; malformed JSON or no choices are retryable protocol errors."""
-        try:
-            data = json.loads(reply.content)
-            choice = data["choices"][0]
-            message = choice["message"]
-            if not isinstance(message, dict):
-                raise TypeError("message is not an object")
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
-            return _retry("protocol", f"malformed answer from server ({type(exc).__name__})")
-        if choice.get("finish_reason") == "content_filter":
-            return Attempt(Response(None, error=ModelError("refused_by_api", "content filter")))
-        # null content without a refusal is a real (empty) answer, e.g. every token was spent on
-        # hidden reasoning: retrying would get the same, and extraction reports it as `empty`.
-        text = _message_text(message) or ""
-        served_model, fingerprint = _served(data)
-        return Attempt(
-            Response(
-                text,
-                usage=_usage(data.get("usage")),
-                served_model=served_model,
-                system_fingerprint=fingerprint,
-                finish_reason=_finish_reason(choice),
-                answer_positions=_answer_positions(choice),
-            )
-        )
+        return parsed_answer(reply)
 
     def _status_text(self, reply: httpx.Response) -> str:
         detail = ""
@@ -324,74 +280,6 @@ class OpenAIChatModel:
 
     def _redact(self, text: str) -> str:
         return text.replace(self._api_key, "***") if len(self._api_key) >= 4 else text
-
-
-def _answer_positions(choice: Mapping[str, Any]) -> tuple[TokenAlternatives, ...] | None:
-    """The generated tokens and their top alternatives (``logprobs.content``), if sent.
-
-    Held on the response only until :func:`_with_option_probs` maps them to the item.
-    """
-    from medlens.models.option_logprobs import positions_from_openai
-
-    logprobs = choice.get("logprobs")
-    content = logprobs.get("content") if isinstance(logprobs, dict) else None
-    if not isinstance(content, list):
-        return None
-    return tuple(positions_from_openai(content)) or None
-
-
-def _with_option_probs(response: Response, request: Request) -> Response:
-    """The answer tokens' alternatives turned into probabilities per option of the item."""
-    if response.answer_positions is None:
-        return response
-    from medlens.models.option_logprobs import option_probabilities_along
-
-    probs = option_probabilities_along(request.item, response.answer_positions)
-    return dataclasses.replace(response, option_probs=probs, answer_positions=None)
-
-
-def _retry(kind: ErrorType, message: str, retry_after: float | None = None) -> Attempt:
-    return Attempt(error=ModelError(kind, message), retry_after=retry_after)
-
-
-def _is_content_filter(reply: httpx.Response) -> bool:
-    try:
-        error = json.loads(reply.content).get("error") or {}
-    except (ValueError, AttributeError):
-        return False
-    return isinstance(error, dict) and error.get("code") == "content_filter"
-
-
-def _message_text(message: Mapping[str, Any]) -> str | None:
-    """The assistant text; list-of-parts content is joined; a structured refusal is its text."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    refusal = message.get("refusal")
-    return refusal if isinstance(refusal, str) else None
-
-
-def _finish_reason(choice: Mapping[str, Any]) -> str | None:
-    reason = choice.get("finish_reason")
-    return reason if isinstance(reason, str) and reason else None
-
-
-def _served(data: Mapping[str, Any]) -> tuple[str | None, str | None]:
-    """The served ``model`` and ``system_fingerprint`` of an answer, when they are strings."""
-    model, fingerprint = data.get("model"), data.get("system_fingerprint")
-    return (
-        model if isinstance(model, str) and model else None,
-        fingerprint if isinstance(fingerprint, str) and fingerprint else None,
-    )
-
-
-def _usage(raw: Any) -> dict[str, int]:
-    if not isinstance(raw, dict):
-        return {}
-    keys = ("prompt_tokens", "completion_tokens", "total_tokens")
-    return {key: int(raw[key]) for key in keys if isinstance(raw.get(key), int)}
 
 
 def make_openai(spec: Spec, context: ModelContext) -> OpenAIChatModel:

@@ -12,19 +12,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from medlens.report.board_sections import (
+from medlens.report.board_cells import (
     BoardTable,
     Cell,
-    board_tables,
     ci_cell,
     num,
     p_cell,
     pct,
-    run_labels,
     shown,
     signed,
     t,
 )
+from medlens.report.board_sections import board_tables, run_labels
 
 DIGITS = {"medcmr": (100.0, 2), "gmai": (100.0, 2), "mmbu": (1.0, 3)}
 

@@ -1,4 +1,7 @@
-"""The board's tables, laid out once from its JSON object for text, markdown, HTML and xlsx.
+"""The board's tables, laid out once from its JSON object for text, markdown, HTML and xlsx
+(owns which tables a board has, in reading order, and the ranking, per-axis, difficulty,
+across-benchmarks and published tables; the cells are ``board_cells``, the comparison tables
+``board_comparisons``).
 
 A cell is (shown text, sort value, exported value): text and markdown print the text, HTML shows
 it and sorts by the sort value, xlsx writes the exported value (numbers stay numbers; a
@@ -7,69 +10,55 @@ composite cell such as "45.2% [40.1–50.3]" is exported as its text).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
 from string import ascii_lowercase
 from typing import Any
 
+from medlens.report.board_cells import (
+    BEST,
+    CELL_PADDING,
+    PAGE_WIDTH,
+    SMALL,
+    BoardTable,
+    Cell,
+    Value,
+    ci_cell,
+    column_widths,
+    num,
+    pct,
+    shown,
+    signed_ci,
+    t,
+    table_width,
+)
+from medlens.report.board_comparisons import (
+    correlation_table,
+    pair_correlation_table,
+    pair_tables,
+    win_share_tables,
+)
 from medlens.report.model_label import model_label
-from medlens.report.sections import percent, percent_ci
+from medlens.report.percent_text import percent, percent_ci
 
-Value = float | int | str | None
-Cell = tuple[str, Value, Value]
-BEST = "▲"
-SMALL = "†"
-PAGE_WIDTH = 120
-"""Characters a text or markdown table may take (the board's default console width)."""
-CELL_PADDING = 3
-"""Per column: rich's ``│ `` + `` `` (markdown's ``| `` + `` ``)."""
-
-
-@dataclass(frozen=True)
-class BoardTable:
-    key: str
-    """Short name (xlsx sheet, HTML id)."""
-    title: str
-    headers: list[str]
-    rows: list[list[Cell]]
-    notes: list[str] = field(default_factory=list)
-    text_columns: int = 1
-
-
-def t(text: object, sort: Value = None) -> Cell:
-    """A text cell (exported as its text), sorted by `sort` in HTML."""
-    return (str(text), sort, str(text))
-
-
-def shown(text: str, value: float | int | None) -> Cell:
-    """A number shown as `text`, exported as the number itself."""
-    return ("–", None, None) if value is None else (text, value, value)
-
-
-def num(value: float | int | None) -> Cell:
-    return shown(str(value), value)
-
-
-def pct(value: float | None) -> Cell:
-    return shown(percent(value), value)
-
-
-def ci_cell(ci: Sequence[float] | None) -> Cell:
-    return t(percent_ci(list(ci) if ci else None), None if not ci else ci[0])
-
-
-def p_cell(p: float | None) -> Cell:
-    return shown(f"{p:.3g}" if p is not None else "", p)
-
-
-def signed(value: float | None) -> Cell:
-    return shown(f"{100 * value:+.1f}" if value is not None else "", value)
-
-
-def signed_ci(ci: Sequence[float] | None) -> Cell:
-    if not ci:
-        return t("–")
-    return t(f"{100 * ci[0]:+.1f}…{100 * ci[1]:+.1f}", ci[0])
+__all__ = [  # what renderers, tests and users import from here (cells and comparisons next door)
+    "BEST",
+    "CELL_PADDING",
+    "PAGE_WIDTH",
+    "SMALL",
+    "BoardTable",
+    "Cell",
+    "Value",
+    "axis_table",
+    "board_tables",
+    "board_title",
+    "column_widths",
+    "group_letters",
+    "models_table",
+    "run_labels",
+    "shown",
+    "t",
+    "table_width",
+    "win_share_tables",
+]
 
 
 def board_tables(board: dict[str, Any]) -> list[BoardTable]:
@@ -206,134 +195,12 @@ def _axis_cell(cells: list[dict[str, Any]], run: str) -> Cell:
     return t(f"{percent(cell['score'])} [{percent_ci(cell['ci'])}]{mark}", cell["score"])
 
 
-def column_widths(table: BoardTable) -> list[int]:
-    """Each column's widest shown text (header included), in characters."""
-    widths = [len(header) for header in table.headers]
-    for row in table.rows:
-        widths = [max(w, len(cell[0])) for w, cell in zip(widths, row, strict=False)]
-    return widths
-
-
-def table_width(widths: Sequence[int]) -> int:
-    """Characters a table of these column widths takes (rich's and markdown's padding)."""
-    return sum(widths) + CELL_PADDING * len(widths) + 1
-
-
-def pair_tables(board: dict[str, Any]) -> list[BoardTable]:
-    headers = ["base", "tuned", "cell", "n", "base", "tuned", "Δ (points)", "95% CI", "W/T/L",
-               "McNemar p"]  # fmt: skip
-    rows = []
-    for pair in board["pairs"]:
-        cells = [("overall", pair["overall"])]
-        cells += [(f"{axis}={v}", c) for axis, t_ in pair["by"].items() for v, c in t_.items()]
-        for label, c in cells:
-            rows.append([
-                t(pair["base"]), t(pair["tuned"]), t(label), num(c["n"]), pct(c["score_a"]),
-                pct(c["score_b"]), signed(c["difference"]), signed_ci(c["ci"]),
-                t(f"{c['wins']}/{c['ties']}/{c['losses']}", c["wins"]), p_cell(c["mcnemar_p"]),
-            ])  # fmt: skip
-    tables = [BoardTable("pairs", "Paired families (tuned − base)", headers, rows, text_columns=3)]
-    tests = list((board.get("pair_tests_by") or {}).values()) or (
-        [board["pair_tests"]] if board["pair_tests"] else []
-    )
-    if tests:
-        rows = [[t(test["over"]), num(test["n"]), num(test["n_nonzero"]),
-                 t(f"{test['positive']}/{test['negative']}"), signed(test["median_difference"]),
-                 p_cell(test["sign_p"]), p_cell(test["wilcoxon_p"]), p_cell(test["min_p"])]
-                for test in tests]  # fmt: skip
-        headers = ["differences over", "n", "non-zero", "+/−", "median Δ (points)", "sign p",
-                   "Wilcoxon p", "smallest possible p"]  # fmt: skip
-        notes = ["two-sided exact tests, zero differences dropped (scipy); "
-                 f"Wilcoxon: {tests[0]['wilcoxon_method']}"]  # fmt: skip
-        if len(tests) > 1:
-            notes.append(
-                "one test per axis: two axes' cells hold the same items, so they are never pooled"
-            )
-        tables.append(BoardTable("pair tests", "Tests across pairs", headers, rows, notes))
-    return tables
-
-
-def correlation_table(correlations: dict[str, dict[str, Any]]) -> BoardTable:
-    headers = ["column", "cell", "n", "Spearman", "95% CI", "Pearson", "95% CI", "slope",
-               "intercept", "R²"]  # fmt: skip
-    rows = []
-    for column, result in correlations.items():
-        cells = [("overall", result)]
-        cells += [(f"{a}={v}", c) for a, table in result["by"].items() for v, c in table.items()]
-        for label, c in cells:
-            rows.append([t(column), t(label), num(c["n"]), _r(c["spearman"]),
-                         _r_ci(c["ci"]["spearman"]), _r(c["pearson"]), _r_ci(c["ci"]["pearson"]),
-                         _g(c["slope"]), _g(c["intercept"]), _r(c["r2"])])  # fmt: skip
-    notes = ["score (0–1) against each numeric --meta column; CIs: Fisher z; line: least squares"]
-    return BoardTable("correlations", "Scores and model metadata", headers, rows, notes, 2)
-
-
-def pair_correlation_table(results: dict[str, dict[str, Any]]) -> BoardTable:
-    headers = ["column", "pair measure", "pairs", "Spearman", "95% CI", "Pearson", "95% CI",
-               "slope", "intercept", "R²"]  # fmt: skip
-    rows = []
-    for column, measures in results.items():
-        for measure, c in measures.items():
-            rows.append([t(column), t(measure.replace("_", " ")), num(c["n"]), _r(c["spearman"]),
-                         _r_ci(c["ci"]["spearman"]), _r(c["pearson"]), _r_ci(c["ci"]["pearson"]),
-                         _g(c["slope"]), _g(c["intercept"]), _r(c["r2"])])  # fmt: skip
-    notes = ["each pair's win rate (items the tuned model wins / n) and difference against the "
-             "tuned run's value of the column"]  # fmt: skip
-    return BoardTable("pair correlations", "Pairs and model metadata", headers, rows, notes, 2)
-
-
-def _r(value: float | None) -> Cell:
-    return shown(f"{value:.2f}" if value is not None else "", value)
-
-
-def _g(value: float | None) -> Cell:
-    return shown(f"{value:.4g}" if value is not None else "", value)
-
-
 RANK_GROUP_NOTE = (
     "rank intervals and tied groups are two inferences and can differ: an interval is each "
     "model's 95% range of ranks with no multiplicity correction, a group joins models no "
     "Holm-adjusted pairwise test separates; overlapping intervals need not mean a tie, nor "
     "disjoint ones a significant difference after Holm"
 )
-
-
-def _r_ci(ci: Sequence[float] | None) -> Cell:
-    return t("–") if not ci else t(f"{ci[0]:.2f}…{ci[1]:.2f}", ci[0])
-
-
-def win_share_tables(shares: dict[str, Any]) -> list[BoardTable]:
-    tables = []
-    for column, entries in shares.items():
-        if isinstance(entries, dict):
-            continue  # skipped: too many groups
-        headers = ["groups (wins of the first)", "cell", "items", "wins", "ties", "losses",
-                   "win share", "95% CI"]  # fmt: skip
-        rows = []
-        for e in entries:
-            label = f"{e['group']} ({e['models'][0]}) vs {e['versus']} ({e['models'][1]})"
-            cells = [("overall", e["overall"])]
-            cells += [(f"{a}={v}", c) for a, table in e["by"].items() for v, c in table.items()]
-            for cell_label, c in cells:
-                rows.append([t(label), t(cell_label), num(c["items"]), num(c["wins"]),
-                             num(c["ties"]), num(c["losses"]), pct(c["win_share"]),
-                             ci_cell(c["ci"])])  # fmt: skip
-            per_value = e.get("per_value")
-            if per_value:
-                rows.append([t(label), t(f"per {per_value['axis']} value ({per_value['values']} values)"),
-                             t(""), num(per_value["wins"]), num(per_value["ties"]),
-                             num(per_value["losses"]), pct(per_value["win_share"]),
-                             t(f"mean lead {signed(per_value['mean_lead'])[0]} points")])  # fmt: skip
-        first = entries[0]["group"] if entries else "the first group"
-        notes = ["per-item comparisons of every model pair across the groups; wins, losses and "
-                 f"the win share count for the first group named (e.g. {first}): win share = its "
-                 "wins / (wins + losses); CI: images resampled"]  # fmt: skip
-        if any(e.get("per_value") for e in entries):
-            notes.append("per value: each model pair's mean scores on each value compared; "
-                         "win share = wins / comparisons (MMBU's sub-modality share)")  # fmt: skip
-        tables.append(BoardTable(f"wins {column}", f"Win shares by {column}", headers, rows,
-                                 notes, 2))  # fmt: skip
-    return tables
 
 
 def difficulty_table(d: dict[str, Any]) -> BoardTable:

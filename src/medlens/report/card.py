@@ -13,6 +13,7 @@ from medlens.checks.admission import admission_facts, admission_text, sources_of
 from medlens.checks.contamination import cutoff_text, isolation_text
 from medlens.execution.generation import generation_text, self_consistency_text
 from medlens.judges.identity import fingerprint_lines
+from medlens.runs.layout import JUDGE_FILE
 from medlens.runs.recorded import run_card
 from medlens.sources.cards import USAGE_STATEMENT
 
@@ -195,7 +196,7 @@ def _judges(run_dir: Path) -> str:
     found = []
     for name, judge in stage_specs(run_dir):
         if judge is None:
-            found.append(f"{name}: unreadable judge.json")
+            found.append(f"{name}: unreadable {JUDGE_FILE}")
             continue
         protocol = judge.get("protocol") or {}
         weights = protocol.get("weights") or {}

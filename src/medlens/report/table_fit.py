@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from medlens.report.board_sections import (
+from medlens.report.board_cells import (
     CELL_PADDING,
     PAGE_WIDTH,
     BoardTable,

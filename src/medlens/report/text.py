@@ -13,8 +13,8 @@ from rich.text import Text
 
 from medlens.analysis.medcmr_split import medcmr_lines
 from medlens.report import load_results
+from medlens.report.percent_text import images_text
 from medlens.report.protocol_lines import protocol_lines, single_multi_line
-from medlens.report.sections import images_text
 from medlens.report.source_label import source_lines, source_suffix
 from medlens.runs.health import health_lines
 from medlens.scoring.closed_open import pairing_text
@@ -93,7 +93,7 @@ def summary_blocks(results: dict[str, Any], run_dir: Path | None = None) -> list
         blocks += [Text(f"{name}: {value}") for name, value in estimate_rows(run_dir, spec)]
     blocks.extend(detail_lines(results))
     if results.get("leakage_suspects") is not None:
-        from medlens.report.sections import suspect_summary
+        from medlens.report.deficiency import suspect_summary
 
         blocks.append(
             f"leakage suspects under probe {spec['probe']} (text-prior or leakage): "
@@ -203,7 +203,7 @@ def axis_table(
     suffix: str = "",
     results: Mapping[str, Any] | None = None,
 ) -> Table:
-    from medlens.report.sections import coverage_cell
+    from medlens.report.axis_rows import coverage_cell
     from medlens.stats.cells import MIN_IMAGES
 
     title = f"by {axis} (* n < {SMALL_N} or images < {MIN_IMAGES}){suffix}"

@@ -23,6 +23,7 @@ from medlens.runs.layout import (
     JUDGE_FILE,
     JUDGEMENTS_FILE,
     MEMBERS_DIR,
+    agreement_file,
     is_judge_stage,
     judge_file,
     judgements_file,
@@ -237,6 +238,25 @@ def write_judge_json(folder: Path, spec: Mapping[str, Any]) -> None:
     """Write a stage's judge.json (atomically), making its folder."""
     folder.mkdir(parents=True, exist_ok=True)
     write_atomic(judge_file(folder), json.dumps(spec, indent=2, ensure_ascii=False) + "\n")
+
+
+def write_agreement(folder: Path, value: Mapping[str, Any]) -> Path:
+    """Write a stage's agreement.json (atomically); its path."""
+    path = agreement_file(folder)
+    write_atomic(path, json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+    return path
+
+
+def read_agreement(folder: Path) -> dict[str, Any] | None:
+    """A stage's agreement.json, None when it has none; OSError or ValueError when it cannot be
+    read as a JSON object."""
+    path = agreement_file(folder)
+    if not path.is_file():
+        return None
+    value = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(value, dict):
+        raise ValueError(f"{path}: not a JSON object")
+    return value
 
 
 def rewrite_judgements(folder: Path, lines: list[dict[str, Any]]) -> None:

@@ -2,8 +2,9 @@
 
 A run directory holds ``run.json`` (written first), ``items.jsonl``, the append-only
 ``records.jsonl``, the derived ``results.json`` and ``derived/`` files, and one folder per judge
-stage under ``judges/`` (``judge.json`` first, then the append-only ``judgements.jsonl``; a
-panel's members under ``judges/<panel>/members/<member>/``). Every other module asks this one
+stage under ``judges/`` (``judge.json`` first, then the append-only ``judgements.jsonl``, and
+``agreement.json`` once ``medlens agreement`` compared it with people; a panel's members under
+``judges/<panel>/members/<member>/``). Every other module asks this one
 for a path (or, better, reads through :class:`medlens.runs.view.RunView`), so a file can be
 renamed or moved in one place.
 """
@@ -20,6 +21,7 @@ DERIVED_DIR = "derived"
 JUDGES_DIR = "judges"
 JUDGE_FILE = "judge.json"
 JUDGEMENTS_FILE = "judgements.jsonl"
+AGREEMENT_FILE = "agreement.json"
 MEMBERS_DIR = "members"
 
 RUN_INPUTS = (RUN_FILE, ITEMS_FILE, RECORDS_FILE)
@@ -67,6 +69,11 @@ def judge_file(folder: Path | str) -> Path:
 
 def judgements_file(folder: Path | str) -> Path:
     return Path(folder) / JUDGEMENTS_FILE
+
+
+def agreement_file(folder: Path | str) -> Path:
+    """A judge stage's agreement with human labels (``medlens agreement``)."""
+    return Path(folder) / AGREEMENT_FILE
 
 
 def members_dir(panel_folder: Path | str) -> Path:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from medlens.core.errors import InputError, MedlensError
-from medlens.execution.evaluate import LoadedBenchmark
+from medlens.execution.preparation import LoadedBenchmark
 from medlens.study.plan import RunJob, StudyPlan, run_key
 
 

@@ -21,7 +21,7 @@ from medlens.study.tomlkeys import KeyPath
 
 
 class Failing(Protocol):
-    """The study file being read (``file.StudyFile``): it fails naming the key's line."""
+    """The study file being read (``file_values.StudyFile``): it fails naming the key's line."""
 
     def fail(self, key: KeyPath, problem: str) -> NoReturn: ...
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from medlens.core.errors import InputError, MedlensError
-from medlens.execution.evaluate import LoadedBenchmark
+from medlens.execution.preparation import LoadedBenchmark
 from medlens.study.entries import BoardEntry
 from medlens.study.plan import StudyPlan
 from medlens.study.preview import RunPreview

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from medlens.core.errors import MedlensError, SpecError
-from medlens.execution.evaluate import LoadedBenchmark
+from medlens.execution.preparation import LoadedBenchmark
 from medlens.study.adaptive_runs import check_adaptive_banks
 from medlens.study.board_references import check_board_references
 from medlens.study.budget import Projection, StudyCosts, combine

@@ -6,6 +6,8 @@ file, the line and the key (``val.toml, line 7, key benchmarks.gmai.limt: unknow
 raised before anything is planned or started. Deeper checks that need the data (does the
 benchmark load, does the backend accept its options) happen when the study is planned, and
 name the entry's line too.
+This module reads the sections into entries; ``file_values`` owns the file's text, its key lines
+and the typed readers of its values.
 
 The file's keys (docs/studies.md): top level ``name``, ``seed``, ``concurrency``, ``budget``;
 ``[models]`` label → spec or ``{spec, concurrency, price, training_cutoff, sample, adaptive}``
@@ -18,27 +20,34 @@ pairs, meta, reference, by, where, allow_partial}``.
 
 from __future__ import annotations
 
-import hashlib
-import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
-from medlens.analysis.cost import Price, parse_price
 from medlens.analysis.paper_columns import LAYOUT_NAMES
 from medlens.analysis.score_source import parse_score_source
-from medlens.core.errors import InputError, MedlensError
+from medlens.core.errors import MedlensError
 from medlens.core.model_info import parse_model_info
 from medlens.core.specs import Spec, parse_spec
-from medlens.core.tomlfile import tomllib
-from medlens.execution.evaluate import MAX_CONCURRENCY
 from medlens.execution.strategies import parse_strategy
 from medlens.study.adaptive_checks import check_adaptive_models, parse_adaptive
 from medlens.study.board_checks import check_board_axes, check_board_judges, check_self_judging
 from medlens.study.entries import BenchmarkEntry, BoardEntry, JudgeEntry, ModelEntry, Study
+from medlens.study.file_values import (
+    StudyFile,
+    bool_value,
+    budget_value,
+    comma_list,
+    concurrency_value,
+    int_value,
+    is_number,
+    optional_int,
+    price_value,
+    str_value,
+)
 from medlens.study.sample_checks import check_sampled_models
-from medlens.study.tomlkeys import KeyLines, KeyPath, dotted
+from medlens.study.tomlkeys import KeyPath
 
 TOP_KEYS = ("name", "seed", "concurrency", "budget", "models", "benchmarks", "judges", "boards")
 MODEL_KEYS = ("spec", "concurrency", "price", "training_cutoff", "sample", "adaptive")
@@ -49,63 +58,6 @@ JUDGE_KEYS = ("spec", "protocol", "scope", "benchmarks", "repeats", "weights", "
 BOARD_KEYS = ("benchmark", "name", "layout", "judge", "score", "pairs", "meta", "reference", "by",
               "where", "allow_partial")  # fmt: skip
 LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-
-
-class StudyFile:
-    """One study file's text, values and key lines; `fail` raises the located InputError."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise InputError(path, None, f"cannot read the study file ({exc.strerror})") from None
-        self.sha256 = hashlib.sha256(data).hexdigest()
-        try:
-            self.text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InputError(path, f"byte {exc.start}", "not UTF-8 text") from None
-        self.keys = KeyLines(self.text)
-        self.values = self._parse()
-
-    def _parse(self) -> dict[str, Any]:
-        try:
-            return tomllib.loads(self.text)
-        except tomllib.TOMLDecodeError as exc:
-            raise self._decode_error(str(exc)) from None
-
-    def _decode_error(self, message: str) -> InputError:
-        """tomllib's message, with the line (and, for a key given twice, the key) up front."""
-        found = re.search(r"\(at line (\d+), column \d+\)", message)
-        problem = re.sub(r"\s*\(at line \d+, column \d+\)", "", message) or "not valid TOML"
-        if found is None:
-            return InputError(self.path, None, f"not valid TOML ({problem})")
-        line = int(found.group(1))
-        lines = self.text.splitlines()
-        key = self.keys.key_at(line, lines[line - 1]) if line <= len(lines) else None
-        where = f"line {line}" + (f", key {key}" if key else "")
-        if "overwrite" in problem or "twice" in problem:
-            problem = "given twice (each label and key must be unique in its table)"
-        return InputError(self.path, where, f"not valid TOML: {problem}")
-
-    def fail(self, key: KeyPath, problem: str) -> NoReturn:
-        where = f"line {self.keys.line_of(key)}, key {dotted(key)}" if key else None
-        raise InputError(self.path, where, problem)
-
-    def line(self, key: KeyPath) -> int:
-        return self.keys.line_of(key)
-
-    def check_keys(self, key: KeyPath, table: Mapping[str, Any], known: tuple[str, ...]) -> None:
-        for name in table:
-            if name not in known:
-                self.fail((*key, name), f"unknown key (known: {', '.join(known)})")
-
-    def parsed(self, key: KeyPath, parse: Callable[[str], Any], text: str) -> Any:
-        """`parse(text)`, its SpecError located at `key`."""
-        try:
-            return parse(text)
-        except MedlensError as exc:
-            self.fail(key, str(exc))
 
 
 def load_study(path: Path | str) -> Study:
@@ -135,9 +87,9 @@ def load_study(path: Path | str) -> Study:
     budget = values.get("budget")
     return Study(
         name=name, path=Path(path), sha256=study.sha256, models=models, benchmarks=benchmarks,
-        judges=judges, boards=boards, seed=_int(study, ("seed",), values.get("seed", 0), None),
-        concurrency=_concurrency(study, ("concurrency",), values.get("concurrency")),
-        budget=None if budget is None else _budget(study, budget), budget_line=study.line(("budget",)),
+        judges=judges, boards=boards, seed=int_value(study, ("seed",), values.get("seed", 0), None),
+        concurrency=concurrency_value(study, ("concurrency",), values.get("concurrency")),
+        budget=None if budget is None else budget_value(study, budget), budget_line=study.line(("budget",)),
     )  # fmt: skip
 
 
@@ -185,7 +137,7 @@ def _entry(
     if "spec" not in table:
         study.fail(key, 'missing spec = "..."')
     spec = study.parsed((*key, "spec") if isinstance(raw, dict) else key, parse_spec,
-                        _str(study, (*key, "spec"), table["spec"]))  # fmt: skip
+                        str_value(study, (*key, "spec"), table["spec"]))  # fmt: skip
     return table, spec
 
 
@@ -195,12 +147,12 @@ def _model(study: StudyFile, label: str, raw: Any) -> ModelEntry:
     cutoff = table.get("training_cutoff")
     if cutoff is not None:  # checked as run --model-info checks it, located at its key
         study.parsed((*key, "training_cutoff"), parse_model_info,
-                     f"cutoff={_str(study, (*key, 'training_cutoff'), cutoff)}")  # fmt: skip
+                     f"cutoff={str_value(study, (*key, 'training_cutoff'), cutoff)}")  # fmt: skip
     return ModelEntry(
-        label, spec, _concurrency(study, (*key, "concurrency"), table.get("concurrency")),
-        _price(study, (*key, "price"), table.get("price")), study.line(key),
+        label, spec, concurrency_value(study, (*key, "concurrency"), table.get("concurrency")),
+        price_value(study, (*key, "price"), table.get("price")), study.line(key),
         None if cutoff is None else str(cutoff),
-        _optional_int(study, (*key, "sample"), table.get("sample"), 1),
+        optional_int(study, (*key, "sample"), table.get("sample"), 1),
         parse_adaptive(study, (*key, "adaptive"), table.get("adaptive")),
     )  # fmt: skip
 
@@ -211,14 +163,14 @@ def _benchmark(study: StudyFile, label: str, raw: Any) -> BenchmarkEntry:
 
     def text(name: str) -> str | None:
         value = table.get(name)
-        return None if value is None else _str(study, (*key, name), value)
+        return None if value is None else str_value(study, (*key, name), value)
 
     strategy = study.parsed((*key, "strategy"), parse_strategy, text("strategy") or "zero-shot")
     exemplars = text("exemplars")
     return BenchmarkEntry(
-        label, spec, limit=_optional_int(study, (*key, "limit"), table.get("limit"), 1),
-        where=text("where"), sample=_optional_int(study, (*key, "sample"), table.get("sample"), 1),
-        stratify=",".join(_comma_list(study, (*key, "stratify"), table.get("stratify"))) or None,
+        label, spec, limit=optional_int(study, (*key, "limit"), table.get("limit"), 1),
+        where=text("where"), sample=optional_int(study, (*key, "sample"), table.get("sample"), 1),
+        stratify=",".join(comma_list(study, (*key, "stratify"), table.get("stratify"))) or None,
         strategy=strategy, prompt=text("prompt") or "medlens", extract=text("extract") or "medlens",
         probe=text("probe"), exemplars=None if exemplars is None else study.parsed(
             (*key, "exemplars"), parse_spec, exemplars), exclude=text("exclude"),
@@ -244,17 +196,17 @@ def _judge(
     weights = table.get("weights", {})
     if isinstance(weights, str):
         weights = study.parsed((*key, "weights"), parse_weights, weights)
-    elif not isinstance(weights, dict) or not all(_is_number(v) for v in weights.values()):
+    elif not isinstance(weights, dict) or not all(is_number(v) for v in weights.values()):
         study.fail((*key, "weights"), 'expected a table of name = number (or "a=1,b=2")')
-    flags = {flag: _bool(study, (*key, flag), table.get(flag, False))
+    flags = {flag: bool_value(study, (*key, flag), table.get(flag, False))
              for flag in ("images", "with_question", "reports")}  # fmt: skip
     return JudgeEntry(
-        label, spec, _str(study, (*key, "protocol"), table["protocol"]), scope,
+        label, spec, str_value(study, (*key, "protocol"), table["protocol"]), scope,
         _judged_benchmarks(study, (*key, "benchmarks"), table.get("benchmarks"), benchmarks),
-        _int(study, (*key, "repeats"), table.get("repeats", 1), 1),
+        int_value(study, (*key, "repeats"), table.get("repeats", 1), 1),
         {k: float(v) for k, v in weights.items()}, **flags,
-        concurrency=_concurrency(study, (*key, "concurrency"), table.get("concurrency")),
-        price=_price(study, (*key, "price"), table.get("price")), line=study.line(key),
+        concurrency=concurrency_value(study, (*key, "concurrency"), table.get("concurrency")),
+        price=price_value(study, (*key, "price"), table.get("price")), line=study.line(key),
         protocol_line=study.line((*key, "protocol")),
     )  # fmt: skip
 
@@ -264,7 +216,7 @@ def _judged_benchmarks(
 ) -> tuple[str, ...] | None:
     if value is None:
         return None
-    labels = _comma_list(study, key, value)
+    labels = comma_list(study, key, value)
     for label in labels:
         if label not in benchmarks:
             study.fail(key, f"{label!r} is not a benchmark of this study "
@@ -284,7 +236,7 @@ def _boards(
         study.check_keys(key, table, BOARD_KEYS)
         if "benchmark" not in table:
             study.fail(key, 'missing benchmark = "LABEL" (one of the study\'s benchmarks)')
-        bench = _str(study, (*key, "benchmark"), table["benchmark"])
+        bench = str_value(study, (*key, "benchmark"), table["benchmark"])
         if bench not in benchmarks:
             study.fail((*key, "benchmark"), f"{bench!r} is not a benchmark of this study "
                                             f"(benchmarks: {', '.join(benchmarks)})")  # fmt: skip
@@ -300,7 +252,7 @@ def _board(
     models: Mapping[str, ModelEntry],
 ) -> BoardEntry:  # fmt: skip
     pairs = []
-    for term in _comma_list(study, (*key, "pairs"), table.get("pairs")):
+    for term in comma_list(study, (*key, "pairs"), table.get("pairs")):
         base, colon, tuned = (part.strip() for part in term.partition(":"))
         if not colon or base not in models or tuned not in models or base == tuned:
             study.fail((*key, "pairs"), f"{term!r}: expected BASE:TUNED, two different model "
@@ -310,7 +262,7 @@ def _board(
 
     def text(name: str) -> str | None:
         value = table.get(name)
-        return None if value is None else _str(study, (*key, name), value)
+        return None if value is None else str_value(study, (*key, name), value)
 
     layout = text("layout")
     if layout is not None and layout not in LAYOUT_NAMES:
@@ -329,76 +281,9 @@ def _board(
     return BoardEntry(
         name, bench, layout=layout, judge=text("judge"), score=score, score_judge=score_judge,
         pairs=tuple(pairs),
-        meta=None if meta is None else Path(_str(study, (*key, "meta"), meta)),
-        reference=text("reference"), by=_comma_list(study, (*key, "by"), table.get("by")),
+        meta=None if meta is None else Path(str_value(study, (*key, "meta"), meta)),
+        reference=text("reference"), by=comma_list(study, (*key, "by"), table.get("by")),
         where=text("where") or "", line=study.line(key),
         allow_partial=None if "allow_partial" not in table
-        else _bool(study, (*key, "allow_partial"), table["allow_partial"]),
+        else bool_value(study, (*key, "allow_partial"), table["allow_partial"]),
     )  # fmt: skip
-
-
-def _str(study: StudyFile, key: KeyPath, value: Any) -> str:
-    if not isinstance(value, str) or not value.strip():
-        study.fail(key, f"expected a non-empty string, got {value!r}")
-    return value.strip()
-
-
-def _comma_list(study: StudyFile, key: KeyPath, value: Any) -> tuple[str, ...]:
-    """A list of strings, or one comma-separated string."""
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        value = [part for part in value.split(",") if part.strip()]
-    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        study.fail(key, "expected a list of strings (or one comma-separated string)")
-    return tuple(v.strip() for v in value)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _int(study: StudyFile, key: KeyPath, value: Any, minimum: int | None) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
-        study.fail(key, f"expected a whole number, got {value!r}")
-    if minimum is not None and value < minimum:
-        study.fail(key, f"{value}: expected at least {minimum}")
-    return value
-
-
-def _optional_int(study: StudyFile, key: KeyPath, value: Any, minimum: int) -> int | None:
-    return None if value is None else _int(study, key, value, minimum)
-
-
-def _concurrency(study: StudyFile, key: KeyPath, value: Any) -> int | None:
-    if value is None:
-        return None
-    number = _int(study, key, value, 1)
-    if number > MAX_CONCURRENCY:
-        study.fail(key, f"{number}: at most {MAX_CONCURRENCY} requests in flight")
-    return number
-
-
-def _bool(study: StudyFile, key: KeyPath, value: Any) -> bool:
-    if not isinstance(value, bool):
-        study.fail(key, f"expected true or false, got {value!r}")
-    return value
-
-
-def _budget(study: StudyFile, value: Any) -> float:
-    if not _is_number(value) or value < 0:
-        study.fail(("budget",), f"{value!r}: expected a non-negative number of USD")
-    return float(value)
-
-
-def _price(study: StudyFile, key: KeyPath, value: Any) -> Price | None:
-    """``"input=2.5,output=10"`` or ``{ input = 2.5, output = 10 }`` (USD per 1M tokens)."""
-    if value is None:
-        return None
-    if isinstance(value, dict):
-        study.check_keys(key, value, ("input", "output"))
-        if not all(_is_number(value.get(k)) and value[k] >= 0 for k in ("input", "output")):
-            study.fail(key, "expected { input = USD_PER_1M, output = USD_PER_1M }, both >= 0")
-        return Price(float(value["input"]), float(value["output"]))
-    price: Price = study.parsed(key, parse_price, _str(study, key, value))
-    return price

@@ -15,7 +15,7 @@ from typing import Any
 from medlens.report.html_assets import STYLE
 from medlens.report.html_format import esc
 from medlens.report.md_format import md_text, table
-from medlens.report.sections import percent, percent_ci
+from medlens.report.percent_text import percent, percent_ci
 from medlens.runs.files import write_atomic
 from medlens.study.budget import spent_line
 from medlens.study.outputs import ACROSS, BoardFile

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from medlens.core.errors import MedlensError, StopAfterInFlight, StorageError
-from medlens.execution.evaluate import LoadedBenchmark
+from medlens.execution.preparation import LoadedBenchmark
 from medlens.study.plan import Job, JudgeJob, RunJob
 
 FINISHED_STATES = ("done", "errors")

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from medlens.core.errors import InputError, MedlensError
 from medlens.core.items import Item
 from medlens.execution.dry_run import RunPlan, plan_run
-from medlens.execution.evaluate import LoadedBenchmark, load_items
+from medlens.execution.preparation import LoadedBenchmark, load_items
 from medlens.execution.requests import RunSettings
 from medlens.judges.options import JudgeOptions
 from medlens.runs.layout import has_results
@@ -110,7 +110,7 @@ def provisional_preview(
     N items spread over it standing in for the subset (for --dry-run and the budget)."""
     import asyncio
 
-    from medlens.execution.evaluate import prepare
+    from medlens.execution.preparation import prepare
 
     n = job.sample or 0
     source = plan.study.benchmarks[job.benchmark].spec

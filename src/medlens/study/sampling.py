@@ -36,7 +36,7 @@ from medlens.core.fingerprint import item_axes
 from medlens.core.specs import Spec
 from medlens.core.where import check_axes
 from medlens.execution.dry_run import plan_run
-from medlens.execution.evaluate import LoadedBenchmark, load_items
+from medlens.execution.preparation import LoadedBenchmark, load_items
 from medlens.execution.selection import parse_stratify
 from medlens.items.estimate import design_unit
 from medlens.items.responses import MIN_RUNS

@@ -20,7 +20,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from medlens.execution.evaluate import LoadedBenchmark
+from medlens.execution.preparation import LoadedBenchmark
 from medlens.study.budget import Projection, StudyCosts
 from medlens.study.jobs import (
     FINISHED_STATES,
