@@ -29,6 +29,8 @@ OPEN = [
     ("What is the liver lesion?", "hepatocellular carcioma", "HCC", 1.0),  # the gold misspelt
     ("What is the liver lesion?", "hepatocellular carcioma", "hepatocellular carcinoma", 1.0),
     ("What is seen in the brain?", "hemorrhage", "There is an acute bleed.", 1.0),
+    ("How many kidneys are visible?", "2", "Both kidneys are visible.", 1.0),  # "both" counts two
+    ("How many kidneys are visible?", "1", "Both kidneys are visible.", 0.0),
     # negated, hedged, or another finding: not credited
     ("What is seen in the brain?", "hemorrhage", "There is no bleeding.", 0.0),
     ("What is seen in the brain?", "hemorrhage", "This could be a bleed.", 0.0),
@@ -52,6 +54,13 @@ YES_NO = [
     ("Is there an enlarged heart?", "Cardiomegaly is present.", "yes"),
     ("Is there a hemorrhage?", "No bleeding is seen.", "no"),
     ("Are there gallstones?", "Cholelithiasis is seen.", "yes"),
+    # "Is the heart enlarged?" asks of cardiomegaly, by whichever name the answer gives it
+    ("Is the heart enlarged?", "Cardiomegaly is present.", "yes"),
+    ("Is the heart enlarged?", "There is no cardiomegaly.", "no"),
+    ("Is the liver enlarged?", "Hepatomegaly is seen.", "yes"),
+    ("Is the heart enlarged?", "The heart is normal in size.", "no"),
+    ("Is the spleen enlarged?", "Hepatomegaly is seen.", None),  # another organ's enlargement
+    ("Is the heart enlarged?", "Cardiomegaly cannot be excluded.", None),
     ("Is there free air?", "Pneumoperitoneum may be present.", None),  # a hedge
     ("Is there a pleural effusion?", "There is a pneumothorax.", None),  # another finding
 ]

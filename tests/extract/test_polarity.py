@@ -48,7 +48,7 @@ POLARITY_CASES: list[tuple[str, str, str, str | None]] = [
     ("vqa-rad", "989", "The heart is enlarged.", "yes"),
     ("vqa-rad", "989", "The heart is not enlarged.", "no"),
     ("vqa-rad", "989", "The heart is normal in size.", "no"),
-    ("vqa-rad", "989", "There is cardiomegaly.", None),  # no synonym table
+    ("vqa-rad", "989", "There is cardiomegaly.", "yes"),  # the finding vocabulary names it
     ("vqa-rad", "164", "The cardiac silhouette is enlarged.", "no"),
     ("vqa-rad", "164", "The cardiac silhouette is normal in size.", "yes"),
     # present / absent

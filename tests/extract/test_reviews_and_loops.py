@@ -90,3 +90,22 @@ def test_a_loop_is_one_span_of_two_or_more_words_repeated_at_the_end(
     text: str, loops: bool
 ) -> None:
     assert ends_in_loop(text) is loops
+
+
+SHORT = [
+    # an output that is only a short phrase saying every content word of one option answers it
+    ("increased stiffness of the ventricular wall", "C", "paraphrased_option"),
+    ("Stiffness of the ventricular wall, increased.", "C", "paraphrased_option"),
+    # negated, hedged, asked back, or saying too little: no option
+    ("not increased stiffness of the ventricular wall", None, "no_answer_found"),
+    ("the ventricular wall is probably stiffer", None, "no_answer_found"),
+    ("increased", None, "no_answer_found"),
+]
+
+
+@pytest.mark.parametrize(("output", "reading", "method"), SHORT)
+def test_a_short_answer_in_an_options_words_without_its_letter(
+    output: str, reading: str | None, method: str
+) -> None:
+    found = extract(ITEM, output)
+    assert (found.answer, found.method) == (reading, method)

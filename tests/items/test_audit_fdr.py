@@ -59,6 +59,10 @@ def test_q_values_are_benjamini_hochberg_per_kind_of_flag(many: list[Path]) -> N
     assert found["summary"]["models"] == 24 and power["q"] == 0.1
     assert power["tests"] == len(tested["option"]) and 0.5 <= power["wrong_key_power"] <= 1
     assert not found["summary"]["power_note"].startswith("Too few runs")
+    q0 = f"key q {by_id['q0']['q']['key']:.2g}"
+    for fmt in ("text", "md", "html"):
+        shown = invoke("items", "audit", *many, "--format", fmt)
+        assert shown.exit_code == 0 and q0 in shown.stdout, fmt
     next_q = min(q for r in found["items"] for q in r["q"].values() if 0.1 < q < 1)
     looser = audit_json(*many, "--q", f"{next_q + 1e-6:.7f}")
     flags = {r["id"]: set(r["flags"]) for r in found["items"]}

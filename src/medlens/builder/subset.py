@@ -11,23 +11,23 @@ run on that source records). Then the output is written:
   ``OUT_images/``; anything → TSV: image bytes base64-encoded as they are (DICOM, which
   VLMEvalKit cannot read, becomes a PNG of its windowed pixels).
 
+This module owns the pass and the writing; what a subset refuses is ``subset_checks``, how its
+images become files ``unpack``.
+
 ``subset.json`` beside the output records the recipe, the source (spec, n, content hash) and the
 output's own n and content hash, so a run on the output can show where it came from.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from medlens.builder.folder import ITEMS_FILE
 from medlens.builder.output import (
     Entry,
-    Picture,
     claim_output,
     letters_for,
     output_format,
@@ -36,15 +36,22 @@ from medlens.builder.output import (
     write_jsonl,
     write_tsv,
 )
-from medlens.core.errors import InputError, ItemError, MedlensError, SpecError
-from medlens.core.fingerprint import describe, older_hash_note
-from medlens.core.items import CONTAINER_SOURCES, Benchmark, BenchmarkInfo, ImageRef, Item
+from medlens.builder.subset_checks import (
+    check_answerable,
+    check_flagged,
+    check_runs,
+    check_sidecar_free,
+)
+from medlens.builder.unpack import UNPACKED_IMAGES, UNPACKED_ITEMS, picture, unpack
+from medlens.core.errors import SpecError
+from medlens.core.fingerprint import describe
+from medlens.core.items import Benchmark, BenchmarkInfo, ImageRef, Item
 from medlens.core.specs import Spec
-from medlens.execution.selection import Filter, Recipe, flagged_ids, sample_ids
-from medlens.runs.recorded import stored_spec
+from medlens.execution.selection import Filter, Recipe, sample_ids
 from medlens.sources import load_benchmark
-from medlens.sources.answerable import answerable_problems
-from medlens.sources.sidecar import SIDECAR, TSV_LOADERS
+from medlens.sources.sidecar import TSV_LOADERS
+
+__all__ = ["UNPACKED_IMAGES", "UNPACKED_ITEMS", "Drawn", "Population", "subset", "unpack"]
 
 SCHEMA = 1
 
@@ -81,15 +88,15 @@ def subset(
     if output.resolve() == Path(source.argument).expanduser().resolve():
         raise SpecError(f"--output {output}: that is the source benchmark itself")
     note = claim_output(output, force)
-    _check_sidecar_free(output)
+    check_sidecar_free(output)
     benchmark = load_benchmark(source)
     spec = str(source)  # as the user gave it: recorded, and part of the sample's seed
     if benchmark.name in TSV_LOADERS:
         population = _scan_tsv(benchmark, recipe)
     else:
         population = _scan_items(benchmark, recipe)
-    _check_runs(recipe, population.info)
-    _check_flagged(recipe, population)
+    check_runs(recipe, population.info)
+    check_flagged(recipe, population.info, population.every_id)
     chosen = sample_ids(population.strata, recipe, spec) if drawn is None else drawn.ids
     if drawn is not None and drawn.content_hash != population.info.content_hash:
         raise SpecError(
@@ -100,7 +107,7 @@ def subset(
     if not ids:
         raise SpecError(f"{spec}: the selection keeps no items (nothing to write)")
     if fmt == "jsonl":
-        _check_answerable(output, spec, [population.items[i] for i in ids if i in population.items])
+        check_answerable(output, spec, [population.items[i] for i in ids if i in population.items])
     content: dict[str, Any] = {}
 
     def write(staged: Path, staged_images: Path) -> int:
@@ -174,21 +181,6 @@ def _sidecar(
     }
 
 
-def _check_sidecar_free(output: Path) -> None:
-    sidecar = output.parent / SIDECAR
-    if not sidecar.is_file():
-        return
-    try:
-        owner = json.loads(sidecar.read_text(encoding="utf-8")).get("output")
-    except (OSError, ValueError, AttributeError):
-        owner = None
-    if owner != output.name:
-        raise SpecError(
-            f"--output {output}: {sidecar} already describes {owner or 'another file'}; write each "
-            "subset into its own folder"
-        )
-
-
 def _scan_tsv(benchmark: Benchmark, recipe: Recipe) -> Population:
     """One pass over a TSV: kept ids by stratum, every row's byte span, the source's hash."""
     from medlens.sources.vlmeval import iter_tsv_items, read_layout
@@ -230,84 +222,6 @@ def _scan_items(benchmark: Benchmark, recipe: Recipe) -> Population:
 
 def _placeholder(benchmark: Benchmark) -> BenchmarkInfo:
     return BenchmarkInfo(benchmark.name, benchmark.spec, benchmark.split, 0, False, "")
-
-
-def _check_runs(recipe: Recipe, source: BenchmarkInfo) -> None:
-    """``--drop-solved-by`` runs must have been made on this very benchmark."""
-    from medlens.runs.view import RunView
-
-    for run in recipe.drop_solved_by:
-        spec = RunView(run).spec
-        hashes = {spec["benchmark"].get("content_hash")}
-        hashes.add(((spec.get("selection") or {}).get("source") or {}).get("content_hash"))
-        if source.content_hash not in hashes:
-            raise SpecError(
-                f"--drop-solved-by {run}: that run was made on another benchmark "
-                f"({spec['benchmark'].get('spec')}), not on {source.spec}"
-                f"{older_hash_note(spec['benchmark'], source.to_json())}"
-            )
-
-
-def _check_answerable(output: Path, spec: str, kept: list[Item]) -> None:
-    """A jsonl file refuses items that cannot be answered meaningfully (``sources.answerable``)
-    that their own loader ran with a warning (MedMCQA's 21 items with two identical options):
-    refuse before writing, naming them, instead of failing on the staged file's hidden path."""
-    bad = [(item.id, name, problem) for item in kept for name, problem in answerable_problems(item)]
-    if not bad:
-        return
-    shown = "; ".join(f"id {i!r}, field {name!r}: {problem}" for i, name, problem in bad[:3])
-    rest = sorted({i for i, _, _ in bad[3:]} - {i for i, _, _ in bad[:3]})
-    listed = ", ".join(repr(i) for i in rest[:10]) + (", …" if len(rest) > 10 else "")
-    more = f"; and {len(rest)} more ({listed})" if rest else ""
-    raise SpecError(
-        f"--output {output}: {len({i for i, _, _ in bad})} of the items to write would be refused "
-        f"by the jsonl: loader (`medlens check {spec}` lists them under 'answerable'): {shown}"
-        f"{more}; leave them out with --exclude FILE (one id per line)"
-    )
-
-
-def _check_flagged(recipe: Recipe, population: Population) -> None:
-    """``--drop-flagged`` must be an audit of this very benchmark: an item audit names its
-    content hash; every flagged id (of either audit) must be an item of the source, or the
-    subset would silently keep the items the user meant to drop."""
-    if not recipe.drop_flagged:
-        return
-    path, source = Path(recipe.drop_flagged), population.info
-    report = json.loads(path.read_text(encoding="utf-8"))  # read once already (Filter)
-    audited = report.get("benchmark") if isinstance(report.get("benchmark"), dict) else {}
-    content = audited.get("content_hash")
-    if content and source.content_hash not in (content, _cut_from(audited)):
-        raise InputError(
-            path, "field 'benchmark'",
-            f"--drop-flagged: an audit of {audited.get('spec')} (content {str(content)[:12]}), "
-            f"not of {source.spec} (content {source.content_hash[:12]})"
-            f"{older_hash_note(audited, source.to_json())}",
-        )  # fmt: skip
-    unknown = sorted(flagged_ids(path, recipe.flag_q) - population.every_id)
-    if unknown:
-        shown = ", ".join(repr(i) for i in unknown[:5])
-        more = f", … ({len(unknown)} in all)" if len(unknown) > 5 else ""
-        raise InputError(
-            path, "field 'items'",
-            f"--drop-flagged: {len(unknown)} flagged ids are not items of {source.spec}: "
-            f"{shown}{more}",
-        )  # fmt: skip
-
-
-def _cut_from(audited: dict[str, Any]) -> str | None:
-    """The content hash of the benchmark the audited one was cut from (``subset`` and ``items
-    sample`` write subset.json beside their output), so an audit of runs on a subset can clean
-    its source; None when no such record is found."""
-    try:
-        spec = stored_spec(str(audited.get("spec", "")))
-        folder = Path(spec.argument).expanduser().parent
-        sidecar = json.loads((folder / SIDECAR).read_text(encoding="utf-8"))
-    except (MedlensError, OSError, ValueError):
-        return None
-    if not isinstance(sidecar, dict) or sidecar.get("content_hash") != audited.get("content_hash"):
-        return None
-    found = (sidecar.get("source") or {}).get("content_hash")
-    return str(found) if found else None
 
 
 def _copy_rows(population: Population, ids: list[str], staged: Path) -> int:
@@ -353,64 +267,8 @@ def _entries(
         item for item in benchmark.items() if item.id in chosen
     )  # fmt: skip
     for item in source:
-        pictures = tuple(_picture(item, ref, names, fmt) for ref in item.images)
+        pictures = tuple(picture(item, ref, names, fmt) for ref in item.images)
         yield item, pictures
-
-
-def _picture(
-    item: Item, ref: ImageRef, names: dict[tuple[str, str, int], str], fmt: str
-) -> Picture:
-    key = (ref.source, ref.path, ref.offset)
-    if key not in names:
-        names[key] = f"{len(names) + 1:05d}{_extension(ref)}"
-
-    def data() -> bytes:
-        try:
-            raw = ref.read_bytes()
-        except ItemError as exc:
-            raise InputError(item.id, "field 'images'", str(exc)) from None
-        if fmt == "tsv" and raw[128:132] == b"DICM":
-            from medlens.builder.images import png_bytes
-            from medlens.core.items import decode_image
-
-            return png_bytes(decode_image(raw, name=item.id))
-        return raw
-
-    return Picture(names[key], data)
-
-
-_MAGIC = ((b"\x89PNG", ".png"), (b"\xff\xd8", ".jpg"), (b"GIF8", ".gif"), (b"II*\x00", ".tif"),
-          (b"MM\x00*", ".tif"), (b"BM", ".bmp"), (b"RIFF", ".webp"))  # fmt: skip
-
-
-def _extension(ref: ImageRef) -> str:
-    """The file suffix for an image: its own, else from its first bytes (``.img`` if unknown)."""
-    import base64
-    import binascii
-
-    if ref.source in ("file", "dicom") and (suffix := Path(ref.path).suffix.lower()):
-        return suffix
-    if ref.source == "volume":  # a slice rendered from a volume is a PNG
-        return ".png"
-    if ref.source in CONTAINER_SOURCES:  # a table cell or zip member: its name, else its bytes
-        suffix = Path(ref.name).suffix.lower()
-        return suffix if suffix else _sniffed(ref.read_bytes()[:132])
-    head = ref.data[:132]
-    if ref.source == "tsv" and ref.length:
-        try:
-            with open(ref.path, "rb") as handle:
-                handle.seek(ref.offset)
-                head = base64.b64decode(handle.read(min(ref.length, 176) // 4 * 4))
-        except (OSError, binascii.Error, ValueError):
-            return ".img"
-    return _sniffed(head)
-
-
-def _sniffed(head: bytes) -> str:
-    """The suffix the first bytes of an image say (``.img`` if unknown)."""
-    if head[128:132] == b"DICM":
-        return ".dcm"
-    return next((suffix for magic, suffix in _MAGIC if head.startswith(magic)), ".img")
 
 
 def _write_items_tsv(entries: Iterable[Entry], staged: Path, kept: list[Item] | None) -> int:
@@ -418,29 +276,3 @@ def _write_items_tsv(entries: Iterable[Entry], staged: Path, kept: list[Item] | 
         raise AssertionError("items of a TSV source are not kept")
     columns = tsv_columns(k for item in kept for k in item.meta)
     return write_tsv(entries, staged, columns, letters_for(kept))
-
-
-UNPACKED_ITEMS = ITEMS_FILE
-UNPACKED_IMAGES = "images"
-
-
-def unpack(spec: Spec, folder: Path) -> int:
-    """A benchmark (typically a TSV) as image files plus an ``items.jsonl`` manifest."""
-    from medlens.builder.output import staged_folder
-
-    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
-        raise SpecError(f"--output {folder}: exists and is not an empty folder")
-    benchmark = load_benchmark(spec)
-    names: dict[tuple[str, str, int], str] = {}
-    entries = (
-        (item, tuple(_picture(item, ref, names, "jsonl") for ref in item.images))
-        for item in benchmark.items()
-    )
-    with staged_folder(folder.parent) as staging:
-        staged = staging / folder.name
-        staged.mkdir()
-        count = write_jsonl(entries, staged / UNPACKED_ITEMS, staged / UNPACKED_IMAGES)
-        if folder.exists():
-            folder.rmdir()
-        os.rename(staged, folder)
-    return count

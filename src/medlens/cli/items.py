@@ -186,16 +186,13 @@ def _audit_page(content: dict[str, Any], fmt: str, runs: list[Path], top: int) -
 
 
 def _audit_lines(content: dict[str, Any], top: int) -> list[str]:
-    from medlens.report.items_audit import summary_lines
+    from medlens.report.items_audit import flags_text, summary_lines
 
     lines = list(summary_lines(content))
     for row in content["items"][:top]:
         if not row["flags"]:
             break
         suggested = f", suggested {row['suggested_answer']}" if row["suggested_answer"] else ""
-        flags = ", ".join(
-            f"{f} q {row['q'][f]:.2g}" if f in row.get("q", {}) else f for f in row["flags"]
-        )
-        lines.append(f"  {row['id']}: suspicion {row['suspicion']:.2f} [{flags}] "
+        lines.append(f"  {row['id']}: suspicion {row['suspicion']:.2f} [{flags_text(row)}] "
                      f"key {row['key']}{suggested}")  # fmt: skip
     return lines

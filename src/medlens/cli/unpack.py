@@ -18,7 +18,7 @@ def unpack(
 ) -> None:
     """Write DIR/images/* (the bytes as stored) and DIR/items.jsonl (loads with jsonl:)."""
     from medlens.builder.subset import UNPACKED_IMAGES, UNPACKED_ITEMS
-    from medlens.builder.subset import unpack as write_unpacked
+    from medlens.builder.unpack import unpack as write_unpacked
     from medlens.core.specs import parse_spec
 
     count = write_unpacked(parse_spec(spec), output)

@@ -27,6 +27,7 @@ from medlens.extract.letters import (
     SPAN_PREFIX,
     Reading,
     letters_at_start,
+    paraphrased_option,
     read_span,
 )
 from medlens.extract.mentions import Mention, find_mentions, negated_after, positive_letters
@@ -80,7 +81,26 @@ def extract_choice(
         return found
     if is_refusal(cleaned):
         return Extraction(None, "refused", "refusal")
-    return found or Extraction(None, "unparsed", "no_answer_found")
+    return found or _short_paraphrase(cleaned, options)
+
+
+_SHORT_ANSWER = 12
+"""Words of an output that is only its answer ("increased stiffness of the ventricular wall")."""
+_QUALIFIED = re.compile(
+    r"\b(?:not|no|never|without|unlikely|except|or|possibl[ey]|probabl[ey]|maybe|perhaps|"
+    r"might|may|could)\b|n['’]t\b|\?",
+    re.I,
+)
+
+
+def _short_paraphrase(text: str, options: Mapping[str, str]) -> Extraction:
+    """An output that is only a short unqualified phrase saying every content word of exactly
+    one option, in any order or form, answers by it; anything else names no option."""
+    if len(text.split()) <= _SHORT_ANSWER and "\n" not in text.strip():
+        letter = None if _QUALIFIED.search(text) else paraphrased_option(text, options)
+        if letter is not None:
+            return Extraction(letter, "ok", "paraphrased_option")
+    return Extraction(None, "unparsed", "no_answer_found")
 
 
 def _decide(reading: Reading, method: str, multi: bool) -> Extraction:

@@ -192,6 +192,8 @@ def parse_question(question: str) -> Question:
     identity = _IDENTITY.match(question) is not None
     phrases = frozenset(m.group(0).lower() for m in NEGATED_PHRASE.finditer(question))
     concepts, findings = concepts_in(question), concepts_in(question, _FINDING_AXIS)
+    if term == "enlarged" and len(words) == 1:  # "Is the heart enlarged?" asks of cardiomegaly
+        findings |= concepts_in(f"enlarged {next(iter(words))}", _FINDING_AXIS)
     return Question(
         _sense(term), negated, words - sides, sides, concepts, identity, phrases, findings
     )

@@ -43,6 +43,12 @@ def summary_lines(audit: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def flags_text(row: Mapping[str, Any]) -> str:
+    """An item's flags, each defect flag with its q value ("key q 0.012, at_chance")."""
+    found = row.get("q") or {}
+    return ", ".join(f"{f} q {found[f]:.2g}" if f in found else f for f in row["flags"])
+
+
 NO_MODALITY = "(none)"
 """The key ``items audit`` gives items without a ``modality`` in ``solved_without_image_share``."""
 
@@ -66,7 +72,7 @@ def audit_markdown(audit: Mapping[str, Any], top: int = TOP) -> str:
         [
             md_text(row["id"]),
             f"{row['suspicion']:.2f}",
-            md_text(", ".join(row["flags"])),
+            md_text(flags_text(row)),
             md_text(row["key"]),
             md_text(row["suggested_answer"] or ""),
             "–" if row["p_correct"] is None else f"{row['p_correct']:.0%}",
@@ -108,7 +114,7 @@ def _item_html(row: Mapping[str, Any], item: Item | None) -> str:
     )
     return (
         f'<section class="item"><h3><a href="{esc(item_url(row["id"]))}">{esc(row["id"])}</a> '
-        f"— suspicion {row['suspicion']:.2f}; {esc(', '.join(row['flags']) or 'no flags')}</h3>"
+        f"— suspicion {row['suspicion']:.2f}; {esc(flags_text(row) or 'no flags')}</h3>"
         f"<p>{esc(item.question if item else '')}</p><ol>{options}</ol>{_thumbnails(item)}"
         f"<p>key <b>{esc(row['key'])}</b>; suggested <b>{esc(row['suggested_answer'] or '–')}</b>; "
         f"evidence: {esc(_evidence_text(row['evidence']))}</p>"
