@@ -3,10 +3,11 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP_CORE := $(VENV)/.stamp-core
 STAMP_DEV := $(VENV)/.stamp-dev
-# pytest workers (pytest-xdist): one per core; `make test PYTEST_WORKERS=0` runs in one process.
+# pytest workers (pytest-xdist): one per logical CPU (`auto` would count physical cores where
+# psutil is installed, half as many with hyperthreads); `make test PYTEST_WORKERS=0`: one process.
 # --dist loadfile: a module's tests run on one worker in file order, so its module-scoped
 # fixtures (Ray clusters, built runs, loopback servers) start once.
-PYTEST_WORKERS ?= auto
+PYTEST_WORKERS ?= logical
 
 .PHONY: demo test docs lint typecheck clean
 
