@@ -4,6 +4,7 @@ several folders are plain modules beside this file (data_paths, cli_runs, loopba
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,13 @@ import pytest
 for _variable in ("COLUMNS", "LINES"):
     os.environ.pop(_variable, None)
     os.unsetenv(_variable)  # readline may have set it below os.environ's back
+
+# A shell starts a background job (`make test &`, `nohup … &`) with SIGINT ignored, and an ignored
+# signal stays ignored across exec: every medlens process a test starts would then ignore the
+# Ctrl-C the Ctrl-C tests send it, and run to its end. A handler (unlike an ignored signal) is
+# reset at exec, so the processes the tests start get Python's own Ctrl-C, as from a terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_configure(config: pytest.Config) -> None:
